@@ -1,0 +1,304 @@
+"""The ``mindpalace`` command: a thin shell over ``Palace``.
+
+JSON on stdout by default (the subprocess contract: command name first, JSON
+out), ``--plain`` for people. Errors go to stderr: exit 2 for invalid input
+(naming the valid options), 1 for every other failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from mindpalace import __version__
+from mindpalace.errors import MindPalaceError, ValidationError
+from mindpalace.models import Category, MemoryType, Source, StoreKind, Visibility
+from mindpalace.palace import Palace
+
+__all__ = ["build_parser", "main"]
+
+Handler = Callable[[Palace, argparse.Namespace], Any]
+
+
+def _values(enum_cls: type[Any]) -> str:
+    return ", ".join(m.value for m in enum_cls)
+
+
+def _common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    """Options accepted before and after the command name."""
+    default: Any = argparse.SUPPRESS if suppress else None
+    parser.add_argument(
+        "--db",
+        default=default,
+        help="palace file or URL (default: $MINDPALACE_DB or a per-user data directory)",
+    )
+    parser.add_argument(
+        "--agent", default=default, help="agent id (default: $MINDPALACE_AGENT_ID or 'default')"
+    )
+    parser.add_argument(
+        "--groups", default=default, help="comma-separated groups the agent belongs to"
+    )
+    parser.add_argument("--channel", default=default, help="peer channel to act through")
+    parser.add_argument(
+        "--plain",
+        action="store_true",
+        default=argparse.SUPPRESS if suppress else False,
+        help="human-readable output instead of JSON",
+    )
+
+
+def _filter_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--type", dest="types", help=f"comma-separated: {_values(MemoryType)}")
+    parser.add_argument("--store", dest="stores", help=f"comma-separated: {_values(StoreKind)}")
+    parser.add_argument(
+        "--category", dest="categories", help=f"comma-separated: {_values(Category)}"
+    )
+    parser.add_argument("--tags", help="comma-separated; matches memories with any of them")
+    parser.add_argument("--visibility", help=f"comma-separated: {_values(Visibility)}")
+    parser.add_argument("--after", help="created at or after (ISO 8601)")
+    parser.add_argument("--before", help="created before (ISO 8601)")
+    parser.add_argument(
+        "--include-archived", action="store_true", help="also show archived memories"
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed so tests can check every command has help)."""
+    parser = argparse.ArgumentParser(
+        prog="mindpalace",
+        description="Local-first memory for AI agents: remember, then recall what matters.",
+    )
+    parser.add_argument("--version", action="version", version=f"mindpalace {__version__}")
+    _common(parser, suppress=False)
+    common = argparse.ArgumentParser(add_help=False)
+    _common(common, suppress=True)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, help_text: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help_text, description=help_text, parents=[common])
+
+    p = command("remember", "Store a memory; prints it as JSON.")
+    p.add_argument("content", help="the memory text ('-' reads standard input)")
+    p.add_argument("--title", help="one-line title")
+    p.add_argument("--type", default="unknown", help=f"one of: {_values(MemoryType)}")
+    p.add_argument("--store", default="semantic", help=f"one of: {_values(StoreKind)}")
+    p.add_argument("--category", default="fact", help=f"one of: {_values(Category)}")
+    p.add_argument("--tags", help="comma-separated tags")
+    p.add_argument("--source", default="manual", help=f"one of: {_values(Source)}")
+    p.add_argument("--visibility", default="isolated", help=f"one of: {_values(Visibility)}")
+    p.add_argument("--group", help="group name (with --visibility group)")
+    p.add_argument("--constraint", action="store_true", help="a rule recall always surfaces")
+    p.add_argument("--confidence", type=float, default=1.0, help="writer's certainty, 0-1")
+    p.add_argument("--valid-from", help="when it became true (ISO 8601)")
+    p.add_argument("--valid-to", help="when it stopped being true (ISO 8601)")
+    p.add_argument("--metadata", help="extra fields as a JSON object")
+
+    p = command("recall", "Recall the memories most relevant to a query.")
+    p.add_argument("query", help="free text")
+    p.add_argument("--limit", type=int, default=10, help="1-100 (default 10)")
+    _filter_options(p)
+    p.add_argument("--explain", action="store_true", help="show each hit's stage ranks")
+
+    p = command("get", "Show one memory by id.")
+    p.add_argument("id", help="memory id")
+
+    p = command("forget", "Archive a memory (or delete it with --hard).")
+    p.add_argument("id", help="memory id")
+    p.add_argument("--hard", action="store_true", help="delete the row instead of archiving")
+
+    p = command("list", "List memories, newest first.")
+    p.add_argument("--limit", type=int, default=50, help="1-10000 (default 50)")
+    p.add_argument("--offset", type=int, default=0, help="skip this many")
+    _filter_options(p)
+    p.add_argument("--source", dest="sources", help=f"comma-separated: {_values(Source)}")
+    p.add_argument("--include-superseded", action="store_true", help="also show superseded facts")
+
+    command("stats", "Counts of what this agent can see.")
+
+    p = command("export", "Write every visible memory as JSON lines.")
+    p.add_argument("--output", "-o", help="file to write (default: standard output)")
+
+    p = command("import", "Restore memories from an export file, in one transaction.")
+    p.add_argument("file", help="JSON lines file ('-' reads standard input)")
+
+    p = command("demo", "Remember a few memories in a scratch palace and recall them.")
+    return parser
+
+
+# -- handlers ------------------------------------------------------------------------
+
+
+def _remember(palace: Palace, args: argparse.Namespace) -> Any:
+    content = sys.stdin.read() if args.content == "-" else args.content
+    metadata = None
+    if args.metadata:
+        try:
+            metadata = json.loads(args.metadata)
+        except json.JSONDecodeError as exc:
+            raise ValidationError("metadata", args.metadata, reason=f"--metadata: {exc}") from None
+    return palace.remember(
+        content,
+        title=args.title,
+        type=args.type,
+        store=args.store,
+        category=args.category,
+        tags=args.tags,
+        source=args.source,
+        visibility=args.visibility,
+        group=args.group,
+        constraint=args.constraint,
+        confidence=args.confidence,
+        valid_from=args.valid_from,
+        valid_to=args.valid_to,
+        metadata=metadata,
+    ).to_dict()
+
+
+def _filters(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "types": args.types,
+        "stores": args.stores,
+        "categories": args.categories,
+        "tags": args.tags,
+        "visibility": args.visibility,
+        "include_archived": args.include_archived,
+        "created_after": args.after,
+        "created_before": args.before,
+    }
+
+
+def _recall(palace: Palace, args: argparse.Namespace) -> Any:
+    hits = palace.recall(args.query, limit=args.limit, **_filters(args))
+    return [hit.to_dict(explain=args.explain) for hit in hits]
+
+
+def _list(palace: Palace, args: argparse.Namespace) -> Any:
+    memories = palace.memories(
+        limit=args.limit,
+        offset=args.offset,
+        sources=args.sources,
+        include_superseded=args.include_superseded,
+        **_filters(args),
+    )
+    return [m.to_dict() for m in memories]
+
+
+def _export(palace: Palace, args: argparse.Namespace) -> Any:
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as out:
+            count = palace.export_jsonl(out)
+        return {"exported": count, "path": args.output}
+    palace.export_jsonl(sys.stdout)
+    return None
+
+
+def _import(palace: Palace, args: argparse.Namespace) -> Any:
+    if args.file == "-":
+        report = palace.import_jsonl(sys.stdin)
+    else:
+        with open(args.file, encoding="utf-8") as inp:
+            report = palace.import_jsonl(inp)
+    return {"inserted": report.inserted, "skipped": report.skipped}
+
+
+_DEMO_MEMORIES = [
+    (
+        "We chose SQLite for the embedded store because many processes share one file.",
+        "decision",
+        ["storage", "architecture"],
+    ),
+    ("Alice prefers green tea and reviews pull requests in the morning.", "person", ["team"]),
+    ("Deploy with `make release`; never push tags by hand.", "rule", ["deploy"]),
+    (
+        "Lesson: run the migration test from an empty file before every release.",
+        "lesson",
+        ["storage", "release"],
+    ),
+]
+
+
+def _demo(palace: Palace, args: argparse.Namespace) -> Any:
+    for content, category, tags in _DEMO_MEMORIES:
+        palace.remember(content, category=category, tags=tags)
+    queries = ["why did we choose sqlite", "how do I deploy", "release checklist storage"]
+    return {
+        "palace": palace.store.location,
+        "remembered": len(_DEMO_MEMORIES),
+        "recalls": [
+            {"query": q, "hits": [h.to_dict() for h in palace.recall(q, limit=3)]} for q in queries
+        ],
+    }
+
+
+_HANDLERS: dict[str, Handler] = {
+    "remember": _remember,
+    "recall": _recall,
+    "get": lambda p, a: p.get(a.id).to_dict(),
+    "forget": lambda p, a: {"forgotten": p.forget(a.id, hard=a.hard).id, "hard": a.hard},
+    "list": _list,
+    "stats": lambda p, a: p.stats().to_dict(),
+    "export": _export,
+    "import": _import,
+    "demo": _demo,
+}
+
+
+# -- output ---------------------------------------------------------------------------
+
+
+def _plain_memory(m: dict[str, Any]) -> str:
+    head = f"{m['id']}  {m['created_at'][:10]}  {m['category']}/{m['type']}"
+    if "score" in m:
+        head = f"[{m['score']:.2f}] " + head
+    tags = f"  #{' #'.join(m['tags'])}" if m.get("tags") else ""
+    title = f"{m['title']}: " if m.get("title") else ""
+    return f"{head}{tags}\n    {title}{m['content']}"
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, list):
+        return "\n".join(_plain(v) for v in value) or "(nothing)"
+    if isinstance(value, dict) and "content" in value and "id" in value:
+        return _plain_memory(value)
+    if isinstance(value, dict):
+        return "\n".join(
+            f"{k}: {_plain(v) if isinstance(v, list | dict) else v}" for k, v in value.items()
+        )
+    return str(value)
+
+
+def _open(args: argparse.Namespace) -> Palace:
+    groups = [g for g in (args.groups or "").split(",") if g.strip()]
+    target: str | Path | None = args.db
+    if args.command == "demo" and target is None:
+        target = Path(tempfile.mkdtemp(prefix="mindpalace-demo-")) / "demo.db"
+    return Palace(target, agent_id=args.agent, groups=groups, channel=args.channel)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        with _open(args) as palace:
+            result = _HANDLERS[args.command](palace, args)
+    except ValidationError as exc:
+        print(f"mindpalace {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except MindPalaceError as exc:
+        print(f"mindpalace {args.command}: error: {exc}", file=sys.stderr)
+        return 1
+    if result is not None:
+        if args.plain:
+            print(_plain(result))
+        else:
+            print(json.dumps(result, ensure_ascii=False, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,87 @@
+"""Settings. The only module that reads environment variables.
+
+=========================== =====================================================
+variable                    meaning
+=========================== =====================================================
+``MINDPALACE_DB``           default palace path (else a per-user data directory)
+``MINDPALACE_AGENT_ID``     default agent id (else ``default``)
+``MINDPALACE_MAX_CONTENT``  longest content accepted, in characters (50,000)
+``MINDPALACE_BUSY_TIMEOUT`` seconds a writer waits for a locked database (30)
+=========================== =====================================================
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from mindpalace.errors import ConfigError
+from mindpalace.models import DEFAULT_AGENT
+
+__all__ = ["Settings", "default_db_path"]
+
+ENV_DB = "MINDPALACE_DB"
+ENV_AGENT = "MINDPALACE_AGENT_ID"
+ENV_MAX_CONTENT = "MINDPALACE_MAX_CONTENT"
+ENV_BUSY_TIMEOUT = "MINDPALACE_BUSY_TIMEOUT"
+
+DEFAULT_MAX_CONTENT = 50_000
+DEFAULT_BUSY_TIMEOUT = 30.0
+
+
+def _data_home(env: Mapping[str, str]) -> Path:
+    home = Path(env.get("HOME") or Path.home())
+    if sys.platform == "win32":
+        return Path(env.get("APPDATA") or home / "AppData" / "Roaming")
+    if sys.platform == "darwin":
+        return home / "Library" / "Application Support"
+    return Path(env.get("XDG_DATA_HOME") or home / ".local" / "share")
+
+
+def default_db_path(env: Mapping[str, str] | None = None) -> Path:
+    """The palace used when none is named: ``$MINDPALACE_DB`` or a per-user file."""
+    env = os.environ if env is None else env
+    if env.get(ENV_DB):
+        return Path(env[ENV_DB]).expanduser()
+    return _data_home(env) / "mindpalace" / "memories.db"
+
+
+def _positive(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a positive number, got {raw!r}") from None
+    if value <= 0:
+        raise ConfigError(f"{name} must be a positive number, got {raw!r}")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Tunable limits of a palace.
+
+    Attributes:
+        agent_id: the agent a palace acts as when a call names none.
+        max_content_chars: longest content ``remember`` accepts.
+        busy_timeout: seconds a write waits for other writers before failing.
+    """
+
+    agent_id: str = DEFAULT_AGENT
+    max_content_chars: int = DEFAULT_MAX_CONTENT
+    busy_timeout: float = DEFAULT_BUSY_TIMEOUT
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """Settings from ``MINDPALACE_*`` variables, defaults elsewhere."""
+        env = os.environ if env is None else env
+        return cls(
+            agent_id=env.get(ENV_AGENT) or DEFAULT_AGENT,
+            max_content_chars=int(_positive(env, ENV_MAX_CONTENT, DEFAULT_MAX_CONTENT)),
+            busy_timeout=_positive(env, ENV_BUSY_TIMEOUT, DEFAULT_BUSY_TIMEOUT),
+        )

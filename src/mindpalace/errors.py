@@ -1,0 +1,98 @@
+"""Errors raised by mindpalace.
+
+Every error the library raises on purpose is a ``MindPalaceError``::
+
+    MindPalaceError
+    ├── ValidationError      bad input; names the field and the valid options
+    ├── NotFoundError        no memory with that id in the caller's scope
+    ├── PermissionDenied     visible, but only its owner agent may change it
+    ├── ConfigError          settings that cannot work (bad path, bad env value)
+    └── StorageError         the database refused (corrupt file, newer schema)
+        └── BusyError        the database stayed locked past the retry budget
+
+Front ends map this tree to their own conventions in one place each: the CLI
+exits 2 on ``ValidationError`` and 1 on the rest; HTTP answers 400 / 404 / 500.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+__all__ = [
+    "BusyError",
+    "ConfigError",
+    "MindPalaceError",
+    "NotFoundError",
+    "PermissionDenied",
+    "StorageError",
+    "ValidationError",
+]
+
+
+class MindPalaceError(Exception):
+    """Base class of every error raised on purpose by mindpalace."""
+
+
+class ValidationError(MindPalaceError, ValueError):
+    """An argument is invalid. Nothing was written.
+
+    Attributes:
+        field: the name of the offending argument.
+        value: what was given.
+        valid: the accepted values, when the set is finite (empty otherwise).
+    """
+
+    def __init__(
+        self,
+        field: str,
+        value: object,
+        *,
+        valid: Iterable[str] = (),
+        reason: str | None = None,
+    ) -> None:
+        self.field = field
+        self.value = value
+        self.valid = tuple(valid)
+        if reason is None:
+            reason = f"invalid {field} {value!r}"
+        message = reason
+        if self.valid:
+            message += f"; valid options: {', '.join(self.valid)}"
+            if isinstance(value, str):
+                close = difflib.get_close_matches(value.lower(), self.valid, n=1, cutoff=0.6)
+                if close:
+                    message += f" (did you mean {close[0]!r}?)"
+        super().__init__(message)
+
+
+class NotFoundError(MindPalaceError, KeyError):
+    """No memory with that id is visible in the caller's scope."""
+
+    def __init__(self, memory_id: str) -> None:
+        self.memory_id = memory_id
+        super().__init__(memory_id)
+
+    def __str__(self) -> str:
+        return f"no memory with id {self.memory_id!r} in this scope"
+
+
+class PermissionDenied(MindPalaceError):
+    """The memory is visible to the caller but owned by another agent."""
+
+    def __init__(self, memory_id: str, owner: str) -> None:
+        self.memory_id = memory_id
+        self.owner = owner
+        super().__init__(f"memory {memory_id!r} belongs to agent {owner!r}; only it may change it")
+
+
+class ConfigError(MindPalaceError):
+    """A setting cannot work as given."""
+
+
+class StorageError(MindPalaceError):
+    """The storage backend failed or refused the operation."""
+
+
+class BusyError(StorageError):
+    """The database stayed locked by other writers past the retry budget."""

@@ -1,0 +1,288 @@
+"""Values of mindpalace: enums, memories, scopes, filters and hits.
+
+Everything here is an immutable value. Enum parsing lives here too, so every
+front end rejects bad values with the same message (one that lists the valid
+options).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, TypeVar
+
+from mindpalace.errors import ValidationError
+
+__all__ = [
+    "DEFAULT_AGENT",
+    "Category",
+    "Hit",
+    "Memory",
+    "MemoryType",
+    "NewMemory",
+    "RecallFilters",
+    "Scope",
+    "Source",
+    "Stats",
+    "StoreKind",
+    "Visibility",
+    "normalise_tags",
+    "parse_enum",
+]
+
+DEFAULT_AGENT = "default"
+
+
+class MemoryType(str, enum.Enum):
+    """Entity taxonomy of a memory (seed 004)."""
+
+    PERSON = "person"
+    PROJECT = "project"
+    SYSTEM = "system"
+    TOOL = "tool"
+    CONCEPT = "concept"
+    SKILL = "skill"
+    TASK = "task"
+    UNKNOWN = "unknown"
+
+
+class StoreKind(str, enum.Enum):
+    """Which memory store a memory belongs to (seed 003)."""
+
+    SENSORY = "sensory"
+    EPISODIC = "episodic"
+    SEMANTIC = "semantic"
+    PROCEDURAL = "procedural"
+    PROSPECTIVE = "prospective"
+
+
+class Category(str, enum.Enum):
+    """What kind of statement a memory is (seed 003)."""
+
+    DECISION = "decision"
+    LESSON = "lesson"
+    PERSON = "person"
+    RULE = "rule"
+    EVENT = "event"
+    FACT = "fact"
+    GOAL = "goal"
+    WORKFLOW = "workflow"
+    CONVERSATION = "conversation"
+
+
+class Visibility(str, enum.Enum):
+    """Who besides the owner agent may read a memory."""
+
+    ISOLATED = "isolated"  # the owner agent only
+    SHARED = "shared"  # every agent of the palace
+    GROUP = "group"  # agents that belong to the memory's group
+
+
+class Source(str, enum.Enum):
+    """Who or what wrote a memory (a write-source signal, seed 004 E)."""
+
+    MANUAL = "manual"
+    SKILL = "skill"
+    PIPELINE = "pipeline"
+    IMPORT = "import"
+
+
+E = TypeVar("E", bound=enum.Enum)
+
+
+def parse_enum(cls: type[E], value: object, field_name: str) -> E:
+    """Return the member of ``cls`` named by ``value``.
+
+    Raises:
+        ValidationError: naming every valid option, when ``value`` is not one.
+    """
+    if isinstance(value, cls):
+        return value
+    if isinstance(value, str):
+        try:
+            return cls(value.strip().lower())
+        except ValueError:
+            pass
+    raise ValidationError(field_name, value, valid=[str(m.value) for m in cls])
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Whose eyes a read or write goes through.
+
+    A memory is visible to a scope when it is the scope's own agent's memory,
+    or it is shared, or it is a group memory of one of the scope's groups; and
+    its channel is empty or is the scope's channel. ``unscoped`` is the
+    deliberate management read that sees everything; it must be asked for.
+    """
+
+    agent_id: str = DEFAULT_AGENT
+    groups: tuple[str, ...] = ()
+    channel: str | None = None
+    unscoped: bool = False
+
+    @classmethod
+    def management(cls) -> Scope:
+        """A deliberately unscoped scope that sees every memory."""
+        return cls(agent_id=DEFAULT_AGENT, unscoped=True)
+
+
+@dataclass(frozen=True, slots=True)
+class NewMemory:
+    """A validated memory about to be written (no id or timestamps yet)."""
+
+    content: str
+    content_hash: str
+    agent_id: str
+    title: str | None = None
+    type: MemoryType = MemoryType.UNKNOWN
+    store: StoreKind = StoreKind.SEMANTIC
+    category: Category = Category.FACT
+    tags: tuple[str, ...] = ()
+    source: Source = Source.MANUAL
+    visibility: Visibility = Visibility.ISOLATED
+    group: str | None = None
+    channel: str | None = None
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    strength: float = 0.5
+    confidence: float = 1.0
+    constraint: bool = False
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    """One stored memory."""
+
+    id: str
+    content: str
+    content_hash: str
+    agent_id: str
+    title: str | None
+    type: MemoryType
+    store: StoreKind
+    category: Category
+    tags: tuple[str, ...]
+    source: Source
+    visibility: Visibility
+    group: str | None
+    channel: str | None
+    created_at: datetime
+    updated_at: datetime
+    last_accessed_at: datetime | None
+    valid_from: datetime | None
+    valid_to: datetime | None
+    superseded_by: str | None
+    strength: float
+    confidence: float
+    access_count: int
+    archived: bool
+    constraint: bool
+    metadata: Mapping[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready form (enums as strings, times as ISO 8601)."""
+        out: dict[str, Any] = {}
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            if isinstance(value, enum.Enum):
+                value = value.value
+            elif isinstance(value, datetime):
+                value = value.isoformat()
+            elif isinstance(value, tuple):
+                value = list(value)
+            elif isinstance(value, Mapping):
+                value = dict(value)
+            out[name] = value
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class RecallFilters:
+    """Narrowing of a recall or list; empty tuples mean "any"."""
+
+    types: tuple[MemoryType, ...] = ()
+    stores: tuple[StoreKind, ...] = ()
+    categories: tuple[Category, ...] = ()
+    visibilities: tuple[Visibility, ...] = ()
+    tags: tuple[str, ...] = ()  # match any
+    sources: tuple[Source, ...] = ()
+    include_archived: bool = False
+    include_superseded: bool = False
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One recalled memory with its relevance.
+
+    ``score`` is in 0-1, higher is better. ``ranks`` names the rank (1-based)
+    the memory had in each pipeline stage that saw it, for ``explain``.
+    """
+
+    memory: Memory
+    score: float
+    ranks: Mapping[str, int] = field(default_factory=dict)
+    stage_scores: Mapping[str, float] = field(default_factory=dict)
+
+    def to_dict(self, *, explain: bool = False) -> dict[str, Any]:
+        """JSON-ready form: the memory's fields plus ``score``."""
+        out = self.memory.to_dict()
+        out["score"] = round(self.score, 6)
+        if explain:
+            out["explain"] = {
+                "ranks": dict(self.ranks),
+                "scores": {k: round(v, 6) for k, v in self.stage_scores.items()},
+            }
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    """Counts over what a scope can see."""
+
+    memories: int
+    archived: int
+    superseded: int
+    by_type: Mapping[str, int]
+    by_store: Mapping[str, int]
+    by_category: Mapping[str, int]
+    by_agent: Mapping[str, int]
+    schema_version: int
+    path: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "memories": self.memories,
+            "archived": self.archived,
+            "superseded": self.superseded,
+            "by_type": dict(self.by_type),
+            "by_store": dict(self.by_store),
+            "by_category": dict(self.by_category),
+            "by_agent": dict(self.by_agent),
+            "schema_version": self.schema_version,
+            "path": self.path,
+        }
+
+
+def normalise_tags(tags: Iterable[str] | str | None) -> tuple[str, ...]:
+    """Lower-cased, stripped, de-duplicated tags in first-seen order.
+
+    A string is split on commas, so ``"a, b"`` and ``["a", "b"]`` agree.
+    """
+    if tags is None:
+        return ()
+    items = tags.split(",") if isinstance(tags, str) else list(tags)
+    seen: dict[str, None] = {}
+    for item in items:
+        if not isinstance(item, str):
+            raise ValidationError("tags", item, reason=f"tags must be strings, got {item!r}")
+        tag = item.strip().lower()
+        if tag:
+            seen.setdefault(tag, None)
+    return tuple(seen)

@@ -1,0 +1,458 @@
+"""The ``Palace`` facade: what a program, the CLI and the servers call.
+
+Orchestration only: validate, pick the scope, call the store and the recall
+stages, shape the result. No SQL lives here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterable, Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any
+
+from mindpalace.config import Settings, default_db_path
+from mindpalace.errors import NotFoundError, PermissionDenied, ValidationError
+from mindpalace.models import (
+    Category,
+    Hit,
+    Memory,
+    MemoryType,
+    NewMemory,
+    RecallFilters,
+    Scope,
+    Source,
+    Stats,
+    StoreKind,
+    Visibility,
+    parse_enum,
+)
+from mindpalace.retrieval.sparse import normalise_scores, query_terms
+from mindpalace.store import ImportReport, Store, open_store
+from mindpalace.validation import (
+    check_content,
+    check_identifier,
+    check_limit,
+    check_metadata,
+    check_tags,
+    check_title,
+    check_unit,
+    content_hash,
+    memory_from_dict,
+    parse_datetime,
+    parse_many,
+)
+
+__all__ = ["EXPORT_FORMAT", "Palace"]
+
+EXPORT_FORMAT = "mindpalace-export"
+EXPORT_VERSION = 1
+MAX_RECALL_LIMIT = 100
+MAX_LIST_LIMIT = 10_000
+
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+
+def new_memory_id(now: datetime) -> str:
+    """``mem_`` + 26 Crockford base32 characters: 48 bits of milliseconds, then
+    80 random bits, so ids sort by creation time and never collide in practice."""
+    value = (int(now.timestamp() * 1000) << 80) | int.from_bytes(os.urandom(10), "big")
+    chars = []
+    for _ in range(26):
+        value, index = divmod(value, 32)
+        chars.append(_CROCKFORD[index])
+    return "mem_" + "".join(reversed(chars))
+
+
+def _utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Palace:
+    """A memory palace: remember things, recall the few that matter.
+
+    Example:
+        >>> with Palace("memories.db") as palace:  # doctest: +SKIP
+        ...     palace.remember("We chose SQLite because many processes share one file",
+        ...                     category="decision", tags=["storage"])
+        ...     hits = palace.recall("why sqlite", limit=5)
+
+    Args:
+        target: a SQLite file path, ``sqlite:///PATH`` or ``:memory:``; the
+            per-user default (``MINDPALACE_DB``) when omitted.
+        agent_id: the agent this palace acts as (``MINDPALACE_AGENT_ID``, else
+            ``default``).
+        groups: the groups that agent belongs to (it sees their group memories).
+        channel: the peer channel calls are made through, if any.
+        settings: limits; read from the environment when omitted.
+        store: an already open backend to use instead of ``target``.
+        clock: the time source (tests pass a fixed clock).
+    """
+
+    def __init__(
+        self,
+        target: str | Path | None = None,
+        *,
+        agent_id: str | None = None,
+        groups: Iterable[str] = (),
+        channel: str | None = None,
+        settings: Settings | None = None,
+        store: Store | None = None,
+        clock: Callable[[], datetime] = _utcnow,
+    ) -> None:
+        self.settings = settings or Settings.from_env()
+        agent = check_identifier(agent_id or self.settings.agent_id, "agent_id")
+        assert agent is not None
+        group_names = tuple(
+            g for g in (check_identifier(x, "groups", optional=True) for x in groups) if g
+        )
+        self.scope = Scope(
+            agent_id=agent,
+            groups=group_names,
+            channel=check_identifier(channel, "channel", optional=True),
+        )
+        self._clock = clock
+        if store is None:
+            store = open_store(
+                target if target is not None else default_db_path(),
+                busy_timeout=self.settings.busy_timeout,
+            )
+        self.store = store
+
+    @classmethod
+    def open(cls, target: str | Path | None = None, **options: Any) -> Palace:
+        """Open a palace by path or URL (same keyword options as ``Palace``)."""
+        return cls(target, **options)
+
+    # -- lifecycle ------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the backend. Idempotent."""
+        self.store.close()
+
+    def __enter__(self) -> Palace:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Palace({self.store.location!r}, agent_id={self.scope.agent_id!r})"
+
+    # -- writing --------------------------------------------------------------------
+
+    def remember(
+        self,
+        content: str,
+        *,
+        title: str | None = None,
+        type: str | MemoryType = MemoryType.UNKNOWN,
+        store: str | StoreKind = StoreKind.SEMANTIC,
+        category: str | Category = Category.FACT,
+        tags: Iterable[str] | str | None = None,
+        source: str | Source = Source.MANUAL,
+        visibility: str | Visibility = Visibility.ISOLATED,
+        group: str | None = None,
+        channel: str | None = None,
+        constraint: bool = False,
+        confidence: float = 1.0,
+        valid_from: datetime | str | None = None,
+        valid_to: datetime | str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> Memory:
+        """Store a memory, or return the existing one with the same text.
+
+        The same normalised text remembered twice in one scope (agent,
+        visibility, group, channel) returns the first memory with its strength
+        bumped; no second row is written.
+
+        Args:
+            content: the memory itself (non-empty, at most
+                ``settings.max_content_chars`` characters).
+            title: optional one-line title.
+            type: entity taxonomy: person, project, system, tool, concept,
+                skill, task, unknown (default).
+            store: sensory, episodic, semantic (default), procedural, prospective.
+            category: decision, lesson, person, rule, event, fact (default),
+                goal, workflow, conversation.
+            tags: a list or a comma-separated string.
+            source: manual (default), skill, pipeline, import.
+            visibility: isolated (default, this agent only), shared (every
+                agent), group (agents of ``group``).
+            group: the group, required exactly when visibility is group.
+            channel: the peer channel; defaults to the palace's channel.
+            constraint: a rule that recall always surfaces when relevant.
+            confidence: how certain the writer is, 0-1.
+            valid_from: when the fact became true (ISO 8601 or datetime).
+            valid_to: when it stopped being true.
+            metadata: extra JSON-serialisable fields.
+
+        Returns:
+            The stored memory.
+
+        Raises:
+            ValidationError: on any invalid argument; nothing is written.
+        """
+        text = check_content(content, max_chars=self.settings.max_content_chars)
+        vis = parse_enum(Visibility, visibility, "visibility")
+        group_name = check_identifier(group, "group", optional=True)
+        if vis is Visibility.GROUP and group_name is None:
+            raise ValidationError("group", group, reason="visibility 'group' needs a group name")
+        if vis is not Visibility.GROUP and group_name is not None:
+            raise ValidationError(
+                "group",
+                group,
+                reason=f"group is only meaningful with visibility 'group', not {vis.value!r}",
+            )
+        start = parse_datetime(valid_from, "valid_from")
+        end = parse_datetime(valid_to, "valid_to")
+        if start is not None and end is not None and end < start:
+            raise ValidationError("valid_to", valid_to, reason="valid_to is before valid_from")
+        new = NewMemory(
+            content=text,
+            content_hash=content_hash(text),
+            agent_id=self.scope.agent_id,
+            title=check_title(title),
+            type=parse_enum(MemoryType, type, "type"),
+            store=parse_enum(StoreKind, store, "store"),
+            category=parse_enum(Category, category, "category"),
+            tags=check_tags(tags),
+            source=parse_enum(Source, source, "source"),
+            visibility=vis,
+            group=group_name,
+            channel=check_identifier(channel, "channel", optional=True) or self.scope.channel,
+            valid_from=start,
+            valid_to=end,
+            confidence=check_unit(confidence, "confidence"),
+            constraint=bool(constraint),
+            metadata=check_metadata(metadata),
+        )
+        now = self._clock()
+        return self.store.add(new, memory_id=new_memory_id(now), now=now).memory
+
+    def forget(self, memory_id: str, *, hard: bool = False) -> Memory:
+        """Archive a memory (kept, hidden from recall), or delete it with ``hard``.
+
+        Returns:
+            The memory as it was before.
+
+        Raises:
+            NotFoundError: no such memory in this scope.
+            PermissionDenied: it belongs to another agent.
+        """
+        memory = self.get(memory_id)
+        owner = None if self.scope.unscoped else self.scope.agent_id
+        if owner is not None and memory.agent_id != owner:
+            raise PermissionDenied(memory_id, memory.agent_id)
+        done = (
+            self.store.delete(memory_id, owner=owner)
+            if hard
+            else self.store.archive(memory_id, owner=owner, now=self._clock())
+        )
+        if not done:  # deleted by someone else in between
+            raise NotFoundError(memory_id)
+        return memory
+
+    # -- reading --------------------------------------------------------------------
+
+    def get(self, memory_id: str) -> Memory:
+        """The memory with this id.
+
+        Raises:
+            NotFoundError: no such memory in this scope.
+        """
+        if not isinstance(memory_id, str) or not memory_id:
+            raise ValidationError("id", memory_id, reason="id must be a non-empty string")
+        memory = self.store.get(memory_id, self.scope)
+        if memory is None:
+            raise NotFoundError(memory_id)
+        return memory
+
+    def _filters(
+        self,
+        *,
+        types: object,
+        stores: object,
+        categories: object,
+        tags: Iterable[str] | str | None,
+        visibility: object,
+        sources: object = None,
+        include_archived: bool,
+        include_superseded: bool = False,
+        created_after: datetime | str | None,
+        created_before: datetime | str | None,
+    ) -> RecallFilters:
+        return RecallFilters(
+            types=parse_many(MemoryType, types, "type"),
+            stores=parse_many(StoreKind, stores, "store"),
+            categories=parse_many(Category, categories, "category"),
+            visibilities=parse_many(Visibility, visibility, "visibility"),
+            sources=parse_many(Source, sources, "source"),
+            tags=check_tags(tags),
+            include_archived=bool(include_archived),
+            include_superseded=bool(include_superseded),
+            created_after=parse_datetime(created_after, "created_after"),
+            created_before=parse_datetime(created_before, "created_before"),
+        )
+
+    def recall(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        types: str | Iterable[str | MemoryType] | None = None,
+        stores: str | Iterable[str | StoreKind] | None = None,
+        categories: str | Iterable[str | Category] | None = None,
+        tags: Iterable[str] | str | None = None,
+        visibility: str | Iterable[str | Visibility] | None = None,
+        include_archived: bool = False,
+        created_after: datetime | str | None = None,
+        created_before: datetime | str | None = None,
+    ) -> list[Hit]:
+        """The memories most relevant to ``query``, best first.
+
+        Any text is a valid query; one with no searchable words returns ``[]``.
+        Filters narrow the search inside the store (never after ranking).
+
+        Args:
+            query: free text.
+            limit: how many hits at most, 1-100.
+            types / stores / categories / visibility: keep only these values
+                (a value, a list, or a comma-separated string).
+            tags: keep memories having any of these tags.
+            include_archived: also search archived memories.
+            created_after / created_before: creation time range [after, before).
+
+        Raises:
+            ValidationError: on an invalid filter or limit.
+        """
+        if not isinstance(query, str):
+            raise ValidationError("query", query, reason="query must be a string")
+        check_limit(limit, low=1, high=MAX_RECALL_LIMIT)
+        filters = self._filters(
+            types=types,
+            stores=stores,
+            categories=categories,
+            tags=tags,
+            visibility=visibility,
+            include_archived=include_archived,
+            created_after=created_after,
+            created_before=created_before,
+        )
+        terms = query_terms(query)
+        matches = self.store.search_text(terms, self.scope, filters, limit=limit)
+        scores = normalise_scores([m.bm25 for m in matches])
+        return [
+            Hit(memory=m.memory, score=s, ranks={"bm25": i}, stage_scores={"bm25": m.bm25})
+            for i, (m, s) in enumerate(zip(matches, scores, strict=True), start=1)
+        ]
+
+    def memories(
+        self,
+        *,
+        limit: int = 50,
+        offset: int = 0,
+        types: str | Iterable[str | MemoryType] | None = None,
+        stores: str | Iterable[str | StoreKind] | None = None,
+        categories: str | Iterable[str | Category] | None = None,
+        tags: Iterable[str] | str | None = None,
+        visibility: str | Iterable[str | Visibility] | None = None,
+        sources: str | Iterable[str | Source] | None = None,
+        include_archived: bool = False,
+        include_superseded: bool = False,
+        created_after: datetime | str | None = None,
+        created_before: datetime | str | None = None,
+    ) -> list[Memory]:
+        """Visible memories, newest first, with the same filters as ``recall``.
+
+        Raises:
+            ValidationError: on an invalid filter, limit (1-10,000) or offset.
+        """
+        check_limit(limit, low=1, high=MAX_LIST_LIMIT)
+        check_limit(offset, low=0, high=2**62, field="offset")
+        filters = self._filters(
+            types=types,
+            stores=stores,
+            categories=categories,
+            tags=tags,
+            visibility=visibility,
+            sources=sources,
+            include_archived=include_archived,
+            include_superseded=include_superseded,
+            created_after=created_after,
+            created_before=created_before,
+        )
+        return self.store.list_memories(self.scope, filters, limit=limit, offset=offset)
+
+    def stats(self) -> Stats:
+        """Counts over what this palace's scope can see."""
+        return self.store.stats(self.scope)
+
+    # -- backup -----------------------------------------------------------------------
+
+    def export_jsonl(self, out: IO[str]) -> int:
+        """Write every visible memory (archived and superseded too) as JSON lines.
+
+        The first line is a header naming the format; each further line is one
+        memory with every field. Returns the number of memories written.
+        """
+        header = {
+            "format": EXPORT_FORMAT,
+            "version": EXPORT_VERSION,
+            "schema_version": self.store.schema_version(),
+            "exported_at": self._clock().isoformat(),
+        }
+        out.write(json.dumps(header) + "\n")
+        count = 0
+        for memory in self.store.iter_memories(self.scope):
+            record = {"kind": "memory", **memory.to_dict()}
+            out.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
+            count += 1
+        return count
+
+    def import_jsonl(self, lines: Iterable[str]) -> ImportReport:
+        """Restore memories from ``export_jsonl`` output, in one transaction.
+
+        Every field is kept (ids, owners, timestamps). Memories whose id or
+        text already exists in their scope are skipped. Every line is validated
+        before anything is written; one bad line writes nothing.
+
+        Raises:
+            ValidationError: naming the line number of the first bad record.
+        """
+        memories = list(self._parse_export(lines))
+        return self.store.import_memories(memories)
+
+    def _parse_export(self, lines: Iterable[str]) -> Iterator[Memory]:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValidationError(
+                    "line", number, reason=f"line {number} is not JSON: {exc.msg}"
+                ) from None
+            if not isinstance(record, dict):
+                raise ValidationError("line", number, reason=f"line {number} is not an object")
+            if "format" in record:
+                if record["format"] != EXPORT_FORMAT:
+                    raise ValidationError("format", record["format"], valid=[EXPORT_FORMAT])
+                continue
+            kind = record.pop("kind", "memory")
+            if kind != "memory":
+                raise ValidationError("kind", kind, valid=["memory"])
+            try:
+                yield memory_from_dict(record, max_chars=self.settings.max_content_chars)
+            except ValidationError as exc:
+                raise ValidationError(
+                    exc.field, exc.value, reason=f"line {number}: {exc}"
+                ) from None

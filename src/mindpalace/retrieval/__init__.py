@@ -1,0 +1,1 @@
+"""Recall stages: pure functions over candidate lists, above the storage layer."""

@@ -1,0 +1,58 @@
+"""Sparse (keyword) retrieval: turning any user text into safe search terms.
+
+The backend scores with BM25 (Robertson & Zaragoza, "The Probabilistic
+Relevance Framework: BM25 and Beyond", 2009); this module decides which words
+are searched and maps raw BM25 scores into 0-1.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+
+__all__ = ["MAX_TERMS", "STOPWORDS", "normalise_scores", "query_terms"]
+
+MAX_TERMS = 64
+
+# Function words that carry no topic. Kept short on purpose: words such as
+# "why", "who" or "not" are stopwords here because BM25 over chat memories
+# gains nothing from them; the dense stage handles question intent.
+STOPWORDS = frozenset(
+    """
+    a about above after again against all am an and any are as at be because been
+    before being below between both but by can could did do does doing down during
+    each few for from further had has have having he her here hers herself him
+    himself his how i if in into is it its itself just me more most my myself no
+    nor not now of off on once only or other our ours ourselves out over own same
+    she should so some such than that the their theirs them themselves then there
+    these they this those through to too under until up very was we were what
+    when where which while who whom why will with would you your yours yourself
+    yourselves s t d ll m re ve y
+    """.split()  # noqa: SIM905
+)
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def query_terms(text: str) -> list[str]:
+    """Distinct lower-cased words of ``text`` in order, stopwords dropped.
+
+    When every word is a stopword they are kept, so "who are you" still
+    searches. Punctuation, operators and symbols never reach the search
+    engine; at most ``MAX_TERMS`` words are kept.
+    """
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    words = list(dict.fromkeys(_WORD.findall(folded)))
+    content = [w for w in words if w not in STOPWORDS]
+    return (content or words)[:MAX_TERMS]
+
+
+def normalise_scores(scores: Sequence[float]) -> list[float]:
+    """Map raw BM25 scores (higher is better) into 0-1 relative to the best one."""
+    if not scores:
+        return []
+    best = max(scores)
+    if best <= 0:
+        return [0.0 for _ in scores]
+    return [max(0.0, s) / best for s in scores]

@@ -1,0 +1,30 @@
+"""Storage backends behind one ``Store`` protocol."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mindpalace.errors import ConfigError
+from mindpalace.store.base import AddResult, ImportReport, Store, TextMatch
+from mindpalace.store.sqlite import SQLiteStore
+
+__all__ = ["AddResult", "ImportReport", "SQLiteStore", "Store", "TextMatch", "open_store"]
+
+
+def open_store(target: str | Path, *, busy_timeout: float = 30.0) -> Store:
+    """Open the backend a path or URL names.
+
+    ``memories.db``, ``sqlite:///abs/path.db`` and ``:memory:`` are SQLite.
+
+    Raises:
+        ConfigError: for a URL scheme no backend serves.
+    """
+    text = str(target)
+    if text.startswith("sqlite:///"):
+        text = text.removeprefix("sqlite://")
+    elif "://" in text:
+        scheme = text.split("://", 1)[0]
+        raise ConfigError(
+            f"no backend for {scheme!r} URLs; valid options: a file path, sqlite:///PATH, :memory:"
+        )
+    return SQLiteStore(text, busy_timeout=busy_timeout)

@@ -1,0 +1,52 @@
+"""What differs between SQL backends, and nothing else.
+
+Shared SQL is written once with ``?`` placeholders; a dialect rewrites the
+placeholders, names its column types and owns its full-text index.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = ["Dialect", "TextQuery"]
+
+
+@dataclass(frozen=True, slots=True)
+class TextQuery:
+    """SQL fragments of a full-text search over ``memories m``.
+
+    ``source`` replaces ``memories m`` in the FROM clause; ``where`` and
+    ``score`` (higher is better) may use ``params`` in that order:
+    score params first, then where params.
+    """
+
+    source: str
+    where: str
+    score: str
+    params: tuple[object, ...]
+
+
+class Dialect(abc.ABC):
+    """The per-backend part of the SQL."""
+
+    name: str
+    serial_pk: str  # auto-increment integer primary key column type
+    ref_type: str  # column type of a reference to that key
+    float_type: str
+    placeholder: str = "?"
+
+    def sql(self, text: str) -> str:
+        """Rewrite shared SQL (``?`` placeholders) for this backend."""
+        if self.placeholder == "?":
+            return text
+        return text.replace("?", self.placeholder)
+
+    @abc.abstractmethod
+    def text_index_schema(self) -> list[str]:
+        """Statements creating the full-text index kept in sync with ``memories``."""
+
+    @abc.abstractmethod
+    def text_query(self, terms: Sequence[str]) -> TextQuery:
+        """A query matching any of ``terms`` (non-empty, normalised words)."""

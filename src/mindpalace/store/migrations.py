@@ -1,0 +1,84 @@
+"""Versioned, forward-only schema migrations.
+
+Each migration is a function of the dialect returning SQL statements; what
+the dialects agree on is written once, what differs comes from the dialect
+(key types, the full-text index). Applied migrations are recorded in
+``schema_migrations``; a database newer than this code is refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from mindpalace.store.dialect import Dialect
+
+__all__ = ["MIGRATIONS", "Migration", "latest_version"]
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    """One schema step: ``version`` is its order, ``statements`` its SQL."""
+
+    version: int
+    name: str
+    statements: Callable[[Dialect], list[str]]
+
+
+def _v1_memories(d: Dialect) -> list[str]:
+    return [
+        f"""
+        CREATE TABLE memories (
+            seq {d.serial_pk},
+            id TEXT NOT NULL UNIQUE,
+            agent_id TEXT NOT NULL,
+            content TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            title TEXT,
+            type TEXT NOT NULL,
+            store TEXT NOT NULL,
+            category TEXT NOT NULL,
+            tags TEXT NOT NULL DEFAULT '[]',
+            source TEXT NOT NULL,
+            visibility TEXT NOT NULL,
+            group_name TEXT NOT NULL DEFAULT '',
+            channel TEXT NOT NULL DEFAULT '',
+            created_at {d.float_type} NOT NULL,
+            updated_at {d.float_type} NOT NULL,
+            last_accessed_at {d.float_type},
+            valid_from {d.float_type},
+            valid_to {d.float_type},
+            superseded_by TEXT,
+            strength {d.float_type} NOT NULL,
+            confidence {d.float_type} NOT NULL,
+            access_count INTEGER NOT NULL DEFAULT 0,
+            archived INTEGER NOT NULL DEFAULT 0,
+            is_constraint INTEGER NOT NULL DEFAULT 0,
+            metadata TEXT NOT NULL DEFAULT '{{}}'
+        )
+        """,
+        # Exact de-duplication: one row per normalised text per scope.
+        """
+        CREATE UNIQUE INDEX memories_dedup
+            ON memories (agent_id, visibility, group_name, channel, content_hash)
+        """,
+        "CREATE INDEX memories_agent_created ON memories (agent_id, created_at)",
+        "CREATE INDEX memories_visibility ON memories (visibility, group_name)",
+        f"""
+        CREATE TABLE memory_tags (
+            memory_seq {d.ref_type} NOT NULL REFERENCES memories (seq) ON DELETE CASCADE,
+            tag TEXT NOT NULL,
+            PRIMARY KEY (tag, memory_seq)
+        )
+        """,
+        "CREATE INDEX memory_tags_memory ON memory_tags (memory_seq)",
+        *d.text_index_schema(),
+    ]
+
+
+MIGRATIONS: tuple[Migration, ...] = (Migration(1, "memories, tags, full-text index", _v1_memories),)
+
+
+def latest_version() -> int:
+    """The version this code migrates a database to."""
+    return MIGRATIONS[-1].version

@@ -1,0 +1,511 @@
+"""SQL shared by every backend: schema use, scope rules, filters, row mapping.
+
+``SqlStore`` implements the ``Store`` protocol over a DB-API connection. A
+backend subclass supplies the connection, its transaction discipline and a
+``Dialect``; the queries themselves are written once, here.
+"""
+
+from __future__ import annotations
+
+import abc
+import json
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from datetime import datetime, timezone
+from typing import Any
+
+from mindpalace.errors import StorageError
+from mindpalace.models import (
+    Category,
+    Memory,
+    MemoryType,
+    NewMemory,
+    RecallFilters,
+    Scope,
+    Source,
+    Stats,
+    StoreKind,
+    Visibility,
+)
+from mindpalace.store.base import AddResult, ImportReport, TextMatch
+from mindpalace.store.dialect import Dialect
+from mindpalace.store.migrations import MIGRATIONS, latest_version
+
+__all__ = ["MEMORY_COLUMNS", "Cursor", "SqlStore", "from_epoch", "to_epoch"]
+
+Cursor = Any  # a DB-API cursor; sqlite3 and psycopg differ in their stubs
+
+MEMORY_COLUMNS = (
+    "id",
+    "content",
+    "content_hash",
+    "agent_id",
+    "title",
+    "type",
+    "store",
+    "category",
+    "tags",
+    "source",
+    "visibility",
+    "group_name",
+    "channel",
+    "created_at",
+    "updated_at",
+    "last_accessed_at",
+    "valid_from",
+    "valid_to",
+    "superseded_by",
+    "strength",
+    "confidence",
+    "access_count",
+    "archived",
+    "is_constraint",
+    "metadata",
+)
+_SELECT = ", ".join(f"m.{c}" for c in MEMORY_COLUMNS)
+
+# Remembering the same text again moves strength a fifth of the way to 1.
+_STRENGTH_BUMP = 0.2
+
+
+def to_epoch(value: datetime | None) -> float | None:
+    """Seconds since the epoch (UTC) as stored; naive datetimes are taken as UTC."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=timezone.utc)
+    return value.timestamp()
+
+
+def from_epoch(value: float | None) -> datetime | None:
+    """The stored epoch seconds as an aware UTC datetime."""
+    if value is None:
+        return None
+    return datetime.fromtimestamp(value, tz=timezone.utc)
+
+
+def _row_to_memory(row: Sequence[Any]) -> Memory:
+    r = dict(zip(MEMORY_COLUMNS, row, strict=True))
+    created = from_epoch(r["created_at"])
+    updated = from_epoch(r["updated_at"])
+    assert created is not None and updated is not None  # NOT NULL columns
+    return Memory(
+        id=r["id"],
+        content=r["content"],
+        content_hash=r["content_hash"],
+        agent_id=r["agent_id"],
+        title=r["title"],
+        type=MemoryType(r["type"]),
+        store=StoreKind(r["store"]),
+        category=Category(r["category"]),
+        tags=tuple(json.loads(r["tags"])),
+        source=Source(r["source"]),
+        visibility=Visibility(r["visibility"]),
+        group=r["group_name"] or None,
+        channel=r["channel"] or None,
+        created_at=created,
+        updated_at=updated,
+        last_accessed_at=from_epoch(r["last_accessed_at"]),
+        valid_from=from_epoch(r["valid_from"]),
+        valid_to=from_epoch(r["valid_to"]),
+        superseded_by=r["superseded_by"],
+        strength=float(r["strength"]),
+        confidence=float(r["confidence"]),
+        access_count=int(r["access_count"]),
+        archived=bool(r["archived"]),
+        constraint=bool(r["is_constraint"]),
+        metadata=json.loads(r["metadata"]),
+    )
+
+
+def _memory_row(m: Memory) -> tuple[Any, ...]:
+    values = {
+        "id": m.id,
+        "content": m.content,
+        "content_hash": m.content_hash,
+        "agent_id": m.agent_id,
+        "title": m.title,
+        "type": m.type.value,
+        "store": m.store.value,
+        "category": m.category.value,
+        "tags": json.dumps(list(m.tags), ensure_ascii=False),
+        "source": m.source.value,
+        "visibility": m.visibility.value,
+        "group_name": m.group or "",
+        "channel": m.channel or "",
+        "created_at": to_epoch(m.created_at),
+        "updated_at": to_epoch(m.updated_at),
+        "last_accessed_at": to_epoch(m.last_accessed_at),
+        "valid_from": to_epoch(m.valid_from),
+        "valid_to": to_epoch(m.valid_to),
+        "superseded_by": m.superseded_by,
+        "strength": m.strength,
+        "confidence": m.confidence,
+        "access_count": m.access_count,
+        "archived": int(m.archived),
+        "is_constraint": int(m.constraint),
+        "metadata": json.dumps(dict(m.metadata), ensure_ascii=False, sort_keys=True),
+    }
+    return tuple(values[c] for c in MEMORY_COLUMNS)
+
+
+def scope_clause(scope: Scope) -> tuple[str, list[Any]]:
+    """WHERE fragment (over ``memories m``) admitting exactly what ``scope`` may see."""
+    if scope.unscoped:
+        return "1 = 1", []
+    params: list[Any] = [scope.agent_id, Visibility.SHARED.value]
+    sql = "(m.agent_id = ? OR m.visibility = ?"
+    if scope.groups:
+        marks = ", ".join("?" for _ in scope.groups)
+        sql += f" OR (m.visibility = ? AND m.group_name IN ({marks}))"
+        params += [Visibility.GROUP.value, *scope.groups]
+    sql += ")"
+    # A channel's memories are seen only through that channel (fail closed).
+    if scope.channel:
+        sql += " AND m.channel IN ('', ?)"
+        params.append(scope.channel)
+    else:
+        sql += " AND m.channel = ''"
+    return sql, params
+
+
+def _in(column: str, values: Sequence[str]) -> str:
+    return f"{column} IN ({', '.join('?' for _ in values)})"
+
+
+def filter_clause(filters: RecallFilters) -> tuple[str, list[Any]]:
+    """WHERE fragment (over ``memories m``) for ``filters``."""
+    parts: list[str] = []
+    params: list[Any] = []
+    for column, members in (
+        ("m.type", filters.types),
+        ("m.store", filters.stores),
+        ("m.category", filters.categories),
+        ("m.visibility", filters.visibilities),
+        ("m.source", filters.sources),
+    ):
+        if members:
+            parts.append(_in(column, members))
+            params += [member.value for member in members]
+    if filters.tags:
+        parts.append(
+            "EXISTS (SELECT 1 FROM memory_tags t WHERE t.memory_seq = m.seq AND "
+            + _in("t.tag", filters.tags)
+            + ")"
+        )
+        params += list(filters.tags)
+    if not filters.include_archived:
+        parts.append("m.archived = 0")
+    if not filters.include_superseded:
+        parts.append("m.superseded_by IS NULL")
+    if filters.created_after is not None:
+        parts.append("m.created_at >= ?")
+        params.append(to_epoch(filters.created_after))
+    if filters.created_before is not None:
+        parts.append("m.created_at < ?")
+        params.append(to_epoch(filters.created_before))
+    return (" AND ".join(parts) or "1 = 1"), params
+
+
+class SqlStore(abc.ABC):
+    """The ``Store`` protocol over SQL; subclasses bring connection and dialect."""
+
+    dialect: Dialect
+
+    # -- what a backend supplies ------------------------------------------------
+
+    @abc.abstractmethod
+    def _write(self) -> AbstractContextManager[Cursor]:
+        """A cursor inside a write transaction, committed on exit, rolled back on error."""
+
+    @abc.abstractmethod
+    def _read(self) -> AbstractContextManager[Cursor]:
+        """A cursor for reads."""
+
+    @abc.abstractmethod
+    def _is_unique_violation(self, exc: BaseException) -> bool:
+        """Whether ``exc`` is the backend's unique-constraint error."""
+
+    @property
+    @abc.abstractmethod
+    def location(self) -> str:
+        """Where the data lives."""
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Release connections."""
+
+    # -- helpers ------------------------------------------------------------------
+
+    def _exec(self, cur: Cursor, sql: str, params: Sequence[Any] = ()) -> Cursor:
+        cur.execute(self.dialect.sql(sql), tuple(params))
+        return cur
+
+    # -- schema -------------------------------------------------------------------
+
+    def _migrate(self) -> None:
+        with self._write() as cur:
+            self._exec(
+                cur,
+                f"CREATE TABLE IF NOT EXISTS schema_migrations ("
+                f"version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
+                f"applied_at {self.dialect.float_type} NOT NULL)",
+            )
+            row = self._exec(cur, "SELECT MAX(version) FROM schema_migrations").fetchone()
+            current = int(row[0] or 0)
+            if current > latest_version():
+                raise StorageError(
+                    f"{self.location} has schema version {current}, newer than this "
+                    f"mindpalace understands ({latest_version()}); upgrade mindpalace"
+                )
+            now = datetime.now(timezone.utc).timestamp()
+            for migration in MIGRATIONS:
+                if migration.version <= current:
+                    continue
+                for statement in migration.statements(self.dialect):
+                    self._exec(cur, statement)
+                self._exec(
+                    cur,
+                    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                    (migration.version, migration.name, now),
+                )
+
+    def schema_version(self) -> int:
+        """The latest migration applied."""
+        with self._read() as cur:
+            row = self._exec(cur, "SELECT MAX(version) FROM schema_migrations").fetchone()
+        return int(row[0] or 0)
+
+    # -- writes -------------------------------------------------------------------
+
+    def _insert(self, cur: Cursor, memory: Memory) -> None:
+        columns = ", ".join(MEMORY_COLUMNS)
+        marks = ", ".join("?" for _ in MEMORY_COLUMNS)
+        self._exec(cur, f"INSERT INTO memories ({columns}) VALUES ({marks})", _memory_row(memory))
+        if memory.tags:
+            seq = self._exec(cur, "SELECT seq FROM memories WHERE id = ?", (memory.id,)).fetchone()[
+                0
+            ]
+            for tag in memory.tags:
+                self._exec(
+                    cur, "INSERT INTO memory_tags (memory_seq, tag) VALUES (?, ?)", (seq, tag)
+                )
+
+    def _find_duplicate(self, cur: Cursor, memory: Memory | NewMemory) -> str | None:
+        row = self._exec(
+            cur,
+            "SELECT id FROM memories WHERE agent_id = ? AND visibility = ? AND group_name = ?"
+            " AND channel = ? AND content_hash = ?",
+            (
+                memory.agent_id,
+                memory.visibility.value,
+                memory.group or "",
+                memory.channel or "",
+                memory.content_hash,
+            ),
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def _get(self, cur: Cursor, memory_id: str) -> Memory | None:
+        row = self._exec(cur, f"SELECT {_SELECT} FROM memories m WHERE m.id = ?", (memory_id,))
+        found = row.fetchone()
+        return None if found is None else _row_to_memory(found)
+
+    def add(self, new: NewMemory, *, memory_id: str, now: datetime) -> AddResult:
+        """Write ``new``, or bump the existing memory with the same scoped hash."""
+        try:
+            return self._add_once(new, memory_id, now)
+        except Exception as exc:
+            # Two writers raced to insert the same text (possible where the
+            # backend does not serialise writers): the winner's row exists now.
+            if not self._is_unique_violation(exc):
+                raise
+            return self._add_once(new, memory_id, now)
+
+    def _add_once(self, new: NewMemory, memory_id: str, now: datetime) -> AddResult:
+        stamp = to_epoch(now)
+        with self._write() as cur:
+            existing = self._find_duplicate(cur, new)
+            if existing is not None:
+                self._exec(
+                    cur,
+                    "UPDATE memories SET strength = strength + (1.0 - strength) * ?,"
+                    " updated_at = ?, archived = 0 WHERE id = ?",
+                    (_STRENGTH_BUMP, stamp, existing),
+                )
+                found = self._get(cur, existing)
+                assert found is not None
+                return AddResult(found, created=False)
+            memory = Memory(
+                id=memory_id,
+                content=new.content,
+                content_hash=new.content_hash,
+                agent_id=new.agent_id,
+                title=new.title,
+                type=new.type,
+                store=new.store,
+                category=new.category,
+                tags=new.tags,
+                source=new.source,
+                visibility=new.visibility,
+                group=new.group,
+                channel=new.channel,
+                created_at=now,
+                updated_at=now,
+                last_accessed_at=None,
+                valid_from=new.valid_from,
+                valid_to=new.valid_to,
+                superseded_by=None,
+                strength=new.strength,
+                confidence=new.confidence,
+                access_count=0,
+                archived=False,
+                constraint=new.constraint,
+                metadata=dict(new.metadata),
+            )
+            self._insert(cur, memory)
+            stored = self._get(cur, memory_id)
+            assert stored is not None
+            return AddResult(stored, created=True)
+
+    def archive(self, memory_id: str, *, owner: str | None, now: datetime) -> bool:
+        """Mark archived; False when no such memory of ``owner``."""
+        sql = "UPDATE memories SET archived = 1, updated_at = ? WHERE id = ?"
+        params: list[Any] = [to_epoch(now), memory_id]
+        if owner is not None:
+            sql += " AND agent_id = ?"
+            params.append(owner)
+        with self._write() as cur:
+            return int(self._exec(cur, sql, params).rowcount) > 0
+
+    def delete(self, memory_id: str, *, owner: str | None) -> bool:
+        """Delete the row (tags and text index follow); False when absent."""
+        sql = "DELETE FROM memories WHERE id = ?"
+        params: list[Any] = [memory_id]
+        if owner is not None:
+            sql += " AND agent_id = ?"
+            params.append(owner)
+        with self._write() as cur:
+            return int(self._exec(cur, sql, params).rowcount) > 0
+
+    def import_memories(self, memories: Iterable[Memory]) -> ImportReport:
+        """Insert complete memories in one transaction, skipping those present."""
+        inserted = skipped = 0
+        with self._write() as cur:
+            for memory in memories:
+                taken = self._exec(
+                    cur, "SELECT 1 FROM memories WHERE id = ?", (memory.id,)
+                ).fetchone()
+                if taken is not None or self._find_duplicate(cur, memory) is not None:
+                    skipped += 1
+                    continue
+                self._insert(cur, memory)
+                inserted += 1
+        return ImportReport(inserted=inserted, skipped=skipped)
+
+    # -- reads --------------------------------------------------------------------
+
+    def get(self, memory_id: str, scope: Scope) -> Memory | None:
+        """The memory if ``scope`` may see it."""
+        where, params = scope_clause(scope)
+        with self._read() as cur:
+            row = self._exec(
+                cur,
+                f"SELECT {_SELECT} FROM memories m WHERE m.id = ? AND {where}",
+                [memory_id, *params],
+            ).fetchone()
+        return None if row is None else _row_to_memory(row)
+
+    def list_memories(
+        self, scope: Scope, filters: RecallFilters, *, limit: int, offset: int = 0
+    ) -> list[Memory]:
+        """Visible memories matching ``filters``, newest first."""
+        s_sql, s_params = scope_clause(scope)
+        f_sql, f_params = filter_clause(filters)
+        with self._read() as cur:
+            rows = self._exec(
+                cur,
+                f"SELECT {_SELECT} FROM memories m WHERE {s_sql} AND {f_sql}"
+                " ORDER BY m.created_at DESC, m.id DESC LIMIT ? OFFSET ?",
+                [*s_params, *f_params, limit, offset],
+            ).fetchall()
+        return [_row_to_memory(r) for r in rows]
+
+    def search_text(
+        self, terms: Sequence[str], scope: Scope, filters: RecallFilters, *, limit: int
+    ) -> list[TextMatch]:
+        """BM25 search over title, content and tags, scope and filters applied inside."""
+        if not terms:
+            return []
+        q = self.dialect.text_query(terms)
+        s_sql, s_params = scope_clause(scope)
+        f_sql, f_params = filter_clause(filters)
+        sql = (
+            f"SELECT {_SELECT}, {q.score} AS score FROM {q.source}"
+            f" WHERE {q.where} AND {s_sql} AND {f_sql}"
+            " ORDER BY score DESC, m.created_at DESC, m.id DESC LIMIT ?"
+        )
+        with self._read() as cur:
+            rows = self._exec(cur, sql, [*q.params, *s_params, *f_params, limit]).fetchall()
+        return [TextMatch(_row_to_memory(r[:-1]), float(r[-1])) for r in rows]
+
+    def stats(self, scope: Scope) -> Stats:
+        """Counts over what ``scope`` can see."""
+        s_sql, s_params = scope_clause(scope)
+        with self._read() as cur:
+            rows = self._exec(
+                cur,
+                "SELECT m.type, m.store, m.category, m.agent_id, m.archived,"
+                " m.superseded_by IS NOT NULL, COUNT(*)"
+                f" FROM memories m WHERE {s_sql}"
+                " GROUP BY m.type, m.store, m.category, m.agent_id, m.archived,"
+                " m.superseded_by IS NOT NULL",
+                s_params,
+            ).fetchall()
+        by_type: Counter[str] = Counter()
+        by_store: Counter[str] = Counter()
+        by_category: Counter[str] = Counter()
+        by_agent: Counter[str] = Counter()
+        total = archived = superseded = 0
+        for type_, store, category, agent, is_archived, is_superseded, count in rows:
+            total += count
+            if is_archived:
+                archived += count
+            if is_superseded:
+                superseded += count
+            if is_archived or is_superseded:
+                continue
+            by_type[type_] += count
+            by_store[store] += count
+            by_category[category] += count
+            by_agent[agent] += count
+        return Stats(
+            memories=total,
+            archived=archived,
+            superseded=superseded,
+            by_type=dict(sorted(by_type.items())),
+            by_store=dict(sorted(by_store.items())),
+            by_category=dict(sorted(by_category.items())),
+            by_agent=dict(sorted(by_agent.items())),
+            schema_version=self.schema_version(),
+            path=self.location,
+        )
+
+    def iter_memories(self, scope: Scope, *, batch: int = 500) -> Iterator[Memory]:
+        """Every visible memory, oldest first, fetched in keyset pages."""
+        s_sql, s_params = scope_clause(scope)
+        last = 0
+        while True:
+            with self._read() as cur:
+                rows = self._exec(
+                    cur,
+                    f"SELECT m.seq, {_SELECT} FROM memories m WHERE m.seq > ? AND {s_sql}"
+                    " ORDER BY m.seq LIMIT ?",
+                    [last, *s_params, batch],
+                ).fetchall()
+            if not rows:
+                return
+            for row in rows:
+                yield _row_to_memory(row[1:])
+            last = int(rows[-1][0])

@@ -1,0 +1,187 @@
+"""The embedded default backend: one SQLite file, WAL, FTS5.
+
+Many processes may share one file: readers never block (WAL), writers take
+the write lock up front (``BEGIN IMMEDIATE``) and wait for each other up to
+the busy timeout, so concurrent writers lose nothing and never deadlock.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from mindpalace.errors import BusyError, StorageError
+from mindpalace.store.dialect import Dialect, TextQuery
+from mindpalace.store.sql import Cursor, SqlStore
+
+__all__ = ["SQLiteDialect", "SQLiteStore"]
+
+# FTS5 over title, content and tags; ``memories`` is the content table and
+# triggers keep the index in the same transaction as the row.
+_FTS_SCHEMA = [
+    """
+    CREATE VIRTUAL TABLE memories_fts USING fts5(
+        title, content, tags,
+        content = 'memories', content_rowid = 'seq',
+        tokenize = 'porter unicode61 remove_diacritics 2'
+    )
+    """,
+    """
+    CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+        INSERT INTO memories_fts (rowid, title, content, tags)
+        VALUES (new.seq, new.title, new.content, new.tags);
+    END
+    """,
+    """
+    CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+        INSERT INTO memories_fts (memories_fts, rowid, title, content, tags)
+        VALUES ('delete', old.seq, old.title, old.content, old.tags);
+    END
+    """,
+    """
+    CREATE TRIGGER memories_fts_update AFTER UPDATE OF title, content, tags ON memories BEGIN
+        INSERT INTO memories_fts (memories_fts, rowid, title, content, tags)
+        VALUES ('delete', old.seq, old.title, old.content, old.tags);
+        INSERT INTO memories_fts (rowid, title, content, tags)
+        VALUES (new.seq, new.title, new.content, new.tags);
+    END
+    """,
+]
+
+# bm25() column weights: title, content, tags.
+_BM25_WEIGHTS = (1.5, 1.0, 1.0)
+
+
+class SQLiteDialect(Dialect):
+    """SQLite: ``?`` placeholders, INTEGER keys, FTS5."""
+
+    name = "sqlite"
+    serial_pk = "INTEGER PRIMARY KEY"
+    ref_type = "INTEGER"
+    float_type = "REAL"
+
+    def text_index_schema(self) -> list[str]:
+        """FTS5 table and its sync triggers."""
+        return list(_FTS_SCHEMA)
+
+    def text_query(self, terms: Sequence[str]) -> TextQuery:
+        """Any-term FTS5 match; every term is quoted, so no user text is FTS syntax."""
+        match = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+        weights = ", ".join(str(w) for w in _BM25_WEIGHTS)
+        return TextQuery(
+            source="memories_fts JOIN memories m ON m.seq = memories_fts.rowid",
+            where="memories_fts MATCH ?",
+            score=f"-bm25(memories_fts, {weights})",
+            params=(match,),
+        )
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+class SQLiteStore(SqlStore):
+    """A palace in one SQLite file (or ``:memory:``)."""
+
+    dialect = SQLiteDialect()
+
+    def __init__(self, path: str | Path, *, busy_timeout: float = 30.0) -> None:
+        self._path = str(path)
+        self._busy_timeout = busy_timeout
+        self._lock = threading.RLock()
+        if self._path != ":memory:":
+            Path(self._path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._conn = sqlite3.connect(
+                self._path,
+                timeout=busy_timeout,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+        except sqlite3.Error as exc:
+            raise StorageError(f"cannot open {self._path}: {exc}") from exc
+        try:
+            self._configure()
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            self._conn.close()
+            raise StorageError(f"cannot use {self._path}: {exc}") from exc
+        except BaseException:
+            self._conn.close()
+            raise
+
+    def _configure(self) -> None:
+        deadline = time.monotonic() + self._busy_timeout
+        while True:
+            try:
+                self._conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
+                self._conn.execute("PRAGMA journal_mode = WAL")
+                self._conn.execute("PRAGMA synchronous = NORMAL")
+                self._conn.execute("PRAGMA foreign_keys = ON")
+                return
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
+
+    @property
+    def location(self) -> str:
+        """The database file."""
+        return self._path
+
+    @contextmanager
+    def _write(self) -> Iterator[Cursor]:
+        with self._lock:
+            cur = self._conn.cursor()
+            deadline = time.monotonic() + self._busy_timeout
+            while True:
+                try:
+                    cur.execute("BEGIN IMMEDIATE")
+                    break
+                except sqlite3.OperationalError as exc:
+                    if not _is_busy(exc):
+                        raise
+                    if time.monotonic() > deadline:
+                        raise BusyError(
+                            f"{self._path} stayed locked for {self._busy_timeout:.0f} s"
+                        ) from exc
+                    time.sleep(0.005)
+            try:
+                yield cur
+                cur.execute("COMMIT")
+            except BaseException:
+                if self._conn.in_transaction:
+                    cur.execute("ROLLBACK")
+                raise
+            finally:
+                cur.close()
+
+    @contextmanager
+    def _read(self) -> Iterator[Cursor]:
+        with self._lock:
+            cur = self._conn.cursor()
+            try:
+                yield cur
+            finally:
+                cur.close()
+
+    def _is_unique_violation(self, exc: BaseException) -> bool:
+        return isinstance(exc, sqlite3.IntegrityError) and "UNIQUE" in str(exc)
+
+    def integrity_check(self) -> str:
+        """``PRAGMA integrity_check`` and the FTS index's own check; "ok" when sound."""
+        with self._read() as cur:
+            result = str(cur.execute("PRAGMA integrity_check").fetchone()[0])
+            if result == "ok":
+                cur.execute("INSERT INTO memories_fts (memories_fts) VALUES ('integrity-check')")
+        return result
+
+    def close(self) -> None:
+        """Close the connection. Idempotent."""
+        with self._lock:
+            self._conn.close()

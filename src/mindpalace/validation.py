@@ -1,0 +1,251 @@
+"""Input checks shared by every entry point. Each failure is a ``ValidationError``
+that names the field and, for finite sets, the valid options."""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import json
+import math
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timezone
+from typing import Any, TypeVar
+
+from mindpalace.errors import ValidationError
+from mindpalace.models import (
+    Category,
+    Memory,
+    MemoryType,
+    Source,
+    StoreKind,
+    Visibility,
+    normalise_tags,
+    parse_enum,
+)
+
+__all__ = [
+    "MAX_TAGS",
+    "MAX_TAG_CHARS",
+    "MAX_TITLE_CHARS",
+    "check_content",
+    "check_identifier",
+    "check_limit",
+    "check_metadata",
+    "check_tags",
+    "check_title",
+    "check_unit",
+    "content_hash",
+    "memory_from_dict",
+    "parse_datetime",
+    "parse_many",
+]
+
+MAX_TITLE_CHARS = 500
+MAX_TAGS = 64
+MAX_TAG_CHARS = 64
+MAX_IDENTIFIER_CHARS = 128
+
+_SPACE = re.compile(r"\s+")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+E = TypeVar("E", bound=enum.Enum)
+
+
+def content_hash(content: str) -> str:
+    """SHA-256 of the text with Unicode, case and whitespace differences folded."""
+    folded = _SPACE.sub(" ", unicodedata.normalize("NFKC", content).casefold()).strip()
+    return hashlib.sha256(folded.encode("utf-8")).hexdigest()
+
+
+def check_content(content: object, *, max_chars: int) -> str:
+    """Content stripped of surrounding whitespace; non-empty and at most ``max_chars``."""
+    if not isinstance(content, str):
+        raise ValidationError("content", content, reason="content must be a string")
+    text = content.strip()
+    if not text:
+        raise ValidationError("content", content, reason="content must not be empty")
+    if len(text) > max_chars:
+        raise ValidationError(
+            "content",
+            f"<{len(text)} characters>",
+            reason=f"content has {len(text)} characters; the limit is {max_chars}"
+            " (set MINDPALACE_MAX_CONTENT to change it)",
+        )
+    return text
+
+
+def check_title(title: object) -> str | None:
+    """An optional one-line title of at most ``MAX_TITLE_CHARS``."""
+    if title is None:
+        return None
+    if not isinstance(title, str):
+        raise ValidationError("title", title, reason="title must be a string")
+    text = _SPACE.sub(" ", title).strip()
+    if len(text) > MAX_TITLE_CHARS:
+        raise ValidationError(
+            "title", title, reason=f"title is longer than {MAX_TITLE_CHARS} characters"
+        )
+    return text or None
+
+
+def check_identifier(value: object, field: str, *, optional: bool = False) -> str | None:
+    """An agent, group or channel name: 1-128 printable characters."""
+    if value is None or value == "":
+        if optional:
+            return None
+        raise ValidationError(field, value, reason=f"{field} must not be empty")
+    if not isinstance(value, str):
+        raise ValidationError(field, value, reason=f"{field} must be a string")
+    text = value.strip()
+    if not text or len(text) > MAX_IDENTIFIER_CHARS or _CONTROL.search(text):
+        raise ValidationError(
+            field,
+            value,
+            reason=f"{field} must be 1-{MAX_IDENTIFIER_CHARS} printable characters",
+        )
+    return text
+
+
+def check_tags(tags: Iterable[str] | str | None) -> tuple[str, ...]:
+    """Normalised tags: at most ``MAX_TAGS``, each at most ``MAX_TAG_CHARS``."""
+    result = normalise_tags(tags)
+    if len(result) > MAX_TAGS:
+        raise ValidationError("tags", len(result), reason=f"at most {MAX_TAGS} tags")
+    for tag in result:
+        if len(tag) > MAX_TAG_CHARS or _CONTROL.search(tag):
+            raise ValidationError(
+                "tags", tag, reason=f"tags must be 1-{MAX_TAG_CHARS} printable characters"
+            )
+    return result
+
+
+def check_limit(limit: object, *, low: int, high: int, field: str = "limit") -> int:
+    """An integer in ``[low, high]``."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or not low <= limit <= high:
+        raise ValidationError(
+            field, limit, reason=f"{field} must be an integer from {low} to {high}, got {limit!r}"
+        )
+    return limit
+
+
+def check_unit(value: object, field: str) -> float:
+    """A number in 0-1."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValidationError(field, value, reason=f"{field} must be a number from 0 to 1")
+    number = float(value)
+    if math.isnan(number) or not 0.0 <= number <= 1.0:
+        raise ValidationError(field, value, reason=f"{field} must be a number from 0 to 1")
+    return number
+
+
+def check_metadata(metadata: object) -> dict[str, Any]:
+    """A JSON-serialisable mapping with string keys."""
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, Mapping) or not all(isinstance(k, str) for k in metadata):
+        raise ValidationError(
+            "metadata", metadata, reason="metadata must be a mapping with string keys"
+        )
+    try:
+        json.dumps(metadata, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(
+            "metadata", metadata, reason=f"metadata must be JSON-serialisable: {exc}"
+        ) from None
+    return dict(metadata)
+
+
+def parse_datetime(value: object, field: str) -> datetime | None:
+    """A timezone-aware UTC datetime from a datetime or an ISO 8601 string.
+
+    Naive values are taken as UTC; a bare date means its midnight UTC.
+    """
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        parsed = value
+    elif isinstance(value, str):
+        try:
+            parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise ValidationError(
+                field, value, reason=f"{field} must be an ISO 8601 date or time, got {value!r}"
+            ) from None
+    else:
+        raise ValidationError(field, value, reason=f"{field} must be an ISO 8601 date or time")
+    if parsed.tzinfo is None:
+        return parsed.replace(tzinfo=timezone.utc)
+    return parsed.astimezone(timezone.utc)
+
+
+def parse_many(cls: type[E], values: object, field: str) -> tuple[E, ...]:
+    """Enum members from one value, a comma-separated string, or an iterable."""
+    if values is None:
+        return ()
+    items: Iterable[object]
+    if isinstance(values, str):
+        items = [v for v in values.split(",") if v.strip()]
+    elif isinstance(values, enum.Enum):
+        items = [values]
+    elif isinstance(values, Iterable):
+        items = values
+    else:
+        raise ValidationError(field, values, valid=[str(m.value) for m in cls])
+    return tuple(dict.fromkeys(parse_enum(cls, v, field) for v in items))
+
+
+def _required(data: Mapping[str, Any], key: str) -> Any:
+    if key not in data:
+        raise ValidationError(key, None, reason=f"record has no {key!r} field")
+    return data[key]
+
+
+def memory_from_dict(data: Mapping[str, Any], *, max_chars: int) -> Memory:
+    """A complete memory from its ``Memory.to_dict`` form (import), validated."""
+    created = parse_datetime(_required(data, "created_at"), "created_at")
+    updated = parse_datetime(data.get("updated_at") or created, "updated_at")
+    assert created is not None and updated is not None
+    content = check_content(_required(data, "content"), max_chars=max_chars)
+    visibility = parse_enum(Visibility, data.get("visibility", "isolated"), "visibility")
+    group = check_identifier(data.get("group"), "group", optional=True)
+    if (visibility is Visibility.GROUP) != (group is not None):
+        raise ValidationError(
+            "group", group, reason="group is required exactly when visibility is group"
+        )
+    memory_id = _required(data, "id")
+    if not isinstance(memory_id, str) or not memory_id:
+        raise ValidationError("id", memory_id, reason="id must be a non-empty string")
+    access_count = data.get("access_count", 0)
+    if isinstance(access_count, bool) or not isinstance(access_count, int) or access_count < 0:
+        raise ValidationError("access_count", access_count, reason="access_count must be >= 0")
+    agent = check_identifier(_required(data, "agent_id"), "agent_id")
+    assert agent is not None
+    return Memory(
+        id=memory_id,
+        content=content,
+        content_hash=content_hash(content),
+        agent_id=agent,
+        title=check_title(data.get("title")),
+        type=parse_enum(MemoryType, data.get("type", "unknown"), "type"),
+        store=parse_enum(StoreKind, data.get("store", "semantic"), "store"),
+        category=parse_enum(Category, data.get("category", "fact"), "category"),
+        tags=check_tags(data.get("tags")),
+        source=parse_enum(Source, data.get("source", "import"), "source"),
+        visibility=visibility,
+        group=group,
+        channel=check_identifier(data.get("channel"), "channel", optional=True),
+        created_at=created,
+        updated_at=updated,
+        last_accessed_at=parse_datetime(data.get("last_accessed_at"), "last_accessed_at"),
+        valid_from=parse_datetime(data.get("valid_from"), "valid_from"),
+        valid_to=parse_datetime(data.get("valid_to"), "valid_to"),
+        superseded_by=data.get("superseded_by") or None,
+        strength=check_unit(data.get("strength", 0.5), "strength"),
+        confidence=check_unit(data.get("confidence", 1.0), "confidence"),
+        access_count=access_count,
+        archived=bool(data.get("archived", False)),
+        constraint=bool(data.get("constraint", False)),
+        metadata=check_metadata(data.get("metadata")),
+    )
