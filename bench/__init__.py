@@ -1,0 +1,1 @@
+"""Benchmarks (quality and speed); not tests."""

@@ -1,0 +1,165 @@
+"""The Store protocol, checked the same way on every backend."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from mindpalace.models import (
+    Category,
+    Memory,
+    NewMemory,
+    RecallFilters,
+    Scope,
+    Visibility,
+)
+from mindpalace.store import Store
+from mindpalace.validation import content_hash
+
+T0 = datetime(2026, 3, 1, tzinfo=timezone.utc)
+ANY = RecallFilters()
+OWNER = Scope(agent_id="owner")
+
+
+def new(text: str, **kw: object) -> NewMemory:
+    fields: dict[str, object] = {"agent_id": "owner", **kw}
+    return NewMemory(content=text, content_hash=content_hash(text), **fields)  # type: ignore[arg-type]
+
+
+def add(store: Store, text: str, n: int = 0, **kw: object) -> Memory:
+    return store.add(
+        new(text, **kw), memory_id=f"mem_{n:04d}", now=T0 + timedelta(minutes=n)
+    ).memory
+
+
+def test_add_then_get(store: Store) -> None:
+    result = store.add(new("hello store", tags=("a", "b")), memory_id="mem_1", now=T0)
+    assert result.created
+    got = store.get("mem_1", OWNER)
+    assert got == result.memory
+    assert got is not None and got.tags == ("a", "b") and got.created_at == T0
+
+
+def test_duplicate_returns_existing(store: Store) -> None:
+    first = store.add(new("dup text"), memory_id="mem_1", now=T0)
+    second = store.add(new("dup text"), memory_id="mem_2", now=T0 + timedelta(seconds=5))
+    assert not second.created
+    assert second.memory.id == "mem_1"
+    assert second.memory.strength > first.memory.strength
+    assert second.memory.updated_at == T0 + timedelta(seconds=5)
+    assert store.get("mem_2", OWNER) is None
+
+
+def test_search_text_scores_and_filters_inside(store: Store) -> None:
+    add(store, "postgres replication lag alert", 1, category=Category.EVENT)
+    add(store, "postgres vacuum settings", 2)
+    add(store, "redis eviction policy", 3)
+    matches = store.search_text(["postgres", "lag"], OWNER, ANY, limit=10)
+    assert [m.memory.id for m in matches] == ["mem_0001", "mem_0002"]
+    assert matches[0].bm25 > matches[1].bm25 > 0
+    only_events = RecallFilters(categories=(Category.EVENT,))
+    assert [m.memory.id for m in store.search_text(["postgres"], OWNER, only_events, limit=10)] == [
+        "mem_0001"
+    ]
+    assert store.search_text([], OWNER, ANY, limit=10) == []
+
+
+def test_search_applies_scope_before_limit(store: Store) -> None:
+    # Many strong matches of another agent must not crowd out the owner's one.
+    for n in range(30):
+        store.add(
+            new("kafka kafka kafka topic", agent_id=f"other{n}"),
+            memory_id=f"mem_o{n}",
+            now=T0,
+        )
+    add(store, "a kafka note", 99)
+    matches = store.search_text(["kafka"], OWNER, ANY, limit=1)
+    assert [m.memory.id for m in matches] == ["mem_0099"]
+
+
+def test_stemming(store: Store) -> None:
+    add(store, "we were deploying the services", 1)
+    assert [m.memory.id for m in store.search_text(["deploy"], OWNER, ANY, limit=5)] == ["mem_0001"]
+
+
+def test_text_index_follows_delete(store: Store) -> None:
+    add(store, "ephemeral unicorn", 1)
+    assert store.delete("mem_0001", owner="owner")
+    assert store.search_text(["unicorn"], OWNER, ANY, limit=5) == []
+    assert not store.delete("mem_0001", owner="owner")
+
+
+def test_archive_and_delete_respect_owner(store: Store) -> None:
+    add(store, "owned", 1)
+    assert not store.archive("mem_0001", owner="intruder", now=T0)
+    assert not store.delete("mem_0001", owner="intruder")
+    assert store.archive("mem_0001", owner="owner", now=T0)
+    got = store.get("mem_0001", OWNER)
+    assert got is not None and got.archived
+    assert store.archive("mem_0001", owner=None, now=T0)  # management
+
+
+@pytest.mark.parametrize(
+    ("scope", "visible"),
+    [
+        (Scope(agent_id="owner"), {"iso", "shared", "group", "chan"} - {"chan"}),
+        (Scope(agent_id="stranger"), {"shared"}),
+        (Scope(agent_id="stranger", groups=("g1",)), {"shared", "group"}),
+        (Scope(agent_id="stranger", groups=("g2",)), {"shared"}),
+        (Scope(agent_id="owner", channel="c1"), {"iso", "shared", "group", "chan"}),
+        (Scope(agent_id="owner", channel="c2"), {"iso", "shared", "group"}),
+        (Scope.management(), {"iso", "shared", "group", "chan"}),
+    ],
+)
+def test_scope_rules_on_every_read(store: Store, scope: Scope, visible: set[str]) -> None:
+    store.add(new("zeta iso"), memory_id="iso", now=T0)
+    store.add(new("zeta shared", visibility=Visibility.SHARED), memory_id="shared", now=T0)
+    store.add(new("zeta group", visibility=Visibility.GROUP, group="g1"), memory_id="group", now=T0)
+    store.add(new("zeta chan", channel="c1"), memory_id="chan", now=T0)
+    assert {m.memory.id for m in store.search_text(["zeta"], scope, ANY, limit=50)} == visible
+    assert {m.id for m in store.list_memories(scope, ANY, limit=50)} == visible
+    assert {m.id for m in store.iter_memories(scope)} == visible
+    assert {i for i in ("iso", "shared", "group", "chan") if store.get(i, scope)} == visible
+    assert store.stats(scope).memories == len(visible)
+
+
+def test_list_order_and_paging(store: Store) -> None:
+    for n in range(5):
+        add(store, f"entry {n}", n)
+    ids = [m.id for m in store.list_memories(OWNER, ANY, limit=10)]
+    assert ids == [f"mem_{n:04d}" for n in (4, 3, 2, 1, 0)]
+    assert [m.id for m in store.list_memories(OWNER, ANY, limit=2, offset=2)] == ids[2:4]
+
+
+def test_iter_memories_pages(store: Store) -> None:
+    for n in range(23):
+        add(store, f"item {n}", n)
+    assert [m.id for m in store.iter_memories(OWNER, batch=5)] == [
+        f"mem_{n:04d}" for n in range(23)
+    ]
+
+
+def test_import_keeps_everything_and_skips_present(store: Store) -> None:
+    original = add(store, "imported text", 1)
+    copy = replace(
+        original,
+        id="mem_new",
+        content="another text",
+        content_hash=content_hash("another text"),
+        archived=True,
+    )
+    report = store.import_memories([original, copy])
+    assert (report.inserted, report.skipped) == (1, 1)
+    assert store.get("mem_new", OWNER) == copy
+
+
+def test_import_is_one_transaction(store: Store) -> None:
+    good = replace(
+        add(store, "seed", 1), id="mem_x", content="fresh", content_hash=content_hash("fresh")
+    )
+    bad = replace(good, id="mem_y", content="bad", content_hash=content_hash("bad"), tags=(None,))  # type: ignore[arg-type]
+    with pytest.raises(Exception):  # noqa: B017 - the backend's own error
+        store.import_memories([good, bad])
+    assert store.get("mem_x", OWNER) is None
