@@ -7,6 +7,8 @@ Every error the library raises on purpose is a ``MindPalaceError``::
     ├── NotFoundError        no memory with that id in the caller's scope
     ├── PermissionDenied     visible, but only its owner agent may change it
     ├── ConfigError          settings that cannot work (bad path, bad env value)
+    ├── EmbeddingError       the embedding model or service failed
+    │   └── EmbeddingMismatch  the palace's vectors come from another model
     └── StorageError         the database refused (corrupt file, newer schema)
         └── BusyError        the database stayed locked past the retry budget
 
@@ -22,6 +24,8 @@ from collections.abc import Iterable
 __all__ = [
     "BusyError",
     "ConfigError",
+    "EmbeddingError",
+    "EmbeddingMismatch",
     "MindPalaceError",
     "NotFoundError",
     "PermissionDenied",
@@ -88,6 +92,14 @@ class PermissionDenied(MindPalaceError):
 
 class ConfigError(MindPalaceError):
     """A setting cannot work as given."""
+
+
+class EmbeddingError(MindPalaceError):
+    """The embedding model or service failed; recall falls back to text search."""
+
+
+class EmbeddingMismatch(EmbeddingError):
+    """The palace's vectors were made by another model; run ``mindpalace reindex``."""
 
 
 class StorageError(MindPalaceError):

@@ -18,6 +18,7 @@ from mindpalace.errors import ValidationError
 __all__ = [
     "DEFAULT_AGENT",
     "Category",
+    "EmbeddingConfig",
     "Hit",
     "Memory",
     "MemoryType",
@@ -109,6 +110,19 @@ def parse_enum(cls: type[E], value: object, field_name: str) -> E:
 
 
 @dataclass(frozen=True, slots=True)
+class EmbeddingConfig:
+    """Which model made a palace's vectors (seed 001's ``embedding_config``).
+
+    Vectors of different configs are never compared: a palace records its
+    config and refuses another until it is re-indexed.
+    """
+
+    provider: str
+    model: str
+    dimensions: int
+
+
+@dataclass(frozen=True, slots=True)
 class Scope:
     """Whose eyes a read or write goes through.
 
@@ -137,6 +151,8 @@ class NewMemory:
     content_hash: str
     agent_id: str
     title: str | None = None
+    context: str | None = None
+    embed_hash: str | None = None
     type: MemoryType = MemoryType.UNKNOWN
     store: StoreKind = StoreKind.SEMANTIC
     category: Category = Category.FACT
@@ -155,13 +171,19 @@ class NewMemory:
 
 @dataclass(frozen=True, slots=True)
 class Memory:
-    """One stored memory."""
+    """One stored memory.
+
+    ``context`` is text that helps find the memory (for a conversation turn,
+    the turn before it and the session date) without being part of it: it is
+    indexed for search and embedding, never shown as the memory's content.
+    """
 
     id: str
     content: str
     content_hash: str
     agent_id: str
     title: str | None
+    context: str | None
     type: MemoryType
     store: StoreKind
     category: Category

@@ -30,6 +30,7 @@ __all__ = [
     "MAX_TAG_CHARS",
     "MAX_TITLE_CHARS",
     "check_content",
+    "check_context",
     "check_identifier",
     "check_limit",
     "check_metadata",
@@ -74,6 +75,20 @@ def check_content(content: object, *, max_chars: int) -> str:
             " (set MINDPALACE_MAX_CONTENT to change it)",
         )
     return text
+
+
+def check_context(context: object, *, max_chars: int) -> str | None:
+    """Optional search context: a string of at most ``max_chars`` (empty means none)."""
+    if context is None:
+        return None
+    if not isinstance(context, str):
+        raise ValidationError("context", context, reason="context must be a string")
+    text = context.strip()
+    if len(text) > max_chars:
+        raise ValidationError(
+            "context", f"<{len(text)} characters>", reason=f"context is longer than {max_chars}"
+        )
+    return text or None
 
 
 def check_title(title: object) -> str | None:
@@ -228,6 +243,7 @@ def memory_from_dict(data: Mapping[str, Any], *, max_chars: int) -> Memory:
         content_hash=content_hash(content),
         agent_id=agent,
         title=check_title(data.get("title")),
+        context=check_context(data.get("context"), max_chars=max_chars),
         type=parse_enum(MemoryType, data.get("type", "unknown"), "type"),
         store=parse_enum(StoreKind, data.get("store", "semantic"), "store"),
         category=parse_enum(Category, data.get("category", "fact"), "category"),

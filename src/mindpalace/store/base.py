@@ -7,14 +7,105 @@ or ranked. Every write is one transaction.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
-from mindpalace.models import Memory, NewMemory, RecallFilters, Scope, Stats
+import numpy as np
+import numpy.typing as npt
 
-__all__ = ["AddResult", "ImportReport", "Store", "TextMatch"]
+from mindpalace.models import EmbeddingConfig, Memory, NewMemory, RecallFilters, Scope, Stats
+
+__all__ = ["AddResult", "ImportReport", "Store", "TextMatch", "VectorBatch", "VectorTable"]
+
+
+@dataclass(frozen=True, slots=True)
+class VectorBatch:
+    """Vectors to store: text hash -> float32 bytes, all of one model."""
+
+    model: str
+    vectors: Mapping[str, bytes]
+
+
+@dataclass(frozen=True, slots=True)
+class VectorTable:
+    """Every embedded memory of a palace as column arrays, row i = one memory.
+
+    Carries what scope and filters need, so dense search can mask exactly
+    before ranking. String columns are factorised: ``agent`` holds codes into
+    ``agent_names``, and so on.
+    """
+
+    ids: npt.NDArray[np.object_]
+    matrix: npt.NDArray[np.float32]
+    agent: npt.NDArray[np.int32]
+    agent_names: tuple[str, ...]
+    visibility: npt.NDArray[np.int32]
+    visibility_names: tuple[str, ...]
+    group: npt.NDArray[np.int32]
+    group_names: tuple[str, ...]
+    channel: npt.NDArray[np.int32]
+    channel_names: tuple[str, ...]
+    type: npt.NDArray[np.int32]
+    type_names: tuple[str, ...]
+    store: npt.NDArray[np.int32]
+    store_names: tuple[str, ...]
+    category: npt.NDArray[np.int32]
+    category_names: tuple[str, ...]
+    archived: npt.NDArray[np.bool_]
+    superseded: npt.NDArray[np.bool_]
+    created_at: npt.NDArray[np.float64]
+
+    def __len__(self) -> int:
+        return int(self.ids.shape[0])
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[Sequence[Any]], dimensions: int = 0) -> VectorTable:
+        """Build from rows of (id, agent, visibility, group, channel, archived,
+        superseded, type, store, category, created_at, vector bytes)."""
+
+        def factor(index: int) -> tuple[npt.NDArray[np.int32], tuple[str, ...]]:
+            names, codes = np.unique(
+                np.array([str(r[index]) for r in rows], dtype=object), return_inverse=True
+            )
+            return codes.astype(np.int32).reshape(-1), tuple(str(n) for n in names)
+
+        count = len(rows)
+        if count:
+            dims = len(rows[0][11]) // 4
+            matrix = np.frombuffer(b"".join(r[11] for r in rows), dtype=np.float32)
+            matrix = matrix.reshape(count, dims)
+        else:
+            matrix = np.zeros((0, dimensions), dtype=np.float32)
+        agent, agent_names = factor(1)
+        visibility, visibility_names = factor(2)
+        group, group_names = factor(3)
+        channel, channel_names = factor(4)
+        type_, type_names = factor(7)
+        store, store_names = factor(8)
+        category, category_names = factor(9)
+        return cls(
+            ids=np.array([str(r[0]) for r in rows], dtype=object),
+            matrix=matrix,
+            agent=agent,
+            agent_names=agent_names,
+            visibility=visibility,
+            visibility_names=visibility_names,
+            group=group,
+            group_names=group_names,
+            channel=channel,
+            channel_names=channel_names,
+            type=type_,
+            type_names=type_names,
+            store=store,
+            store_names=store_names,
+            category=category,
+            category_names=category_names,
+            archived=np.array([bool(r[5]) for r in rows], dtype=bool),
+            superseded=np.array([bool(r[6]) for r in rows], dtype=bool),
+            created_at=np.array([float(r[10]) for r in rows], dtype=np.float64),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,12 +148,62 @@ class Store(Protocol):
         """Release connections. Idempotent."""
         ...
 
-    def add(self, new: NewMemory, *, memory_id: str, now: datetime) -> AddResult:
-        """Write ``new`` unless its content hash already exists in its scope.
+    def add(
+        self,
+        new: NewMemory,
+        *,
+        memory_id: str,
+        now: datetime,
+        vectors: VectorBatch | None = None,
+    ) -> AddResult:
+        """Write ``new`` (and ``vectors``) unless its content hash already exists
+        in its scope.
 
         When it exists, the existing memory is returned with its strength
         bumped (and un-archived); no second row is written.
         """
+        ...
+
+    def add_many(
+        self,
+        items: Sequence[tuple[NewMemory, str]],
+        *,
+        now: datetime,
+        vectors: VectorBatch | None = None,
+    ) -> list[AddResult]:
+        """``add`` for (memory, id) pairs in one transaction: all or nothing."""
+        ...
+
+    def assign_vectors(self, assignments: Mapping[str, str], vectors: VectorBatch) -> None:
+        """Store ``vectors`` and point memories (id -> text hash) at them, in one transaction."""
+        ...
+
+    def set_embedding_config(self, config: EmbeddingConfig, *, drop_other_models: bool) -> None:
+        """Record the model the palace's vectors come from."""
+        ...
+
+    def embedding_config(self) -> EmbeddingConfig | None:
+        """The recorded model, if any."""
+        ...
+
+    def missing_vectors(self, model: str, text_hashes: Iterable[str]) -> set[str]:
+        """Which of ``text_hashes`` have no stored vector for ``model``."""
+        ...
+
+    def generation(self) -> int:
+        """A number that changes whenever anything is written (cache invalidation)."""
+        ...
+
+    def load_vectors(self, model: str) -> VectorTable:
+        """Every memory's vector for ``model``, with its scope and filter columns."""
+        ...
+
+    def get_many(self, memory_ids: Sequence[str], scope: Scope) -> dict[str, Memory]:
+        """The memories among ``memory_ids`` that ``scope`` may see, by id."""
+        ...
+
+    def ids_matching(self, scope: Scope, filters: RecallFilters) -> set[str]:
+        """Ids of every memory ``scope`` may see that matches ``filters``."""
         ...
 
     def get(self, memory_id: str, scope: Scope) -> Memory | None:
@@ -102,7 +243,14 @@ class Store(Protocol):
         """Every visible memory (archived and superseded included), oldest first."""
         ...
 
-    def import_memories(self, memories: Iterable[Memory]) -> ImportReport:
+    def import_memories(
+        self,
+        memories: Iterable[Memory],
+        *,
+        embed_hashes: Mapping[str, str] | None = None,
+        vectors: VectorBatch | None = None,
+    ) -> ImportReport:
         """Write complete memories as they are (ids and timestamps kept), in one
-        transaction. A memory whose id or scoped content hash exists is skipped."""
+        transaction. A memory whose id or scoped content hash exists is skipped.
+        ``embed_hashes`` maps memory ids to the hash of their embedded text."""
         ...

@@ -35,6 +35,7 @@ class Dialect(abc.ABC):
     serial_pk: str  # auto-increment integer primary key column type
     ref_type: str  # column type of a reference to that key
     float_type: str
+    blob_type: str
     placeholder: str = "?"
 
     def sql(self, text: str) -> str:

@@ -35,6 +35,8 @@ def _v1_memories(d: Dialect) -> list[str]:
             content TEXT NOT NULL,
             content_hash TEXT NOT NULL,
             title TEXT,
+            context TEXT,
+            embed_hash TEXT,
             type TEXT NOT NULL,
             store TEXT NOT NULL,
             category TEXT NOT NULL,
@@ -72,11 +74,34 @@ def _v1_memories(d: Dialect) -> list[str]:
         )
         """,
         "CREATE INDEX memory_tags_memory ON memory_tags (memory_seq)",
+        # Vectors keyed by the hash of the text embedded, so unchanged text is
+        # never embedded twice, whatever memory it belongs to.
+        f"""
+        CREATE TABLE embeddings (
+            model TEXT NOT NULL,
+            text_hash TEXT NOT NULL,
+            vector {d.blob_type} NOT NULL,
+            PRIMARY KEY (model, text_hash)
+        )
+        """,
+        """
+        CREATE TABLE embedding_config (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            provider TEXT NOT NULL,
+            model TEXT NOT NULL,
+            dimensions INTEGER NOT NULL
+        )
+        """,
+        # Bumped by every write, so in-process caches know when to reload.
+        "CREATE TABLE palace_meta (key TEXT PRIMARY KEY, value BIGINT NOT NULL)",
+        "INSERT INTO palace_meta (key, value) VALUES ('generation', 0)",
         *d.text_index_schema(),
     ]
 
 
-MIGRATIONS: tuple[Migration, ...] = (Migration(1, "memories, tags, full-text index", _v1_memories),)
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "memories, tags, embeddings, full-text index", _v1_memories),
+)
 
 
 def latest_version() -> int:

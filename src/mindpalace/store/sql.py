@@ -10,14 +10,15 @@ from __future__ import annotations
 import abc
 import json
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime, timezone
 from typing import Any
 
 from mindpalace.errors import StorageError
 from mindpalace.models import (
     Category,
+    EmbeddingConfig,
     Memory,
     MemoryType,
     NewMemory,
@@ -28,7 +29,7 @@ from mindpalace.models import (
     StoreKind,
     Visibility,
 )
-from mindpalace.store.base import AddResult, ImportReport, TextMatch
+from mindpalace.store.base import AddResult, ImportReport, TextMatch, VectorBatch, VectorTable
 from mindpalace.store.dialect import Dialect
 from mindpalace.store.migrations import MIGRATIONS, latest_version
 
@@ -42,6 +43,7 @@ MEMORY_COLUMNS = (
     "content_hash",
     "agent_id",
     "title",
+    "context",
     "type",
     "store",
     "category",
@@ -96,6 +98,7 @@ def _row_to_memory(row: Sequence[Any]) -> Memory:
         content_hash=r["content_hash"],
         agent_id=r["agent_id"],
         title=r["title"],
+        context=r["context"],
         type=MemoryType(r["type"]),
         store=StoreKind(r["store"]),
         category=Category(r["category"]),
@@ -126,6 +129,7 @@ def _memory_row(m: Memory) -> tuple[Any, ...]:
         "content_hash": m.content_hash,
         "agent_id": m.agent_id,
         "title": m.title,
+        "context": m.context,
         "type": m.type.value,
         "store": m.store.value,
         "category": m.category.value,
@@ -279,18 +283,38 @@ class SqlStore(abc.ABC):
 
     # -- writes -------------------------------------------------------------------
 
-    def _insert(self, cur: Cursor, memory: Memory) -> None:
-        columns = ", ".join(MEMORY_COLUMNS)
-        marks = ", ".join("?" for _ in MEMORY_COLUMNS)
-        self._exec(cur, f"INSERT INTO memories ({columns}) VALUES ({marks})", _memory_row(memory))
+    @contextmanager
+    def _mutate(self) -> Iterator[Cursor]:
+        """A write transaction that also bumps the palace generation."""
+        with self._write() as cur:
+            yield cur
+            self._exec(cur, "UPDATE palace_meta SET value = value + 1 WHERE key = 'generation'")
+
+    def _insert(self, cur: Cursor, memory: Memory, embed_hash: str | None) -> None:
+        columns = ", ".join((*MEMORY_COLUMNS, "embed_hash"))
+        marks = ", ".join("?" for _ in range(len(MEMORY_COLUMNS) + 1))
+        self._exec(
+            cur,
+            f"INSERT INTO memories ({columns}) VALUES ({marks})",
+            (*_memory_row(memory), embed_hash),
+        )
         if memory.tags:
-            seq = self._exec(cur, "SELECT seq FROM memories WHERE id = ?", (memory.id,)).fetchone()[
-                0
-            ]
+            row = self._exec(cur, "SELECT seq FROM memories WHERE id = ?", (memory.id,)).fetchone()
             for tag in memory.tags:
                 self._exec(
-                    cur, "INSERT INTO memory_tags (memory_seq, tag) VALUES (?, ?)", (seq, tag)
+                    cur, "INSERT INTO memory_tags (memory_seq, tag) VALUES (?, ?)", (row[0], tag)
                 )
+
+    def _put_vectors(self, cur: Cursor, vectors: VectorBatch | None) -> None:
+        if vectors is None:
+            return
+        for text_hash, blob in vectors.vectors.items():
+            self._exec(
+                cur,
+                "INSERT INTO embeddings (model, text_hash, vector) VALUES (?, ?, ?)"
+                " ON CONFLICT (model, text_hash) DO NOTHING",
+                (vectors.model, text_hash, blob),
+            )
 
     def _find_duplicate(self, cur: Cursor, memory: Memory | NewMemory) -> str | None:
         row = self._exec(
@@ -312,62 +336,91 @@ class SqlStore(abc.ABC):
         found = row.fetchone()
         return None if found is None else _row_to_memory(found)
 
-    def add(self, new: NewMemory, *, memory_id: str, now: datetime) -> AddResult:
+    def add(
+        self,
+        new: NewMemory,
+        *,
+        memory_id: str,
+        now: datetime,
+        vectors: VectorBatch | None = None,
+    ) -> AddResult:
         """Write ``new``, or bump the existing memory with the same scoped hash."""
+        return self.add_many([(new, memory_id)], now=now, vectors=vectors)[0]
+
+    def add_many(
+        self,
+        items: Sequence[tuple[NewMemory, str]],
+        *,
+        now: datetime,
+        vectors: VectorBatch | None = None,
+    ) -> list[AddResult]:
+        """``add`` for many memories in one transaction (all or nothing)."""
         try:
-            return self._add_once(new, memory_id, now)
+            return self._add_many_once(items, now, vectors)
         except Exception as exc:
             # Two writers raced to insert the same text (possible where the
             # backend does not serialise writers): the winner's row exists now.
             if not self._is_unique_violation(exc):
                 raise
-            return self._add_once(new, memory_id, now)
+            return self._add_many_once(items, now, vectors)
 
-    def _add_once(self, new: NewMemory, memory_id: str, now: datetime) -> AddResult:
-        stamp = to_epoch(now)
-        with self._write() as cur:
-            existing = self._find_duplicate(cur, new)
-            if existing is not None:
-                self._exec(
-                    cur,
-                    "UPDATE memories SET strength = strength + (1.0 - strength) * ?,"
-                    " updated_at = ?, archived = 0 WHERE id = ?",
-                    (_STRENGTH_BUMP, stamp, existing),
-                )
-                found = self._get(cur, existing)
-                assert found is not None
-                return AddResult(found, created=False)
-            memory = Memory(
-                id=memory_id,
-                content=new.content,
-                content_hash=new.content_hash,
-                agent_id=new.agent_id,
-                title=new.title,
-                type=new.type,
-                store=new.store,
-                category=new.category,
-                tags=new.tags,
-                source=new.source,
-                visibility=new.visibility,
-                group=new.group,
-                channel=new.channel,
-                created_at=now,
-                updated_at=now,
-                last_accessed_at=None,
-                valid_from=new.valid_from,
-                valid_to=new.valid_to,
-                superseded_by=None,
-                strength=new.strength,
-                confidence=new.confidence,
-                access_count=0,
-                archived=False,
-                constraint=new.constraint,
-                metadata=dict(new.metadata),
+    def _add_many_once(
+        self,
+        items: Sequence[tuple[NewMemory, str]],
+        now: datetime,
+        vectors: VectorBatch | None,
+    ) -> list[AddResult]:
+        results: list[AddResult] = []
+        with self._mutate() as cur:
+            self._put_vectors(cur, vectors)
+            for new, memory_id in items:
+                results.append(self._add_in(cur, new, memory_id, now))
+        return results
+
+    def _add_in(self, cur: Cursor, new: NewMemory, memory_id: str, now: datetime) -> AddResult:
+        existing = self._find_duplicate(cur, new)
+        if existing is not None:
+            self._exec(
+                cur,
+                "UPDATE memories SET strength = strength + (1.0 - strength) * ?,"
+                " updated_at = ?, archived = 0 WHERE id = ?",
+                (_STRENGTH_BUMP, to_epoch(now), existing),
             )
-            self._insert(cur, memory)
-            stored = self._get(cur, memory_id)
-            assert stored is not None
-            return AddResult(stored, created=True)
+            found = self._get(cur, existing)
+            assert found is not None
+            return AddResult(found, created=False)
+        memory = Memory(
+            id=memory_id,
+            content=new.content,
+            content_hash=new.content_hash,
+            agent_id=new.agent_id,
+            title=new.title,
+            context=new.context,
+            type=new.type,
+            store=new.store,
+            category=new.category,
+            tags=new.tags,
+            source=new.source,
+            visibility=new.visibility,
+            group=new.group,
+            channel=new.channel,
+            created_at=now,
+            updated_at=now,
+            last_accessed_at=None,
+            valid_from=new.valid_from,
+            valid_to=new.valid_to,
+            superseded_by=None,
+            strength=new.strength,
+            confidence=new.confidence,
+            access_count=0,
+            archived=False,
+            constraint=new.constraint,
+            metadata=dict(new.metadata),
+        )
+        self._insert(cur, memory, new.embed_hash)
+        stored = self._get(cur, memory_id)
+        assert stored is not None
+        return AddResult(stored, created=True)
 
     def archive(self, memory_id: str, *, owner: str | None, now: datetime) -> bool:
         """Mark archived; False when no such memory of ``owner``."""
@@ -376,7 +429,7 @@ class SqlStore(abc.ABC):
         if owner is not None:
             sql += " AND agent_id = ?"
             params.append(owner)
-        with self._write() as cur:
+        with self._mutate() as cur:
             return int(self._exec(cur, sql, params).rowcount) > 0
 
     def delete(self, memory_id: str, *, owner: str | None) -> bool:
@@ -386,13 +439,21 @@ class SqlStore(abc.ABC):
         if owner is not None:
             sql += " AND agent_id = ?"
             params.append(owner)
-        with self._write() as cur:
+        with self._mutate() as cur:
             return int(self._exec(cur, sql, params).rowcount) > 0
 
-    def import_memories(self, memories: Iterable[Memory]) -> ImportReport:
+    def import_memories(
+        self,
+        memories: Iterable[Memory],
+        *,
+        embed_hashes: Mapping[str, str] | None = None,
+        vectors: VectorBatch | None = None,
+    ) -> ImportReport:
         """Insert complete memories in one transaction, skipping those present."""
+        hashes = embed_hashes or {}
         inserted = skipped = 0
-        with self._write() as cur:
+        with self._mutate() as cur:
+            self._put_vectors(cur, vectors)
             for memory in memories:
                 taken = self._exec(
                     cur, "SELECT 1 FROM memories WHERE id = ?", (memory.id,)
@@ -400,11 +461,109 @@ class SqlStore(abc.ABC):
                 if taken is not None or self._find_duplicate(cur, memory) is not None:
                     skipped += 1
                     continue
-                self._insert(cur, memory)
+                self._insert(cur, memory, hashes.get(memory.id))
                 inserted += 1
         return ImportReport(inserted=inserted, skipped=skipped)
 
+    def assign_vectors(self, assignments: Mapping[str, str], vectors: VectorBatch) -> None:
+        """Point memories (id -> text hash) at vectors, storing the vectors, in one transaction."""
+        with self._mutate() as cur:
+            self._put_vectors(cur, vectors)
+            for memory_id, text_hash in assignments.items():
+                self._exec(
+                    cur, "UPDATE memories SET embed_hash = ? WHERE id = ?", (text_hash, memory_id)
+                )
+
+    def set_embedding_config(self, config: EmbeddingConfig, *, drop_other_models: bool) -> None:
+        """Record which model the palace's vectors come from."""
+        with self._mutate() as cur:
+            self._exec(cur, "DELETE FROM embedding_config")
+            self._exec(
+                cur,
+                "INSERT INTO embedding_config (id, provider, model, dimensions)"
+                " VALUES (1, ?, ?, ?)",
+                (config.provider, config.model, config.dimensions),
+            )
+            if drop_other_models:
+                self._exec(cur, "DELETE FROM embeddings WHERE model <> ?", (config.model,))
+
+    # -- vectors ------------------------------------------------------------------
+
+    def embedding_config(self) -> EmbeddingConfig | None:
+        """The model the palace's vectors come from, if any was recorded."""
+        with self._read() as cur:
+            row = self._exec(
+                cur, "SELECT provider, model, dimensions FROM embedding_config WHERE id = 1"
+            ).fetchone()
+        return None if row is None else EmbeddingConfig(str(row[0]), str(row[1]), int(row[2]))
+
+    def missing_vectors(self, model: str, text_hashes: Iterable[str]) -> set[str]:
+        """Which of ``text_hashes`` have no stored vector for ``model``."""
+        wanted = list(dict.fromkeys(text_hashes))
+        present: set[str] = set()
+        with self._read() as cur:
+            for i in range(0, len(wanted), 500):
+                chunk = wanted[i : i + 500]
+                rows = self._exec(
+                    cur,
+                    "SELECT text_hash FROM embeddings WHERE model = ? AND "
+                    + _in("text_hash", chunk),
+                    [model, *chunk],
+                ).fetchall()
+                present.update(str(r[0]) for r in rows)
+        return set(wanted) - present
+
+    def generation(self) -> int:
+        """A number that changes whenever anything is written."""
+        with self._read() as cur:
+            row = self._exec(
+                cur, "SELECT value FROM palace_meta WHERE key = 'generation'"
+            ).fetchone()
+        return int(row[0])
+
+    def load_vectors(self, model: str) -> VectorTable:
+        """Every memory's vector for ``model`` with the columns scope and filters need."""
+        with self._read() as cur:
+            rows = self._exec(
+                cur,
+                "SELECT m.id, m.agent_id, m.visibility, m.group_name, m.channel, m.archived,"
+                " m.superseded_by IS NOT NULL, m.type, m.store, m.category, m.created_at,"
+                " e.vector FROM memories m JOIN embeddings e"
+                " ON e.model = ? AND e.text_hash = m.embed_hash ORDER BY m.seq",
+                (model,),
+            ).fetchall()
+        return VectorTable.from_rows(rows)
+
     # -- reads --------------------------------------------------------------------
+
+    def get_many(self, memory_ids: Sequence[str], scope: Scope) -> dict[str, Memory]:
+        """The visible memories among ``memory_ids``, by id."""
+        s_sql, s_params = scope_clause(scope)
+        found: dict[str, Memory] = {}
+        with self._read() as cur:
+            for i in range(0, len(memory_ids), 500):
+                chunk = list(memory_ids[i : i + 500])
+                rows = self._exec(
+                    cur,
+                    f"SELECT {_SELECT} FROM memories m WHERE {_in('m.id', chunk)} AND {s_sql}",
+                    [*chunk, *s_params],
+                ).fetchall()
+                for row in rows:
+                    memory = _row_to_memory(row)
+                    found[memory.id] = memory
+        return found
+
+    def ids_matching(self, scope: Scope, filters: RecallFilters) -> set[str]:
+        """Ids of every visible memory matching ``filters``."""
+        s_sql, s_params = scope_clause(scope)
+        f_sql, f_params = filter_clause(filters)
+        with self._read() as cur:
+            rows = self._exec(
+                cur,
+                f"SELECT m.id FROM memories m WHERE {s_sql} AND {f_sql}",
+                [*s_params, *f_params],
+            ).fetchall()
+        return {str(r[0]) for r in rows}
 
     def get(self, memory_id: str, scope: Scope) -> Memory | None:
         """The memory if ``scope`` may see it."""

@@ -25,35 +25,38 @@ __all__ = ["SQLiteDialect", "SQLiteStore"]
 _FTS_SCHEMA = [
     """
     CREATE VIRTUAL TABLE memories_fts USING fts5(
-        title, content, tags,
+        title, content, context, tags,
         content = 'memories', content_rowid = 'seq',
         tokenize = 'porter unicode61 remove_diacritics 2'
     )
     """,
     """
     CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
-        INSERT INTO memories_fts (rowid, title, content, tags)
-        VALUES (new.seq, new.title, new.content, new.tags);
+        INSERT INTO memories_fts (rowid, title, content, context, tags)
+        VALUES (new.seq, new.title, new.content, new.context, new.tags);
     END
     """,
     """
     CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
-        INSERT INTO memories_fts (memories_fts, rowid, title, content, tags)
-        VALUES ('delete', old.seq, old.title, old.content, old.tags);
+        INSERT INTO memories_fts (memories_fts, rowid, title, content, context, tags)
+        VALUES ('delete', old.seq, old.title, old.content, old.context, old.tags);
     END
     """,
     """
-    CREATE TRIGGER memories_fts_update AFTER UPDATE OF title, content, tags ON memories BEGIN
-        INSERT INTO memories_fts (memories_fts, rowid, title, content, tags)
-        VALUES ('delete', old.seq, old.title, old.content, old.tags);
-        INSERT INTO memories_fts (rowid, title, content, tags)
-        VALUES (new.seq, new.title, new.content, new.tags);
+    CREATE TRIGGER memories_fts_update
+    AFTER UPDATE OF title, content, context, tags ON memories BEGIN
+        INSERT INTO memories_fts (memories_fts, rowid, title, content, context, tags)
+        VALUES ('delete', old.seq, old.title, old.content, old.context, old.tags);
+        INSERT INTO memories_fts (rowid, title, content, context, tags)
+        VALUES (new.seq, new.title, new.content, new.context, new.tags);
     END
     """,
 ]
 
-# bm25() column weights: title, content, tags.
-_BM25_WEIGHTS = (1.5, 1.0, 1.0)
+# bm25() column weights: title, content, context, tags. Context (e.g. the
+# turn before a conversation message) helps find a memory but counts less
+# than the memory's own words.
+_BM25_WEIGHTS = (1.5, 1.0, 0.5, 1.0)
 
 
 class SQLiteDialect(Dialect):
@@ -63,6 +66,7 @@ class SQLiteDialect(Dialect):
     serial_pk = "INTEGER PRIMARY KEY"
     ref_type = "INTEGER"
     float_type = "REAL"
+    blob_type = "BLOB"
 
     def text_index_schema(self) -> list[str]:
         """FTS5 table and its sync triggers."""

@@ -1,0 +1,61 @@
+"""The embedder interface: one abstract method, ``embed_batch``."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from mindpalace.models import EmbeddingConfig
+
+__all__ = ["Embedder", "EmbeddingConfig", "Vectors"]
+
+Vectors = npt.NDArray[np.float32]
+
+
+class Embedder(abc.ABC):
+    """Turns texts into L2-normalised float32 vectors.
+
+    Subclasses implement ``embed_batch`` and set ``config``; everything else
+    (single texts, batching of large inputs) is built on it.
+    """
+
+    config: EmbeddingConfig
+
+    #: how many texts one ``embed_batch`` call should receive at most
+    batch_size: int = 64
+
+    @abc.abstractmethod
+    def embed_batch(self, texts: Sequence[str]) -> Vectors:
+        """Embed ``texts``: an array of shape (len(texts), dimensions), rows of norm 1.
+
+        Raises:
+            EmbeddingError: when the model or service fails.
+        """
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Embed any number of texts in batches of ``batch_size``."""
+        if not texts:
+            return np.zeros((0, self.config.dimensions), dtype=np.float32)
+        parts = [
+            self.embed_batch(texts[i : i + self.batch_size])
+            for i in range(0, len(texts), self.batch_size)
+        ]
+        out: Vectors = np.vstack(parts).astype(np.float32, copy=False)
+        return out
+
+    def embed_one(self, text: str) -> Vectors:
+        """Embed one text: a vector of shape (dimensions,)."""
+        row: Vectors = self.embed_batch([text])[0]
+        return row
+
+
+def l2_normalise(matrix: npt.ArrayLike) -> Vectors:
+    """Rows scaled to unit length (zero rows stay zero)."""
+    m: Vectors = np.asarray(matrix, dtype=np.float32)
+    norms = np.linalg.norm(m, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    out: Vectors = (m / norms).astype(np.float32, copy=False)
+    return out
