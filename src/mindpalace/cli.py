@@ -17,7 +17,7 @@ from typing import Any
 
 from mindpalace import __version__
 from mindpalace.errors import MindPalaceError, ValidationError
-from mindpalace.models import Category, MemoryType, Source, StoreKind, Visibility
+from mindpalace.models import Category, MemoryType, Source, StoreKind, Visibility, parse_enum
 from mindpalace.palace import Palace
 
 __all__ = ["build_parser", "main"]
@@ -280,16 +280,31 @@ def _open(args: argparse.Namespace) -> Palace:
     return Palace(target, agent_id=args.agent, groups=groups, channel=args.channel)
 
 
+def _precheck(args: argparse.Namespace) -> None:
+    """Validate what needs no palace before opening one, so a rejected
+    command does not even create the database file."""
+    if args.command == "remember":
+        for enum_cls, name in (
+            (MemoryType, "type"),
+            (StoreKind, "store"),
+            (Category, "category"),
+            (Source, "source"),
+            (Visibility, "visibility"),
+        ):
+            parse_enum(enum_cls, getattr(args, name), name)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     args = build_parser().parse_args(argv)
     try:
+        _precheck(args)
         with _open(args) as palace:
             result = _HANDLERS[args.command](palace, args)
     except ValidationError as exc:
         print(f"mindpalace {args.command}: error: {exc}", file=sys.stderr)
         return 2
-    except MindPalaceError as exc:
+    except (MindPalaceError, OSError) as exc:
         print(f"mindpalace {args.command}: error: {exc}", file=sys.stderr)
         return 1
     if result is not None:

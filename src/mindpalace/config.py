@@ -7,6 +7,11 @@ variable                    meaning
 ``MINDPALACE_AGENT_ID``     default agent id (else ``default``)
 ``MINDPALACE_MAX_CONTENT``  longest content accepted, in characters (50,000)
 ``MINDPALACE_BUSY_TIMEOUT`` seconds a writer waits for a locked database (30)
+``MINDPALACE_EMBEDDER``     local (default: the bundled model), http, hashing, none
+``MINDPALACE_EMBED_URL``    base URL of an OpenAI-compatible service (http)
+``MINDPALACE_EMBED_MODEL``  the service's model name (http)
+``MINDPALACE_EMBED_DIMS``   the service's vector size (http)
+``MINDPALACE_EMBED_KEY_ENV`` name of the variable holding the API key (http)
 =========================== =====================================================
 """
 
@@ -18,15 +23,22 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from mindpalace.errors import ConfigError
+from mindpalace.errors import ConfigError, ValidationError
 from mindpalace.models import DEFAULT_AGENT
 
-__all__ = ["Settings", "default_db_path"]
+__all__ = ["EMBEDDERS", "Settings", "default_db_path"]
 
 ENV_DB = "MINDPALACE_DB"
 ENV_AGENT = "MINDPALACE_AGENT_ID"
 ENV_MAX_CONTENT = "MINDPALACE_MAX_CONTENT"
 ENV_BUSY_TIMEOUT = "MINDPALACE_BUSY_TIMEOUT"
+ENV_EMBEDDER = "MINDPALACE_EMBEDDER"
+ENV_EMBED_URL = "MINDPALACE_EMBED_URL"
+ENV_EMBED_MODEL = "MINDPALACE_EMBED_MODEL"
+ENV_EMBED_DIMS = "MINDPALACE_EMBED_DIMS"
+ENV_EMBED_KEY_ENV = "MINDPALACE_EMBED_KEY_ENV"
+
+EMBEDDERS = ("local", "http", "hashing", "none")
 
 DEFAULT_MAX_CONTENT = 50_000
 DEFAULT_BUSY_TIMEOUT = 30.0
@@ -70,18 +82,35 @@ class Settings:
         agent_id: the agent a palace acts as when a call names none.
         max_content_chars: longest content ``remember`` accepts.
         busy_timeout: seconds a write waits for other writers before failing.
+        embedder: which embedding model: local (the bundled one), http (an
+            OpenAI-compatible service named by the ``embed_*`` fields),
+            hashing (deterministic, for tests), none (keyword search only).
     """
 
     agent_id: str = DEFAULT_AGENT
     max_content_chars: int = DEFAULT_MAX_CONTENT
     busy_timeout: float = DEFAULT_BUSY_TIMEOUT
+    embedder: str = "local"
+    embed_url: str | None = None
+    embed_model: str | None = None
+    embed_dimensions: int | None = None
+    embed_key_env: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         """Settings from ``MINDPALACE_*`` variables, defaults elsewhere."""
         env = os.environ if env is None else env
+        embedder = (env.get(ENV_EMBEDDER) or "local").strip().lower()
+        if embedder not in EMBEDDERS:
+            raise ValidationError(ENV_EMBEDDER, embedder, valid=EMBEDDERS)
+        dims = env.get(ENV_EMBED_DIMS)
         return cls(
             agent_id=env.get(ENV_AGENT) or DEFAULT_AGENT,
             max_content_chars=int(_positive(env, ENV_MAX_CONTENT, DEFAULT_MAX_CONTENT)),
             busy_timeout=_positive(env, ENV_BUSY_TIMEOUT, DEFAULT_BUSY_TIMEOUT),
+            embedder=embedder,
+            embed_url=env.get(ENV_EMBED_URL) or None,
+            embed_model=env.get(ENV_EMBED_MODEL) or None,
+            embed_dimensions=int(_positive(env, ENV_EMBED_DIMS, 0)) if dims else None,
+            embed_key_env=env.get(ENV_EMBED_KEY_ENV) or None,
         )

@@ -20,6 +20,7 @@ __all__ = [
     "Category",
     "EmbeddingConfig",
     "Hit",
+    "HitList",
     "Memory",
     "MemoryType",
     "NewMemory",
@@ -34,6 +35,7 @@ __all__ = [
 ]
 
 DEFAULT_AGENT = "default"
+HIGH_CONFIDENCE = 0.8
 
 
 class MemoryType(str, enum.Enum):
@@ -152,6 +154,7 @@ class NewMemory:
     agent_id: str
     title: str | None = None
     context: str | None = None
+    session: str | None = None
     embed_hash: str | None = None
     type: MemoryType = MemoryType.UNKNOWN
     store: StoreKind = StoreKind.SEMANTIC
@@ -163,6 +166,7 @@ class NewMemory:
     channel: str | None = None
     valid_from: datetime | None = None
     valid_to: datetime | None = None
+    created_at: datetime | None = None  # None: the time of writing
     strength: float = 0.5
     confidence: float = 1.0
     constraint: bool = False
@@ -175,7 +179,10 @@ class Memory:
 
     ``context`` is text that helps find the memory (for a conversation turn,
     the turn before it and the session date) without being part of it: it is
-    indexed for search and embedding, never shown as the memory's content.
+    indexed for keyword search, never shown as the memory's content.
+    ``session`` groups memories that belong together in time (the turns of
+    one conversation session): recall lets neighbours in a session lend each
+    other relevance.
     """
 
     id: str
@@ -184,6 +191,7 @@ class Memory:
     agent_id: str
     title: str | None
     context: str | None
+    session: str | None
     type: MemoryType
     store: StoreKind
     category: Category
@@ -242,25 +250,58 @@ class RecallFilters:
 class Hit:
     """One recalled memory with its relevance.
 
-    ``score`` is in 0-1, higher is better. ``ranks`` names the rank (1-based)
-    the memory had in each pipeline stage that saw it, for ``explain``.
+    ``score`` is relevance to the query in 0-1, higher is better;
+    ``confidence`` is the system's confidence in the memory itself (0-1).
+    ``ranks`` names the rank (1-based) the memory had in each pipeline stage
+    that saw it, and ``stage_scores`` its score there, for ``explain``.
     """
 
     memory: Memory
     score: float
+    confidence: float = 1.0
     ranks: Mapping[str, int] = field(default_factory=dict)
     stage_scores: Mapping[str, float] = field(default_factory=dict)
 
+    @property
+    def high_confidence(self) -> bool:
+        """Seed 003's ``[HIGH CONFIDENCE]`` mark: confidence of at least 0.8."""
+        return self.confidence >= HIGH_CONFIDENCE
+
     def to_dict(self, *, explain: bool = False) -> dict[str, Any]:
-        """JSON-ready form: the memory's fields plus ``score``."""
+        """JSON-ready form: the memory's fields plus ``score``, ``confidence``
+        and ``high_confidence``."""
         out = self.memory.to_dict()
         out["score"] = round(self.score, 6)
+        out["confidence"] = round(self.confidence, 6)
+        out["high_confidence"] = self.high_confidence
         if explain:
             out["explain"] = {
                 "ranks": dict(self.ranks),
                 "scores": {k: round(v, 6) for k, v in self.stage_scores.items()},
             }
         return out
+
+
+class HitList(list[Hit]):
+    """The hits of one recall, best first, and how they were found.
+
+    A plain list of ``Hit`` with two more attributes:
+
+    Attributes:
+        mode: ``"hybrid"`` (keywords and embeddings) or ``"text"`` (keywords
+            only, when no embedder is available).
+        notice: a sentence to show the user about how the search ran, e.g.
+            "Using text search (semantic search is not available)."
+    """
+
+    __slots__ = ("mode", "notice")
+
+    def __init__(
+        self, hits: Iterable[Hit] = (), *, mode: str = "hybrid", notice: str | None = None
+    ) -> None:
+        super().__init__(hits)
+        self.mode = mode
+        self.notice = notice
 
 
 @dataclass(frozen=True, slots=True)

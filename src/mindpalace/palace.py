@@ -6,19 +6,22 @@ stages, shape the result. No SQL lives here.
 
 from __future__ import annotations
 
+import inspect
 import json
-import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
+from mindpalace import embed
 from mindpalace.config import Settings, default_db_path
+from mindpalace.embed.base import Embedder
 from mindpalace.errors import NotFoundError, PermissionDenied, ValidationError
+from mindpalace.ids import IdGenerator
 from mindpalace.models import (
     Category,
-    Hit,
+    HitList,
     Memory,
     MemoryType,
     NewMemory,
@@ -30,10 +33,12 @@ from mindpalace.models import (
     Visibility,
     parse_enum,
 )
-from mindpalace.retrieval.sparse import normalise_scores, query_terms
+from mindpalace.retrieval import pipeline
+from mindpalace.retrieval.indexing import Progress, SemanticIndex, embed_text, text_hash
 from mindpalace.store import ImportReport, Store, open_store
 from mindpalace.validation import (
     check_content,
+    check_context,
     check_identifier,
     check_limit,
     check_metadata,
@@ -52,19 +57,6 @@ EXPORT_FORMAT = "mindpalace-export"
 EXPORT_VERSION = 1
 MAX_RECALL_LIMIT = 100
 MAX_LIST_LIMIT = 10_000
-
-_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-
-
-def new_memory_id(now: datetime) -> str:
-    """``mem_`` + 26 Crockford base32 characters: 48 bits of milliseconds, then
-    80 random bits, so ids sort by creation time and never collide in practice."""
-    value = (int(now.timestamp() * 1000) << 80) | int.from_bytes(os.urandom(10), "big")
-    chars = []
-    for _ in range(26):
-        value, index = divmod(value, 32)
-        chars.append(_CROCKFORD[index])
-    return "mem_" + "".join(reversed(chars))
 
 
 def _utcnow() -> datetime:
@@ -89,6 +81,10 @@ class Palace:
         channel: the peer channel calls are made through, if any.
         settings: limits; read from the environment when omitted.
         store: an already open backend to use instead of ``target``.
+        embedder: the embedding model; when omitted, the one ``settings``
+            name (the bundled local model by default; ``none`` for keyword
+            search only).
+        recall_options: constants of the recall pipeline.
         clock: the time source (tests pass a fixed clock).
     """
 
@@ -101,6 +97,8 @@ class Palace:
         channel: str | None = None,
         settings: Settings | None = None,
         store: Store | None = None,
+        embedder: Embedder | None = None,
+        recall_options: pipeline.RecallOptions | None = None,
         clock: Callable[[], datetime] = _utcnow,
     ) -> None:
         self.settings = settings or Settings.from_env()
@@ -115,12 +113,17 @@ class Palace:
             channel=check_identifier(channel, "channel", optional=True),
         )
         self._clock = clock
+        self._ids = IdGenerator()
         if store is None:
             store = open_store(
                 target if target is not None else default_db_path(),
                 busy_timeout=self.settings.busy_timeout,
             )
         self.store = store
+        self.semantic = SemanticIndex(
+            store, embedder if embedder is not None else embed.from_settings(self.settings)
+        )
+        self.recall_options = recall_options or pipeline.RecallOptions()
 
     @classmethod
     def open(cls, target: str | Path | None = None, **options: Any) -> Palace:
@@ -154,6 +157,8 @@ class Palace:
         content: str,
         *,
         title: str | None = None,
+        context: str | None = None,
+        session: str | None = None,
         type: str | MemoryType = MemoryType.UNKNOWN,
         store: str | StoreKind = StoreKind.SEMANTIC,
         category: str | Category = Category.FACT,
@@ -166,18 +171,26 @@ class Palace:
         confidence: float = 1.0,
         valid_from: datetime | str | None = None,
         valid_to: datetime | str | None = None,
-        metadata: dict[str, Any] | None = None,
+        created_at: datetime | str | None = None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> Memory:
         """Store a memory, or return the existing one with the same text.
 
         The same normalised text remembered twice in one scope (agent,
         visibility, group, channel) returns the first memory with its strength
-        bumped; no second row is written.
+        bumped; no second row is written. The memory is embedded in the same
+        call (only text never embedded before); if the embedder fails the
+        memory is still stored and ``reindex`` embeds it later.
 
         Args:
             content: the memory itself (non-empty, at most
                 ``settings.max_content_chars`` characters).
             title: optional one-line title.
+            context: text that helps find the memory without being part of it
+                (e.g. the message before a conversation turn); indexed for
+                keyword search only.
+            session: the conversation session (or other episode) the memory
+                belongs to; neighbours in a session support each other in recall.
             type: entity taxonomy: person, project, system, tool, concept,
                 skill, task, unknown (default).
             store: sensory, episodic, semantic (default), procedural, prospective.
@@ -193,6 +206,8 @@ class Palace:
             confidence: how certain the writer is, 0-1.
             valid_from: when the fact became true (ISO 8601 or datetime).
             valid_to: when it stopped being true.
+            created_at: when it happened, for memories written after the fact
+                (imports of old conversations); now by default.
             metadata: extra JSON-serialisable fields.
 
         Returns:
@@ -200,7 +215,96 @@ class Palace:
 
         Raises:
             ValidationError: on any invalid argument; nothing is written.
+            EmbeddingMismatch: the palace's vectors come from another model.
         """
+        new = self._new_memory(
+            content,
+            title=title,
+            context=context,
+            session=session,
+            type=type,
+            store=store,
+            category=category,
+            tags=tags,
+            source=source,
+            visibility=visibility,
+            group=group,
+            channel=channel,
+            constraint=constraint,
+            confidence=confidence,
+            valid_from=valid_from,
+            valid_to=valid_to,
+            created_at=created_at,
+            metadata=metadata,
+        )
+        now = self._clock()
+        vectors = self.semantic.vectors_for([embed_text(new.title, new.content)])
+        return self.store.add(new, memory_id=self._ids.next(now), now=now, vectors=vectors).memory
+
+    def remember_many(self, records: Iterable[Mapping[str, Any]]) -> list[Memory]:
+        """Remember many memories at once: validated first, embedded in
+        batches, written in one transaction (all or nothing).
+
+        Args:
+            records: mappings of ``remember``'s arguments (``content`` required).
+
+        Returns:
+            The stored memories, in input order (an existing memory where the
+            text was already there).
+
+        Raises:
+            ValidationError: naming the index of the first invalid record.
+        """
+        news: list[NewMemory] = []
+        for index, record in enumerate(records):
+            if not isinstance(record, Mapping) or "content" not in record:
+                raise ValidationError(
+                    "records", index, reason=f"record {index} must be a mapping with 'content'"
+                )
+            fields = dict(record)
+            unknown = sorted(set(fields) - _REMEMBER_FIELDS)
+            if unknown:
+                raise ValidationError(
+                    "records",
+                    unknown[0],
+                    valid=sorted(_REMEMBER_FIELDS),
+                    reason=f"record {index} has unknown field {unknown[0]!r}",
+                )
+            try:
+                news.append(self._new_memory(**fields))
+            except ValidationError as exc:
+                raise ValidationError(
+                    exc.field, exc.value, reason=f"record {index}: {exc}"
+                ) from None
+        if not news:
+            return []
+        now = self._clock()
+        vectors = self.semantic.vectors_for([embed_text(n.title, n.content) for n in news])
+        items = [(n, self._ids.next(now)) for n in news]
+        return [r.memory for r in self.store.add_many(items, now=now, vectors=vectors)]
+
+    def _new_memory(
+        self,
+        content: object,
+        *,
+        title: object = None,
+        context: object = None,
+        session: object = None,
+        type: object = MemoryType.UNKNOWN,
+        store: object = StoreKind.SEMANTIC,
+        category: object = Category.FACT,
+        tags: Iterable[str] | str | None = None,
+        source: object = Source.MANUAL,
+        visibility: object = Visibility.ISOLATED,
+        group: object = None,
+        channel: object = None,
+        constraint: object = False,
+        confidence: object = 1.0,
+        valid_from: object = None,
+        valid_to: object = None,
+        created_at: object = None,
+        metadata: object = None,
+    ) -> NewMemory:
         text = check_content(content, max_chars=self.settings.max_content_chars)
         vis = parse_enum(Visibility, visibility, "visibility")
         group_name = check_identifier(group, "group", optional=True)
@@ -216,11 +320,15 @@ class Palace:
         end = parse_datetime(valid_to, "valid_to")
         if start is not None and end is not None and end < start:
             raise ValidationError("valid_to", valid_to, reason="valid_to is before valid_from")
-        new = NewMemory(
+        clean_title = check_title(title)
+        return NewMemory(
             content=text,
             content_hash=content_hash(text),
             agent_id=self.scope.agent_id,
-            title=check_title(title),
+            title=clean_title,
+            context=check_context(context, max_chars=self.settings.max_content_chars),
+            session=check_identifier(session, "session", optional=True),
+            embed_hash=text_hash(embed_text(clean_title, text)),
             type=parse_enum(MemoryType, type, "type"),
             store=parse_enum(StoreKind, store, "store"),
             category=parse_enum(Category, category, "category"),
@@ -231,12 +339,11 @@ class Palace:
             channel=check_identifier(channel, "channel", optional=True) or self.scope.channel,
             valid_from=start,
             valid_to=end,
+            created_at=parse_datetime(created_at, "created_at"),
             confidence=check_unit(confidence, "confidence"),
             constraint=bool(constraint),
             metadata=check_metadata(metadata),
         )
-        now = self._clock()
-        return self.store.add(new, memory_id=new_memory_id(now), now=now).memory
 
     def forget(self, memory_id: str, *, hard: bool = False) -> Memory:
         """Archive a memory (kept, hidden from recall), or delete it with ``hard``.
@@ -316,11 +423,14 @@ class Palace:
         include_archived: bool = False,
         created_after: datetime | str | None = None,
         created_before: datetime | str | None = None,
-    ) -> list[Hit]:
+    ) -> HitList:
         """The memories most relevant to ``query``, best first.
 
-        Any text is a valid query; one with no searchable words returns ``[]``.
-        Filters narrow the search inside the store (never after ranking).
+        Keyword (BM25) and embedding search run side by side and are fused;
+        without a usable embedder recall is keyword search alone and the
+        result's ``notice`` says so. Any text is a valid query. Filters and
+        the agent's scope narrow every search inside the store, never after
+        ranking. Recall writes nothing.
 
         Args:
             query: free text.
@@ -347,13 +457,18 @@ class Palace:
             created_after=created_after,
             created_before=created_before,
         )
-        terms = query_terms(query)
-        matches = self.store.search_text(terms, self.scope, filters, limit=limit)
-        scores = normalise_scores([m.bm25 for m in matches])
-        return [
-            Hit(memory=m.memory, score=s, ranks={"bm25": i}, stage_scores={"bm25": m.bm25})
-            for i, (m, s) in enumerate(zip(matches, scores, strict=True), start=1)
-        ]
+        vector = self.semantic.query_vector(query)
+        return pipeline.recall(
+            self.store,
+            query=query,
+            scope=self.scope,
+            filters=filters,
+            limit=limit,
+            now=self._clock(),
+            query_vector=vector,
+            dense_index=self.semantic.dense() if vector is not None else None,
+            options=self.recall_options,
+        )
 
     def memories(
         self,
@@ -395,6 +510,18 @@ class Palace:
     def stats(self) -> Stats:
         """Counts over what this palace's scope can see."""
         return self.store.stats(self.scope)
+
+    # -- maintenance ------------------------------------------------------------------
+
+    def reindex(self, *, progress: Progress | None = None) -> int:
+        """Embed every memory with this palace's embedder and adopt its model
+        (after a change of model, or to embed memories stored while the
+        embedder was failing). Returns how many texts were embedded.
+
+        Raises:
+            EmbeddingError: when no embedder is configured or it fails.
+        """
+        return self.semantic.reindex(progress=progress)
 
     # -- backup -----------------------------------------------------------------------
 
@@ -456,3 +583,6 @@ class Palace:
                 raise ValidationError(
                     exc.field, exc.value, reason=f"line {number}: {exc}"
                 ) from None
+
+
+_REMEMBER_FIELDS = frozenset(inspect.signature(Palace.remember).parameters) - {"self"}

@@ -244,6 +244,7 @@ def memory_from_dict(data: Mapping[str, Any], *, max_chars: int) -> Memory:
         agent_id=agent,
         title=check_title(data.get("title")),
         context=check_context(data.get("context"), max_chars=max_chars),
+        session=check_identifier(data.get("session"), "session", optional=True),
         type=parse_enum(MemoryType, data.get("type", "unknown"), "type"),
         store=parse_enum(StoreKind, data.get("store", "semantic"), "store"),
         category=parse_enum(Category, data.get("category", "fact"), "category"),

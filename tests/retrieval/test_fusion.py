@@ -56,9 +56,9 @@ def test_minmax_maps_into_unit_interval_and_keeps_order(s: dict[int, float]) -> 
     assert all(0.0 <= v <= 1.0 for v in m.values())
     if s:
         assert max(m.values()) == 1.0
-    for a in s:
-        for b in s:
-            if s[a] < s[b]:
+    for a, low in s.items():
+        for b, high in s.items():
+            if low < high:
                 assert m[a] <= m[b]
 
 

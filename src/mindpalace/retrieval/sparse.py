@@ -11,7 +11,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
-__all__ = ["MAX_TERMS", "STOPWORDS", "normalise_scores", "query_terms"]
+__all__ = ["MAX_TERMS", "STOPWORDS", "normalise_scores", "query_terms", "salient_terms"]
 
 MAX_TERMS = 64
 
@@ -46,6 +46,30 @@ def query_terms(text: str) -> list[str]:
     words = list(dict.fromkeys(_WORD.findall(folded)))
     content = [w for w in words if w not in STOPWORDS]
     return (content or words)[:MAX_TERMS]
+
+
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+_SENTENCE_END = frozenset(".?!:;\"'(")
+
+
+def salient_terms(text: str) -> list[str]:
+    """The words of ``text`` that name something: capitalised words that do
+    not merely start a sentence, and acronyms. Lower-cased, in order.
+
+    A query naming things the palace has never heard of is about something
+    never stored; the relevance gate uses these to say so.
+    """
+    found: dict[str, None] = {}
+    for match in _TOKEN.finditer(text):
+        word = match.group()
+        before = text[: match.start()].rstrip()
+        initial = not before or before[-1] in _SENTENCE_END
+        acronym = len(word) >= 2 and word.isupper() and word.isalpha()
+        named = word[0].isupper() and not initial
+        folded = unicodedata.normalize("NFKC", word).casefold()
+        if (acronym or named) and folded not in STOPWORDS:
+            found.setdefault(folded, None)
+    return list(found)
 
 
 def normalise_scores(scores: Sequence[float]) -> list[float]:

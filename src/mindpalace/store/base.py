@@ -56,6 +56,8 @@ class VectorTable:
     archived: npt.NDArray[np.bool_]
     superseded: npt.NDArray[np.bool_]
     created_at: npt.NDArray[np.float64]
+    session: npt.NDArray[np.int32]  # code into session_names; "" is no session
+    session_names: tuple[str, ...]
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])
@@ -63,7 +65,8 @@ class VectorTable:
     @classmethod
     def from_rows(cls, rows: Sequence[Sequence[Any]], dimensions: int = 0) -> VectorTable:
         """Build from rows of (id, agent, visibility, group, channel, archived,
-        superseded, type, store, category, created_at, vector bytes)."""
+        superseded, type, store, category, created_at, vector bytes, session),
+        ordered so that a session's memories are adjacent, in time order."""
 
         def factor(index: int) -> tuple[npt.NDArray[np.int32], tuple[str, ...]]:
             names, codes = np.unique(
@@ -85,6 +88,7 @@ class VectorTable:
         type_, type_names = factor(7)
         store, store_names = factor(8)
         category, category_names = factor(9)
+        session, session_names = factor(12)
         return cls(
             ids=np.array([str(r[0]) for r in rows], dtype=object),
             matrix=matrix,
@@ -105,6 +109,8 @@ class VectorTable:
             archived=np.array([bool(r[5]) for r in rows], dtype=bool),
             superseded=np.array([bool(r[6]) for r in rows], dtype=bool),
             created_at=np.array([float(r[10]) for r in rows], dtype=np.float64),
+            session=session,
+            session_names=session_names,
         )
 
 
@@ -200,6 +206,11 @@ class Store(Protocol):
 
     def get_many(self, memory_ids: Sequence[str], scope: Scope) -> dict[str, Memory]:
         """The memories among ``memory_ids`` that ``scope`` may see, by id."""
+        ...
+
+    def terms_present(self, terms: Sequence[str], scope: Scope) -> set[str]:
+        """Which of ``terms`` (words, matched as the text index matches them)
+        occur in some live memory ``scope`` may see."""
         ...
 
     def ids_matching(self, scope: Scope, filters: RecallFilters) -> set[str]:

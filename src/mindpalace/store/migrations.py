@@ -36,6 +36,7 @@ def _v1_memories(d: Dialect) -> list[str]:
             content_hash TEXT NOT NULL,
             title TEXT,
             context TEXT,
+            session_id TEXT,
             embed_hash TEXT,
             type TEXT NOT NULL,
             store TEXT NOT NULL,
@@ -66,6 +67,7 @@ def _v1_memories(d: Dialect) -> list[str]:
         """,
         "CREATE INDEX memories_agent_created ON memories (agent_id, created_at)",
         "CREATE INDEX memories_visibility ON memories (visibility, group_name)",
+        "CREATE INDEX memories_session ON memories (session_id, created_at)",
         f"""
         CREATE TABLE memory_tags (
             memory_seq {d.ref_type} NOT NULL REFERENCES memories (seq) ON DELETE CASCADE,

@@ -44,6 +44,7 @@ MEMORY_COLUMNS = (
     "agent_id",
     "title",
     "context",
+    "session_id",
     "type",
     "store",
     "category",
@@ -99,6 +100,7 @@ def _row_to_memory(row: Sequence[Any]) -> Memory:
         agent_id=r["agent_id"],
         title=r["title"],
         context=r["context"],
+        session=r["session_id"],
         type=MemoryType(r["type"]),
         store=StoreKind(r["store"]),
         category=Category(r["category"]),
@@ -130,6 +132,7 @@ def _memory_row(m: Memory) -> tuple[Any, ...]:
         "agent_id": m.agent_id,
         "title": m.title,
         "context": m.context,
+        "session_id": m.session,
         "type": m.type.value,
         "store": m.store.value,
         "category": m.category.value,
@@ -248,7 +251,20 @@ class SqlStore(abc.ABC):
 
     # -- schema -------------------------------------------------------------------
 
+    def _current_version(self) -> int | None:
+        """The applied schema version, read without a write lock (None: no schema)."""
+        with self._read() as cur:
+            try:
+                row = self._exec(cur, "SELECT MAX(version) FROM schema_migrations").fetchone()
+            except Exception:  # no such table yet: a new database
+                return None
+        return int(row[0] or 0)
+
     def _migrate(self) -> None:
+        # Opening a current palace must not take the write lock: readers
+        # never wait for writers.
+        if self._current_version() == latest_version():
+            return
         with self._write() as cur:
             self._exec(
                 cur,
@@ -396,6 +412,7 @@ class SqlStore(abc.ABC):
             agent_id=new.agent_id,
             title=new.title,
             context=new.context,
+            session=new.session,
             type=new.type,
             store=new.store,
             category=new.category,
@@ -404,7 +421,7 @@ class SqlStore(abc.ABC):
             visibility=new.visibility,
             group=new.group,
             channel=new.channel,
-            created_at=now,
+            created_at=new.created_at or now,
             updated_at=now,
             last_accessed_at=None,
             valid_from=new.valid_from,
@@ -528,8 +545,9 @@ class SqlStore(abc.ABC):
                 cur,
                 "SELECT m.id, m.agent_id, m.visibility, m.group_name, m.channel, m.archived,"
                 " m.superseded_by IS NOT NULL, m.type, m.store, m.category, m.created_at,"
-                " e.vector FROM memories m JOIN embeddings e"
-                " ON e.model = ? AND e.text_hash = m.embed_hash ORDER BY m.seq",
+                " e.vector, COALESCE(m.session_id, '') FROM memories m JOIN embeddings e"
+                " ON e.model = ? AND e.text_hash = m.embed_hash"
+                " ORDER BY m.session_id, m.created_at, m.seq",
                 (model,),
             ).fetchall()
         return VectorTable.from_rows(rows)
@@ -552,6 +570,23 @@ class SqlStore(abc.ABC):
                     memory = _row_to_memory(row)
                     found[memory.id] = memory
         return found
+
+    def terms_present(self, terms: Sequence[str], scope: Scope) -> set[str]:
+        """Which of ``terms`` occur in some live memory ``scope`` may see."""
+        s_sql, s_params = scope_clause(scope)
+        present: set[str] = set()
+        with self._read() as cur:
+            for term in terms:
+                q = self.dialect.text_query([term])
+                row = self._exec(
+                    cur,
+                    f"SELECT 1 FROM {q.source} WHERE {q.where} AND {s_sql}"
+                    " AND m.archived = 0 LIMIT 1",
+                    [*q.params, *s_params],
+                ).fetchone()
+                if row is not None:
+                    present.add(term)
+        return present
 
     def ids_matching(self, scope: Scope, filters: RecallFilters) -> set[str]:
         """Ids of every visible memory matching ``filters``."""

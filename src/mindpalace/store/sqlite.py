@@ -95,11 +95,11 @@ class SQLiteStore(SqlStore):
     dialect = SQLiteDialect()
 
     def __init__(self, path: str | Path, *, busy_timeout: float = 30.0) -> None:
-        self._path = str(path)
+        self._path = str(path) if str(path) == ":memory:" else str(Path(path).expanduser())
         self._busy_timeout = busy_timeout
         self._lock = threading.RLock()
         if self._path != ":memory:":
-            Path(self._path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            Path(self._path).parent.mkdir(parents=True, exist_ok=True)
         try:
             self._conn = sqlite3.connect(
                 self._path,
@@ -152,7 +152,7 @@ class SQLiteStore(SqlStore):
                         raise
                     if time.monotonic() > deadline:
                         raise BusyError(
-                            f"{self._path} stayed locked for {self._busy_timeout:.0f} s"
+                            f"{self._path} stayed locked for {self._busy_timeout:g} s"
                         ) from exc
                     time.sleep(0.005)
             try:

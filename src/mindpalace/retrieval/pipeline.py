@@ -1,0 +1,292 @@
+"""The recall pipeline: sparse + dense -> fusion -> session support -> gating
+-> ranking.
+
+The store is asked for keyword candidates (scope and filters applied inside
+it) and for the memories finally chosen (scope applied again). Dense scores
+come from the warm ``DenseIndex`` under a scope-and-filter mask. Fusion and
+the later stages are arithmetic over score arrays (``fusion.py`` and
+``stages.py`` hold the formulas).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+import numpy.typing as npt
+
+from mindpalace.models import Hit, HitList, Memory, RecallFilters, Scope
+from mindpalace.retrieval import stages
+from mindpalace.retrieval.dense import DenseIndex
+from mindpalace.retrieval.fusion import rrf
+from mindpalace.retrieval.sparse import query_terms, salient_terms
+from mindpalace.store.base import Store, TextMatch
+
+__all__ = ["NOTHING_RELEVANT", "TEXT_ONLY_NOTICE", "RecallOptions", "recall"]
+
+TEXT_ONLY_NOTICE = "Using text search (semantic search is not available)."
+NOTHING_RELEVANT = "Nothing relevant is stored: the query names {terms}, which no memory mentions."
+
+
+@dataclass(frozen=True, slots=True)
+class RecallOptions:
+    """Constants of the pipeline, chosen on the LoCoMo development split with
+    leave-one-conversation-out checks (BENCHMARKS.md holds the ablations).
+
+    Attributes:
+        candidates: how many keyword candidates the store returns.
+        fusion: ``"weighted"`` (normalised scores, weighted sum) or ``"rrf"``.
+        sparse_weight / dense_weight: list weights in fusion (0 drops a list).
+        rrf_k: the RRF constant.
+        neighbour_weight: share of the better adjacent memory's score (same
+            session) a memory receives.
+        session_weight: share of its session's mean top score a memory receives.
+        session_top: how many of a session's best memories that mean covers.
+        unknown_entity_gate: answer nothing when the query names things no
+            visible memory mentions.
+        dense_floor: a memory with no keyword match needs at least this
+            cosine similarity to be a candidate at all.
+        floor: final scores below this are dropped.
+    """
+
+    candidates: int = 200
+    fusion: str = "weighted"
+    sparse_weight: float = 0.5
+    dense_weight: float = 0.5
+    rrf_k: float = 60.0
+    neighbour_weight: float = 0.3
+    session_weight: float = 0.3
+    session_top: int = 3
+    unknown_entity_gate: bool = True
+    dense_floor: float = 0.3
+    floor: float = 0.0
+
+
+def recall(
+    store: Store,
+    *,
+    query: str,
+    scope: Scope,
+    filters: RecallFilters,
+    limit: int,
+    now: datetime,
+    query_vector: npt.NDArray[np.float32] | None,
+    dense_index: DenseIndex | None,
+    options: RecallOptions,
+) -> HitList:
+    """Run the pipeline; without a query vector it is keyword search alone."""
+    mode = "text" if query_vector is None or dense_index is None else "hybrid"
+    notice = TEXT_ONLY_NOTICE if mode == "text" else None
+    if options.unknown_entity_gate:
+        salient = salient_terms(query)
+        if salient:
+            present = store.terms_present(salient, scope)
+            absent = [t for t in salient if t not in present]
+            if len(absent) * 2 > len(salient):
+                names = ", ".join(repr(t) for t in absent)
+                return HitList([], mode=mode, notice=NOTHING_RELEVANT.format(terms=names))
+
+    terms = query_terms(query)
+    pool = max(options.candidates, limit)
+    text_matches = store.search_text(terms, scope, filters, limit=pool)
+    if mode == "text":
+        return _text_only(text_matches, now=now, limit=limit, options=options, notice=notice)
+    assert query_vector is not None and dense_index is not None
+    return _hybrid(
+        store,
+        text_matches,
+        query_vector=query_vector,
+        dense_index=dense_index,
+        scope=scope,
+        filters=filters,
+        now=now,
+        limit=limit,
+        options=options,
+    )
+
+
+def _text_only(
+    matches: list[TextMatch],
+    *,
+    now: datetime,
+    limit: int,
+    options: RecallOptions,
+    notice: str | None,
+) -> HitList:
+    best = max((m.bm25 for m in matches), default=0.0)
+    hits: list[Hit] = []
+    for rank, match in enumerate(matches[:limit], start=1):
+        score = match.bm25 / best if best > 0 else 0.0
+        if score < options.floor:
+            continue
+        hits.append(
+            Hit(
+                memory=match.memory,
+                score=score,
+                confidence=stages.confidence(match.memory, now),
+                ranks={"bm25": rank, "final": len(hits) + 1},
+                stage_scores={"bm25": match.bm25, "final": score},
+            )
+        )
+    return HitList(hits, mode="text", notice=notice)
+
+
+def _hybrid(
+    store: Store,
+    text_matches: list[TextMatch],
+    *,
+    query_vector: npt.NDArray[np.float32],
+    dense_index: DenseIndex,
+    scope: Scope,
+    filters: RecallFilters,
+    now: datetime,
+    limit: int,
+    options: RecallOptions,
+) -> HitList:
+    allowed = store.ids_matching(scope, filters) if filters.tags else None
+    mask = dense_index.mask(scope, filters, allowed)
+    sims = dense_index.scores(query_vector)
+    rows = len(dense_index)
+
+    # Keyword scores on the dense rows; memories without a vector kept aside.
+    bm25 = np.zeros(rows, dtype=np.float64)
+    loose: dict[str, float] = {}
+    memories: dict[str, Memory] = {}
+    pool_size = len(text_matches)
+    for match in text_matches:
+        memories[match.memory.id] = match.memory
+        row = dense_index.row_of(match.memory.id)
+        if row is not None and mask[row]:
+            bm25[row] = match.bm25
+        else:
+            loose[match.memory.id] = match.bm25
+
+    if options.fusion == "rrf":
+        fused_rows, fused_loose = _rrf_arrays(bm25, loose, sims, mask, options, pool=pool_size)
+    else:
+        best_bm25 = max(float(bm25.max(initial=0.0)), max(loose.values(), default=0.0))
+        scale = 1.0 / best_bm25 if best_bm25 > 0 else 0.0
+        dense_norm = stages.range_normalise(sims, mask)
+        fused_rows = options.sparse_weight * scale * bm25 + options.dense_weight * dense_norm
+        fused_loose = {key: options.sparse_weight * scale * v for key, v in loose.items()}
+    # Normalisation used every visible row; candidacy needs keyword evidence
+    # or a cosine above the floor.
+    eligible = mask & ((bm25 > 0) | (sims >= options.dense_floor))
+    fused_rows = np.where(eligible, fused_rows, -np.inf)
+
+    support = _session_support(fused_rows, eligible, dense_index, limit=limit, options=options)
+    candidates: list[tuple[float, str, int | None]] = [
+        (float(fused_rows[row]) + value, str(dense_index.table.ids[row]), row)
+        for row, value in support.items()
+    ]
+    candidates += [(value, key, None) for key, value in fused_loose.items()]
+    candidates.sort(key=lambda item: (-item[0], item[1]))
+    wanted = [key for _, key, _ in candidates[: limit * 2 + 10] if key not in memories]
+    memories.update(store.get_many(wanted, scope))
+    # A perfect keyword and embedding match scores 1; session support can
+    # push a score past that, where it is capped (the order still uses it).
+    ceiling = options.sparse_weight + options.dense_weight
+
+    dense_rank = stages.ranks_of(sims, mask)
+    sparse_rank = {m.memory.id: i for i, m in enumerate(text_matches, start=1)}
+    hits: list[Hit] = []
+    for value, key, row in candidates:
+        if len(hits) == limit:
+            break
+        memory = memories.get(key)
+        if memory is None or value < options.floor:
+            continue  # not visible any more (deleted, or another scope)
+        ranks = {"final": len(hits) + 1}
+        scores = {"final": value}
+        if key in sparse_rank:
+            ranks["bm25"] = sparse_rank[key]
+            scores["bm25"] = bm25[row] if row is not None else loose[key]
+        if row is not None:
+            ranks["dense"] = int(dense_rank(row))
+            scores["dense"] = float(sims[row])
+            scores["fused"] = float(fused_rows[row])
+            scores["session_support"] = support[row]
+        hits.append(
+            Hit(
+                memory=memory,
+                score=stages.squash(value, ceiling),
+                confidence=stages.confidence(memory, now),
+                ranks=ranks,
+                stage_scores=scores,
+            )
+        )
+    return HitList(hits, mode="hybrid")
+
+
+def _session_support(
+    fused_rows: npt.NDArray[np.float64],
+    mask: npt.NDArray[np.bool_],
+    dense_index: DenseIndex,
+    *,
+    limit: int,
+    options: RecallOptions,
+) -> dict[int, float]:
+    """Session support of the best rows and their same-session neighbours
+    (the neighbours may climb on a strong turn next to them)."""
+    rows = fused_rows.shape[0]
+    k = min(max(limit * 5, 100), int(mask.sum()))
+    chosen: set[int] = set()
+    if k > 0:
+        top = np.argpartition(-fused_rows, k - 1)[:k] if rows > k else np.arange(rows)
+        for row in (int(r) for r in top if np.isfinite(fused_rows[r])):
+            chosen.add(row)
+            for near in (row - 1, row + 1):
+                if dense_index.run_start[row] <= near < dense_index.run_end[row] and mask[near]:
+                    chosen.add(near)
+    return stages.session_support(
+        fused_rows,
+        sorted(chosen),
+        run_start=dense_index.run_start,
+        run_end=dense_index.run_end,
+        in_session=dense_index.in_session,
+        neighbour_weight=options.neighbour_weight,
+        session_weight=options.session_weight,
+        session_top=options.session_top,
+    )
+
+
+def _rrf_arrays(
+    bm25: npt.NDArray[np.float64],
+    loose: Mapping[str, float],
+    sims: npt.NDArray[np.float32],
+    mask: npt.NDArray[np.bool_],
+    options: RecallOptions,
+    *,
+    pool: int,
+) -> tuple[npt.NDArray[np.float64], dict[str, float]]:
+    """RRF over the top ``pool`` of each list, as arrays over the dense rows."""
+    rows = bm25.shape[0]
+    sparse_items: list[tuple[tuple[str, int | str], float]] = [
+        (("r", int(r)), float(bm25[r])) for r in np.flatnonzero(bm25 > 0)
+    ]
+    sparse_items += [(("l", key), value) for key, value in loose.items()]
+    sparse_items.sort(key=lambda item: -item[1])
+    sparse_order = [key for key, _ in sparse_items]
+    masked = np.where(mask, sims, -np.inf)
+    dense_top = np.argsort(-masked, kind="stable")[: max(pool, 1)]
+    dense_order: list[tuple[str, int | str]] = [
+        ("r", int(r)) for r in dense_top if np.isfinite(masked[r])
+    ]
+    fused = dict(
+        rrf(
+            [sparse_order, dense_order],
+            k=options.rrf_k,
+            weights=[options.sparse_weight, options.dense_weight],
+        )
+    )
+    scale = (options.sparse_weight + options.dense_weight) / (options.rrf_k + 1)
+    out = np.zeros(rows, dtype=np.float64)
+    loose_out: dict[str, float] = {}
+    for (kind, key), value in fused.items():
+        if kind == "r":
+            out[int(key)] = value / scale
+        else:
+            loose_out[str(key)] = value / scale
+    return out, loose_out

@@ -1,0 +1,105 @@
+"""Small scoring stages of the recall pipeline, each a pure function.
+
+* ``range_normalise``: dense cosines mapped to 0-1 by the range over every
+  visible memory (not just the candidates), which keeps the dense list on an
+  absolute footing: min-max over a top-k pool would stretch small
+  differences (-0.05 hit@10 on LoCoMo).
+* ``session_support``: memories that belong together in time lend each other
+  relevance: an adjacent memory of the same session passes on
+  ``neighbour_weight`` of its score, and the session passes on
+  ``session_weight`` of the mean of its ``session_top`` best scores (a small
+  graph propagation over "same session" edges).
+* ``confidence``: the system's confidence in a memory itself (seed 003).
+* ``squash``: a final score mapped into 0-1.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from datetime import datetime
+
+import numpy as np
+import numpy.typing as npt
+
+from mindpalace.models import Memory
+
+__all__ = ["confidence", "range_normalise", "ranks_of", "session_support", "squash"]
+
+
+def range_normalise(
+    values: npt.NDArray[np.float32], mask: npt.NDArray[np.bool_]
+) -> npt.NDArray[np.float64]:
+    """``(v - min) / (max - min)`` over the masked entries; 0 elsewhere."""
+    out = np.zeros(values.shape[0], dtype=np.float64)
+    if not mask.any():
+        return out
+    chosen = values[mask].astype(np.float64)
+    low, high = float(chosen.min()), float(chosen.max())
+    if high > low:
+        out[mask] = (chosen - low) / (high - low)
+    else:
+        out[mask] = 1.0
+    return out
+
+
+def session_support(
+    fused: npt.NDArray[np.float64],
+    rows: Iterable[int],
+    *,
+    run_start: npt.NDArray[np.int64],
+    run_end: npt.NDArray[np.int64],
+    in_session: npt.NDArray[np.bool_],
+    neighbour_weight: float,
+    session_weight: float,
+    session_top: int,
+) -> dict[int, float]:
+    """Support each of ``rows`` receives from its session (``fused`` is -inf
+    for rows out of scope, which give nothing)."""
+    support: dict[int, float] = {}
+    session_mean: dict[int, float] = {}
+    for row in rows:
+        if not in_session[row]:
+            support[row] = 0.0
+            continue
+        start, end = int(run_start[row]), int(run_end[row])
+        near = [fused[r] for r in (row - 1, row + 1) if start <= r < end]
+        finite = [v for v in near if math.isfinite(v)]
+        value = neighbour_weight * max(0.0, max(finite, default=0.0))
+        if session_weight:
+            if start not in session_mean:
+                run = fused[start:end]
+                run = run[np.isfinite(run)]
+                top = np.sort(run)[::-1][:session_top]
+                session_mean[start] = float(top.mean()) if top.size else 0.0
+            value += session_weight * max(0.0, session_mean[start])
+        support[row] = value
+    return support
+
+
+def ranks_of(values: npt.NDArray[np.float32], mask: npt.NDArray[np.bool_]) -> Callable[[int], int]:
+    """A function giving the 1-based rank of a row among the masked values."""
+    chosen = np.sort(values[mask])[::-1]
+
+    def rank(row: int) -> int:
+        return int(np.searchsorted(-chosen, -values[row], side="left")) + 1
+
+    return rank
+
+
+def squash(value: float, ceiling: float) -> float:
+    """A score into 0-1 by the highest value the stages can produce."""
+    if value <= 0 or ceiling <= 0:
+        return 0.0
+    return min(1.0, value / ceiling)
+
+
+def confidence(memory: Memory, now: datetime) -> float:
+    """The system's confidence in a memory itself (seed 003): the writer's
+    confidence, tempered by strength, use and age without use."""
+    age_days = max(0.0, (now - (memory.last_accessed_at or memory.created_at)).total_seconds())
+    age_days /= 86_400.0
+    freshness = 1.0 / (1.0 + age_days / 365.0)  # a year unused halves this term
+    support = 0.6 + 0.25 * memory.strength + 0.15 * freshness
+    support += 0.05 * min(1.0, math.log1p(memory.access_count) / 3.0)
+    return max(0.0, min(1.0, memory.confidence * min(1.0, support)))
