@@ -126,6 +126,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("import", "Restore memories from an export file, in one transaction.")
     p.add_argument("file", help="JSON lines file ('-' reads standard input)")
 
+    command(
+        "reindex",
+        "Embed every memory with the configured model (after a change of model).",
+    )
+
     p = command("demo", "Remember a few memories in a scratch palace and recall them.")
     return parser
 
@@ -174,6 +179,8 @@ def _filters(args: argparse.Namespace) -> dict[str, Any]:
 
 def _recall(palace: Palace, args: argparse.Namespace) -> Any:
     hits = palace.recall(args.query, limit=args.limit, **_filters(args))
+    if hits.notice:
+        print(f"mindpalace recall: {hits.notice}", file=sys.stderr)
     return [hit.to_dict(explain=args.explain) for hit in hits]
 
 
@@ -204,6 +211,24 @@ def _import(palace: Palace, args: argparse.Namespace) -> Any:
         with open(args.file, encoding="utf-8") as inp:
             report = palace.import_jsonl(inp)
     return {"inserted": report.inserted, "skipped": report.skipped}
+
+
+def _reindex(palace: Palace, args: argparse.Namespace) -> Any:
+    def progress(done: int, total: int) -> None:
+        if sys.stderr.isatty() or total >= 1000:
+            width = 30
+            filled = width * done // max(total, 1)
+            bar = "#" * filled + "-" * (width - filled)
+            end = "\n" if done >= total else "\r"
+            print(f"reindex [{bar}] {done}/{total}", end=end, file=sys.stderr, flush=True)
+
+    embedded = palace.reindex(progress=progress)
+    config = palace.semantic.embedder.config if palace.semantic.embedder else None
+    return {
+        "embedded": embedded,
+        "model": None if config is None else config.model,
+        "dimensions": None if config is None else config.dimensions,
+    }
 
 
 _DEMO_MEMORIES = [
@@ -244,6 +269,7 @@ _HANDLERS: dict[str, Handler] = {
     "stats": lambda p, a: p.stats().to_dict(),
     "export": _export,
     "import": _import,
+    "reindex": _reindex,
     "demo": _demo,
 }
 

@@ -458,7 +458,7 @@ class Palace:
             created_before=created_before,
         )
         vector = self.semantic.query_vector(query)
-        return pipeline.recall(
+        hits = pipeline.recall(
             self.store,
             query=query,
             scope=self.scope,
@@ -469,6 +469,11 @@ class Palace:
             dense_index=self.semantic.dense() if vector is not None else None,
             options=self.recall_options,
         )
+        if hits.mode == "text" and hits.notice == pipeline.TEXT_ONLY_NOTICE:
+            reason = self.semantic.failure
+            if reason:
+                hits.notice = f"{pipeline.TEXT_ONLY_NOTICE} Reason: {reason}."
+        return hits
 
     def memories(
         self,

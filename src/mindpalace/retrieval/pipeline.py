@@ -92,7 +92,12 @@ def recall(
     pool = max(options.candidates, limit)
     text_matches = store.search_text(terms, scope, filters, limit=pool)
     if mode == "text":
-        return _text_only(text_matches, now=now, limit=limit, options=options, notice=notice)
+        substring = store.search_substring(
+            [t for t in terms if len(t) >= 3], scope, filters, limit=limit
+        )
+        return _text_only(
+            text_matches, substring, now=now, limit=limit, options=options, notice=notice
+        )
     assert query_vector is not None and dense_index is not None
     return _hybrid(
         store,
@@ -109,6 +114,7 @@ def recall(
 
 def _text_only(
     matches: list[TextMatch],
+    substring: list[Memory],
     *,
     now: datetime,
     limit: int,
@@ -128,6 +134,23 @@ def _text_only(
                 confidence=stages.confidence(match.memory, now),
                 ranks={"bm25": rank, "final": len(hits) + 1},
                 stage_scores={"bm25": match.bm25, "final": score},
+            )
+        )
+    # Substring matches the index missed (partial words), newest first,
+    # below every full-text match.
+    seen = {hit.memory.id for hit in hits}
+    extra = [m for m in substring if m.id not in seen]
+    for rank, memory in enumerate(extra, start=1):
+        if len(hits) >= limit:
+            break
+        score = 0.2 * (1.0 - (rank - 1) / (len(extra) + 1))
+        hits.append(
+            Hit(
+                memory=memory,
+                score=score,
+                confidence=stages.confidence(memory, now),
+                ranks={"substring": rank, "final": len(hits) + 1},
+                stage_scores={"final": score},
             )
         )
     return HitList(hits, mode="text", notice=notice)

@@ -208,6 +208,12 @@ class Store(Protocol):
         """The memories among ``memory_ids`` that ``scope`` may see, by id."""
         ...
 
+    def search_substring(
+        self, terms: Sequence[str], scope: Scope, filters: RecallFilters, *, limit: int
+    ) -> list[Memory]:
+        """Memories containing any of ``terms`` as a substring, newest first."""
+        ...
+
     def terms_present(self, terms: Sequence[str], scope: Scope) -> set[str]:
         """Which of ``terms`` (words, matched as the text index matches them)
         occur in some live memory ``scope`` may see."""

@@ -157,6 +157,11 @@ def _memory_row(m: Memory) -> tuple[Any, ...]:
     return tuple(values[c] for c in MEMORY_COLUMNS)
 
 
+def _escape_like(text: str) -> str:
+    """``text`` as a literal inside a LIKE pattern with ``ESCAPE '!'``."""
+    return text.replace("!", "!!").replace("%", "!%").replace("_", "!_")
+
+
 def scope_clause(scope: Scope) -> tuple[str, list[Any]]:
     """WHERE fragment (over ``memories m``) admitting exactly what ``scope`` may see."""
     if scope.unscoped:
@@ -570,6 +575,34 @@ class SqlStore(abc.ABC):
                     memory = _row_to_memory(row)
                     found[memory.id] = memory
         return found
+
+    def search_substring(
+        self, terms: Sequence[str], scope: Scope, filters: RecallFilters, *, limit: int
+    ) -> list[Memory]:
+        """Memories whose title or content contains any of ``terms`` as a
+        substring (case-insensitive), newest first: the text fallback's net
+        for partial words the full-text index does not match."""
+        if not terms:
+            return []
+        s_sql, s_params = scope_clause(scope)
+        f_sql, f_params = filter_clause(filters)
+        likes: list[str] = []
+        params: list[Any] = []
+        for term in terms:
+            pattern = "%" + _escape_like(term.lower()) + "%"
+            likes.append(
+                "LOWER(m.content) LIKE ? ESCAPE '!'"
+                " OR LOWER(COALESCE(m.title, '')) LIKE ? ESCAPE '!'"
+            )
+            params += [pattern, pattern]
+        with self._read() as cur:
+            rows = self._exec(
+                cur,
+                f"SELECT {_SELECT} FROM memories m WHERE ({' OR '.join(likes)})"
+                f" AND {s_sql} AND {f_sql} ORDER BY m.created_at DESC, m.id DESC LIMIT ?",
+                [*params, *s_params, *f_params, limit],
+            ).fetchall()
+        return [_row_to_memory(r) for r in rows]
 
     def terms_present(self, terms: Sequence[str], scope: Scope) -> set[str]:
         """Which of ``terms`` occur in some live memory ``scope`` may see."""
