@@ -46,6 +46,7 @@ class Config:
     ingest: Ingest
     options: RecallOptions
     abstain: bool = False  # measure abstention on foreign questions
+    embedder: str = "local"  # local (MiniLM int8 ONNX) or static (model2vec table)
 
 
 PLAIN = Ingest("plain", "", "")
@@ -60,7 +61,7 @@ CONFIGS = [
     Config("bm25", PLAIN, replace(BARE, dense_weight=0.0)),
     Config("dense", PLAIN, replace(BARE, sparse_weight=0.0)),
     Config("fused rrf k=60", PLAIN, replace(BARE, fusion="rrf")),
-    Config("fused weighted 0.5/0.5", PLAIN, BARE),
+    Config("fused weighted 0.4/0.6", PLAIN, BARE),
     Config("+context: bm25", CONTEXT, replace(BARE, dense_weight=0.0)),
     Config("+context: dense", CONTEXT, replace(BARE, sparse_weight=0.0)),
     Config("+context: fused rrf", CONTEXT, replace(BARE, fusion="rrf")),
@@ -72,18 +73,14 @@ CONFIGS = [
         abstain=True,
     ),
     Config(
-        "+dense floor 0.2",
-        CONTEXT,
-        replace(DEFAULT, unknown_entity_gate=False, dense_floor=0.2),
-        abstain=True,
-    ),
-    Config(
         "+dense floor 0.3",
         CONTEXT,
-        replace(DEFAULT, unknown_entity_gate=False, dense_floor=0.3),
+        replace(DEFAULT, unknown_entity_gate=False),
         abstain=True,
     ),
     Config("+unknown-entity gate (default)", CONTEXT, DEFAULT, abstain=True),
+    Config("static model: dense", PLAIN, replace(BARE, sparse_weight=0.0), embedder="static"),
+    Config("static model: default pipeline", CONTEXT, DEFAULT, abstain=True, embedder="static"),
 ]
 
 
@@ -142,23 +139,21 @@ def _budgeted(
 
 def run(configs: Sequence[Config], conversations: Sequence[Conversation]) -> dict[str, Any]:
     count = _tokens()
-    settings = Settings()
-    embedder = from_settings(settings)
+    embedders = {name: from_settings(Settings(embedder=name)) for name in ("local", "static")}
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as scratch:
-        palaces: dict[tuple[str, str], Palace] = {}
+        palaces: dict[tuple[str, str, str], Palace] = {}
 
-        def palace_for(conversation: Conversation, ingest: Ingest) -> Palace:
-            key = (conversation.name, ingest.name)
+        def palace_for(conversation: Conversation, ingest: Ingest, embedder: str) -> Palace:
+            key = (conversation.name, ingest.name, embedder)
             if key not in palaces:
-                p = Palace(
-                    Path(scratch) / f"{conversation.name}-{ingest.name}.db", embedder=embedder
-                )
+                path = Path(scratch) / f"{conversation.name}-{ingest.name}-{embedder}.db"
+                p = Palace(path, embedder=embedders[embedder])
                 start = time.perf_counter()
                 p.remember_many(_records(conversation, ingest))
                 palaces[key] = p
                 print(
-                    f"  ingested {conversation.name} ({ingest.name}):"
+                    f"  ingested {conversation.name} ({ingest.name}, {embedder}):"
                     f" {len(conversation.turns)} turns in {time.perf_counter() - start:.2f} s",
                     file=sys.stderr,
                 )
@@ -171,7 +166,7 @@ def run(configs: Sequence[Config], conversations: Sequence[Conversation]) -> dic
             abstained = 0
             foreign_total = 0
             for own, foreign in iter_pairs(conversations):
-                palace = palace_for(own, config.ingest)
+                palace = palace_for(own, config.ingest, config.embedder)
                 palace.recall_options = config.options
                 for question in own.questions:
                     start = time.perf_counter()

@@ -39,7 +39,18 @@ CATEGORIES = [
 ]
 VISIBILITIES = ["isolated", "shared", "group"]
 SOURCES = ["manual", "skill", "pipeline", "import"]
-COMMANDS = ["remember", "recall", "get", "forget", "list", "stats", "export", "import", "demo"]
+COMMANDS = [
+    "remember",
+    "recall",
+    "get",
+    "forget",
+    "list",
+    "stats",
+    "export",
+    "import",
+    "reindex",
+    "demo",
+]
 
 ID_RE = re.compile(r"^mem_[0-9A-HJKMNP-TV-Z]{26}$")
 HIT_FIELDS = {

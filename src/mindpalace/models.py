@@ -253,7 +253,8 @@ class Hit:
     ``score`` is relevance to the query in 0-1, higher is better;
     ``confidence`` is the system's confidence in the memory itself (0-1).
     ``ranks`` names the rank (1-based) the memory had in each pipeline stage
-    that saw it, and ``stage_scores`` its score there, for ``explain``.
+    that saw it, ``stage_scores`` its score there, and ``gates`` the relevance
+    gates it passed (and why), for ``explain``.
     """
 
     memory: Memory
@@ -261,6 +262,7 @@ class Hit:
     confidence: float = 1.0
     ranks: Mapping[str, int] = field(default_factory=dict)
     stage_scores: Mapping[str, float] = field(default_factory=dict)
+    gates: tuple[str, ...] = ()
 
     @property
     def high_confidence(self) -> bool:
@@ -278,6 +280,7 @@ class Hit:
             out["explain"] = {
                 "ranks": dict(self.ranks),
                 "scores": {k: round(v, 6) for k, v in self.stage_scores.items()},
+                "gates": list(self.gates),
             }
         return out
 

@@ -457,6 +457,8 @@ class Palace:
             created_after=created_after,
             created_before=created_before,
         )
+        if not query.strip():
+            return HitList([], mode="hybrid" if self.semantic.available else "text")
         vector = self.semantic.query_vector(query)
         hits = pipeline.recall(
             self.store,

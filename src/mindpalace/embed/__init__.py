@@ -1,5 +1,6 @@
-"""Embedders: the bundled local model, OpenAI-compatible services, and a
-deterministic hashing embedder for tests."""
+"""Embedders: the bundled models (MiniLM int8 ONNX by default, a static table
+for speed), OpenAI-compatible services, and a deterministic hashing embedder
+for tests."""
 
 from __future__ import annotations
 
@@ -8,9 +9,17 @@ from mindpalace.embed.base import Embedder
 from mindpalace.embed.hashing import HashingEmbedder
 from mindpalace.embed.http import HTTPEmbedder
 from mindpalace.embed.local import LocalEmbedder
+from mindpalace.embed.static import StaticEmbedder
 from mindpalace.errors import ConfigError, ValidationError
 
-__all__ = ["Embedder", "HTTPEmbedder", "HashingEmbedder", "LocalEmbedder", "from_settings"]
+__all__ = [
+    "Embedder",
+    "HTTPEmbedder",
+    "HashingEmbedder",
+    "LocalEmbedder",
+    "StaticEmbedder",
+    "from_settings",
+]
 
 
 def from_settings(settings: Settings) -> Embedder | None:
@@ -24,6 +33,8 @@ def from_settings(settings: Settings) -> Embedder | None:
         return None
     if settings.embedder == "local":
         return LocalEmbedder()
+    if settings.embedder == "static":
+        return StaticEmbedder()
     if settings.embedder == "hashing":
         return HashingEmbedder()
     if settings.embedder == "http":

@@ -3,6 +3,7 @@ vLLM, llama.cpp server, ...). Standard library only."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import urllib.error
@@ -59,7 +60,13 @@ class HTTPEmbedder(Embedder):
         try:
             with urllib.request.urlopen(request, timeout=self._timeout) as response:  # noqa: S310
                 payload: Any = json.load(response)
-        except (urllib.error.URLError, TimeoutError, OSError, ValueError) as exc:
+        except (
+            urllib.error.URLError,
+            http.client.HTTPException,
+            TimeoutError,
+            OSError,
+            ValueError,
+        ) as exc:
             raise EmbeddingError(f"embedding service at {self._url} failed: {exc}") from exc
         try:
             rows = sorted(payload["data"], key=lambda item: item["index"])

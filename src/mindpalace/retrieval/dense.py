@@ -14,7 +14,7 @@ import numpy.typing as npt
 
 from mindpalace.models import RecallFilters, Scope, Visibility
 from mindpalace.store.base import VectorTable
-from mindpalace.store.sql import to_epoch
+from mindpalace.store.fragments import to_epoch
 
 __all__ = ["DenseIndex"]
 
@@ -75,6 +75,7 @@ class DenseIndex:
             (t.store, t.store_names, filters.stores),
             (t.category, t.category_names, filters.categories),
             (t.visibility, t.visibility_names, filters.visibilities),
+            (t.source, t.source_names, filters.sources),
         ):
             if wanted:
                 keep &= _member(column, names, {w.value for w in wanted})

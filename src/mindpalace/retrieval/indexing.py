@@ -19,7 +19,7 @@ from mindpalace.models import EmbeddingConfig, Memory, Scope
 from mindpalace.retrieval.dense import DenseIndex
 from mindpalace.store.base import Store, VectorBatch
 
-__all__ = ["SemanticIndex", "embed_text", "text_hash"]
+__all__ = ["SemanticIndex", "embed_text", "text_hash", "vector_key"]
 
 Progress = Callable[[int, int], None]
 
@@ -32,6 +32,12 @@ def embed_text(title: str | None, content: str) -> str:
     text made dense retrieval's first hit worse (BENCHMARKS.md).
     """
     return f"{title}\n{content}" if title else content
+
+
+def vector_key(config: EmbeddingConfig) -> str:
+    """What vectors are stored under: provider, model and size together, so
+    vectors of two configs sharing a model name are never mixed."""
+    return f"{config.provider}/{config.model}/{config.dimensions}"
 
 
 def text_hash(text: str) -> str:
@@ -50,29 +56,32 @@ class SemanticIndex:
     def __init__(self, store: Store, embedder: Embedder | None) -> None:
         self.store = store
         self.embedder = embedder
-        self._checked: EmbeddingConfig | None = None
         self._dense: DenseIndex | None = None
         self.failure: str | None = None  # why semantic search is unavailable, if it is
 
     # -- state -------------------------------------------------------------------
 
-    def _config_state(self) -> str | None:
-        """None when the embedder may be used; else the reason it may not."""
+    def _config_state(self, *, claim: bool = False) -> str | None:
+        """None when the embedder may be used; else the reason it may not.
+
+        Read from the store each time, so a reindex by another process is
+        noticed. ``claim`` records the embedder's config in a palace that has
+        none yet (writes do; recall never writes).
+        """
         if self.embedder is None:
             return "no embedding model is configured"
         wanted = self.embedder.config
-        if self._checked == wanted:
-            return None
         recorded = self.store.embedding_config()
         if recorded is None:
-            self.store.set_embedding_config(wanted, drop_other_models=False)
-        elif recorded != wanted:
+            if claim:
+                self.store.set_embedding_config(wanted)
+            return None
+        if recorded != wanted:
             return (
                 f"the palace's vectors come from {recorded.provider}/{recorded.model}"
                 f" ({recorded.dimensions}-d), not {wanted.provider}/{wanted.model}"
                 f" ({wanted.dimensions}-d); run `mindpalace reindex` to re-embed"
             )
-        self._checked = wanted
         return None
 
     @property
@@ -93,12 +102,12 @@ class SemanticIndex:
         Raises:
             EmbeddingMismatch: the palace belongs to another model.
         """
-        reason = self._config_state()
         if self.embedder is None:
             return None
+        reason = self._config_state(claim=True)
         if reason is not None:
             raise EmbeddingMismatch(reason)
-        model = self.embedder.config.model
+        model = vector_key(self.embedder.config)
         by_hash = {text_hash(t): t for t in texts}
         missing = self.store.missing_vectors(model, by_hash)
         if not missing:
@@ -129,7 +138,7 @@ class SemanticIndex:
             return None
         generation = self.store.generation()
         if self._dense is None or self._dense.generation != generation:
-            table = self.store.load_vectors(self.embedder.config.model)
+            table = self.store.load_vectors(vector_key(self.embedder.config))
             self._dense = DenseIndex(table, generation=generation)
         return self._dense
 
@@ -144,7 +153,7 @@ class SemanticIndex:
         """
         if self.embedder is None:
             raise EmbeddingError("no embedding model is configured")
-        model = self.embedder.config.model
+        model = vector_key(self.embedder.config)
         memories = list(self.store.iter_memories(Scope.management()))
         embedded = 0
         for start in range(0, len(memories), batch):
@@ -158,8 +167,7 @@ class SemanticIndex:
             embedded += len(missing)
             if progress is not None:
                 progress(min(start + batch, len(memories)), len(memories))
-        self.store.set_embedding_config(self.embedder.config, drop_other_models=True)
-        self._checked = self.embedder.config
+        self.store.set_embedding_config(self.embedder.config, drop_vectors_except=model)
         self._dense = None
         return embedded
 

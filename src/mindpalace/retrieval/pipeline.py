@@ -11,7 +11,7 @@ the later stages are arithmetic over score arrays (``fusion.py`` and
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 import numpy as np
@@ -53,11 +53,11 @@ class RecallOptions:
 
     candidates: int = 200
     fusion: str = "weighted"
-    sparse_weight: float = 0.5
-    dense_weight: float = 0.5
+    sparse_weight: float = 0.4
+    dense_weight: float = 0.6
     rrf_k: float = 60.0
     neighbour_weight: float = 0.3
-    session_weight: float = 0.3
+    session_weight: float = 0.5
     session_top: int = 3
     unknown_entity_gate: bool = True
     dense_floor: float = 0.3
@@ -79,8 +79,10 @@ def recall(
     """Run the pipeline; without a query vector it is keyword search alone."""
     mode = "text" if query_vector is None or dense_index is None else "hybrid"
     notice = TEXT_ONLY_NOTICE if mode == "text" else None
+    passed: tuple[str, ...] = ()
     if options.unknown_entity_gate:
         salient = salient_terms(query)
+        passed = (f"unknown-entity: named {', '.join(salient)}",) if salient else ()
         if salient:
             present = store.terms_present(salient, scope)
             absent = [t for t in salient if t not in present]
@@ -95,21 +97,25 @@ def recall(
         substring = store.search_substring(
             [t for t in terms if len(t) >= 3], scope, filters, limit=limit
         )
-        return _text_only(
+        hits = _text_only(
             text_matches, substring, now=now, limit=limit, options=options, notice=notice
         )
-    assert query_vector is not None and dense_index is not None
-    return _hybrid(
-        store,
-        text_matches,
-        query_vector=query_vector,
-        dense_index=dense_index,
-        scope=scope,
-        filters=filters,
-        now=now,
-        limit=limit,
-        options=options,
-    )
+    else:
+        assert query_vector is not None and dense_index is not None
+        hits = _hybrid(
+            store,
+            text_matches,
+            query_vector=query_vector,
+            dense_index=dense_index,
+            scope=scope,
+            filters=filters,
+            now=now,
+            limit=limit,
+            options=options,
+        )
+    if passed:
+        hits[:] = [replace(hit, gates=passed + hit.gates) for hit in hits]
+    return hits
 
 
 def _text_only(
@@ -197,21 +203,55 @@ def _hybrid(
     # Normalisation used every visible row; candidacy needs keyword evidence
     # or a cosine above the floor.
     eligible = mask & ((bm25 > 0) | (sims >= options.dense_floor))
-    fused_rows = np.where(eligible, fused_rows, -np.inf)
+    fused_rows = np.where(mask, fused_rows, -np.inf)
 
-    support = _session_support(fused_rows, eligible, dense_index, limit=limit, options=options)
+    support = _session_support(
+        fused_rows, eligible, mask, dense_index, limit=limit, options=options
+    )
+    # A context neighbour below the floor stays only if its session lifts it.
     candidates: list[tuple[float, str, int | None]] = [
         (float(fused_rows[row]) + value, str(dense_index.table.ids[row]), row)
         for row, value in support.items()
+        if eligible[row] or value > 0
     ]
     candidates += [(value, key, None) for key, value in fused_loose.items()]
     candidates.sort(key=lambda item: (-item[0], item[1]))
     wanted = [key for _, key, _ in candidates[: limit * 2 + 10] if key not in memories]
     memories.update(store.get_many(wanted, scope))
+    return _build_hits(
+        candidates,
+        memories=memories,
+        text_matches=text_matches,
+        bm25=bm25,
+        loose=loose,
+        sims=sims,
+        mask=mask,
+        fused_rows=fused_rows,
+        support=support,
+        now=now,
+        limit=limit,
+        options=options,
+    )
+
+
+def _build_hits(
+    candidates: list[tuple[float, str, int | None]],
+    *,
+    memories: Mapping[str, Memory],
+    text_matches: list[TextMatch],
+    bm25: npt.NDArray[np.float64],
+    loose: Mapping[str, float],
+    sims: npt.NDArray[np.float32],
+    mask: npt.NDArray[np.bool_],
+    fused_rows: npt.NDArray[np.float64],
+    support: Mapping[int, float],
+    now: datetime,
+    limit: int,
+    options: RecallOptions,
+) -> HitList:
     # A perfect keyword and embedding match scores 1; session support can
     # push a score past that, where it is capped (the order still uses it).
     ceiling = options.sparse_weight + options.dense_weight
-
     dense_rank = stages.ranks_of(sims, mask)
     sparse_rank = {m.memory.id: i for i, m in enumerate(text_matches, start=1)}
     hits: list[Hit] = []
@@ -226,6 +266,14 @@ def _hybrid(
         if key in sparse_rank:
             ranks["bm25"] = sparse_rank[key]
             scores["bm25"] = bm25[row] if row is not None else loose[key]
+        gate = "relevance-floor: keyword match"
+        if key not in sparse_rank and row is not None:
+            cosine = float(sims[row])
+            gate = (
+                f"relevance-floor: cosine {cosine:.2f} >= {options.dense_floor}"
+                if cosine >= options.dense_floor
+                else "session-context: next to a relevant memory"
+            )
         if row is not None:
             ranks["dense"] = int(dense_rank(row))
             scores["dense"] = float(sims[row])
@@ -238,6 +286,7 @@ def _hybrid(
                 confidence=stages.confidence(memory, now),
                 ranks=ranks,
                 stage_scores=scores,
+                gates=(gate,),
             )
         )
     return HitList(hits, mode="hybrid")
@@ -245,20 +294,23 @@ def _hybrid(
 
 def _session_support(
     fused_rows: npt.NDArray[np.float64],
+    eligible: npt.NDArray[np.bool_],
     mask: npt.NDArray[np.bool_],
     dense_index: DenseIndex,
     *,
     limit: int,
     options: RecallOptions,
 ) -> dict[int, float]:
-    """Session support of the best rows and their same-session neighbours
-    (the neighbours may climb on a strong turn next to them)."""
+    """Session support of the best eligible rows and of their same-session
+    neighbours, which may climb on a strong memory next to them even below
+    the relevance floor (they are its context)."""
     rows = fused_rows.shape[0]
-    k = min(max(limit * 5, 100), int(mask.sum()))
+    k = min(max(limit * 5, 100), int(eligible.sum()))
     chosen: set[int] = set()
     if k > 0:
-        top = np.argpartition(-fused_rows, k - 1)[:k] if rows > k else np.arange(rows)
-        for row in (int(r) for r in top if np.isfinite(fused_rows[r])):
+        ranked = np.where(eligible, fused_rows, -np.inf)
+        top = np.argpartition(-ranked, k - 1)[:k] if rows > k else np.arange(rows)
+        for row in (int(r) for r in top if np.isfinite(ranked[r])):
             chosen.add(row)
             for near in (row - 1, row + 1):
                 if dense_index.run_start[row] <= near < dense_index.run_end[row] and mask[near]:

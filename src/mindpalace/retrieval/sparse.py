@@ -29,7 +29,7 @@ STOPWORDS = frozenset(
     these they this those through to too under until up very was we were what
     when where which while who whom why will with would you your yours yourself
     yourselves s t d ll m re ve y
-    """.split()  # noqa: SIM905
+    """.split()
 )
 
 _WORD = re.compile(r"\w+", re.UNICODE)

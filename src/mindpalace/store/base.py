@@ -58,6 +58,8 @@ class VectorTable:
     created_at: npt.NDArray[np.float64]
     session: npt.NDArray[np.int32]  # code into session_names; "" is no session
     session_names: tuple[str, ...]
+    source: npt.NDArray[np.int32]
+    source_names: tuple[str, ...]
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])
@@ -65,7 +67,7 @@ class VectorTable:
     @classmethod
     def from_rows(cls, rows: Sequence[Sequence[Any]], dimensions: int = 0) -> VectorTable:
         """Build from rows of (id, agent, visibility, group, channel, archived,
-        superseded, type, store, category, created_at, vector bytes, session),
+        superseded, type, store, category, created_at, vector bytes, session, source),
         ordered so that a session's memories are adjacent, in time order."""
 
         def factor(index: int) -> tuple[npt.NDArray[np.int32], tuple[str, ...]]:
@@ -89,6 +91,7 @@ class VectorTable:
         store, store_names = factor(8)
         category, category_names = factor(9)
         session, session_names = factor(12)
+        source, source_names = factor(13)
         return cls(
             ids=np.array([str(r[0]) for r in rows], dtype=object),
             matrix=matrix,
@@ -111,6 +114,8 @@ class VectorTable:
             created_at=np.array([float(r[10]) for r in rows], dtype=np.float64),
             session=session,
             session_names=session_names,
+            source=source,
+            source_names=source_names,
         )
 
 
@@ -184,8 +189,11 @@ class Store(Protocol):
         """Store ``vectors`` and point memories (id -> text hash) at them, in one transaction."""
         ...
 
-    def set_embedding_config(self, config: EmbeddingConfig, *, drop_other_models: bool) -> None:
-        """Record the model the palace's vectors come from."""
+    def set_embedding_config(
+        self, config: EmbeddingConfig, *, drop_vectors_except: str | None = None
+    ) -> None:
+        """Record the model the palace's vectors come from; with
+        ``drop_vectors_except``, delete every vector stored under another key."""
         ...
 
     def embedding_config(self) -> EmbeddingConfig | None:

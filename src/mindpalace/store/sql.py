@@ -8,7 +8,6 @@ backend subclass supplies the connection, its transaction discipline and a
 from __future__ import annotations
 
 import abc
-import json
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -17,207 +16,34 @@ from typing import Any
 
 from mindpalace.errors import StorageError
 from mindpalace.models import (
-    Category,
     EmbeddingConfig,
     Memory,
-    MemoryType,
     NewMemory,
     RecallFilters,
     Scope,
-    Source,
     Stats,
-    StoreKind,
-    Visibility,
 )
 from mindpalace.store.base import AddResult, ImportReport, TextMatch, VectorBatch, VectorTable
 from mindpalace.store.dialect import Dialect
+from mindpalace.store.fragments import (
+    MEMORY_COLUMNS,
+    SELECT_MEMORY,
+    escape_like,
+    filter_clause,
+    in_list,
+    memory_row,
+    row_to_memory,
+    scope_clause,
+    to_epoch,
+)
 from mindpalace.store.migrations import MIGRATIONS, latest_version
 
-__all__ = ["MEMORY_COLUMNS", "Cursor", "SqlStore", "from_epoch", "to_epoch"]
+__all__ = ["Cursor", "SqlStore"]
 
 Cursor = Any  # a DB-API cursor; sqlite3 and psycopg differ in their stubs
 
-MEMORY_COLUMNS = (
-    "id",
-    "content",
-    "content_hash",
-    "agent_id",
-    "title",
-    "context",
-    "session_id",
-    "type",
-    "store",
-    "category",
-    "tags",
-    "source",
-    "visibility",
-    "group_name",
-    "channel",
-    "created_at",
-    "updated_at",
-    "last_accessed_at",
-    "valid_from",
-    "valid_to",
-    "superseded_by",
-    "strength",
-    "confidence",
-    "access_count",
-    "archived",
-    "is_constraint",
-    "metadata",
-)
-_SELECT = ", ".join(f"m.{c}" for c in MEMORY_COLUMNS)
-
 # Remembering the same text again moves strength a fifth of the way to 1.
 _STRENGTH_BUMP = 0.2
-
-
-def to_epoch(value: datetime | None) -> float | None:
-    """Seconds since the epoch (UTC) as stored; naive datetimes are taken as UTC."""
-    if value is None:
-        return None
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)
-    return value.timestamp()
-
-
-def from_epoch(value: float | None) -> datetime | None:
-    """The stored epoch seconds as an aware UTC datetime."""
-    if value is None:
-        return None
-    return datetime.fromtimestamp(value, tz=timezone.utc)
-
-
-def _row_to_memory(row: Sequence[Any]) -> Memory:
-    r = dict(zip(MEMORY_COLUMNS, row, strict=True))
-    created = from_epoch(r["created_at"])
-    updated = from_epoch(r["updated_at"])
-    assert created is not None and updated is not None  # NOT NULL columns
-    return Memory(
-        id=r["id"],
-        content=r["content"],
-        content_hash=r["content_hash"],
-        agent_id=r["agent_id"],
-        title=r["title"],
-        context=r["context"],
-        session=r["session_id"],
-        type=MemoryType(r["type"]),
-        store=StoreKind(r["store"]),
-        category=Category(r["category"]),
-        tags=tuple(json.loads(r["tags"])),
-        source=Source(r["source"]),
-        visibility=Visibility(r["visibility"]),
-        group=r["group_name"] or None,
-        channel=r["channel"] or None,
-        created_at=created,
-        updated_at=updated,
-        last_accessed_at=from_epoch(r["last_accessed_at"]),
-        valid_from=from_epoch(r["valid_from"]),
-        valid_to=from_epoch(r["valid_to"]),
-        superseded_by=r["superseded_by"],
-        strength=float(r["strength"]),
-        confidence=float(r["confidence"]),
-        access_count=int(r["access_count"]),
-        archived=bool(r["archived"]),
-        constraint=bool(r["is_constraint"]),
-        metadata=json.loads(r["metadata"]),
-    )
-
-
-def _memory_row(m: Memory) -> tuple[Any, ...]:
-    values = {
-        "id": m.id,
-        "content": m.content,
-        "content_hash": m.content_hash,
-        "agent_id": m.agent_id,
-        "title": m.title,
-        "context": m.context,
-        "session_id": m.session,
-        "type": m.type.value,
-        "store": m.store.value,
-        "category": m.category.value,
-        "tags": json.dumps(list(m.tags), ensure_ascii=False),
-        "source": m.source.value,
-        "visibility": m.visibility.value,
-        "group_name": m.group or "",
-        "channel": m.channel or "",
-        "created_at": to_epoch(m.created_at),
-        "updated_at": to_epoch(m.updated_at),
-        "last_accessed_at": to_epoch(m.last_accessed_at),
-        "valid_from": to_epoch(m.valid_from),
-        "valid_to": to_epoch(m.valid_to),
-        "superseded_by": m.superseded_by,
-        "strength": m.strength,
-        "confidence": m.confidence,
-        "access_count": m.access_count,
-        "archived": int(m.archived),
-        "is_constraint": int(m.constraint),
-        "metadata": json.dumps(dict(m.metadata), ensure_ascii=False, sort_keys=True),
-    }
-    return tuple(values[c] for c in MEMORY_COLUMNS)
-
-
-def _escape_like(text: str) -> str:
-    """``text`` as a literal inside a LIKE pattern with ``ESCAPE '!'``."""
-    return text.replace("!", "!!").replace("%", "!%").replace("_", "!_")
-
-
-def scope_clause(scope: Scope) -> tuple[str, list[Any]]:
-    """WHERE fragment (over ``memories m``) admitting exactly what ``scope`` may see."""
-    if scope.unscoped:
-        return "1 = 1", []
-    params: list[Any] = [scope.agent_id, Visibility.SHARED.value]
-    sql = "(m.agent_id = ? OR m.visibility = ?"
-    if scope.groups:
-        marks = ", ".join("?" for _ in scope.groups)
-        sql += f" OR (m.visibility = ? AND m.group_name IN ({marks}))"
-        params += [Visibility.GROUP.value, *scope.groups]
-    sql += ")"
-    # A channel's memories are seen only through that channel (fail closed).
-    if scope.channel:
-        sql += " AND m.channel IN ('', ?)"
-        params.append(scope.channel)
-    else:
-        sql += " AND m.channel = ''"
-    return sql, params
-
-
-def _in(column: str, values: Sequence[str]) -> str:
-    return f"{column} IN ({', '.join('?' for _ in values)})"
-
-
-def filter_clause(filters: RecallFilters) -> tuple[str, list[Any]]:
-    """WHERE fragment (over ``memories m``) for ``filters``."""
-    parts: list[str] = []
-    params: list[Any] = []
-    for column, members in (
-        ("m.type", filters.types),
-        ("m.store", filters.stores),
-        ("m.category", filters.categories),
-        ("m.visibility", filters.visibilities),
-        ("m.source", filters.sources),
-    ):
-        if members:
-            parts.append(_in(column, members))
-            params += [member.value for member in members]
-    if filters.tags:
-        parts.append(
-            "EXISTS (SELECT 1 FROM memory_tags t WHERE t.memory_seq = m.seq AND "
-            + _in("t.tag", filters.tags)
-            + ")"
-        )
-        params += list(filters.tags)
-    if not filters.include_archived:
-        parts.append("m.archived = 0")
-    if not filters.include_superseded:
-        parts.append("m.superseded_by IS NULL")
-    if filters.created_after is not None:
-        parts.append("m.created_at >= ?")
-        params.append(to_epoch(filters.created_after))
-    if filters.created_before is not None:
-        parts.append("m.created_at < ?")
-        params.append(to_epoch(filters.created_before))
-    return (" AND ".join(parts) or "1 = 1"), params
 
 
 class SqlStore(abc.ABC):
@@ -317,7 +143,7 @@ class SqlStore(abc.ABC):
         self._exec(
             cur,
             f"INSERT INTO memories ({columns}) VALUES ({marks})",
-            (*_memory_row(memory), embed_hash),
+            (*memory_row(memory), embed_hash),
         )
         if memory.tags:
             row = self._exec(cur, "SELECT seq FROM memories WHERE id = ?", (memory.id,)).fetchone()
@@ -353,9 +179,11 @@ class SqlStore(abc.ABC):
         return None if row is None else str(row[0])
 
     def _get(self, cur: Cursor, memory_id: str) -> Memory | None:
-        row = self._exec(cur, f"SELECT {_SELECT} FROM memories m WHERE m.id = ?", (memory_id,))
+        row = self._exec(
+            cur, f"SELECT {SELECT_MEMORY} FROM memories m WHERE m.id = ?", (memory_id,)
+        )
         found = row.fetchone()
-        return None if found is None else _row_to_memory(found)
+        return None if found is None else row_to_memory(found)
 
     def add(
         self,
@@ -496,7 +324,9 @@ class SqlStore(abc.ABC):
                     cur, "UPDATE memories SET embed_hash = ? WHERE id = ?", (text_hash, memory_id)
                 )
 
-    def set_embedding_config(self, config: EmbeddingConfig, *, drop_other_models: bool) -> None:
+    def set_embedding_config(
+        self, config: EmbeddingConfig, *, drop_vectors_except: str | None = None
+    ) -> None:
         """Record which model the palace's vectors come from."""
         with self._mutate() as cur:
             self._exec(cur, "DELETE FROM embedding_config")
@@ -506,8 +336,8 @@ class SqlStore(abc.ABC):
                 " VALUES (1, ?, ?, ?)",
                 (config.provider, config.model, config.dimensions),
             )
-            if drop_other_models:
-                self._exec(cur, "DELETE FROM embeddings WHERE model <> ?", (config.model,))
+            if drop_vectors_except is not None:
+                self._exec(cur, "DELETE FROM embeddings WHERE model <> ?", (drop_vectors_except,))
 
     # -- vectors ------------------------------------------------------------------
 
@@ -529,7 +359,7 @@ class SqlStore(abc.ABC):
                 rows = self._exec(
                     cur,
                     "SELECT text_hash FROM embeddings WHERE model = ? AND "
-                    + _in("text_hash", chunk),
+                    + in_list("text_hash", chunk),
                     [model, *chunk],
                 ).fetchall()
                 present.update(str(r[0]) for r in rows)
@@ -550,7 +380,7 @@ class SqlStore(abc.ABC):
                 cur,
                 "SELECT m.id, m.agent_id, m.visibility, m.group_name, m.channel, m.archived,"
                 " m.superseded_by IS NOT NULL, m.type, m.store, m.category, m.created_at,"
-                " e.vector, COALESCE(m.session_id, '') FROM memories m JOIN embeddings e"
+                " e.vector, COALESCE(m.session_id, ''), m.source FROM memories m JOIN embeddings e"
                 " ON e.model = ? AND e.text_hash = m.embed_hash"
                 " ORDER BY m.session_id, m.created_at, m.seq",
                 (model,),
@@ -568,11 +398,12 @@ class SqlStore(abc.ABC):
                 chunk = list(memory_ids[i : i + 500])
                 rows = self._exec(
                     cur,
-                    f"SELECT {_SELECT} FROM memories m WHERE {_in('m.id', chunk)} AND {s_sql}",
+                    f"SELECT {SELECT_MEMORY} FROM memories m"
+                    f" WHERE {in_list('m.id', chunk)} AND {s_sql}",
                     [*chunk, *s_params],
                 ).fetchall()
                 for row in rows:
-                    memory = _row_to_memory(row)
+                    memory = row_to_memory(row)
                     found[memory.id] = memory
         return found
 
@@ -589,7 +420,7 @@ class SqlStore(abc.ABC):
         likes: list[str] = []
         params: list[Any] = []
         for term in terms:
-            pattern = "%" + _escape_like(term.lower()) + "%"
+            pattern = "%" + escape_like(term.lower()) + "%"
             likes.append(
                 "LOWER(m.content) LIKE ? ESCAPE '!'"
                 " OR LOWER(COALESCE(m.title, '')) LIKE ? ESCAPE '!'"
@@ -598,11 +429,11 @@ class SqlStore(abc.ABC):
         with self._read() as cur:
             rows = self._exec(
                 cur,
-                f"SELECT {_SELECT} FROM memories m WHERE ({' OR '.join(likes)})"
+                f"SELECT {SELECT_MEMORY} FROM memories m WHERE ({' OR '.join(likes)})"
                 f" AND {s_sql} AND {f_sql} ORDER BY m.created_at DESC, m.id DESC LIMIT ?",
                 [*params, *s_params, *f_params, limit],
             ).fetchall()
-        return [_row_to_memory(r) for r in rows]
+        return [row_to_memory(r) for r in rows]
 
     def terms_present(self, terms: Sequence[str], scope: Scope) -> set[str]:
         """Which of ``terms`` occur in some live memory ``scope`` may see."""
@@ -639,10 +470,10 @@ class SqlStore(abc.ABC):
         with self._read() as cur:
             row = self._exec(
                 cur,
-                f"SELECT {_SELECT} FROM memories m WHERE m.id = ? AND {where}",
+                f"SELECT {SELECT_MEMORY} FROM memories m WHERE m.id = ? AND {where}",
                 [memory_id, *params],
             ).fetchone()
-        return None if row is None else _row_to_memory(row)
+        return None if row is None else row_to_memory(row)
 
     def list_memories(
         self, scope: Scope, filters: RecallFilters, *, limit: int, offset: int = 0
@@ -653,11 +484,11 @@ class SqlStore(abc.ABC):
         with self._read() as cur:
             rows = self._exec(
                 cur,
-                f"SELECT {_SELECT} FROM memories m WHERE {s_sql} AND {f_sql}"
+                f"SELECT {SELECT_MEMORY} FROM memories m WHERE {s_sql} AND {f_sql}"
                 " ORDER BY m.created_at DESC, m.id DESC LIMIT ? OFFSET ?",
                 [*s_params, *f_params, limit, offset],
             ).fetchall()
-        return [_row_to_memory(r) for r in rows]
+        return [row_to_memory(r) for r in rows]
 
     def search_text(
         self, terms: Sequence[str], scope: Scope, filters: RecallFilters, *, limit: int
@@ -669,13 +500,13 @@ class SqlStore(abc.ABC):
         s_sql, s_params = scope_clause(scope)
         f_sql, f_params = filter_clause(filters)
         sql = (
-            f"SELECT {_SELECT}, {q.score} AS score FROM {q.source}"
+            f"SELECT {SELECT_MEMORY}, {q.score} AS score FROM {q.source}"
             f" WHERE {q.where} AND {s_sql} AND {f_sql}"
             " ORDER BY score DESC, m.created_at DESC, m.id DESC LIMIT ?"
         )
         with self._read() as cur:
             rows = self._exec(cur, sql, [*q.params, *s_params, *f_params, limit]).fetchall()
-        return [TextMatch(_row_to_memory(r[:-1]), float(r[-1])) for r in rows]
+        return [TextMatch(row_to_memory(r[:-1]), float(r[-1])) for r in rows]
 
     def stats(self, scope: Scope) -> Stats:
         """Counts over what ``scope`` can see."""
@@ -727,12 +558,12 @@ class SqlStore(abc.ABC):
             with self._read() as cur:
                 rows = self._exec(
                     cur,
-                    f"SELECT m.seq, {_SELECT} FROM memories m WHERE m.seq > ? AND {s_sql}"
+                    f"SELECT m.seq, {SELECT_MEMORY} FROM memories m WHERE m.seq > ? AND {s_sql}"
                     " ORDER BY m.seq LIMIT ?",
                     [last, *s_params, batch],
                 ).fetchall()
             if not rows:
                 return
             for row in rows:
-                yield _row_to_memory(row[1:])
+                yield row_to_memory(row[1:])
             last = int(rows[-1][0])

@@ -1,0 +1,219 @@
+"""SQL fragments shared by every backend: the memory row layout, time
+conversion, and the WHERE clauses of scope and filters.
+
+Every clause is assembled from fixed column names and ``?`` placeholders;
+values are always bound, never formatted into the SQL.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+from mindpalace.models import (
+    Category,
+    Memory,
+    MemoryType,
+    RecallFilters,
+    Scope,
+    Source,
+    StoreKind,
+    Visibility,
+)
+
+__all__ = [
+    "MEMORY_COLUMNS",
+    "SELECT_MEMORY",
+    "escape_like",
+    "filter_clause",
+    "from_epoch",
+    "in_list",
+    "memory_row",
+    "row_to_memory",
+    "scope_clause",
+    "to_epoch",
+]
+
+MEMORY_COLUMNS = (
+    "id",
+    "content",
+    "content_hash",
+    "agent_id",
+    "title",
+    "context",
+    "session_id",
+    "type",
+    "store",
+    "category",
+    "tags",
+    "source",
+    "visibility",
+    "group_name",
+    "channel",
+    "created_at",
+    "updated_at",
+    "last_accessed_at",
+    "valid_from",
+    "valid_to",
+    "superseded_by",
+    "strength",
+    "confidence",
+    "access_count",
+    "archived",
+    "is_constraint",
+    "metadata",
+)
+SELECT_MEMORY = ", ".join(f"m.{c}" for c in MEMORY_COLUMNS)
+
+
+def to_epoch(value: datetime | None) -> float | None:
+    """Seconds since the epoch (UTC) as stored; naive datetimes are taken as UTC."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=timezone.utc)
+    return value.timestamp()
+
+
+def from_epoch(value: float | None) -> datetime | None:
+    """The stored epoch seconds as an aware UTC datetime."""
+    if value is None:
+        return None
+    return datetime.fromtimestamp(value, tz=timezone.utc)
+
+
+def row_to_memory(row: Sequence[Any]) -> Memory:
+    """A ``Memory`` from a row of ``MEMORY_COLUMNS``."""
+    r = dict(zip(MEMORY_COLUMNS, row, strict=True))
+    created = from_epoch(r["created_at"])
+    updated = from_epoch(r["updated_at"])
+    assert created is not None and updated is not None  # NOT NULL columns
+    return Memory(
+        id=r["id"],
+        content=r["content"],
+        content_hash=r["content_hash"],
+        agent_id=r["agent_id"],
+        title=r["title"],
+        context=r["context"],
+        session=r["session_id"],
+        type=MemoryType(r["type"]),
+        store=StoreKind(r["store"]),
+        category=Category(r["category"]),
+        tags=tuple(json.loads(r["tags"])),
+        source=Source(r["source"]),
+        visibility=Visibility(r["visibility"]),
+        group=r["group_name"] or None,
+        channel=r["channel"] or None,
+        created_at=created,
+        updated_at=updated,
+        last_accessed_at=from_epoch(r["last_accessed_at"]),
+        valid_from=from_epoch(r["valid_from"]),
+        valid_to=from_epoch(r["valid_to"]),
+        superseded_by=r["superseded_by"],
+        strength=float(r["strength"]),
+        confidence=float(r["confidence"]),
+        access_count=int(r["access_count"]),
+        archived=bool(r["archived"]),
+        constraint=bool(r["is_constraint"]),
+        metadata=json.loads(r["metadata"]),
+    )
+
+
+def memory_row(m: Memory) -> tuple[Any, ...]:
+    """The values of ``MEMORY_COLUMNS`` for a memory."""
+    values = {
+        "id": m.id,
+        "content": m.content,
+        "content_hash": m.content_hash,
+        "agent_id": m.agent_id,
+        "title": m.title,
+        "context": m.context,
+        "session_id": m.session,
+        "type": m.type.value,
+        "store": m.store.value,
+        "category": m.category.value,
+        "tags": json.dumps(list(m.tags), ensure_ascii=False),
+        "source": m.source.value,
+        "visibility": m.visibility.value,
+        "group_name": m.group or "",
+        "channel": m.channel or "",
+        "created_at": to_epoch(m.created_at),
+        "updated_at": to_epoch(m.updated_at),
+        "last_accessed_at": to_epoch(m.last_accessed_at),
+        "valid_from": to_epoch(m.valid_from),
+        "valid_to": to_epoch(m.valid_to),
+        "superseded_by": m.superseded_by,
+        "strength": m.strength,
+        "confidence": m.confidence,
+        "access_count": m.access_count,
+        "archived": int(m.archived),
+        "is_constraint": int(m.constraint),
+        "metadata": json.dumps(dict(m.metadata), ensure_ascii=False, sort_keys=True),
+    }
+    return tuple(values[c] for c in MEMORY_COLUMNS)
+
+
+def escape_like(text: str) -> str:
+    """``text`` as a literal inside a LIKE pattern with ``ESCAPE '!'``."""
+    return text.replace("!", "!!").replace("%", "!%").replace("_", "!_")
+
+
+def scope_clause(scope: Scope) -> tuple[str, list[Any]]:
+    """WHERE fragment (over ``memories m``) admitting exactly what ``scope`` may see."""
+    if scope.unscoped:
+        return "1 = 1", []
+    params: list[Any] = [scope.agent_id, Visibility.SHARED.value]
+    sql = "(m.agent_id = ? OR m.visibility = ?"
+    if scope.groups:
+        marks = ", ".join("?" for _ in scope.groups)
+        sql += f" OR (m.visibility = ? AND m.group_name IN ({marks}))"
+        params += [Visibility.GROUP.value, *scope.groups]
+    sql += ")"
+    # A channel's memories are seen only through that channel (fail closed).
+    if scope.channel:
+        sql += " AND m.channel IN ('', ?)"
+        params.append(scope.channel)
+    else:
+        sql += " AND m.channel = ''"
+    return sql, params
+
+
+def in_list(column: str, values: Sequence[object]) -> str:
+    """``column IN (?, ?, ...)`` with one placeholder per value."""
+    return f"{column} IN ({', '.join('?' for _ in values)})"
+
+
+def filter_clause(filters: RecallFilters) -> tuple[str, list[Any]]:
+    """WHERE fragment (over ``memories m``) for ``filters``."""
+    parts: list[str] = []
+    params: list[Any] = []
+    for column, members in (
+        ("m.type", filters.types),
+        ("m.store", filters.stores),
+        ("m.category", filters.categories),
+        ("m.visibility", filters.visibilities),
+        ("m.source", filters.sources),
+    ):
+        if members:
+            parts.append(in_list(column, members))
+            params += [member.value for member in members]
+    if filters.tags:
+        parts.append(
+            "EXISTS (SELECT 1 FROM memory_tags t WHERE t.memory_seq = m.seq AND "
+            + in_list("t.tag", filters.tags)
+            + ")"
+        )
+        params += list(filters.tags)
+    if not filters.include_archived:
+        parts.append("m.archived = 0")
+    if not filters.include_superseded:
+        parts.append("m.superseded_by IS NULL")
+    if filters.created_after is not None:
+        parts.append("m.created_at >= ?")
+        params.append(to_epoch(filters.created_after))
+    if filters.created_before is not None:
+        parts.append("m.created_at < ?")
+        params.append(to_epoch(filters.created_before))
+    return (" AND ".join(parts) or "1 = 1"), params
