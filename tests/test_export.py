@@ -77,3 +77,15 @@ def test_a_bad_line_writes_nothing(
 def test_wrong_format_header(palace: Palace) -> None:
     with pytest.raises(ValidationError, match="mindpalace-export"):
         palace.import_jsonl(['{"format": "other", "version": 1}'])
+
+
+def test_imported_memories_are_found_by_meaning(palace: Palace, tmp_path: Path) -> None:
+    palace.remember("Alice's favourite is green tea.")
+    palace.remember("The deploy pipeline runs on Fridays.")
+    text = _export(palace)
+    with Palace(tmp_path / "restored.db", settings=palace.settings) as restored:
+        restored.import_jsonl(io.StringIO(text))
+        hits = restored.recall("what does Alice like to drink?")
+        assert hits.mode == "hybrid"
+        assert hits[0].memory.content == "Alice's favourite is green tea."
+        assert "dense" in hits[0].ranks

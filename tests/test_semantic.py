@@ -673,7 +673,7 @@ def test_text_fallback_full_text_first_then_substrings_by_recency(
     assert [set(h.ranks) for h in hits] == [{"bm25", "final"}, *[{"substring", "final"}] * 2]
     assert [h.ranks["final"] for h in hits] == [1, 2, 3]
     assert all(0.0 <= h.score <= 1.0 for h in hits)
-    assert hits[0].score == 1.0 and hits[1].score > hits[2].score > 0
+    assert hits[0].stage_scores["relevance"] == 1.0 and hits[1].score > hits[2].score > 0
 
     assert [h.memory.id for h in palace.recall("kube", limit=2)] == [config.id, newer.id]
     explained = hits[1].to_dict(explain=True)["explain"]
@@ -767,10 +767,10 @@ def test_neighbour_lends_support(make_palace: MakePalace) -> None:
     neighbour = hits[rollback.id]
     support = neighbour.stage_scores["session_support"]
     assert support == pytest.approx(0.3 * hits[crash.id].stage_scores["fused"])
-    assert neighbour.stage_scores["final"] == pytest.approx(
+    assert neighbour.stage_scores["relevance"] == pytest.approx(
         neighbour.stage_scores["fused"] + support
     )
-    assert neighbour.stage_scores["final"] > neighbour.stage_scores["fused"]
+    assert neighbour.stage_scores["relevance"] > neighbour.stage_scores["fused"]
     assert hits[control.id].stage_scores["session_support"] == 0.0  # in no session
     before = [hits[i].stage_scores["fused"] for i in (venue.id, rollback.id) if i in hits]
     assert hits[crash.id].stage_scores["session_support"] == pytest.approx(0.3 * max(before))
@@ -780,7 +780,7 @@ def test_default_options_lend_session_support(make_palace: MakePalace) -> None:
     palace, (_, _, rollback, _) = _session(make_palace, RecallOptions())
     hits = _by_id(palace.recall(SESSION_QUERY))
     scores = hits[rollback.id].stage_scores
-    assert scores["session_support"] > 0 and scores["final"] > scores["fused"]
+    assert scores["session_support"] > 0 and scores["relevance"] > scores["fused"]
 
 
 def test_zero_weights_give_no_support(make_palace: MakePalace) -> None:
@@ -790,7 +790,7 @@ def test_zero_weights_give_no_support(make_palace: MakePalace) -> None:
     assert len(hits) >= 3
     for hit in hits:
         assert hit.stage_scores["session_support"] == 0.0
-        assert hit.stage_scores["final"] == pytest.approx(hit.stage_scores["fused"])
+        assert hit.stage_scores["relevance"] == pytest.approx(hit.stage_scores["fused"])
 
 
 def test_hidden_neighbours_lend_nothing(make_palace: MakePalace) -> None:

@@ -557,13 +557,20 @@ class Palace:
 
         Every field is kept (ids, owners, timestamps). Memories whose id or
         text already exists in their scope are skipped. Every line is validated
-        before anything is written; one bad line writes nothing.
+        before anything is written; one bad line writes nothing. Imported
+        memories are embedded (in batches) like remembered ones.
 
         Raises:
             ValidationError: naming the line number of the first bad record.
         """
         memories = list(self._parse_export(lines))
-        return self.store.import_memories(memories)
+        texts = {m.id: embed_text(m.title, m.content) for m in memories}
+        vectors = self.semantic.vectors_for(list(texts.values())) if memories else None
+        return self.store.import_memories(
+            memories,
+            embed_hashes={memory_id: text_hash(text) for memory_id, text in texts.items()},
+            vectors=vectors,
+        )
 
     def _parse_export(self, lines: Iterable[str]) -> Iterator[Memory]:
         for number, line in enumerate(lines, start=1):

@@ -48,6 +48,8 @@ class RecallOptions:
             visible memory mentions.
         dense_floor: a memory with no keyword match needs at least this
             cosine similarity to be a candidate at all.
+        prior_weights: how far strength, confidence and recency (in that
+            order) may lower a relevance score (``stages.prior``).
         floor: final scores below this are dropped.
     """
 
@@ -62,6 +64,7 @@ class RecallOptions:
     unknown_entity_gate: bool = True
     dense_floor: float = 0.3
     floor: float = 0.0
+    prior_weights: tuple[float, float, float] = (0.15, 0.10, 0.10)
 
 
 def recall(
@@ -128,9 +131,14 @@ def _text_only(
     notice: str | None,
 ) -> HitList:
     best = max((m.bm25 for m in matches), default=0.0)
+    scored = []
+    for rank, match in enumerate(matches, start=1):
+        relevance = match.bm25 / best if best > 0 else 0.0
+        factor = stages.prior(match.memory, now, options.prior_weights)
+        scored.append((relevance * factor, rank, match, relevance, factor))
+    scored.sort(key=lambda item: (-item[0], item[1]))
     hits: list[Hit] = []
-    for rank, match in enumerate(matches[:limit], start=1):
-        score = match.bm25 / best if best > 0 else 0.0
+    for score, rank, match, relevance, factor in scored[:limit]:
         if score < options.floor:
             continue
         hits.append(
@@ -139,7 +147,12 @@ def _text_only(
                 score=score,
                 confidence=stages.confidence(match.memory, now),
                 ranks={"bm25": rank, "final": len(hits) + 1},
-                stage_scores={"bm25": match.bm25, "final": score},
+                stage_scores={
+                    "bm25": match.bm25,
+                    "relevance": relevance,
+                    "prior": factor,
+                    "final": score,
+                },
             )
         )
     # Substring matches the index missed (partial words), newest first,
@@ -254,15 +267,22 @@ def _build_hits(
     ceiling = options.sparse_weight + options.dense_weight
     dense_rank = stages.ranks_of(sims, mask)
     sparse_rank = {m.memory.id: i for i, m in enumerate(text_matches, start=1)}
+    # Priors need the memory: re-rank the hydrated head of the list.
+    ranked = [
+        (value * stages.prior(memories[key], now, options.prior_weights), value, key, row)
+        for value, key, row in candidates
+        if key in memories and value >= options.floor  # else deleted, or another scope
+    ]
+    ranked.sort(key=lambda item: (-item[0], item[2]))
     hits: list[Hit] = []
-    for value, key, row in candidates:
-        if len(hits) == limit:
-            break
-        memory = memories.get(key)
-        if memory is None or value < options.floor:
-            continue  # not visible any more (deleted, or another scope)
+    for value, relevance, key, row in ranked[:limit]:
+        memory = memories[key]
         ranks = {"final": len(hits) + 1}
-        scores = {"final": value}
+        scores = {
+            "final": value,
+            "relevance": relevance,
+            "prior": value / relevance if relevance else 1.0,
+        }
         if key in sparse_rank:
             ranks["bm25"] = sparse_rank[key]
             scores["bm25"] = bm25[row] if row is not None else loose[key]

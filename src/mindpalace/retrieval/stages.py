@@ -24,7 +24,9 @@ import numpy.typing as npt
 
 from mindpalace.models import Memory
 
-__all__ = ["confidence", "range_normalise", "ranks_of", "session_support", "squash"]
+__all__ = ["confidence", "prior", "range_normalise", "ranks_of", "session_support", "squash"]
+
+RECENCY_HALF_LIFE_DAYS = 365.0
 
 
 def range_normalise(
@@ -92,6 +94,22 @@ def squash(value: float, ceiling: float) -> float:
     if value <= 0 or ceiling <= 0:
         return 0.0
     return min(1.0, value / ceiling)
+
+
+def prior(memory: Memory, now: datetime, weights: tuple[float, float, float]) -> float:
+    """How much a memory's standing scales its relevance, in (0, 1]:
+    ``(1 - ws (1 - strength)) (1 - wc (1 - confidence)) (1 - wr (1 - recency))``
+    with recency ``0.5 ** (age / 1 year)``. Mild on purpose: relevance
+    decides, standing breaks near-ties (a stale, weak, doubted memory loses
+    at most about a third of its score with the default weights)."""
+    w_strength, w_confidence, w_recency = weights
+    age_days = max(0.0, (now - memory.created_at).total_seconds() / 86_400.0)
+    recency = math.pow(0.5, age_days / RECENCY_HALF_LIFE_DAYS)
+    return (
+        (1.0 - w_strength * (1.0 - memory.strength))
+        * (1.0 - w_confidence * (1.0 - memory.confidence))
+        * (1.0 - w_recency * (1.0 - recency))
+    )
 
 
 def confidence(memory: Memory, now: datetime) -> float:
