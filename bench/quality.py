@@ -24,6 +24,7 @@ from typing import Any
 from bench.locomo import Conversation, data_dir, iter_pairs, load, turn_metrics
 from mindpalace import Palace
 from mindpalace.config import Settings
+from mindpalace.conversations import read_messages
 from mindpalace.embed import from_settings
 from mindpalace.retrieval.pipeline import RecallOptions
 
@@ -33,7 +34,12 @@ DEPTH = 100  # hits fetched per question
 
 @dataclass(frozen=True)
 class Ingest:
-    """How turns become memories (only what the conversation itself gives)."""
+    """How turns become memories (only what the conversation itself gives).
+
+    ``CONTEXT`` is ``Palace.add_messages`` over the LoCoMo file: each turn
+    gets its session, the previous turn as keyword context, and its date in
+    words as title. ``PLAIN`` is one bare memory per turn.
+    """
 
     name: str
     context: str  # "", "prev", "prev+next"
@@ -150,7 +156,11 @@ def run(configs: Sequence[Config], conversations: Sequence[Conversation]) -> dic
                 path = Path(scratch) / f"{conversation.name}-{ingest.name}-{embedder}.db"
                 p = Palace(path, embedder=embedders[embedder])
                 start = time.perf_counter()
-                p.remember_many(_records(conversation, ingest))
+                if ingest is CONTEXT:  # the product's own conversation ingest
+                    source = data_dir() / f"{conversation.name}.json"
+                    p.add_messages(read_messages(source, format="locomo"))
+                else:
+                    p.remember_many(_records(conversation, ingest))
                 palaces[key] = p
                 print(
                     f"  ingested {conversation.name} ({ingest.name}, {embedder}):"

@@ -48,6 +48,8 @@ COMMANDS = [
     "stats",
     "export",
     "import",
+    "ingest",
+    "recent",
     "reindex",
     "demo",
 ]

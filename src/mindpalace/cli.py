@@ -11,11 +11,13 @@ import argparse
 import json
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from mindpalace import __version__
+from mindpalace.conversations import FORMATS, read_messages
 from mindpalace.errors import MindPalaceError, ValidationError
 from mindpalace.models import Category, MemoryType, Source, StoreKind, Visibility, parse_enum
 from mindpalace.palace import Palace
@@ -67,7 +69,7 @@ def _filter_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per option
     """The argument parser (exposed so tests can check every command has help)."""
     parser = argparse.ArgumentParser(
         prog="mindpalace",
@@ -125,6 +127,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("import", "Restore memories from an export file, in one transaction.")
     p.add_argument("file", help="JSON lines file ('-' reads standard input)")
+
+    p = command("ingest", "Remember a conversation file's turns (JSONL, OpenAI chat, LoCoMo).")
+    p.add_argument("file", help="the conversation file")
+    p.add_argument("--format", default="auto", help=f"one of: {', '.join(FORMATS)} (default auto)")
+    p.add_argument("--session", help="session of turns that name none")
+
+    p = command("recent", "The last conversation turns, oldest first.")
+    p.add_argument("--n", type=int, default=20, help="how many, 1-1000 (default 20)")
+    p.add_argument("--session", help="only this session")
 
     command(
         "reindex",
@@ -213,16 +224,42 @@ def _import(palace: Palace, args: argparse.Namespace) -> Any:
     return {"inserted": report.inserted, "skipped": report.skipped}
 
 
-def _reindex(palace: Palace, args: argparse.Namespace) -> Any:
-    def progress(done: int, total: int) -> None:
+def _progress(label: str) -> Callable[[int, int], None]:
+    """A progress bar on stderr (for big jobs, or when stderr is a terminal)."""
+    started = time.perf_counter()
+
+    def show(done: int, total: int) -> None:
         if sys.stderr.isatty() or total >= 1000:
             width = 30
             filled = width * done // max(total, 1)
             bar = "#" * filled + "-" * (width - filled)
+            rate = done / max(time.perf_counter() - started, 1e-9)
             end = "\n" if done >= total else "\r"
-            print(f"reindex [{bar}] {done}/{total}", end=end, file=sys.stderr, flush=True)
+            print(
+                f"{label} [{bar}] {done}/{total} ({rate:.0f}/s)",
+                end=end,
+                file=sys.stderr,
+                flush=True,
+            )
 
-    embedded = palace.reindex(progress=progress)
+    return show
+
+
+def _ingest(palace: Palace, args: argparse.Namespace) -> Any:
+    messages = read_messages(args.file, format=args.format, session=args.session)
+    started = time.perf_counter()
+    stored = palace.add_messages(messages, session=args.session, progress=_progress("ingest"))
+    seconds = time.perf_counter() - started
+    return {
+        "ingested": len(stored),
+        "sessions": len({m.session for m in stored}),
+        "seconds": round(seconds, 3),
+        "turns_per_second": round(len(stored) / seconds, 1) if seconds else None,
+    }
+
+
+def _reindex(palace: Palace, args: argparse.Namespace) -> Any:
+    embedded = palace.reindex(progress=_progress("reindex"))
     config = palace.semantic.embedder.config if palace.semantic.embedder else None
     return {
         "embedded": embedded,
@@ -269,6 +306,8 @@ _HANDLERS: dict[str, Handler] = {
     "stats": lambda p, a: p.stats().to_dict(),
     "export": _export,
     "import": _import,
+    "ingest": _ingest,
+    "recent": lambda p, a: [m.to_dict() for m in p.recent(a.n, session=a.session)],
     "reindex": _reindex,
     "demo": _demo,
 }

@@ -240,6 +240,7 @@ class RecallFilters:
     visibilities: tuple[Visibility, ...] = ()
     tags: tuple[str, ...] = ()  # match any
     sources: tuple[Source, ...] = ()
+    sessions: tuple[str, ...] = ()
     include_archived: bool = False
     include_superseded: bool = False
     created_after: datetime | None = None

@@ -79,6 +79,8 @@ class DenseIndex:
         ):
             if wanted:
                 keep &= _member(column, names, {w.value for w in wanted})
+        if filters.sessions:
+            keep &= _member(t.session, t.session_names, set(filters.sessions))
         if not filters.include_archived:
             keep &= ~t.archived
         if not filters.include_superseded:

@@ -199,6 +199,9 @@ def filter_clause(filters: RecallFilters) -> tuple[str, list[Any]]:
         if members:
             parts.append(in_list(column, members))
             params += [member.value for member in members]
+    if filters.sessions:
+        parts.append(in_list("m.session_id", filters.sessions))
+        params += list(filters.sessions)
     if filters.tags:
         parts.append(
             "EXISTS (SELECT 1 FROM memory_tags t WHERE t.memory_seq = m.seq AND "

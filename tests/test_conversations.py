@@ -1,0 +1,202 @@
+"""Conversation turns: reading files, ingesting them with context, recent."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from mindpalace import Category, Palace, StoreKind, ValidationError
+from mindpalace.conversations import Message, read_messages, spoken_date
+
+T0 = datetime(2026, 3, 2, 9, 5, tzinfo=timezone.utc)
+
+# A small conversation written for these tests.
+CHAT = [
+    {"speaker": speaker, "content": text, "timestamp": f"2026-03-02T09:0{minute}:00Z"}
+    for minute, (speaker, text) in enumerate(
+        [
+            ("Ines", "Where do we hold the design review?"),
+            ("Tomas", "In the Lisbon office, room 4."),
+            ("Ines", "thanks!"),
+            ("Tomas", "Bring the latency charts."),
+            ("Ines", "thanks!"),
+        ],
+        start=5,
+    )
+]
+
+
+def _jsonl(tmp_path: Path, rows: list[dict[str, object]], name: str = "chat.jsonl") -> Path:
+    path = tmp_path / name
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    return path
+
+
+def test_spoken_date() -> None:
+    assert spoken_date(datetime(2023, 5, 18, 13, 47)) == "1:47 pm on 18 May, 2023"
+    assert spoken_date(datetime(2023, 5, 8, 0, 5)) == "12:05 am on 8 May, 2023"
+
+
+def test_read_jsonl(tmp_path: Path) -> None:
+    messages = read_messages(_jsonl(tmp_path, CHAT), session="review")
+    assert len(messages) == 5
+    assert messages[1] == Message(
+        content="In the Lisbon office, room 4.",
+        role="user",
+        speaker="Tomas",
+        session="review",
+        created_at=datetime(2026, 3, 2, 9, 6, tzinfo=timezone.utc),
+    )
+
+
+def test_read_openai(tmp_path: Path) -> None:
+    path = tmp_path / "thread.json"
+    path.write_text(
+        json.dumps(
+            {
+                "messages": [
+                    {"role": "system", "content": "You are helpful."},
+                    {"role": "user", "content": [{"type": "text", "text": "Plan the sprint"}]},
+                    {"role": "assistant", "content": "Here is a plan.", "name": "planner"},
+                ]
+            }
+        )
+    )
+    messages = read_messages(path)
+    assert [m.who for m in messages] == ["system", "user", "planner"]
+    assert messages[1].content == "Plan the sprint"
+    assert {m.session for m in messages} == {"thread"}
+
+
+def test_read_locomo_shape(tmp_path: Path) -> None:
+    path = tmp_path / "tiny.json"
+    path.write_text(
+        json.dumps(
+            {
+                "speaker_a": "Ana",
+                "speaker_b": "Ben",
+                "session_1_date_time": "1:47 pm on 18 May, 2023",
+                "session_1": [
+                    {
+                        "speaker": "Ana",
+                        "dia_id": "D1:1",
+                        "text": "Look at this!",
+                        "blip_caption": "a photo of a red bike",
+                    },
+                    {"speaker": "Ben", "dia_id": "D1:2", "text": "Nice bike."},
+                ],
+                "session_2_date_time": "9:00 am on 20 May, 2023",
+                "session_2": [{"speaker": "Ben", "dia_id": "D2:1", "text": "Rode it today?"}],
+                "qa": [],
+            }
+        )
+    )
+    messages = read_messages(path)
+    assert [m.session for m in messages] == ["tiny:1", "tiny:1", "tiny:2"]
+    assert messages[0].content == "Look at this! [shared a photo: a photo of a red bike]"
+    assert messages[0].created_at == datetime(2023, 5, 18, 13, 47, tzinfo=timezone.utc)
+    assert messages[2].metadata["dia_id"] == "D2:1"
+
+
+@pytest.mark.parametrize(
+    ("text", "fmt", "message"),
+    [
+        ('{"content": "ok"}\nnot json\n', "jsonl", "line 2 is not JSON"),
+        ('{"role": "user"}\n', "jsonl", "line 1: the message has no content"),
+        ('{"content": "x", "timestamp": "soon"}\n', "jsonl", "line 1: .*ISO 8601"),
+        ('{"a": 1}', "openai", "list of messages"),
+        ("{}", "yaml", "valid options: auto, jsonl, openai, locomo"),
+    ],
+)
+def test_read_errors(tmp_path: Path, text: str, fmt: str, message: str) -> None:
+    path = tmp_path / "bad.txt"
+    path.write_text(text)
+    with pytest.raises(ValidationError, match=message):
+        read_messages(path, format=fmt)
+
+
+def test_add_messages_makes_contextual_turns(palace: Palace, tmp_path: Path) -> None:
+    stored = palace.add_messages(read_messages(_jsonl(tmp_path, CHAT), session="review"))
+    assert len(stored) == 5 and len({m.id for m in stored}) == 5  # "thanks!" twice: two turns
+    first, second = stored[0], stored[1]
+    assert second.content == "Tomas: In the Lisbon office, room 4."
+    assert (second.category, second.store) == (Category.CONVERSATION, StoreKind.EPISODIC)
+    assert second.session == "review"
+    assert second.context == first.content
+    assert first.context is None
+    assert second.title == "9:06 am on 2 March, 2026"
+    assert second.metadata["speaker"] == "Tomas" and second.metadata["role"] == "user"
+
+
+def test_context_continues_across_calls(palace: Palace) -> None:
+    first = palace.add_messages(
+        [Message("Where is the standup?", speaker="Ana", created_at=T0)], session="s"
+    )
+    second = palace.add_messages([Message("Room 2.", speaker="Ben", created_at=T0)], session="s")
+    assert second[0].context == first[0].content
+
+
+def test_reingest_is_idempotent(palace: Palace, tmp_path: Path) -> None:
+    path = _jsonl(tmp_path, CHAT)
+    palace.add_messages(read_messages(path, session="review"))
+    again = palace.add_messages(read_messages(path, session="review"))
+    assert palace.stats().memories == 5
+    assert len(again) == 5
+
+
+def test_the_answer_is_found_through_the_question_before_it(palace: Palace) -> None:
+    palace.add_messages(
+        [
+            Message("Where do we hold the design review?", speaker="Ines", created_at=T0),
+            Message("In the Lisbon office, room 4.", speaker="Tomas", created_at=T0),
+            Message("Unrelated: the coffee machine is fixed.", speaker="Ana", created_at=T0),
+        ],
+        session="review",
+    )
+    hits = palace.recall("design review location")
+    assert hits and "Lisbon" in " ".join(h.memory.content for h in hits[:2])
+
+
+def test_recent(palace: Palace, tmp_path: Path) -> None:
+    palace.add_messages(read_messages(_jsonl(tmp_path, CHAT), session="review"))
+    palace.add_messages([Message("other chat", speaker="Zed", created_at=T0)], session="other")
+    palace.remember("a plain fact, not a turn")
+    last = palace.recent(2, session="review")
+    assert [m.content for m in last] == ["Tomas: Bring the latency charts.", "Ines: thanks!"]
+    assert len(palace.recent(50)) == 6
+    with pytest.raises(ValidationError, match="1 to 1000"):
+        palace.recent(0)
+
+
+def test_cli_ingest_and_recent(tmp_path: Path, make_palace: Callable[..., Palace]) -> None:
+    path = _jsonl(tmp_path, CHAT)
+    db = tmp_path / "cli.db"
+    env_cmd = [sys.executable, "-m", "mindpalace.cli", "--db", str(db)]
+    out = subprocess.run(
+        [*env_cmd, "ingest", str(path), "--session", "review"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    report = json.loads(out.stdout)
+    assert report["ingested"] == 5 and report["sessions"] == 1
+    out = subprocess.run(
+        [*env_cmd, "recent", "--n", "2"], capture_output=True, text=True, check=True
+    )
+    assert [m["content"] for m in json.loads(out.stdout)] == [
+        "Tomas: Bring the latency charts.",
+        "Ines: thanks!",
+    ]
+    bad = subprocess.run(
+        [*env_cmd, "ingest", str(path), "--format", "xml"],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    assert bad.returncode == 2 and "valid options: auto, jsonl, openai, locomo" in bad.stderr
