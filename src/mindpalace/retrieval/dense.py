@@ -35,12 +35,26 @@ def _member(column: npt.NDArray[np.int32], names: tuple[str, ...], wanted: Colle
 class DenseIndex:
     """A palace's vectors of one model, searchable by cosine similarity."""
 
-    def __init__(self, table: VectorTable, *, generation: int) -> None:
+    def __init__(
+        self,
+        table: VectorTable,
+        *,
+        generation: int,
+        epoch: int = 0,
+        row_of: dict[str, int] | None = None,
+    ) -> None:
         self.table = table
         self.generation = generation
-        self._row_of = {str(memory_id): row for row, memory_id in enumerate(table.ids)}
-        # The table keeps a session's memories adjacent and in time order;
-        # each row knows the [start, end) run of its session.
+        self.epoch = epoch
+        self.last_seq = int(table.seq[-1]) if len(table) else 0
+        self._row_of = (
+            row_of
+            if row_of is not None
+            else {str(memory_id): row for row, memory_id in enumerate(table.ids)}
+        )
+        # Rows are in write order; a conversation's turns arrive in order, so
+        # a session's memories form runs of adjacent rows. Each row knows the
+        # [start, end) of its run: its neighbours and its session for support.
         codes = table.session
         change = np.flatnonzero(codes[1:] != codes[:-1]) + 1
         starts = np.concatenate(([0], change)).astype(np.int64)
@@ -53,6 +67,16 @@ class DenseIndex:
 
     def __len__(self) -> int:
         return len(self.table)
+
+    def extended(self, more: VectorTable, *, generation: int) -> DenseIndex:
+        """A new index with ``more`` (rows written since ``last_seq``) appended."""
+        row_of = dict(self._row_of)
+        start = len(self.table)
+        for offset, memory_id in enumerate(more.ids):
+            row_of[str(memory_id)] = start + offset
+        return DenseIndex(
+            self.table.extend(more), generation=generation, epoch=self.epoch, row_of=row_of
+        )
 
     def mask(
         self, scope: Scope, filters: RecallFilters, allowed_ids: Collection[str] | None = None

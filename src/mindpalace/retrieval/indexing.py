@@ -8,6 +8,7 @@ embedded before), keeps the warm ``DenseIndex`` current, and re-indexes.
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
@@ -57,6 +58,8 @@ class SemanticIndex:
         self.store = store
         self.embedder = embedder
         self._dense: DenseIndex | None = None
+        self._key: str | None = None
+        self._lock = threading.Lock()
         self.failure: str | None = None  # why semantic search is unavailable, if it is
 
     # -- state -------------------------------------------------------------------
@@ -133,14 +136,22 @@ class SemanticIndex:
             return None
 
     def dense(self) -> DenseIndex | None:
-        """The warm dense index, reloaded when the palace changed."""
+        """The warm dense index: rows written since it was built are appended;
+        it is rebuilt only when existing rows changed (archive, delete, a
+        re-embedding), which the store's epoch tells."""
         if self.embedder is None or not self.available:
             return None
-        generation = self.store.generation()
-        if self._dense is None or self._dense.generation != generation:
-            table = self.store.load_vectors(vector_key(self.embedder.config))
-            self._dense = DenseIndex(table, generation=generation)
-        return self._dense
+        key = vector_key(self.embedder.config)
+        with self._lock:
+            generation, epoch = self.store.change_counters()
+            index = self._dense
+            if index is None or index.epoch != epoch or self._key != key:
+                index = DenseIndex(self.store.load_vectors(key), generation=generation, epoch=epoch)
+            elif index.generation != generation:
+                more = self.store.load_vectors(key, after_seq=index.last_seq)
+                index = index.extended(more, generation=generation)
+            self._dense, self._key = index, key
+            return index
 
     # -- maintenance -----------------------------------------------------------------
 

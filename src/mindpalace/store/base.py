@@ -60,6 +60,7 @@ class VectorTable:
     session_names: tuple[str, ...]
     source: npt.NDArray[np.int32]
     source_names: tuple[str, ...]
+    seq: npt.NDArray[np.int64]  # the store's write order
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])
@@ -67,8 +68,8 @@ class VectorTable:
     @classmethod
     def from_rows(cls, rows: Sequence[Sequence[Any]], dimensions: int = 0) -> VectorTable:
         """Build from rows of (id, agent, visibility, group, channel, archived,
-        superseded, type, store, category, created_at, vector bytes, session, source),
-        ordered so that a session's memories are adjacent, in time order."""
+        superseded, type, store, category, created_at, vector bytes, session, source,
+        seq), in write order."""
 
         def factor(index: int) -> tuple[npt.NDArray[np.int32], tuple[str, ...]]:
             names, codes = np.unique(
@@ -116,7 +117,44 @@ class VectorTable:
             session_names=session_names,
             source=source,
             source_names=source_names,
+            seq=np.array([int(r[14]) for r in rows], dtype=np.int64),
         )
+
+    def extend(self, more: VectorTable) -> VectorTable:
+        """This table with ``more``'s rows after its own (codes re-mapped)."""
+        if len(more) == 0:
+            return self
+        if len(self) == 0:
+            return more
+        merged: dict[str, Any] = {}
+        for column in _CODED:
+            names = list(getattr(self, f"{column}_names"))
+            index = {name: i for i, name in enumerate(names)}
+            remap = np.empty(len(getattr(more, f"{column}_names")), dtype=np.int32)
+            for i, name in enumerate(getattr(more, f"{column}_names")):
+                if name not in index:
+                    index[name] = len(names)
+                    names.append(name)
+                remap[i] = index[name]
+            codes = remap[getattr(more, column)] if remap.size else getattr(more, column)
+            merged[column] = np.concatenate((getattr(self, column), codes)).astype(np.int32)
+            merged[f"{column}_names"] = tuple(names)
+        for column in ("ids", "matrix", "archived", "superseded", "created_at", "seq"):
+            merged[column] = np.concatenate((getattr(self, column), getattr(more, column)))
+        return VectorTable(**merged)
+
+
+_CODED = (
+    "agent",
+    "visibility",
+    "group",
+    "channel",
+    "type",
+    "store",
+    "category",
+    "session",
+    "source",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,8 +246,13 @@ class Store(Protocol):
         """A number that changes whenever anything is written (cache invalidation)."""
         ...
 
-    def load_vectors(self, model: str) -> VectorTable:
-        """Every memory's vector for ``model``, with its scope and filter columns."""
+    def change_counters(self) -> tuple[int, int]:
+        """(generation, epoch): the epoch changes only when existing rows change."""
+        ...
+
+    def load_vectors(self, model: str, *, after_seq: int = 0) -> VectorTable:
+        """Vectors for ``model`` of memories written after ``after_seq``, in write
+        order, with their scope and filter columns."""
         ...
 
     def get_many(self, memory_ids: Sequence[str], scope: Scope) -> dict[str, Memory]:

@@ -97,6 +97,9 @@ def _v1_memories(d: Dialect) -> list[str]:
         # Bumped by every write, so in-process caches know when to reload.
         "CREATE TABLE palace_meta (key TEXT PRIMARY KEY, value BIGINT NOT NULL)",
         "INSERT INTO palace_meta (key, value) VALUES ('generation', 0)",
+        # Bumped by writes that change existing rows (not by appends), so a
+        # warm index can tell "append the new rows" from "reload".
+        "INSERT INTO palace_meta (key, value) VALUES ('epoch', 0)",
         *d.text_index_schema(),
     ]
 

@@ -131,11 +131,14 @@ class SqlStore(abc.ABC):
     # -- writes -------------------------------------------------------------------
 
     @contextmanager
-    def _mutate(self) -> Iterator[Cursor]:
-        """A write transaction that also bumps the palace generation."""
+    def _mutate(self, *, structural: bool = False) -> Iterator[Cursor]:
+        """A write transaction that also bumps the palace generation (and the
+        epoch, for writes that change existing rows rather than append)."""
         with self._write() as cur:
             yield cur
             self._exec(cur, "UPDATE palace_meta SET value = value + 1 WHERE key = 'generation'")
+            if structural:
+                self._exec(cur, "UPDATE palace_meta SET value = value + 1 WHERE key = 'epoch'")
 
     def _insert(self, cur: Cursor, memory: Memory, embed_hash: str | None) -> None:
         columns = ", ".join((*MEMORY_COLUMNS, "embed_hash"))
@@ -229,6 +232,9 @@ class SqlStore(abc.ABC):
     def _add_in(self, cur: Cursor, new: NewMemory, memory_id: str, now: datetime) -> AddResult:
         existing = self._find_duplicate(cur, new)
         if existing is not None:
+            row = self._exec(cur, "SELECT archived FROM memories WHERE id = ?", (existing,))
+            if row.fetchone()[0]:  # reviving an archived memory changes an existing row
+                self._exec(cur, "UPDATE palace_meta SET value = value + 1 WHERE key = 'epoch'")
             self._exec(
                 cur,
                 "UPDATE memories SET strength = strength + (1.0 - strength) * ?,"
@@ -279,7 +285,7 @@ class SqlStore(abc.ABC):
         if owner is not None:
             sql += " AND agent_id = ?"
             params.append(owner)
-        with self._mutate() as cur:
+        with self._mutate(structural=True) as cur:
             return int(self._exec(cur, sql, params).rowcount) > 0
 
     def delete(self, memory_id: str, *, owner: str | None) -> bool:
@@ -289,7 +295,7 @@ class SqlStore(abc.ABC):
         if owner is not None:
             sql += " AND agent_id = ?"
             params.append(owner)
-        with self._mutate() as cur:
+        with self._mutate(structural=True) as cur:
             return int(self._exec(cur, sql, params).rowcount) > 0
 
     def import_memories(
@@ -317,7 +323,7 @@ class SqlStore(abc.ABC):
 
     def assign_vectors(self, assignments: Mapping[str, str], vectors: VectorBatch) -> None:
         """Point memories (id -> text hash) at vectors, storing the vectors, in one transaction."""
-        with self._mutate() as cur:
+        with self._mutate(structural=True) as cur:
             self._put_vectors(cur, vectors)
             for memory_id, text_hash in assignments.items():
                 self._exec(
@@ -328,7 +334,7 @@ class SqlStore(abc.ABC):
         self, config: EmbeddingConfig, *, drop_vectors_except: str | None = None
     ) -> None:
         """Record which model the palace's vectors come from."""
-        with self._mutate() as cur:
+        with self._mutate(structural=True) as cur:
             self._exec(cur, "DELETE FROM embedding_config")
             self._exec(
                 cur,
@@ -367,23 +373,31 @@ class SqlStore(abc.ABC):
 
     def generation(self) -> int:
         """A number that changes whenever anything is written."""
-        with self._read() as cur:
-            row = self._exec(
-                cur, "SELECT value FROM palace_meta WHERE key = 'generation'"
-            ).fetchone()
-        return int(row[0])
+        return self.change_counters()[0]
 
-    def load_vectors(self, model: str) -> VectorTable:
-        """Every memory's vector for ``model`` with the columns scope and filters need."""
+    def change_counters(self) -> tuple[int, int]:
+        """(generation, epoch): every write bumps the first; writes that change
+        existing rows (archive, delete, re-embedding) bump the second too."""
+        with self._read() as cur:
+            rows = dict(
+                self._exec(
+                    cur, "SELECT key, value FROM palace_meta WHERE key IN ('generation', 'epoch')"
+                ).fetchall()
+            )
+        return int(rows.get("generation", 0)), int(rows.get("epoch", 0))
+
+    def load_vectors(self, model: str, *, after_seq: int = 0) -> VectorTable:
+        """The vectors for ``model`` of memories written after ``after_seq``,
+        in write order, with the columns scope and filters need."""
         with self._read() as cur:
             rows = self._exec(
                 cur,
                 "SELECT m.id, m.agent_id, m.visibility, m.group_name, m.channel, m.archived,"
                 " m.superseded_by IS NOT NULL, m.type, m.store, m.category, m.created_at,"
-                " e.vector, COALESCE(m.session_id, ''), m.source FROM memories m JOIN embeddings e"
-                " ON e.model = ? AND e.text_hash = m.embed_hash"
-                " ORDER BY m.session_id, m.created_at, m.seq",
-                (model,),
+                " e.vector, COALESCE(m.session_id, ''), m.source, m.seq FROM memories m"
+                " JOIN embeddings e ON e.model = ? AND e.text_hash = m.embed_hash"
+                " WHERE m.seq > ? ORDER BY m.seq",
+                (model, after_seq),
             ).fetchall()
         return VectorTable.from_rows(rows)
 
