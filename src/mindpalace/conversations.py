@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from mindpalace.errors import ValidationError
-from mindpalace.validation import parse_datetime
+from mindpalace.validation import json_lines, parse_datetime
 
 __all__ = ["FORMATS", "Message", "read_messages", "spoken_date"]
 
@@ -151,18 +151,10 @@ def read_messages(
         else:
             format = "jsonl"
     if format == "jsonl":
-        out = []
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValidationError(
-                    "line", number, reason=f"line {number} is not JSON: {exc.msg}"
-                ) from None
-            out.append(_message(record, f"line {number}", session))
-        return out
+        return [
+            _message(record, f"line {number}", session)
+            for number, record in json_lines(text.splitlines())
+        ]
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

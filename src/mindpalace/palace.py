@@ -48,6 +48,7 @@ from mindpalace.validation import (
     check_title,
     check_unit,
     content_hash,
+    json_lines,
     memory_from_dict,
     parse_datetime,
     parse_many,
@@ -663,15 +664,7 @@ class Palace:
         )
 
     def _parse_export(self, lines: Iterable[str]) -> Iterator[Memory]:
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValidationError(
-                    "line", number, reason=f"line {number} is not JSON: {exc.msg}"
-                ) from None
+        for number, record in json_lines(lines):
             if not isinstance(record, dict):
                 raise ValidationError("line", number, reason=f"line {number} is not an object")
             if "format" in record:

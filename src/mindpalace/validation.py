@@ -9,7 +9,7 @@ import json
 import math
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime, timezone
 from typing import Any, TypeVar
 
@@ -38,6 +38,7 @@ __all__ = [
     "check_title",
     "check_unit",
     "content_hash",
+    "json_lines",
     "memory_from_dict",
     "parse_datetime",
     "parse_many",
@@ -209,6 +210,23 @@ def parse_many(cls: type[E], values: object, field: str) -> tuple[E, ...]:
     else:
         raise ValidationError(field, values, valid=[str(m.value) for m in cls])
     return tuple(dict.fromkeys(parse_enum(cls, v, field) for v in items))
+
+
+def json_lines(lines: Iterable[str]) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed value) of each non-blank JSON line.
+
+    Raises:
+        ValidationError: naming the first line that is not JSON.
+    """
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            yield number, json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValidationError(
+                "line", number, reason=f"line {number} is not JSON: {exc.msg}"
+            ) from None
 
 
 def _required(data: Mapping[str, Any], key: str) -> Any:

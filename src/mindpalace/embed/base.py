@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import abc
+import json
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from mindpalace.errors import EmbeddingError
 from mindpalace.models import EmbeddingConfig
 
 __all__ = ["Embedder", "EmbeddingConfig", "Vectors"]
@@ -51,6 +55,23 @@ class Embedder(abc.ABC):
         """Embed one text: a vector of shape (dimensions,)."""
         row: Vectors = self.embed_batch([text])[0]
         return row
+
+
+def read_model_config(model_dir: Path, provider: str) -> tuple[EmbeddingConfig, dict[str, Any]]:
+    """A bundled model folder's ``config.json``: the embedding config and the
+    raw settings.
+
+    Raises:
+        EmbeddingError: when the folder holds no readable config.
+    """
+    try:
+        meta: dict[str, Any] = json.loads((model_dir / "config.json").read_text())
+        config = EmbeddingConfig(
+            provider=provider, model=str(meta["name"]), dimensions=int(meta["dimensions"])
+        )
+    except (OSError, ValueError, KeyError) as exc:
+        raise EmbeddingError(f"no embedding model in {model_dir}: {exc}") from exc
+    return config, meta
 
 
 def l2_normalise(matrix: npt.ArrayLike) -> Vectors:

@@ -11,7 +11,6 @@ query). The files ship inside the package (``mindpalace/embed/minilm/``);
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from collections.abc import Sequence
@@ -20,9 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from mindpalace.embed.base import Embedder, Vectors
+from mindpalace.embed.base import Embedder, Vectors, read_model_config
 from mindpalace.errors import EmbeddingError
-from mindpalace.models import EmbeddingConfig
 
 __all__ = ["MINILM_DIR", "LocalEmbedder"]
 
@@ -42,13 +40,7 @@ class LocalEmbedder(Embedder):
 
     def __init__(self, model_dir: Path | str = MINILM_DIR, *, threads: int | None = None) -> None:
         self._dir = Path(model_dir)
-        try:
-            meta: dict[str, Any] = json.loads((self._dir / "config.json").read_text())
-        except (OSError, ValueError) as exc:
-            raise EmbeddingError(f"no embedding model in {self._dir}: {exc}") from exc
-        self.config = EmbeddingConfig(
-            provider="local", model=str(meta["name"]), dimensions=int(meta["dimensions"])
-        )
+        self.config, meta = read_model_config(self._dir, "local")
         self._max_tokens = int(meta.get("max_tokens", 256))
         self._threads = threads or min(4, os.cpu_count() or 1)
         self._lock = threading.Lock()

