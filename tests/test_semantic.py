@@ -808,3 +808,17 @@ def test_hidden_neighbours_lend_nothing(make_palace: MakePalace) -> None:
     assert bob_hits[rollback.id].stage_scores["session_support"] == pytest.approx(
         0.3 * bob_hits[crash.id].stage_scores["fused"]
     )
+
+
+def test_a_broken_model_install_degrades_to_text_search(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mindpalace.embed import local
+
+    # An install whose model files are missing (the default folder is empty).
+    monkeypatch.setattr(local.LocalEmbedder.__init__, "__defaults__", (tmp_path / "missing",))
+    with Palace(tmp_path / "p.db", settings=Settings()) as palace:
+        palace.remember("kubernetes upgrade notes")
+        hits = palace.recall("kubernetes")
+        assert hits.mode == "text" and len(hits) == 1
+        assert hits.notice is not None and "no embedding model in" in hits.notice

@@ -19,7 +19,7 @@ from mindpalace import embed
 from mindpalace.config import Settings, default_db_path
 from mindpalace.conversations import Message, spoken_date
 from mindpalace.embed.base import Embedder
-from mindpalace.errors import NotFoundError, PermissionDenied, ValidationError
+from mindpalace.errors import EmbeddingError, NotFoundError, PermissionDenied, ValidationError
 from mindpalace.ids import IdGenerator
 from mindpalace.models import (
     Category,
@@ -123,9 +123,15 @@ class Palace:
                 busy_timeout=self.settings.busy_timeout,
             )
         self.store = store
-        self.semantic = SemanticIndex(
-            store, embedder if embedder is not None else embed.from_settings(self.settings)
-        )
+        broken: str | None = None
+        if embedder is None:
+            try:
+                embedder = embed.from_settings(self.settings)
+            except EmbeddingError as exc:  # e.g. model files missing: degrade, don't fail
+                broken = str(exc)
+        self.semantic = SemanticIndex(store, embedder)
+        if broken is not None:
+            self.semantic.broken = broken
         self.recall_options = recall_options or pipeline.RecallOptions()
 
     @classmethod

@@ -61,6 +61,7 @@ class SemanticIndex:
         self._key: str | None = None
         self._lock = threading.Lock()
         self.failure: str | None = None  # why semantic search is unavailable, if it is
+        self.broken: str | None = None  # why the configured embedder could not be built
 
     # -- state -------------------------------------------------------------------
 
@@ -72,7 +73,7 @@ class SemanticIndex:
         none yet (writes do; recall never writes).
         """
         if self.embedder is None:
-            return "no embedding model is configured"
+            return self.broken or "no embedding model is configured"
         wanted = self.embedder.config
         recorded = self.store.embedding_config()
         if recorded is None:
