@@ -200,3 +200,24 @@ def test_cli_ingest_and_recent(tmp_path: Path, make_palace: Callable[..., Palace
         text=True,
     )
     assert bad.returncode == 2 and "valid options: auto, jsonl, openai, locomo" in bad.stderr
+
+
+def test_turns_survive_export_and_import(palace: Palace, tmp_path: Path) -> None:
+    import io
+
+    palace.add_messages(read_messages(_jsonl(tmp_path, CHAT), session="review"))
+    out = io.StringIO()
+    palace.export_jsonl(out)
+    with Palace(tmp_path / "copy.db", settings=palace.settings) as copy:
+        report = copy.import_jsonl(io.StringIO(out.getvalue()))
+        assert (report.inserted, report.skipped) == (5, 0)  # both "thanks!" kept
+        again = copy.add_messages(read_messages(_jsonl(tmp_path, CHAT), session="review"))
+        assert len(again) == 5 and copy.stats().memories == 5
+
+
+def test_turns_without_timestamps_reingest_idempotently(palace: Palace, tmp_path: Path) -> None:
+    rows = [{"speaker": s, "content": c} for s, c in (("a", "hi"), ("b", "hi"), ("a", "bye"))]
+    path = _jsonl(tmp_path, rows, "plain.jsonl")
+    palace.add_messages(read_messages(path, session="s"))
+    palace.add_messages(read_messages(path, session="s"))
+    assert palace.stats().memories == 3

@@ -52,6 +52,12 @@ def _common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
         default=argparse.SUPPRESS if suppress else False,
         help="human-readable output instead of JSON",
     )
+    parser.add_argument(
+        "--all-agents",
+        action="store_true",
+        default=argparse.SUPPRESS if suppress else False,
+        help="management access: every agent's memories (whole-palace export/import)",
+    )
 
 
 def _filter_options(parser: argparse.ArgumentParser) -> None:
@@ -342,7 +348,13 @@ def _open(args: argparse.Namespace) -> Palace:
     target: str | Path | None = args.db
     if args.command == "demo" and target is None:
         target = Path(tempfile.mkdtemp(prefix="mindpalace-demo-")) / "demo.db"
-    return Palace(target, agent_id=args.agent, groups=groups, channel=args.channel)
+    return Palace(
+        target,
+        agent_id=args.agent,
+        groups=groups,
+        channel=args.channel,
+        management=args.all_agents,
+    )
 
 
 def _precheck(args: argparse.Namespace) -> None:

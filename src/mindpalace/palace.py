@@ -82,6 +82,8 @@ class Palace:
             ``default``).
         groups: the groups that agent belongs to (it sees their group memories).
         channel: the peer channel calls are made through, if any.
+        management: act unscoped, seeing and changing every agent's memories
+            (for backups and administration; never for an agent's own calls).
         settings: limits; read from the environment when omitted.
         store: an already open backend to use instead of ``target``.
         embedder: the embedding model; when omitted, the one ``settings``
@@ -98,6 +100,7 @@ class Palace:
         agent_id: str | None = None,
         groups: Iterable[str] = (),
         channel: str | None = None,
+        management: bool = False,
         settings: Settings | None = None,
         store: Store | None = None,
         embedder: Embedder | None = None,
@@ -115,6 +118,8 @@ class Palace:
             groups=group_names,
             channel=check_identifier(channel, "channel", optional=True),
         )
+        if management:
+            self.scope = Scope(agent_id=self.scope.agent_id, unscoped=True)
         self._clock = clock
         self._ids = IdGenerator()
         if store is None:
@@ -248,6 +253,8 @@ class Palace:
         )
         now = self._clock()
         vectors = self.semantic.vectors_for([embed_text(new.title, new.content)])
+        if vectors is None:  # not embedded: reindex will, later
+            new = replace(new, embed_hash=None)
         return self.store.add(new, memory_id=self._ids.next(now), now=now, vectors=vectors).memory
 
     def remember_many(self, records: Iterable[Mapping[str, Any]]) -> list[Memory]:
@@ -291,6 +298,8 @@ class Palace:
             return []
         now = self._clock()
         vectors = self.semantic.vectors_for([embed_text(n.title, n.content) for n in news])
+        if vectors is None:  # not embedded: reindex will, later
+            news = [replace(n, embed_hash=None) for n in news]
         items = [(n, self._ids.next(now)) for n in news]
         return [r.memory for r in self.store.add_many(items, now=now, vectors=vectors)]
 
@@ -551,9 +560,13 @@ class Palace:
 
         Each turn is indexed with the turn before it in its session as
         keyword context, and titled with its date in words, which on LoCoMo
-        lifts hit@10 from 0.730 to 0.804 (BENCHMARKS.md). Re-ingesting the
+        lifts hit@10 from 0.730 to 0.805 (BENCHMARKS.md). Re-ingesting the
         same transcript changes nothing: a turn is identified by its session,
-        time and text. Turns are written in transactions of ``batch``.
+        its time (or, without one, its place among this call's turns of the
+        session: pass timestamps when appending turns one call at a time) and
+        its text
+        (kept in ``metadata["turn"]``, so export and import keep it too).
+        Turns are written in transactions of ``batch``.
 
         Args:
             messages: the turns, oldest first.
@@ -566,6 +579,7 @@ class Palace:
         """
         turns = list(messages)
         previous: dict[str | None, str] = {}
+        counted: dict[str | None, int] = {}
         stored: list[Memory] = []
         for start in range(0, len(turns), batch):
             records = []
@@ -576,6 +590,16 @@ class Palace:
                     if last:
                         previous[which] = last[0].content
                 when = message.created_at or self._clock()
+                # What makes a turn this turn: its session and time, or, with
+                # no timestamp, its place among this call's turns of the session
+                # (so a transcript file re-ingested adds nothing).
+                place = counted.get(which, 0)
+                counted[which] = place + 1
+                turn = (
+                    f"{which}|{message.created_at.isoformat()}"
+                    if message.created_at
+                    else f"{which}|#{place}"
+                )
                 content = f"{message.who}: {message.content.strip()}"
                 records.append(
                     {
@@ -590,8 +614,9 @@ class Palace:
                             "role": message.role,
                             "speaker": message.who,
                             **dict(message.metadata),
+                            "turn": turn,
                         },
-                        "identity": f"{which}\x1f{when.isoformat()}",
+                        "identity": turn,
                     }
                 )
                 if which is not None:
@@ -655,19 +680,32 @@ class Palace:
         Every field is kept (ids, owners, timestamps). Memories whose id or
         text already exists in their scope are skipped. Every line is validated
         before anything is written; one bad line writes nothing. Imported
-        memories are embedded (in batches) like remembered ones.
+        memories are embedded (in batches) like remembered ones. Only the
+        palace's own agent's memories may be imported, unless it was opened
+        with ``management=True``.
+
+        Raises:
+            PermissionDenied: a record belongs to another agent or channel.
 
         Raises:
             ValidationError: naming the line number of the first bad record.
         """
         memories = list(self._parse_export(lines))
+        if not self.scope.unscoped:
+            for memory in memories:
+                if memory.agent_id != self.scope.agent_id or memory.channel not in (
+                    None,
+                    self.scope.channel,
+                ):
+                    raise PermissionDenied(memory.id, memory.agent_id)
         texts = {m.id: embed_text(m.title, m.content) for m in memories}
         vectors = self.semantic.vectors_for(list(texts.values())) if memories else None
-        return self.store.import_memories(
-            memories,
-            embed_hashes={memory_id: text_hash(text) for memory_id, text in texts.items()},
-            vectors=vectors,
+        hashes = (
+            {memory_id: text_hash(text) for memory_id, text in texts.items()}
+            if vectors is not None
+            else {}
         )
+        return self.store.import_memories(memories, embed_hashes=hashes, vectors=vectors)
 
     def _parse_export(self, lines: Iterable[str]) -> Iterator[Memory]:
         for number, record in json_lines(lines):

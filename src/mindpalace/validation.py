@@ -241,6 +241,10 @@ def memory_from_dict(data: Mapping[str, Any], *, max_chars: int) -> Memory:
     updated = parse_datetime(data.get("updated_at") or created, "updated_at")
     assert created is not None and updated is not None
     content = check_content(_required(data, "content"), max_chars=max_chars)
+    metadata = check_metadata(data.get("metadata"))
+    # A conversation turn is identified by its place as well as its text.
+    turn = metadata.get("turn")
+    identity = f"{turn}\x1f{content}" if isinstance(turn, str) and turn else content
     visibility = parse_enum(Visibility, data.get("visibility", "isolated"), "visibility")
     group = check_identifier(data.get("group"), "group", optional=True)
     if (visibility is Visibility.GROUP) != (group is not None):
@@ -258,7 +262,7 @@ def memory_from_dict(data: Mapping[str, Any], *, max_chars: int) -> Memory:
     return Memory(
         id=memory_id,
         content=content,
-        content_hash=content_hash(content),
+        content_hash=content_hash(identity),
         agent_id=agent,
         title=check_title(data.get("title")),
         context=check_context(data.get("context"), max_chars=max_chars),
@@ -282,5 +286,5 @@ def memory_from_dict(data: Mapping[str, Any], *, max_chars: int) -> Memory:
         access_count=access_count,
         archived=bool(data.get("archived", False)),
         constraint=bool(data.get("constraint", False)),
-        metadata=check_metadata(data.get("metadata")),
+        metadata=metadata,
     )

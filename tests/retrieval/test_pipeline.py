@@ -4,7 +4,6 @@ squash, ranks_of, and the words the unknown-entity gate looks at."""
 from __future__ import annotations
 
 import math
-import unicodedata
 
 import numpy as np
 import numpy.typing as npt
@@ -89,21 +88,23 @@ def test_range_normalise_ignores_affine_maps(
 NEG = -math.inf
 
 
-def _runs(sessions: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """run_start / run_end / in_session arrays for rows with these session names
-    (adjacent equal names form a run; "" is no session), as DenseIndex builds them."""
-    n = len(sessions)
-    start = np.zeros(n, dtype=np.int64)
-    end = np.zeros(n, dtype=np.int64)
-    i = 0
-    while i < n:
-        j = i
-        while j < n and sessions[j] == sessions[i]:
-            j += 1
-        start[i:j] = i
-        end[i:j] = j
-        i = j
-    return start, end, np.array([s != "" for s in sessions], dtype=bool)
+def _groups(
+    sessions: list[str],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """order / position / group_start / group_end / in_session for rows with
+    these session names ("" is no session), as DenseIndex builds them."""
+    names = sorted(set(sessions))
+    codes = np.array([names.index(s) for s in sessions], dtype=np.int64)
+    order = np.argsort(codes, kind="stable").astype(np.int64)
+    position = np.empty(len(codes), dtype=np.int64)
+    position[order] = np.arange(len(codes))
+    start = np.empty(len(codes), dtype=np.int64)
+    end = np.empty(len(codes), dtype=np.int64)
+    for code in set(codes.tolist()):
+        places = np.flatnonzero(codes[order] == code)
+        start[codes == code] = places.min()
+        end[codes == code] = places.max() + 1
+    return order, position, start, end, np.array([s != "" for s in sessions], dtype=bool)
 
 
 def _support(
@@ -115,17 +116,28 @@ def _support(
     session: float = 0.0,
     top: int = 3,
 ) -> dict[int, float]:
-    start, end, in_session = _runs(sessions)
+    order, position, start, end, in_session = _groups(sessions)
     return session_support(
         np.array(fused, dtype=np.float64),
         range(len(fused)) if rows is None else rows,
-        run_start=start,
-        run_end=end,
+        order=order,
+        position=position,
+        group_start=start,
+        group_end=end,
         in_session=in_session,
         neighbour_weight=neighbour,
         session_weight=session,
         session_top=top,
     )
+
+
+def test_hidden_rows_are_skipped_and_sessions_need_not_be_adjacent() -> None:
+    # session a's turns are rows 0, 2, 4; row 1 (session b) and row 3 (hidden) sit between
+    fused = [1.0, 0.9, 0.2, NEG, 0.6]
+    out = _support(fused, ["a", "b", "a", "a", "a"], neighbour=0.5)
+    assert out[2] == pytest.approx(0.5 * 1.0)  # neighbours in a: rows 0 and (3 hidden) 4
+    assert out[4] == pytest.approx(0.5 * 0.2)  # skips hidden row 3, reaches row 2
+    assert out[1] == 0.0  # alone in session b
 
 
 def test_session_support_neighbour_share() -> None:
@@ -199,12 +211,11 @@ def test_session_support_invariants(
         assert 0.0 <= value <= bound + 1e-9
         if sessions[row] == "":
             assert value == 0.0
-    # a row's support never depends on rows outside its session run
-    start, end, _ = _runs(sessions)
+    # a row's support never depends on rows of other sessions
     for row in rows:
         changed = list(fused)
         for other in range(len(fused)):
-            if not start[row] <= other < end[row]:
+            if sessions[other] != sessions[row]:
                 changed[other] = 1.5 if math.isfinite(changed[other]) else NEG
         again = _support(changed, sessions, [row], neighbour=neighbour, session=session, top=top)
         assert again[row] == pytest.approx(out[row])
@@ -301,14 +312,14 @@ def test_salient_terms(text: str, expected: list[str]) -> None:
 
 
 @given(st.text(max_size=80))
-def test_salient_terms_are_folded_words_of_the_text_and_never_stopwords(text: str) -> None:
+def test_salient_terms_are_lowered_words_of_the_text_and_never_stopwords(text: str) -> None:
+    # lower() only, as the full-text index folds case (no NFKC, no casefold)
     terms = salient_terms(text)
     assert len(terms) == len(set(terms))
-    folded = text.casefold()
     for term in terms:
         assert term not in STOPWORDS
-        assert term == term.casefold()
-        assert term in folded or term in unicodedata.normalize("NFKC", text).casefold()
+        assert term == term.lower()
+        assert term in text.lower()
 
 
 @pytest.mark.parametrize(

@@ -52,16 +52,22 @@ class DenseIndex:
             if row_of is not None
             else {str(memory_id): row for row, memory_id in enumerate(table.ids)}
         )
-        # Rows are in write order; a conversation's turns arrive in order, so
-        # a session's memories form runs of adjacent rows. Each row knows the
-        # [start, end) of its run: its neighbours and its session for support.
+        # Rows are in write order. ``order`` groups them session by session
+        # (each in write order, which is a conversation's turn order); every
+        # row knows its place in it and its session's [start, end) slice.
         codes = table.session
-        change = np.flatnonzero(codes[1:] != codes[:-1]) + 1
+        self.order: npt.NDArray[np.int64] = np.argsort(codes, kind="stable").astype(np.int64)
+        grouped = codes[self.order]
+        change = np.flatnonzero(grouped[1:] != grouped[:-1]) + 1
         starts = np.concatenate(([0], change)).astype(np.int64)
         ends = np.concatenate((change, [len(codes)])).astype(np.int64)
         lengths = ends - starts
-        self.run_start: npt.NDArray[np.int64] = np.repeat(starts, lengths)
-        self.run_end: npt.NDArray[np.int64] = np.repeat(ends, lengths)
+        self.position: npt.NDArray[np.int64] = np.empty(len(codes), dtype=np.int64)
+        self.position[self.order] = np.arange(len(codes), dtype=np.int64)
+        self.group_start: npt.NDArray[np.int64] = np.empty(len(codes), dtype=np.int64)
+        self.group_end: npt.NDArray[np.int64] = np.empty(len(codes), dtype=np.int64)
+        self.group_start[self.order] = np.repeat(starts, lengths)
+        self.group_end[self.order] = np.repeat(ends, lengths)
         blank = [i for i, name in enumerate(table.session_names) if name == ""]
         self.in_session: Mask = ~np.isin(codes, blank) if blank else np.ones(len(codes), dtype=bool)
 

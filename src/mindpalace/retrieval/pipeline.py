@@ -87,7 +87,7 @@ def recall(
         salient = salient_terms(query)
         passed = (f"unknown-entity: named {', '.join(salient)}",) if salient else ()
         if salient:
-            present = store.terms_present(salient, scope)
+            present = store.terms_present(salient, scope, include_archived=filters.include_archived)
             absent = [t for t in salient if t not in present]
             if len(absent) * 2 > len(salient):
                 names = ", ".join(repr(t) for t in absent)
@@ -196,7 +196,6 @@ def _hybrid(
     bm25 = np.zeros(rows, dtype=np.float64)
     loose: dict[str, float] = {}
     memories: dict[str, Memory] = {}
-    pool_size = len(text_matches)
     for match in text_matches:
         memories[match.memory.id] = match.memory
         row = dense_index.row_of(match.memory.id)
@@ -206,7 +205,9 @@ def _hybrid(
             loose[match.memory.id] = match.bm25
 
     if options.fusion == "rrf":
-        fused_rows, fused_loose = _rrf_arrays(bm25, loose, sims, mask, options, pool=pool_size)
+        fused_rows, fused_loose = _rrf_arrays(
+            bm25, loose, sims, mask, options, pool=max(options.candidates, limit)
+        )
     else:
         best_bm25 = max(float(bm25.max(initial=0.0)), max(loose.values(), default=0.0))
         scale = 1.0 / best_bm25 if best_bm25 > 0 else 0.0
@@ -332,14 +333,23 @@ def _session_support(
         top = np.argpartition(-ranked, k - 1)[:k] if rows > k else np.arange(rows)
         for row in (int(r) for r in top if np.isfinite(ranked[r])):
             chosen.add(row)
-            for near in (row - 1, row + 1):
-                if dense_index.run_start[row] <= near < dense_index.run_end[row] and mask[near]:
-                    chosen.add(near)
+            if not dense_index.in_session[row]:
+                continue
+            pos = int(dense_index.position[row])
+            start, end = int(dense_index.group_start[row]), int(dense_index.group_end[row])
+            for step in (-1, 1):  # the nearest visible turn each side
+                at = pos + step
+                while start <= at < end and not mask[dense_index.order[at]]:
+                    at += step
+                if start <= at < end:
+                    chosen.add(int(dense_index.order[at]))
     return stages.session_support(
         fused_rows,
         sorted(chosen),
-        run_start=dense_index.run_start,
-        run_end=dense_index.run_end,
+        order=dense_index.order,
+        position=dense_index.position,
+        group_start=dense_index.group_start,
+        group_end=dense_index.group_end,
         in_session=dense_index.in_session,
         neighbour_weight=options.neighbour_weight,
         session_weight=options.session_weight,

@@ -8,7 +8,6 @@ are searched and maps raw BM25 scores into 0-1.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Sequence
 
 __all__ = ["MAX_TERMS", "STOPWORDS", "normalise_scores", "query_terms", "salient_terms"]
@@ -42,8 +41,9 @@ def query_terms(text: str) -> list[str]:
     searches. Punctuation, operators and symbols never reach the search
     engine; at most ``MAX_TERMS`` words are kept.
     """
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    words = list(dict.fromkeys(_WORD.findall(folded)))
+    # Lower-cased only: FTS5's unicode61 tokenizer folds case (and, here,
+    # diacritics) but not NFKC forms or "ß", so neither may the query.
+    words = list(dict.fromkeys(_WORD.findall(text.lower())))
     content = [w for w in words if w not in STOPWORDS]
     return (content or words)[:MAX_TERMS]
 
@@ -66,7 +66,7 @@ def salient_terms(text: str) -> list[str]:
         initial = not before or before[-1] in _SENTENCE_END
         acronym = len(word) >= 2 and word.isupper() and word.isalpha()
         named = word[0].isupper() and not initial
-        folded = unicodedata.normalize("NFKC", word).casefold()
+        folded = word.lower()
         if (acronym or named) and folded not in STOPWORDS:
             found.setdefault(folded, None)
     return list(found)

@@ -45,34 +45,63 @@ def range_normalise(
     return out
 
 
+def _visible_neighbour(
+    fused: npt.NDArray[np.float64],
+    order: npt.NDArray[np.int64],
+    *,
+    position: int,
+    step: int,
+    start: int,
+    end: int,
+) -> float:
+    """The score of the nearest visible memory of the session in one direction
+    (rows out of scope are -inf: they are skipped, and lend nothing)."""
+    at = position + step
+    while start <= at < end:
+        value = float(fused[order[at]])
+        if math.isfinite(value):
+            return value
+        at += step
+    return 0.0
+
+
 def session_support(
     fused: npt.NDArray[np.float64],
     rows: Iterable[int],
     *,
-    run_start: npt.NDArray[np.int64],
-    run_end: npt.NDArray[np.int64],
+    order: npt.NDArray[np.int64],
+    position: npt.NDArray[np.int64],
+    group_start: npt.NDArray[np.int64],
+    group_end: npt.NDArray[np.int64],
     in_session: npt.NDArray[np.bool_],
     neighbour_weight: float,
     session_weight: float,
     session_top: int,
 ) -> dict[int, float]:
-    """Support each of ``rows`` receives from its session (``fused`` is -inf
-    for rows out of scope, which give nothing)."""
+    """Support each of ``rows`` receives from its session.
+
+    ``order`` lists rows session by session, each session in write order;
+    ``position[row]`` is the row's place in it and ``group_start/end[row]``
+    its session's slice. ``fused`` is -inf for rows the caller may not see:
+    they are neither neighbours nor part of a session's best.
+    """
     support: dict[int, float] = {}
     session_mean: dict[int, float] = {}
     for row in rows:
         if not in_session[row]:
             support[row] = 0.0
             continue
-        start, end = int(run_start[row]), int(run_end[row])
-        near = [fused[r] for r in (row - 1, row + 1) if start <= r < end]
-        finite = [v for v in near if math.isfinite(v)]
-        value = neighbour_weight * max(0.0, max(finite, default=0.0))
+        pos, start, end = int(position[row]), int(group_start[row]), int(group_end[row])
+        near = max(
+            _visible_neighbour(fused, order, position=pos, step=-1, start=start, end=end),
+            _visible_neighbour(fused, order, position=pos, step=+1, start=start, end=end),
+        )
+        value = neighbour_weight * max(0.0, near)
         if session_weight:
             if start not in session_mean:
-                run = fused[start:end]
-                run = run[np.isfinite(run)]
-                top = np.sort(run)[::-1][:session_top]
+                members = fused[order[start:end]]
+                members = members[np.isfinite(members)]
+                top = np.sort(members)[::-1][:session_top]
                 session_mean[start] = float(top.mean()) if top.size else 0.0
             value += session_weight * max(0.0, session_mean[start])
         support[row] = value

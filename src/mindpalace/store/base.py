@@ -265,7 +265,9 @@ class Store(Protocol):
         """Memories containing any of ``terms`` as a substring, newest first."""
         ...
 
-    def terms_present(self, terms: Sequence[str], scope: Scope) -> set[str]:
+    def terms_present(
+        self, terms: Sequence[str], scope: Scope, *, include_archived: bool = False
+    ) -> set[str]:
         """Which of ``terms`` (words, matched as the text index matches them)
         occur in some live memory ``scope`` may see."""
         ...

@@ -36,6 +36,7 @@ class Dialect(abc.ABC):
     ref_type: str  # column type of a reference to that key
     float_type: str
     blob_type: str
+    lower: str = "LOWER"  # a Unicode-aware lower-case function
     placeholder: str = "?"
 
     def sql(self, text: str) -> str:

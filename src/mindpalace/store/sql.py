@@ -435,9 +435,10 @@ class SqlStore(abc.ABC):
         params: list[Any] = []
         for term in terms:
             pattern = "%" + escape_like(term.lower()) + "%"
+            lower = self.dialect.lower
             likes.append(
-                "LOWER(m.content) LIKE ? ESCAPE '!'"
-                " OR LOWER(COALESCE(m.title, '')) LIKE ? ESCAPE '!'"
+                f"{lower}(m.content) LIKE ? ESCAPE '!'"
+                f" OR {lower}(COALESCE(m.title, '')) LIKE ? ESCAPE '!'"
             )
             params += [pattern, pattern]
         with self._read() as cur:
@@ -449,8 +450,11 @@ class SqlStore(abc.ABC):
             ).fetchall()
         return [row_to_memory(r) for r in rows]
 
-    def terms_present(self, terms: Sequence[str], scope: Scope) -> set[str]:
-        """Which of ``terms`` occur in some live memory ``scope`` may see."""
+    def terms_present(
+        self, terms: Sequence[str], scope: Scope, *, include_archived: bool = False
+    ) -> set[str]:
+        """Which of ``terms`` occur in some live (or, with ``include_archived``,
+        any) memory ``scope`` may see."""
         s_sql, s_params = scope_clause(scope)
         present: set[str] = set()
         with self._read() as cur:
@@ -459,7 +463,8 @@ class SqlStore(abc.ABC):
                 row = self._exec(
                     cur,
                     f"SELECT 1 FROM {q.source} WHERE {q.where} AND {s_sql}"
-                    " AND m.archived = 0 LIMIT 1",
+                    + ("" if include_archived else " AND m.archived = 0")
+                    + " LIMIT 1",
                     [*q.params, *s_params],
                 ).fetchone()
                 if row is not None:

@@ -67,6 +67,8 @@ class SQLiteDialect(Dialect):
     ref_type = "INTEGER"
     float_type = "REAL"
     blob_type = "BLOB"
+    # SQLite's LOWER() folds ASCII only; the store registers Python's.
+    lower = "py_lower"
 
     def text_index_schema(self) -> list[str]:
         """FTS5 table and its sync triggers."""
@@ -82,6 +84,10 @@ class SQLiteDialect(Dialect):
             score=f"-bm25(memories_fts, {weights})",
             params=(match,),
         )
+
+
+def _lower(value: str | None) -> str | None:
+    return value.lower() if isinstance(value, str) else value
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:
@@ -120,6 +126,7 @@ class SQLiteStore(SqlStore):
             raise
 
     def _configure(self) -> None:
+        self._conn.create_function("py_lower", 1, _lower, deterministic=True)
         deadline = time.monotonic() + self._busy_timeout
         while True:
             try:
