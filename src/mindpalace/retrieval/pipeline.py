@@ -219,9 +219,7 @@ def _hybrid(
     eligible = mask & ((bm25 > 0) | (sims >= options.dense_floor))
     fused_rows = np.where(mask, fused_rows, -np.inf)
 
-    support = _session_support(
-        fused_rows, eligible, mask, dense_index, limit=limit, options=options
-    )
+    support = _session_support(fused_rows, eligible, dense_index, limit=limit, options=options)
     # A context neighbour below the floor stays only if its session lifts it.
     candidates: list[tuple[float, str, int | None]] = [
         (float(fused_rows[row]) + value, str(dense_index.table.ids[row]), row)
@@ -316,7 +314,6 @@ def _build_hits(
 def _session_support(
     fused_rows: npt.NDArray[np.float64],
     eligible: npt.NDArray[np.bool_],
-    mask: npt.NDArray[np.bool_],
     dense_index: DenseIndex,
     *,
     limit: int,
@@ -335,14 +332,17 @@ def _session_support(
             chosen.add(row)
             if not dense_index.in_session[row]:
                 continue
-            pos = int(dense_index.position[row])
-            start, end = int(dense_index.group_start[row]), int(dense_index.group_end[row])
             for step in (-1, 1):  # the nearest visible turn each side
-                at = pos + step
-                while start <= at < end and not mask[dense_index.order[at]]:
-                    at += step
-                if start <= at < end:
-                    chosen.add(int(dense_index.order[at]))
+                near = stages.nearest_visible(
+                    fused_rows,
+                    dense_index.order,
+                    position=int(dense_index.position[row]),
+                    step=step,
+                    start=int(dense_index.group_start[row]),
+                    end=int(dense_index.group_end[row]),
+                )
+                if near is not None:
+                    chosen.add(near)
     return stages.session_support(
         fused_rows,
         sorted(chosen),

@@ -24,7 +24,15 @@ import numpy.typing as npt
 
 from mindpalace.models import Memory
 
-__all__ = ["confidence", "prior", "range_normalise", "ranks_of", "session_support", "squash"]
+__all__ = [
+    "confidence",
+    "nearest_visible",
+    "prior",
+    "range_normalise",
+    "ranks_of",
+    "session_support",
+    "squash",
+]
 
 RECENCY_HALF_LIFE_DAYS = 365.0
 
@@ -45,7 +53,7 @@ def range_normalise(
     return out
 
 
-def _visible_neighbour(
+def nearest_visible(
     fused: npt.NDArray[np.float64],
     order: npt.NDArray[np.int64],
     *,
@@ -53,16 +61,16 @@ def _visible_neighbour(
     step: int,
     start: int,
     end: int,
-) -> float:
-    """The score of the nearest visible memory of the session in one direction
-    (rows out of scope are -inf: they are skipped, and lend nothing)."""
+) -> int | None:
+    """The row of the nearest visible memory of the session in one direction
+    (rows out of scope score -inf: they are skipped)."""
     at = position + step
     while start <= at < end:
-        value = float(fused[order[at]])
-        if math.isfinite(value):
-            return value
+        row = int(order[at])
+        if math.isfinite(fused[row]):
+            return row
         at += step
-    return 0.0
+    return None
 
 
 def session_support(
@@ -92,10 +100,11 @@ def session_support(
             support[row] = 0.0
             continue
         pos, start, end = int(position[row]), int(group_start[row]), int(group_end[row])
-        near = max(
-            _visible_neighbour(fused, order, position=pos, step=-1, start=start, end=end),
-            _visible_neighbour(fused, order, position=pos, step=+1, start=start, end=end),
+        sides = (
+            nearest_visible(fused, order, position=pos, step=step, start=start, end=end)
+            for step in (-1, 1)
         )
+        near = max((float(fused[r]) for r in sides if r is not None), default=0.0)
         value = neighbour_weight * max(0.0, near)
         if session_weight:
             if start not in session_mean:
