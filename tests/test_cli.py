@@ -49,6 +49,7 @@ COMMANDS = [
     "export",
     "import",
     "ingest",
+    "search-messages",
     "recent",
     "reindex",
     "demo",

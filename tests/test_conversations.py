@@ -221,3 +221,37 @@ def test_turns_without_timestamps_reingest_idempotently(palace: Palace, tmp_path
     palace.add_messages(read_messages(path, session="s"))
     palace.add_messages(read_messages(path, session="s"))
     assert palace.stats().memories == 3
+
+
+def test_search_messages_finds_the_exact_phrase_with_context(
+    palace: Palace, tmp_path: Path
+) -> None:
+    palace.add_messages(read_messages(_jsonl(tmp_path, CHAT), session="review"))
+    palace.remember("A fact mentioning the lisbon office, not a turn.")
+    matches = palace.search_messages("LISBON office")
+    assert len(matches) == 1
+    match = matches[0]
+    assert match.memory.content == "Tomas: In the Lisbon office, room 4."
+    assert [m.content for m in match.before] == ["Ines: Where do we hold the design review?"]
+    assert [m.content for m in match.after] == ["Ines: thanks!"]
+    wide = palace.search_messages("lisbon office", around=3)[0]
+    assert len(wide.before) == 1 and len(wide.after) == 3
+    assert palace.search_messages("office room 5") == []
+    newest_first = palace.search_messages("thanks!", around=0)
+    assert [m.memory.created_at.minute for m in newest_first] == [9, 7]
+    with pytest.raises(ValidationError, match="must not be empty"):
+        palace.search_messages("  ")
+    with pytest.raises(ValidationError, match="0 to 10"):
+        palace.search_messages("x", around=11)
+
+
+def test_cli_search_messages(tmp_path: Path) -> None:
+    path = _jsonl(tmp_path, CHAT)
+    base = [sys.executable, "-m", "mindpalace.cli", "--db", str(tmp_path / "c.db")]
+    subprocess.run([*base, "ingest", str(path)], capture_output=True, check=True)
+    out = subprocess.run(
+        [*base, "search-messages", "latency charts"], capture_output=True, text=True, check=True
+    )
+    (match,) = json.loads(out.stdout)
+    assert match["content"] == "Tomas: Bring the latency charts."
+    assert [m["content"] for m in match["before"]] == ["Ines: thanks!"]

@@ -139,6 +139,12 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
     p.add_argument("--format", default="auto", help=f"one of: {', '.join(FORMATS)} (default auto)")
     p.add_argument("--session", help="session of turns that name none")
 
+    p = command("search-messages", "Conversation turns containing a phrase, with context.")
+    p.add_argument("phrase", help="the exact phrase (case-insensitive)")
+    p.add_argument("--limit", type=int, default=20, help="1-100 (default 20)")
+    p.add_argument("--around", type=int, default=1, help="turns of context each side, 0-10")
+    p.add_argument("--session", help="only this session")
+
     p = command("recent", "The last conversation turns, oldest first.")
     p.add_argument("--n", type=int, default=20, help="how many, 1-1000 (default 20)")
     p.add_argument("--session", help="only this session")
@@ -314,6 +320,10 @@ _HANDLERS: dict[str, Handler] = {
     "import": _import,
     "ingest": _ingest,
     "recent": lambda p, a: [m.to_dict() for m in p.recent(a.n, session=a.session)],
+    "search-messages": lambda p, a: [
+        m.to_dict()
+        for m in p.search_messages(a.phrase, limit=a.limit, around=a.around, session=a.session)
+    ],
     "reindex": _reindex,
     "demo": _demo,
 }

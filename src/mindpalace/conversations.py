@@ -131,7 +131,7 @@ def read_messages(
         path: the file.
         format: one of ``FORMATS``; ``auto`` guesses from the content.
         session: the session of messages that name none (default: the
-            file's name for ``openai`` files).
+            file's name; a LoCoMo file's sessions are ``name:N``).
 
     Raises:
         ValidationError: an unknown format or a malformed file (naming where).
@@ -152,7 +152,7 @@ def read_messages(
             format = "jsonl"
     if format == "jsonl":
         return [
-            _message(record, f"line {number}", session)
+            _message(record, f"line {number}", session or source.stem)
             for number, record in json_lines(text.splitlines())
         ]
     try:

@@ -23,6 +23,7 @@ __all__ = [
     "HitList",
     "Memory",
     "MemoryType",
+    "MessageMatch",
     "NewMemory",
     "RecallFilters",
     "Scope",
@@ -283,6 +284,23 @@ class Hit:
                 "scores": {k: round(v, 6) for k, v in self.stage_scores.items()},
                 "gates": list(self.gates),
             }
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class MessageMatch:
+    """A conversation turn that contains a searched phrase, with the turns
+    around it in its session (oldest first)."""
+
+    memory: Memory
+    before: tuple[Memory, ...] = ()
+    after: tuple[Memory, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form: the turn, plus ``before`` and ``after`` lists."""
+        out = self.memory.to_dict()
+        out["before"] = [m.to_dict() for m in self.before]
+        out["after"] = [m.to_dict() for m in self.after]
         return out
 
 

@@ -26,6 +26,7 @@ from mindpalace.models import (
     HitList,
     Memory,
     MemoryType,
+    MessageMatch,
     NewMemory,
     RecallFilters,
     Scope,
@@ -625,6 +626,52 @@ class Palace:
             if progress is not None:
                 progress(min(start + batch, len(turns)), len(turns))
         return stored
+
+    def search_messages(
+        self,
+        phrase: str,
+        *,
+        limit: int = 20,
+        around: int = 1,
+        session: str | None = None,
+    ) -> list[MessageMatch]:
+        """Conversation turns containing ``phrase`` exactly (case aside),
+        newest first, each with ``around`` turns before and after it.
+
+        Raises:
+            ValidationError: an empty phrase, ``limit`` outside 1-100 or
+                ``around`` outside 0-10.
+        """
+        if not isinstance(phrase, str) or not phrase.strip():
+            raise ValidationError("phrase", phrase, reason="phrase must not be empty")
+        check_limit(limit, low=1, high=MAX_RECALL_LIMIT)
+        check_limit(around, low=0, high=10, field="around")
+        filters = RecallFilters(
+            categories=(Category.CONVERSATION,),
+            sessions=(session,) if session else (),
+        )
+        found = self.store.search_substring([phrase.strip()], self.scope, filters, limit=limit)
+        transcripts: dict[str | None, list[Memory]] = {}
+        matches = []
+        for memory in found:
+            if memory.session is None or around == 0:
+                matches.append(MessageMatch(memory))
+                continue
+            if memory.session not in transcripts:
+                turns = self.memories(
+                    limit=MAX_LIST_LIMIT, sessions=[memory.session], categories="conversation"
+                )
+                transcripts[memory.session] = sorted(turns, key=lambda m: (m.created_at, m.id))
+            turns = transcripts[memory.session]
+            at = next(i for i, m in enumerate(turns) if m.id == memory.id)
+            matches.append(
+                MessageMatch(
+                    memory,
+                    before=tuple(turns[max(0, at - around) : at]),
+                    after=tuple(turns[at + 1 : at + 1 + around]),
+                )
+            )
+        return matches
 
     def recent(self, n: int = 20, *, session: str | None = None) -> list[Memory]:
         """The last ``n`` conversation turns (of ``session``), oldest first.
