@@ -813,10 +813,12 @@ def test_hidden_neighbours_lend_nothing(make_palace: MakePalace) -> None:
 def test_a_broken_model_install_degrades_to_text_search(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from mindpalace import embed
     from mindpalace.embed import local
 
     # An install whose model files are missing (the default folder is empty).
     monkeypatch.setattr(local.LocalEmbedder.__init__, "__defaults__", (tmp_path / "missing",))
+    embed._bundled.cache_clear()  # the process may hold a working instance already
     with Palace(tmp_path / "p.db", settings=Settings()) as palace:
         palace.remember("kubernetes upgrade notes")
         hits = palace.recall("kubernetes")

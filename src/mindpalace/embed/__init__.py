@@ -4,6 +4,8 @@ for tests."""
 
 from __future__ import annotations
 
+import functools
+
 from mindpalace.config import EMBEDDERS, Settings
 from mindpalace.embed.base import Embedder
 from mindpalace.embed.hashing import HashingEmbedder
@@ -22,6 +24,13 @@ __all__ = [
 ]
 
 
+@functools.cache
+def _bundled(name: str) -> Embedder:
+    """One instance of each bundled model per process: palaces of several
+    agents in one process share its memory and its load time."""
+    return LocalEmbedder() if name == "local" else StaticEmbedder()
+
+
 def from_settings(settings: Settings) -> Embedder | None:
     """The embedder ``settings`` name; ``None`` for keyword search only.
 
@@ -31,10 +40,8 @@ def from_settings(settings: Settings) -> Embedder | None:
     """
     if settings.embedder == "none":
         return None
-    if settings.embedder == "local":
-        return LocalEmbedder()
-    if settings.embedder == "static":
-        return StaticEmbedder()
+    if settings.embedder in ("local", "static"):
+        return _bundled(settings.embedder)
     if settings.embedder == "hashing":
         return HashingEmbedder()
     if settings.embedder == "http":
