@@ -7,7 +7,7 @@ lost to a post-filter.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
 
 import numpy as np
 import numpy.typing as npt
@@ -123,26 +123,6 @@ class DenseIndex:
             keep &= np.isin(t.ids, np.array(list(allowed_ids), dtype=object))
         return keep
 
-    def search(
-        self,
-        query: npt.NDArray[np.float32],
-        mask: Mask,
-        *,
-        limit: int,
-    ) -> list[tuple[str, float]]:
-        """The ``limit`` rows under ``mask`` most similar to ``query`` (unit vector),
-        as (memory id, cosine), best first; ties by row order (older first)."""
-        count = int(mask.sum()) if len(self.table) else 0
-        if count == 0 or limit <= 0:
-            return []
-        # One pass over the whole matrix beats gathering the masked rows first.
-        sims = self.table.matrix @ query
-        masked = np.where(mask, sims, -np.inf)
-        k = min(limit, count)
-        top = np.argpartition(-masked, k - 1)[:k] if masked.size > k else np.arange(masked.size)
-        order = top[np.lexsort((top, -masked[top]))]
-        return [(str(self.table.ids[i]), float(sims[i])) for i in order]
-
     def row_of(self, memory_id: str) -> int | None:
         """The row of a memory, if it has a vector here."""
         return self._row_of.get(memory_id)
@@ -153,11 +133,3 @@ class DenseIndex:
             return np.zeros(0, dtype=np.float32)
         sims: npt.NDArray[np.float32] = self.table.matrix @ query
         return sims
-
-    def similarities(self, query: npt.NDArray[np.float32], ids: Sequence[str]) -> dict[str, float]:
-        """Cosine of ``query`` to each of ``ids`` present in the index."""
-        rows = [self._row_of[i] for i in ids if i in self._row_of]
-        if not rows:
-            return {}
-        sims = self.table.matrix[rows] @ query
-        return {str(self.table.ids[r]): float(s) for r, s in zip(rows, sims, strict=True)}

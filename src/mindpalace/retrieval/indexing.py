@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from mindpalace.embed.base import Embedder
 from mindpalace.errors import EmbeddingError, EmbeddingMismatch
-from mindpalace.models import EmbeddingConfig, Memory, Scope
+from mindpalace.models import EmbeddingConfig, Scope
 from mindpalace.retrieval.dense import DenseIndex
 from mindpalace.store.base import Store, VectorBatch
 
@@ -187,8 +187,3 @@ class SemanticIndex:
 def _to_blobs(hashes: Iterable[str], matrix: npt.NDArray[np.float32]) -> dict[str, bytes]:
     rows = np.ascontiguousarray(matrix, dtype=np.float32)
     return {h: rows[i].tobytes() for i, h in enumerate(hashes)}
-
-
-def memory_embed_hash(memory: Memory) -> str:
-    """The vector key of an existing memory."""
-    return text_hash(embed_text(memory.title, memory.content))

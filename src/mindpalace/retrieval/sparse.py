@@ -2,15 +2,14 @@
 
 The backend scores with BM25 (Robertson & Zaragoza, "The Probabilistic
 Relevance Framework: BM25 and Beyond", 2009); this module decides which words
-are searched and maps raw BM25 scores into 0-1.
+are searched, and which words of a query name something (for the relevance gate).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 
-__all__ = ["MAX_TERMS", "STOPWORDS", "normalise_scores", "query_terms", "salient_terms"]
+__all__ = ["MAX_TERMS", "STOPWORDS", "query_terms", "salient_terms"]
 
 MAX_TERMS = 64
 
@@ -70,13 +69,3 @@ def salient_terms(text: str) -> list[str]:
         if (acronym or named) and folded not in STOPWORDS:
             found.setdefault(folded, None)
     return list(found)
-
-
-def normalise_scores(scores: Sequence[float]) -> list[float]:
-    """Map raw BM25 scores (higher is better) into 0-1 relative to the best one."""
-    if not scores:
-        return []
-    best = max(scores)
-    if best <= 0:
-        return [0.0 for _ in scores]
-    return [max(0.0, s) / best for s in scores]
