@@ -23,6 +23,7 @@ import pytest
 
 from mindpalace import Palace
 from mindpalace.cli import build_parser, main
+from mindpalace.store.migrations import latest_version
 
 MEMORY_TYPES = ["person", "project", "system", "tool", "concept", "skill", "task", "unknown"]
 STORES = ["sensory", "episodic", "semantic", "procedural", "prospective"]
@@ -637,7 +638,7 @@ def test_stats_counts(cli: Cli) -> None:
         "by_store": {"procedural": 1, "semantic": 3},
         "by_category": {"decision": 1, "lesson": 1, "person": 1, "rule": 1},
         "by_agent": {"default": 4},
-        "schema_version": 1,
+        "schema_version": latest_version(),
         "path": str(cli.db),
     }
 
@@ -832,7 +833,7 @@ def test_export_to_stdout_is_json_lines_with_header(
     header = json.loads(lines[0])
     assert header["format"] == "mindpalace-export"
     assert header["version"] == 1
-    assert header["schema_version"] == 1
+    assert header["schema_version"] == latest_version()
     datetime.fromisoformat(header["exported_at"])
     records = [json.loads(line) for line in lines[1:]]
     assert [r["id"] for r in records] == [m["id"] for m in memories]

@@ -104,8 +104,103 @@ def _v1_memories(d: Dialect) -> list[str]:
     ]
 
 
+def _v2_graph(d: Dialect) -> list[str]:
+    scope = """
+            agent_id TEXT NOT NULL,
+            visibility TEXT NOT NULL,
+            group_name TEXT NOT NULL DEFAULT '',
+            channel TEXT NOT NULL DEFAULT '',"""
+    return [
+        # Entities live in the scope of the memories that mention them (one
+        # row per scope and normalised name), so traversal never crosses a
+        # scope the caller cannot see.
+        f"""
+        CREATE TABLE entities (
+            seq {d.serial_pk},
+            id TEXT NOT NULL UNIQUE,{scope}
+            name TEXT NOT NULL,
+            norm TEXT NOT NULL,
+            type TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            mentions INTEGER NOT NULL DEFAULT 0,
+            created_at {d.float_type} NOT NULL,
+            updated_at {d.float_type} NOT NULL
+        )
+        """,
+        """
+        CREATE UNIQUE INDEX entities_key
+            ON entities (agent_id, visibility, group_name, channel, norm)
+        """,
+        "CREATE INDEX entities_norm ON entities (norm)",
+        # Other normalised names an entity answers to ("alice" for "alice chen").
+        f"""
+        CREATE TABLE entity_aliases (
+            entity_seq {d.ref_type} NOT NULL REFERENCES entities (seq) ON DELETE CASCADE,
+            alias TEXT NOT NULL,
+            PRIMARY KEY (alias, entity_seq)
+        )
+        """,
+        "CREATE INDEX entity_aliases_entity ON entity_aliases (entity_seq)",
+        f"""
+        CREATE TABLE mentions (
+            memory_seq {d.ref_type} NOT NULL REFERENCES memories (seq) ON DELETE CASCADE,
+            entity_seq {d.ref_type} NOT NULL REFERENCES entities (seq) ON DELETE CASCADE,
+            surface TEXT NOT NULL,
+            count INTEGER NOT NULL DEFAULT 1,
+            PRIMARY KEY (memory_seq, entity_seq)
+        )
+        """,
+        "CREATE INDEX mentions_entity ON mentions (entity_seq)",
+        # Co-occurrence between two entities of one scope, stored once with
+        # src_seq < dst_seq; ``weight`` is what consolidation strengthens
+        # and decays.
+        f"""
+        CREATE TABLE entity_edges (
+            src_seq {d.ref_type} NOT NULL REFERENCES entities (seq) ON DELETE CASCADE,
+            dst_seq {d.ref_type} NOT NULL REFERENCES entities (seq) ON DELETE CASCADE,
+            count INTEGER NOT NULL DEFAULT 1,
+            weight {d.float_type} NOT NULL,
+            updated_at {d.float_type} NOT NULL,
+            PRIMARY KEY (src_seq, dst_seq)
+        )
+        """,
+        "CREATE INDEX entity_edges_dst ON entity_edges (dst_seq)",
+        # Directed links between memories: ``supersedes`` (src replaced dst),
+        # ``merged`` (dst was merged into src), ``correlates`` (skills).
+        f"""
+        CREATE TABLE memory_links (
+            src_seq {d.ref_type} NOT NULL REFERENCES memories (seq) ON DELETE CASCADE,
+            dst_seq {d.ref_type} NOT NULL REFERENCES memories (seq) ON DELETE CASCADE,
+            kind TEXT NOT NULL,
+            weight {d.float_type} NOT NULL DEFAULT 1.0,
+            created_at {d.float_type} NOT NULL,
+            updated_at {d.float_type} NOT NULL,
+            PRIMARY KEY (src_seq, dst_seq, kind)
+        )
+        """,
+        "CREATE INDEX memory_links_dst ON memory_links (dst_seq, kind)",
+        # What happened, kept apart from the memories so recall stays
+        # read-only: write sources, recall outcomes, feedback, skill usage.
+        f"""
+        CREATE TABLE signals (
+            seq {d.serial_pk},
+            at {d.float_type} NOT NULL,
+            kind TEXT NOT NULL,
+            agent_id TEXT NOT NULL,
+            channel TEXT NOT NULL DEFAULT '',
+            memory_id TEXT,
+            query TEXT,
+            data TEXT NOT NULL DEFAULT '{{}}'
+        )
+        """,
+        "CREATE INDEX signals_kind_at ON signals (kind, at)",
+        "CREATE INDEX signals_memory ON signals (memory_id)",
+    ]
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "memories, tags, embeddings, full-text index", _v1_memories),
+    Migration(2, "entities, mentions, edges, memory links, signals", _v2_graph),
 )
 
 

@@ -15,8 +15,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from mindpalace.errors import BusyError, StorageError
+from mindpalace.store.core import Cursor
 from mindpalace.store.dialect import Dialect, TextQuery
-from mindpalace.store.sql import Cursor, SqlStore
+from mindpalace.store.sql import SqlStore
 
 __all__ = ["SQLiteDialect", "SQLiteStore"]
 

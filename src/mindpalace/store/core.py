@@ -1,0 +1,119 @@
+"""The base every SQL backend shares: connection contract, migrations, the
+write transaction that bumps the palace's change counters.
+
+``SqlStore`` (sql.py) builds the ``Store`` protocol on it, from mixins that
+each own one part of the schema (memories here in sql.py; the graph, skills
+and signals in their own modules). A backend subclass supplies the
+connection, its transaction discipline and a ``Dialect``.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from datetime import datetime, timezone
+from typing import Any
+
+from mindpalace.errors import StorageError
+from mindpalace.store.dialect import Dialect
+from mindpalace.store.migrations import MIGRATIONS, latest_version
+
+__all__ = ["Cursor", "SqlCore"]
+
+Cursor = Any  # a DB-API cursor; sqlite3 and psycopg differ in their stubs
+
+
+class SqlCore(abc.ABC):
+    """Connection contract and schema; subclasses bring connection and dialect."""
+
+    dialect: Dialect
+
+    # -- what a backend supplies ------------------------------------------------
+
+    @abc.abstractmethod
+    def _write(self) -> AbstractContextManager[Cursor]:
+        """A cursor inside a write transaction, committed on exit, rolled back on error."""
+
+    @abc.abstractmethod
+    def _read(self) -> AbstractContextManager[Cursor]:
+        """A cursor for reads."""
+
+    @abc.abstractmethod
+    def _is_unique_violation(self, exc: BaseException) -> bool:
+        """Whether ``exc`` is the backend's unique-constraint error."""
+
+    @property
+    @abc.abstractmethod
+    def location(self) -> str:
+        """Where the data lives."""
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Release connections."""
+
+    # -- helpers ------------------------------------------------------------------
+
+    def _exec(self, cur: Cursor, sql: str, params: Sequence[Any] = ()) -> Cursor:
+        cur.execute(self.dialect.sql(sql), tuple(params))
+        return cur
+
+    # -- schema -------------------------------------------------------------------
+
+    def _current_version(self) -> int | None:
+        """The applied schema version, read without a write lock (None: no schema)."""
+        with self._read() as cur:
+            try:
+                row = self._exec(cur, "SELECT MAX(version) FROM schema_migrations").fetchone()
+            except Exception:  # no such table yet: a new database
+                return None
+        return int(row[0] or 0)
+
+    def _migrate(self) -> None:
+        # Opening a current palace must not take the write lock: readers
+        # never wait for writers.
+        if self._current_version() == latest_version():
+            return
+        with self._write() as cur:
+            self._exec(
+                cur,
+                f"CREATE TABLE IF NOT EXISTS schema_migrations ("
+                f"version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
+                f"applied_at {self.dialect.float_type} NOT NULL)",
+            )
+            row = self._exec(cur, "SELECT MAX(version) FROM schema_migrations").fetchone()
+            current = int(row[0] or 0)
+            if current > latest_version():
+                raise StorageError(
+                    f"{self.location} has schema version {current}, newer than this "
+                    f"mindpalace understands ({latest_version()}); upgrade mindpalace"
+                )
+            now = datetime.now(timezone.utc).timestamp()
+            for migration in MIGRATIONS:
+                if migration.version <= current:
+                    continue
+                for statement in migration.statements(self.dialect):
+                    self._exec(cur, statement)
+                self._exec(
+                    cur,
+                    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                    (migration.version, migration.name, now),
+                )
+
+    def schema_version(self) -> int:
+        """The latest migration applied."""
+        with self._read() as cur:
+            row = self._exec(cur, "SELECT MAX(version) FROM schema_migrations").fetchone()
+        return int(row[0] or 0)
+
+    # -- writes -------------------------------------------------------------------
+
+    @contextmanager
+    def _mutate(self, *, structural: bool = False) -> Iterator[Cursor]:
+        """A write transaction that also bumps the palace generation (and the
+        epoch, for writes that change existing rows rather than append)."""
+        with self._write() as cur:
+            yield cur
+            self._exec(cur, "UPDATE palace_meta SET value = value + 1 WHERE key = 'generation'")
+            if structural:
+                self._exec(cur, "UPDATE palace_meta SET value = value + 1 WHERE key = 'epoch'")
