@@ -60,7 +60,11 @@ CONTEXT = Ingest("context", "prev", "date")
 
 # Everything after fusion switched off: the plain retrievers and fusions.
 BARE = RecallOptions(
-    neighbour_weight=0.0, session_weight=0.0, unknown_entity_gate=False, dense_floor=-1.0
+    neighbour_weight=0.0,
+    session_weight=0.0,
+    unknown_entity_gate=False,
+    dense_floor=-1.0,
+    expand=False,
 )
 DEFAULT = RecallOptions()
 CONFIGS = [
@@ -75,16 +79,25 @@ CONFIGS = [
     Config(
         "+session support",
         CONTEXT,
-        replace(DEFAULT, unknown_entity_gate=False, dense_floor=-1.0),
+        replace(DEFAULT, unknown_entity_gate=False, dense_floor=-1.0, expand=False),
         abstain=True,
     ),
     Config(
         "+dense floor 0.3",
         CONTEXT,
-        replace(DEFAULT, unknown_entity_gate=False),
+        replace(DEFAULT, unknown_entity_gate=False, expand=False),
         abstain=True,
     ),
-    Config("+unknown-entity gate (default)", CONTEXT, DEFAULT, abstain=True),
+    Config(
+        "+unknown-entity gate, no graph",
+        CONTEXT,
+        replace(DEFAULT, expand=False),
+        abstain=True,
+    ),
+    Config("+graph propagation (default)", CONTEXT, DEFAULT, abstain=True),
+    Config("graph: one hop", CONTEXT, replace(DEFAULT, graph_hops=1)),
+    Config("graph: weight 0.3", CONTEXT, replace(DEFAULT, graph_weight=0.3)),
+    Config("graph: weight 0.6", CONTEXT, replace(DEFAULT, graph_weight=0.6)),
     Config("static model: dense", PLAIN, replace(BARE, sparse_weight=0.0), embedder="static"),
     Config("static model: default pipeline", CONTEXT, DEFAULT, abstain=True, embedder="static"),
 ]

@@ -54,6 +54,9 @@ COMMANDS = [
     "recent",
     "reindex",
     "demo",
+    "entities",
+    "history",
+    "consolidate",
 ]
 
 ID_RE = re.compile(r"^mem_[0-9A-HJKMNP-TV-Z]{26}$")
@@ -508,7 +511,10 @@ def test_argparse_errors_exit_2(cli: Cli, args: list[str]) -> None:
 
 def test_get_prints_the_memory(cli: Cli) -> None:
     memory = cli.remember(SQLITE_DECISION, "--tags", "storage")
-    assert cli.json("get", memory["id"]) == memory
+    got = cli.json("get", memory["id"])
+    entities = got.pop("entities")
+    assert got == memory
+    assert isinstance(entities, list)
 
 
 @pytest.mark.parametrize("command", [["get"], ["forget"], ["forget", "--hard"]])
@@ -813,7 +819,10 @@ def test_export_to_file_then_import_into_fresh_palace(tmp_path: Path) -> None:
     for memory in memories:
         restored = target.json("get", memory["id"])
         original = source.json("get", memory["id"])
+        # Entities are re-linked on import (new ids, same names).
+        names = [[e["norm"] for e in m.pop("entities")] for m in (restored, original)]
         assert restored == original
+        assert names[0] == names[1]
     assert target.json("get", memories[1]["id"])["archived"] is True
     assert target.json("stats")["by_category"] == source.json("stats")["by_category"]
     with_storage = {m["id"] for m in memories if "storage" in m["tags"]}

@@ -111,9 +111,24 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
     p.add_argument("--limit", type=int, default=10, help="1-100 (default 10)")
     _filter_options(p)
     p.add_argument("--explain", action="store_true", help="show each hit's stage ranks")
+    p.add_argument(
+        "--no-expand", action="store_true", help="no graph propagation (no associative_context)"
+    )
 
-    p = command("get", "Show one memory by id.")
+    p = command("get", "Show one memory by id, with the entities it mentions.")
     p.add_argument("id", help="memory id")
+
+    p = command("entities", "List the entities memories mention, most mentioned first.")
+    p.add_argument("query", nargs="?", help="keep names or aliases containing this")
+    p.add_argument("--type", dest="types", help=f"comma-separated: {_values(MemoryType)}")
+    p.add_argument("--limit", type=int, default=50, help="1-1000 (default 50)")
+    p.add_argument("--offset", type=int, default=0, help="skip this many")
+
+    p = command("history", "A fact's supersession chain, oldest first.")
+    p.add_argument("id", help="memory id")
+
+    p = command("consolidate", "Strengthen, decay and merge (idempotent); prints every change.")
+    p.add_argument("--dry-run", action="store_true", help="report, write nothing")
 
     p = command("forget", "Archive a memory (or delete it with --hard).")
     p.add_argument("id", help="memory id")
@@ -201,7 +216,7 @@ def _filters(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _recall(palace: Palace, args: argparse.Namespace) -> Any:
-    hits = palace.recall(args.query, limit=args.limit, **_filters(args))
+    hits = palace.recall(args.query, limit=args.limit, expand=not args.no_expand, **_filters(args))
     if hits.notice:
         print(f"mindpalace recall: {hits.notice}", file=sys.stderr)
     return [hit.to_dict(explain=args.explain) for hit in hits]
@@ -312,7 +327,16 @@ def _demo(palace: Palace, args: argparse.Namespace) -> Any:
 _HANDLERS: dict[str, Handler] = {
     "remember": _remember,
     "recall": _recall,
-    "get": lambda p, a: p.get(a.id).to_dict(),
+    "get": lambda p, a: {
+        **p.get(a.id).to_dict(),
+        "entities": [e.to_dict() for e in p.graph.mentions(a.id)],
+    },
+    "entities": lambda p, a: [
+        e.to_dict()
+        for e in p.graph.entities(a.query, types=a.types, limit=a.limit, offset=a.offset)
+    ],
+    "history": lambda p, a: [m.to_dict() for m in p.graph.history(a.id)],
+    "consolidate": lambda p, a: p.graph.consolidate(dry_run=a.dry_run).to_dict(),
     "forget": lambda p, a: {"forgotten": p.forget(a.id, hard=a.hard).id, "hard": a.hard},
     "list": _list,
     "stats": lambda p, a: p.stats().to_dict(),

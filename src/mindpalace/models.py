@@ -17,12 +17,15 @@ from mindpalace.errors import ValidationError
 
 __all__ = [
     "DEFAULT_AGENT",
+    "Association",
     "Category",
     "EmbeddingConfig",
+    "Entity",
     "Hit",
     "HitList",
     "Memory",
     "MemoryType",
+    "Mention",
     "MessageMatch",
     "NewMemory",
     "RecallFilters",
@@ -147,6 +150,78 @@ class Scope:
 
 
 @dataclass(frozen=True, slots=True)
+class Mention:
+    """A name in a text that refers to an entity.
+
+    ``norm`` is the key mentions of one entity share (case-folded, trimmed);
+    ``kind`` says how it was found (name, handle, hashtag, code, path, url,
+    title, date, ticket); ``type`` is the taxonomy type the evidence
+    suggests (``unknown`` when it suggests none); ``aliases`` are shorter
+    names it answers to.
+    """
+
+    surface: str
+    norm: str
+    kind: str
+    type: MemoryType = MemoryType.UNKNOWN
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Entity:
+    """Something memories mention, in one scope: a person, project, system..."""
+
+    id: str
+    name: str
+    norm: str
+    type: MemoryType
+    kind: str
+    mentions: int
+    agent_id: str
+    visibility: Visibility
+    group: str | None
+    channel: str | None
+    aliases: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "id": self.id,
+            "name": self.name,
+            "norm": self.norm,
+            "type": self.type.value,
+            "kind": self.kind,
+            "mentions": self.mentions,
+            "aliases": list(self.aliases),
+            "agent_id": self.agent_id,
+            "visibility": self.visibility.value,
+            "group": self.group,
+            "channel": self.channel,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Association:
+    """A memory that graph propagation reached from a hit.
+
+    ``path`` runs from the hit to the memory through entity names, e.g.
+    ``("mem_a", "Bob", "mem_b")``; ``weight`` is the propagated score.
+    """
+
+    memory_id: str
+    weight: float
+    path: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "memory_id": self.memory_id,
+            "weight": round(self.weight, 6),
+            "path": list(self.path),
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class NewMemory:
     """A validated memory about to be written (no id or timestamps yet)."""
 
@@ -172,6 +247,8 @@ class NewMemory:
     confidence: float = 1.0
     constraint: bool = False
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    mentions: tuple[Mention, ...] = ()  # entities to link, found before the write
+    supersedes: tuple[str, ...] = ()  # ids of current facts this one replaces
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,6 +342,7 @@ class Hit:
     ranks: Mapping[str, int] = field(default_factory=dict)
     stage_scores: Mapping[str, float] = field(default_factory=dict)
     gates: tuple[str, ...] = ()
+    associative_context: tuple[Association, ...] = ()
 
     @property
     def high_confidence(self) -> bool:
@@ -278,6 +356,7 @@ class Hit:
         out["score"] = round(self.score, 6)
         out["confidence"] = round(self.confidence, 6)
         out["high_confidence"] = self.high_confidence
+        out["associative_context"] = [a.to_dict() for a in self.associative_context]
         if explain:
             out["explain"] = {
                 "ranks": dict(self.ranks),

@@ -20,6 +20,8 @@ from mindpalace.config import Settings, default_db_path
 from mindpalace.conversations import Message, spoken_date
 from mindpalace.embed.base import Embedder
 from mindpalace.errors import EmbeddingError, NotFoundError, PermissionDenied, ValidationError
+from mindpalace.graph.extract import extract_mentions
+from mindpalace.graphview import GraphView, superseded_by_new
 from mindpalace.ids import IdGenerator
 from mindpalace.models import (
     Category,
@@ -139,6 +141,7 @@ class Palace:
         if broken is not None:
             self.semantic.broken = broken
         self.recall_options = recall_options or pipeline.RecallOptions()
+        self.graph = GraphView(self)
 
     @classmethod
     def open(cls, target: str | Path | None = None, **options: Any) -> Palace:
@@ -161,6 +164,10 @@ class Palace:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+    def now(self) -> datetime:
+        """The palace's clock (tests inject a fixed one)."""
+        return self._clock()
 
     def __repr__(self) -> str:
         return f"Palace({self.store.location!r}, agent_id={self.scope.agent_id!r})"
@@ -254,8 +261,11 @@ class Palace:
         )
         now = self._clock()
         vectors = self.semantic.vectors_for([embed_text(new.title, new.content)])
-        if vectors is None:  # not embedded: reindex will, later
-            new = replace(new, embed_hash=None)
+        new = replace(
+            new,
+            embed_hash=new.embed_hash if vectors is not None else None,  # else reindex will
+            supersedes=superseded_by_new(self.store, self.scope, new),
+        )
         return self.store.add(new, memory_id=self._ids.next(now), now=now, vectors=vectors).memory
 
     def remember_many(self, records: Iterable[Mapping[str, Any]]) -> list[Memory]:
@@ -367,6 +377,7 @@ class Palace:
             confidence=check_unit(confidence, "confidence"),
             constraint=bool(constraint),
             metadata=check_metadata(metadata),
+            mentions=extract_mentions([clean_title, text]),
         )
 
     def forget(self, memory_id: str, *, hard: bool = False) -> Memory:
@@ -447,6 +458,7 @@ class Palace:
         include_archived: bool = False,
         created_after: datetime | str | None = None,
         created_before: datetime | str | None = None,
+        expand: bool = True,
     ) -> HitList:
         """The memories most relevant to ``query``, best first.
 
@@ -464,6 +476,8 @@ class Palace:
             tags: keep memories having any of these tags.
             include_archived: also search archived memories.
             created_after / created_before: creation time range [after, before).
+            expand: propagate over the entity graph (hits then carry
+                ``associative_context``); False ranks by the query alone.
 
         Raises:
             ValidationError: on an invalid filter or limit.
@@ -493,7 +507,7 @@ class Palace:
             now=self._clock(),
             query_vector=vector,
             dense_index=self.semantic.dense() if vector is not None else None,
-            options=self.recall_options,
+            options=self.recall_options if expand else replace(self.recall_options, expand=False),
         )
         if hits.mode == "text" and hits.notice == pipeline.TEXT_ONLY_NOTICE:
             reason = self.semantic.failure
@@ -752,7 +766,13 @@ class Palace:
             if vectors is not None
             else {}
         )
-        return self.store.import_memories(memories, embed_hashes=hashes, vectors=vectors)
+        return self.store.import_memories(
+            memories,
+            embed_hashes=hashes,
+            vectors=vectors,
+            mentions={m.id: extract_mentions([m.title, m.content]) for m in memories},
+            now=self._clock(),
+        )
 
     def _parse_export(self, lines: Iterable[str]) -> Iterator[Memory]:
         for number, record in json_lines(lines):

@@ -21,6 +21,7 @@ from mindpalace.models import Hit, HitList, Memory, RecallFilters, Scope
 from mindpalace.retrieval import stages
 from mindpalace.retrieval.dense import DenseIndex
 from mindpalace.retrieval.fusion import rrf
+from mindpalace.retrieval.graphstage import Expansion, constraints_for, expand, redundant
 from mindpalace.retrieval.sparse import query_terms, salient_terms
 from mindpalace.store.base import Store, TextMatch
 
@@ -51,6 +52,15 @@ class RecallOptions:
         prior_weights: how far strength, confidence and recency (in that
             order) may lower a relevance score (``stages.prior``).
         floor: final scores below this are dropped.
+        expand: run graph propagation (seed 004's ``expand``).
+        graph_seeds: how many of the best fused candidates seed propagation.
+        graph_weight: share of a propagated score added to a memory's relevance.
+        graph_hops: 1 (seed -> entity -> memory) or 2 (through a co-occurring entity).
+        graph_max_degree: entities mentioned by more visible memories are hubs,
+            not traversed.
+        graph_budget_ms: past this, the second hop is skipped.
+        redundancy: a memory only the graph brought in is dropped when its
+            embedding is this close (cosine) to a hit already chosen.
     """
 
     candidates: int = 200
@@ -65,6 +75,13 @@ class RecallOptions:
     dense_floor: float = 0.3
     floor: float = 0.0
     prior_weights: tuple[float, float, float] = (0.15, 0.10, 0.10)
+    expand: bool = True
+    graph_seeds: int = 5
+    graph_weight: float = 0.15
+    graph_hops: int = 2
+    graph_max_degree: int = 50
+    graph_budget_ms: float = 25.0
+    redundancy: float = 0.95
 
 
 def recall(
@@ -118,7 +135,43 @@ def recall(
         )
     if passed:
         hits[:] = [replace(hit, gates=passed + hit.gates) for hit in hits]
+    _add_constraints(store, hits, query=query, scope=scope, filters=filters, now=now, limit=limit)
     return hits
+
+
+def _add_constraints(
+    store: Store,
+    hits: HitList,
+    *,
+    query: str,
+    scope: Scope,
+    filters: RecallFilters,
+    now: datetime,
+    limit: int,
+) -> None:
+    """Constraint memories whose entities the query names are always returned:
+    appended, or in place of the lowest hits that are not constraints, never
+    of the best hit."""
+    present = {hit.memory.id for hit in hits}
+    for memory, key in constraints_for(store, query, scope, filters):
+        if memory.id in present:
+            continue
+        hit = Hit(
+            memory=memory,
+            score=0.0,
+            confidence=stages.confidence(memory, now),
+            ranks={"constraint": 1},
+            stage_scores={"final": 0.0},
+            gates=(f"constraint: the query names {key!r}",),
+        )
+        if len(hits) < limit:
+            hits.append(hit)
+        else:
+            replaceable = [i for i in range(1, len(hits)) if not hits[i].memory.constraint]
+            if not replaceable:
+                break
+            hits[replaceable[-1]] = hit
+        present.add(memory.id)
 
 
 def _text_only(
@@ -227,6 +280,21 @@ def _hybrid(
         if eligible[row] or value > 0
     ]
     candidates += [(value, key, None) for key, value in fused_loose.items()]
+    expansion = Expansion(candidates)
+    if options.expand:
+        expansion = expand(
+            store,
+            candidates,
+            scope=scope,
+            filters=filters,
+            dense_index=dense_index,
+            seeds=options.graph_seeds,
+            weight=options.graph_weight,
+            hops=options.graph_hops,
+            max_degree=options.graph_max_degree,
+            budget_ms=options.graph_budget_ms,
+        )
+        candidates = expansion.candidates
     candidates.sort(key=lambda item: (-item[0], item[1]))
     wanted = [key for _, key, _ in candidates[: limit * 2 + 10] if key not in memories]
     memories.update(store.get_many(wanted, scope))
@@ -240,6 +308,8 @@ def _hybrid(
         mask=mask,
         fused_rows=fused_rows,
         support=support,
+        expansion=expansion,
+        dense_index=dense_index,
         now=now,
         limit=limit,
         options=options,
@@ -257,6 +327,8 @@ def _build_hits(
     mask: npt.NDArray[np.bool_],
     fused_rows: npt.NDArray[np.float64],
     support: Mapping[int, float],
+    expansion: Expansion,
+    dense_index: DenseIndex,
     now: datetime,
     limit: int,
     options: RecallOptions,
@@ -274,8 +346,21 @@ def _build_hits(
     ]
     ranked.sort(key=lambda item: (-item[0], item[2]))
     hits: list[Hit] = []
-    for value, relevance, key, row in ranked[:limit]:
+    chosen_rows: list[int] = []
+    reached = expansion.reached
+    for value, relevance, key, row in ranked:
+        if len(hits) >= limit:
+            break
         memory = memories[key]
+        cosine = float(sims[row]) if row is not None else -1.0
+        by_graph_only = (
+            key in reached
+            and key not in sparse_rank
+            and cosine < options.dense_floor
+            and (row is None or support.get(row, 0.0) <= 0)
+        )
+        if by_graph_only and redundant(row, chosen_rows, dense_index, options.redundancy):
+            continue  # information gain: says what a chosen hit already says
         ranks = {"final": len(hits) + 1}
         scores = {
             "final": value,
@@ -284,20 +369,25 @@ def _build_hits(
         }
         if key in sparse_rank:
             ranks["bm25"] = sparse_rank[key]
-            scores["bm25"] = bm25[row] if row is not None else loose[key]
+            scores["bm25"] = bm25[row] if row is not None and bm25[row] > 0 else loose.get(key, 0.0)
         gate = "relevance-floor: keyword match"
-        if key not in sparse_rank and row is not None:
-            cosine = float(sims[row])
+        if by_graph_only:
+            path = " -> ".join(reached[key].path)
+            gate = f"graph: reached via {path}"
+        elif key not in sparse_rank and row is not None:
             gate = (
                 f"relevance-floor: cosine {cosine:.2f} >= {options.dense_floor}"
                 if cosine >= options.dense_floor
                 else "session-context: next to a relevant memory"
             )
+        if key in reached:
+            scores["graph"] = reached[key].score
         if row is not None:
+            chosen_rows.append(row)
             ranks["dense"] = int(dense_rank(row))
-            scores["dense"] = float(sims[row])
+            scores["dense"] = cosine
             scores["fused"] = float(fused_rows[row])
-            scores["session_support"] = support[row]
+            scores["session_support"] = support.get(row, 0.0)
         hits.append(
             Hit(
                 memory=memory,
@@ -306,6 +396,7 @@ def _build_hits(
                 ranks=ranks,
                 stage_scores=scores,
                 gates=(gate,),
+                associative_context=tuple(expansion.associations.get(key, ())),
             )
         )
     return HitList(hits, mode="hybrid")

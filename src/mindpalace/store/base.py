@@ -10,12 +10,26 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-from mindpalace.models import EmbeddingConfig, Memory, NewMemory, RecallFilters, Scope, Stats
+from mindpalace.models import (
+    EmbeddingConfig,
+    Entity,
+    Memory,
+    MemoryType,
+    Mention,
+    NewMemory,
+    RecallFilters,
+    Scope,
+    Stats,
+    Visibility,
+)
+
+if TYPE_CHECKING:
+    from mindpalace.store.upkeep_sql import ConsolidationPlan, DecayCandidate
 
 __all__ = ["AddResult", "ImportReport", "Store", "TextMatch", "VectorBatch", "VectorTable"]
 
@@ -313,14 +327,101 @@ class Store(Protocol):
         """Every visible memory (archived and superseded included), oldest first."""
         ...
 
+    # -- the entity graph (store/graph_sql.py) ---------------------------------------
+
+    def entities(
+        self,
+        scope: Scope,
+        *,
+        query: str | None = None,
+        types: Sequence[MemoryType] = (),
+        limit: int = 50,
+        offset: int = 0,
+    ) -> list[Entity]:
+        """Visible entities, most mentioned first."""
+        ...
+
+    def entities_of(self, memory_ids: Sequence[str], scope: Scope) -> dict[str, list[Entity]]:
+        """The entities each visible memory mentions."""
+        ...
+
+    def resolve_names(self, norms: Sequence[str], scope: Scope) -> dict[str, set[str]]:
+        """For each name, the visible entity keys it names (directly or as alias)."""
+        ...
+
+    def entity_members(
+        self, norms: Sequence[str], scope: Scope, filters: RecallFilters, *, max_degree: int
+    ) -> dict[str, tuple[int, list[str]]]:
+        """Per entity key: visible mentioning memories' count, and ids up to ``max_degree``."""
+        ...
+
+    def co_occurring(
+        self, norms: Sequence[str], scope: Scope, *, per_entity: int = 10
+    ) -> dict[str, list[tuple[str, float]]]:
+        """The strongest visible co-occurrence neighbours of each entity key."""
+        ...
+
+    def current_facts_mentioning(
+        self,
+        norms: Sequence[str],
+        *,
+        agent_id: str,
+        visibility: Visibility,
+        group: str | None,
+        channel: str | None,
+        categories: Sequence[str],
+        limit: int = 50,
+    ) -> list[Memory]:
+        """Current memories of exactly one scope mentioning any of ``norms``."""
+        ...
+
+    def constraints_mentioning(
+        self, norms: Sequence[str], scope: Scope, filters: RecallFilters, *, limit: int = 20
+    ) -> dict[str, list[Memory]]:
+        """Visible constraint memories mentioning each entity key."""
+        ...
+
+    def history(self, memory_id: str, scope: Scope) -> list[Memory]:
+        """The visible supersession chain through a memory, oldest first."""
+        ...
+
+    # -- consolidation (store/upkeep_sql.py) ------------------------------------------
+
+    def meta(self, key: str) -> int | None:
+        """A palace_meta counter, or None."""
+        ...
+
+    def agents(self) -> list[str]:
+        """Every agent that owns a memory."""
+        ...
+
+    def decay_candidates(self, agent_id: str) -> list[DecayCandidate]:
+        """The agent's current memories, with what decay looks at."""
+        ...
+
+    def feedback_pairs(self, agent_id: str, after_seq: int) -> tuple[list[tuple[str, str]], int]:
+        """Memory pairs marked useful for one recall after a signal, and the last seq."""
+        ...
+
+    def edge_weights_between(self, a: str, b: str) -> list[tuple[int, int, float]]:
+        """Same-scope entity pairs of two memories and their edge weights."""
+        ...
+
+    def apply_consolidation(self, plan: ConsolidationPlan, now: datetime) -> int:
+        """Write a consolidation plan in one transaction; returns edges decayed."""
+        ...
+
     def import_memories(
         self,
         memories: Iterable[Memory],
         *,
         embed_hashes: Mapping[str, str] | None = None,
         vectors: VectorBatch | None = None,
+        mentions: Mapping[str, Sequence[Mention]] | None = None,
+        now: datetime | None = None,
     ) -> ImportReport:
         """Write complete memories as they are (ids and timestamps kept), in one
         transaction. A memory whose id or scoped content hash exists is skipped.
-        ``embed_hashes`` maps memory ids to the hash of their embedded text."""
+        ``embed_hashes`` maps memory ids to the hash of their embedded text;
+        ``mentions`` to the entities to link them to."""
         ...

@@ -160,23 +160,25 @@ def escape_like(text: str) -> str:
     return text.replace("!", "!!").replace("%", "!%").replace("_", "!_")
 
 
-def scope_clause(scope: Scope) -> tuple[str, list[Any]]:
-    """WHERE fragment (over ``memories m``) admitting exactly what ``scope`` may see."""
+def scope_clause(scope: Scope, alias: str = "m") -> tuple[str, list[Any]]:
+    """WHERE fragment admitting exactly what ``scope`` may see, over a table
+    with the scope columns (``memories m`` by default; ``entities e`` too)."""
     if scope.unscoped:
         return "1 = 1", []
+    a = alias
     params: list[Any] = [scope.agent_id, Visibility.SHARED.value]
-    sql = "(m.agent_id = ? OR m.visibility = ?"
+    sql = f"({a}.agent_id = ? OR {a}.visibility = ?"
     if scope.groups:
         marks = ", ".join("?" for _ in scope.groups)
-        sql += f" OR (m.visibility = ? AND m.group_name IN ({marks}))"
+        sql += f" OR ({a}.visibility = ? AND {a}.group_name IN ({marks}))"
         params += [Visibility.GROUP.value, *scope.groups]
     sql += ")"
     # A channel's memories are seen only through that channel (fail closed).
     if scope.channel:
-        sql += " AND m.channel IN ('', ?)"
+        sql += f" AND {a}.channel IN ('', ?)"
         params.append(scope.channel)
     else:
-        sql += " AND m.channel = ''"
+        sql += f" AND {a}.channel = ''"
     return sql, params
 
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from mindpalace.models import (
     EmbeddingConfig,
     Memory,
+    Mention,
     NewMemory,
     RecallFilters,
     Scope,
@@ -32,6 +33,8 @@ from mindpalace.store.fragments import (
     scope_clause,
     to_epoch,
 )
+from mindpalace.store.graph_sql import GraphSql
+from mindpalace.store.upkeep_sql import UpkeepSql
 
 __all__ = ["Cursor", "SqlStore"]
 
@@ -39,10 +42,11 @@ __all__ = ["Cursor", "SqlStore"]
 _STRENGTH_BUMP = 0.2
 
 
-class SqlStore(SqlCore):
+class SqlStore(GraphSql, UpkeepSql, SqlCore):
     """The ``Store`` protocol over SQL; subclasses bring connection and dialect."""
 
-    def _insert(self, cur: Cursor, memory: Memory, embed_hash: str | None) -> None:
+    def _insert(self, cur: Cursor, memory: Memory, embed_hash: str | None) -> int:
+        """Insert the row and its tags; returns its ``seq``."""
         columns = ", ".join((*MEMORY_COLUMNS, "embed_hash"))
         marks = ", ".join("?" for _ in range(len(MEMORY_COLUMNS) + 1))
         self._exec(
@@ -50,12 +54,12 @@ class SqlStore(SqlCore):
             f"INSERT INTO memories ({columns}) VALUES ({marks})",
             (*memory_row(memory), embed_hash),
         )
-        if memory.tags:
-            row = self._exec(cur, "SELECT seq FROM memories WHERE id = ?", (memory.id,)).fetchone()
-            for tag in memory.tags:
-                self._exec(
-                    cur, "INSERT INTO memory_tags (memory_seq, tag) VALUES (?, ?)", (row[0], tag)
-                )
+        row = self._exec(cur, "SELECT seq FROM memories WHERE id = ?", (memory.id,)).fetchone()
+        for tag in memory.tags:
+            self._exec(
+                cur, "INSERT INTO memory_tags (memory_seq, tag) VALUES (?, ?)", (row[0], tag)
+            )
+        return int(row[0])
 
     def _put_vectors(self, cur: Cursor, vectors: VectorBatch | None) -> None:
         if vectors is None:
@@ -175,7 +179,11 @@ class SqlStore(SqlCore):
             constraint=new.constraint,
             metadata=dict(new.metadata),
         )
-        self._insert(cur, memory, new.embed_hash)
+        seq = self._insert(cur, memory, new.embed_hash)
+        self._link_mentions(cur, memory, seq, new.mentions, now)
+        if new.supersedes and self._supersede(cur, memory, seq, new.supersedes, now):
+            # Closing facts changes existing rows: warm indexes must reload.
+            self._exec(cur, "UPDATE palace_meta SET value = value + 1 WHERE key = 'epoch'")
         stored = self._get(cur, memory_id)
         assert stored is not None
         return AddResult(stored, created=True)
@@ -206,9 +214,14 @@ class SqlStore(SqlCore):
         *,
         embed_hashes: Mapping[str, str] | None = None,
         vectors: VectorBatch | None = None,
+        mentions: Mapping[str, Sequence[Mention]] | None = None,
+        now: datetime | None = None,
     ) -> ImportReport:
-        """Insert complete memories in one transaction, skipping those present."""
+        """Insert complete memories in one transaction, skipping those present,
+        linking each to the entities it mentions."""
         hashes = embed_hashes or {}
+        found = mentions or {}
+        when = now or datetime.now(timezone.utc)
         inserted = skipped = 0
         with self._mutate() as cur:
             self._put_vectors(cur, vectors)
@@ -219,7 +232,8 @@ class SqlStore(SqlCore):
                 if taken is not None or self._find_duplicate(cur, memory) is not None:
                     skipped += 1
                     continue
-                self._insert(cur, memory, hashes.get(memory.id))
+                seq = self._insert(cur, memory, hashes.get(memory.id))
+                self._link_mentions(cur, memory, seq, found.get(memory.id, ()), when)
                 inserted += 1
         return ImportReport(inserted=inserted, skipped=skipped)
 

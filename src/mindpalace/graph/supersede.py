@@ -1,0 +1,130 @@
+"""Supersession: when a new fact replaces an older one about the same entity
+and attribute.
+
+The rule (no LLM), applied to two memories of one scope and one category
+among fact, decision, person, goal and rule, the new one written later:
+
+1. Both texts are cut into lower-case words, without change markers such
+   as "now", "currently", "no longer", "anymore", "instead".
+2. The longest common prefix and suffix of the two word lists are removed;
+   what remains on each side (the changed value) must be non-empty and at
+   most ``MAX_CHANGE`` words on both sides. One contiguous change only.
+3. The common part (prefix + suffix) must hold at least two words and name
+   an entity that both memories mention (the subject or object that stays).
+4. The statement must be about a single-valued attribute: the common part
+   holds a functional word ("leads", "owns", "lives", "works", "uses",
+   "prefers", "favourite", "deadline", "status", ...), or the value follows
+   a copula directly ("X is <value>", "X's role is <value>"), or the new
+   text carries a change marker. "Alice likes tea" does not replace "Alice
+   likes coffee"; "Alice now likes tea" does; "Bob thinks Kafka is
+   overkill" does not replace "Bob thinks Redis is overkill".
+
+Measured on tests/data/supersession_pairs.jsonl (see tests/graph): the rule's
+false merges and misses are asserted there.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+
+from mindpalace.models import Category, Memory, NewMemory
+
+__all__ = ["FACT_CATEGORIES", "MAX_CHANGE", "replaced_facts", "same_attribute"]
+
+FACT_CATEGORIES = (
+    Category.FACT,
+    Category.DECISION,
+    Category.PERSON,
+    Category.GOAL,
+    Category.RULE,
+)
+MAX_CHANGE = 6
+
+_MARKERS = ("no longer", "from now on", "these days", "any more")
+_MARKER_WORDS = frozenset("now currently anymore instead nowadays presently".split())
+_COPULA = frozenset({"is", "are", "am"})
+# Third-person verbs and attribute nouns of single-valued relations (bare
+# forms such as "work" or "run" are nouns too often to count).
+_FUNCTIONAL = frozenset(
+    """
+    leads owns manages heads runs lives works reports uses prefers favourite
+    favorite deadline status version role title owner leader manager located
+    based costs price salary budget address email phone birthday age married
+    engaged dating moved switched changed default target due
+    """.split()
+)
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def _words(text: str) -> tuple[list[str], bool]:
+    lowered = text.casefold()
+    marked = False
+    for phrase in _MARKERS:
+        if phrase in lowered:
+            lowered = lowered.replace(phrase, " ")
+            marked = True
+    words = []
+    for word in _WORD.findall(lowered):
+        if word in _MARKER_WORDS:
+            marked = True
+            continue
+        words.append(word)
+    return words, marked
+
+
+def same_attribute(old_text: str, new_text: str, shared_entities: Sequence[str]) -> bool:
+    """Whether ``new_text`` restates ``old_text``'s attribute with a new value
+    (the module docstring states the rule); ``shared_entities`` are the
+    normalised names both texts mention."""
+    a, _ = _words(old_text)
+    b, marked = _words(new_text)
+    prefix = 0
+    while prefix < min(len(a), len(b)) and a[prefix] == b[prefix]:
+        prefix += 1
+    suffix = 0
+    while (
+        suffix < min(len(a), len(b)) - prefix and a[len(a) - 1 - suffix] == b[len(b) - 1 - suffix]
+    ):
+        suffix += 1
+    old_change = a[prefix : len(a) - suffix]
+    new_change = b[prefix : len(b) - suffix]
+    if not old_change or not new_change:
+        return False
+    if len(old_change) > MAX_CHANGE or len(new_change) > MAX_CHANGE:
+        return False
+    common = a[:prefix] + a[len(a) - suffix :]
+    if len(common) < 2:
+        return False
+    common_text = " " + " ".join(common) + " "
+    if not any(
+        f" {' '.join(_WORD.findall(name.casefold()))} " in common_text for name in shared_entities
+    ):
+        return False
+    copula_value = prefix > 0 and a[prefix - 1] in _COPULA
+    return marked or copula_value or any(word in _FUNCTIONAL for word in common)
+
+
+def replaced_facts(
+    new: NewMemory,
+    candidates: Sequence[Memory],
+    candidate_norms: Mapping[str, set[str]],
+    *,
+    extra_names: Iterable[str] = (),
+) -> list[str]:
+    """Ids of the ``candidates`` (current memories of the new one's scope)
+    that ``new`` supersedes; ``candidate_norms`` maps each candidate to the
+    entity names it mentions, ``extra_names`` are more names of the new
+    memory's entities (what its mentions resolved to)."""
+    if new.category not in FACT_CATEGORIES:
+        return []
+    names = {m.norm for m in new.mentions} | {a for m in new.mentions for a in m.aliases}
+    names |= set(extra_names)
+    out = []
+    for old in candidates:
+        if old.category is not new.category or old.content_hash == new.content_hash:
+            continue
+        shared = sorted(names & candidate_norms.get(old.id, set()))
+        if shared and same_attribute(old.content, new.content, shared):
+            out.append(old.id)
+    return out

@@ -1,0 +1,108 @@
+"""Synaptic propagation over the entity graph (seed 000, "How synaptic
+propagation works"), as a pure function of the seeds and a graph slice.
+
+From each of the top-N fused seeds, through each entity it mentions, to the
+other memories mentioning that entity (hop 1), and through the entity's
+strongest co-occurring entities to theirs (hop 2). A neighbour scores
+
+    seed score x edge weight / sqrt(degree of each entity passed)
+
+where a mention is an edge of weight 1 and the degree is how many visible
+memories mention the entity. Dividing by the square root of the degree keeps
+hubs (a speaker named in every turn) from swamping the list, as IDF does in
+BM25; entities above ``max_degree`` are not traversed at all. A memory
+reached by several paths keeps its best.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+__all__ = ["GraphSlice", "Propagation", "Reach", "propagate"]
+
+
+@dataclass(frozen=True, slots=True)
+class GraphSlice:
+    """What propagation reads from the graph, already scoped to the caller.
+
+    Attributes:
+        seed_entities: seed memory id -> the entity keys it mentions.
+        members: entity key -> (degree, ids of the memories mentioning it;
+            empty for hubs).
+        co: entity key -> (neighbour entity key, edge weight), strongest first.
+        names: entity key -> display name, for paths.
+    """
+
+    seed_entities: Mapping[str, Sequence[str]]
+    members: Mapping[str, tuple[int, Sequence[str]]]
+    co: Mapping[str, Sequence[tuple[str, float]]] = field(default_factory=dict)
+    names: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Reach:
+    """A memory propagation reached: its score, the seed it came from and
+    the path (seed id, entity name, [entity name,] memory id)."""
+
+    score: float
+    seed: str
+    path: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Propagation:
+    """What propagation reached: each memory's best path, and per seed the
+    best path from that seed to each memory it reached."""
+
+    best: dict[str, Reach]
+    by_seed: dict[str, dict[str, Reach]]
+
+
+def propagate(
+    seeds: Sequence[tuple[str, float]],
+    graph: GraphSlice,
+    *,
+    hops: int = 2,
+    max_degree: int = 50,
+) -> Propagation:
+    """Memories reached from ``seeds`` (id, fused score).
+
+    Seeds themselves are never reached (they are already candidates).
+    """
+    seed_ids = {memory_id for memory_id, _ in seeds}
+    best: dict[str, Reach] = {}
+    by_seed: dict[str, dict[str, Reach]] = {}
+
+    def offer(memory_id: str, score: float, seed: str, path: tuple[str, ...]) -> None:
+        if memory_id in seed_ids or score <= 0:
+            return
+        reach = Reach(score, seed, path)
+        known = best.get(memory_id)
+        if known is None or score > known.score:
+            best[memory_id] = reach
+        mine = by_seed.setdefault(seed, {})
+        if memory_id not in mine or score > mine[memory_id].score:
+            mine[memory_id] = reach
+
+    for seed, seed_score in seeds:
+        for key in graph.seed_entities.get(seed, ()):
+            degree, members = graph.members.get(key, (0, ()))
+            if degree < 2 or degree > max_degree:
+                continue
+            name = graph.names.get(key, key)
+            weight = seed_score / math.sqrt(degree)
+            for memory_id in members:
+                offer(memory_id, weight, seed, (seed, name, memory_id))
+            if hops < 2:
+                continue
+            for other, edge in graph.co.get(key, ()):
+                other_degree, other_members = graph.members.get(other, (0, ()))
+                if other_degree < 1 or other_degree > max_degree:
+                    continue
+                far = weight * edge / math.sqrt(other_degree)
+                other_name = graph.names.get(other, other)
+                for memory_id in other_members:
+                    offer(memory_id, far, seed, (seed, name, other_name, memory_id))
+    return Propagation(best, by_seed)

@@ -1,0 +1,464 @@
+"""The entity graph in SQL: linking mentions on write, and the reads that
+propagation, supersession and consolidation need.
+
+Entities belong to the scope of the memories that mention them (agent,
+visibility, group, channel): a write links only inside its own scope, and
+every read applies the caller's scope to the entities or memories it
+touches, so no traversal can step into a scope the caller cannot see.
+Entities of different visible scopes that share a normalised name are one
+node to the reader (matched by ``norm``).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from itertools import combinations
+
+from mindpalace.ids import IdGenerator
+from mindpalace.models import (
+    Entity,
+    Memory,
+    MemoryType,
+    Mention,
+    RecallFilters,
+    Scope,
+    Visibility,
+)
+from mindpalace.store.core import Cursor, SqlCore
+from mindpalace.store.fragments import (
+    SELECT_MEMORY,
+    filter_clause,
+    in_list,
+    row_to_memory,
+    scope_clause,
+    to_epoch,
+)
+
+__all__ = ["EDGE_STEP", "MAX_EDGE_MENTIONS", "EntityRef", "GraphSql"]
+
+# A new co-occurrence edge starts at this weight; each further co-occurrence
+# moves it this share of the way to 1 (consolidation strengthens and decays).
+EDGE_STEP = 0.25
+# Only a memory's first mentions make edges: 12 names give 66 pairs at most.
+MAX_EDGE_MENTIONS = 12
+
+_ENTITY_COLUMNS = (
+    "e.id, e.name, e.norm, e.type, e.kind, e.mentions, e.agent_id, e.visibility,"
+    " e.group_name, e.channel"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class EntityRef:
+    """An entity as a reader sees it: its key, display name and type."""
+
+    norm: str
+    name: str
+    type: MemoryType
+
+
+def _entity(row: Sequence[object], aliases: tuple[str, ...] = ()) -> Entity:
+    return Entity(
+        id=str(row[0]),
+        name=str(row[1]),
+        norm=str(row[2]),
+        type=MemoryType(str(row[3])),
+        kind=str(row[4]),
+        mentions=int(str(row[5])),
+        agent_id=str(row[6]),
+        visibility=Visibility(str(row[7])),
+        group=str(row[8]) or None,
+        channel=str(row[9]) or None,
+        aliases=aliases,
+    )
+
+
+class GraphSql(SqlCore):
+    """Entity linking and graph reads, written once for every backend."""
+
+    _entity_ids = IdGenerator("ent_")
+
+    # -- writing (inside the caller's transaction) ----------------------------------
+
+    def _link_mentions(
+        self, cur: Cursor, memory: Memory, seq: int, mentions: Sequence[Mention], now: datetime
+    ) -> None:
+        """Resolve ``mentions`` to entities of the memory's scope (creating
+        what is new), record them, and strengthen co-occurrence edges."""
+        if not mentions:
+            return
+        part = (memory.agent_id, memory.visibility.value, memory.group or "", memory.channel or "")
+        where = "agent_id = ? AND visibility = ? AND group_name = ? AND channel = ?"
+        e_where = "e.agent_id = ? AND e.visibility = ? AND e.group_name = ? AND e.channel = ?"
+        find = f"SELECT seq, type FROM entities WHERE {where} AND norm = ?"
+        at = to_epoch(now)
+        linked: list[int] = []
+        for mention in mentions:
+            row = self._exec(cur, find, (*part, mention.norm)).fetchone()
+            if row is None:
+                # "Alice" may be the "Alice Chen" of this scope, when only one answers to it.
+                rows = self._exec(
+                    cur,
+                    "SELECT e.seq, e.type FROM entity_aliases a JOIN entities e"
+                    f" ON e.seq = a.entity_seq WHERE a.alias = ? AND {e_where}",
+                    (mention.norm, *part),
+                ).fetchall()
+                row = rows[0] if len(rows) == 1 else None
+            if row is None:
+                self._exec(
+                    cur,
+                    "INSERT INTO entities (id, agent_id, visibility, group_name, channel, name,"
+                    " norm, type, kind, mentions, created_at, updated_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)",
+                    (
+                        self._entity_ids.next(now),
+                        *part,
+                        mention.surface,
+                        mention.norm,
+                        mention.type.value,
+                        mention.kind,
+                        at,
+                        at,
+                    ),
+                )
+                row = self._exec(cur, find, (*part, mention.norm)).fetchone()
+                for alias in mention.aliases:
+                    self._exec(
+                        cur,
+                        "INSERT INTO entity_aliases (entity_seq, alias) VALUES (?, ?)"
+                        " ON CONFLICT (alias, entity_seq) DO NOTHING",
+                        (row[0], alias),
+                    )
+            entity_seq = int(row[0])
+            if entity_seq in linked:
+                continue
+            linked.append(entity_seq)
+            # Evidence of a type settles an unknown one; a known type stays.
+            known = mention.type is not MemoryType.UNKNOWN and row[1] == MemoryType.UNKNOWN.value
+            self._exec(
+                cur,
+                "UPDATE entities SET mentions = mentions + 1, updated_at = ?"
+                + (", type = ?" if known else "")
+                + " WHERE seq = ?",
+                (at, mention.type.value, entity_seq) if known else (at, entity_seq),
+            )
+            self._exec(
+                cur,
+                "INSERT INTO mentions (memory_seq, entity_seq, surface) VALUES (?, ?, ?)",
+                (seq, entity_seq, mention.surface),
+            )
+        for a, b in combinations(sorted(linked[:MAX_EDGE_MENTIONS]), 2):
+            self._exec(
+                cur,
+                "INSERT INTO entity_edges (src_seq, dst_seq, count, weight, updated_at)"
+                " VALUES (?, ?, 1, ?, ?) ON CONFLICT (src_seq, dst_seq) DO UPDATE SET"
+                " count = entity_edges.count + 1,"
+                " weight = entity_edges.weight + (1.0 - entity_edges.weight) * ?,"
+                " updated_at = ?",
+                (a, b, EDGE_STEP, at, EDGE_STEP, at),
+            )
+
+    def _supersede(
+        self, cur: Cursor, memory: Memory, seq: int, ids: Iterable[str], now: datetime
+    ) -> int:
+        """Close the current facts ``ids`` of the memory's own scope in favour
+        of ``memory``; returns how many were closed (history is kept)."""
+        closed = 0
+        at = to_epoch(memory.valid_from or now)
+        for old_id in ids:
+            row = self._exec(
+                cur,
+                "SELECT seq FROM memories WHERE id = ? AND agent_id = ? AND visibility = ?"
+                " AND group_name = ? AND channel = ? AND superseded_by IS NULL AND id <> ?",
+                (
+                    old_id,
+                    memory.agent_id,
+                    memory.visibility.value,
+                    memory.group or "",
+                    memory.channel or "",
+                    memory.id,
+                ),
+            ).fetchone()
+            if row is None:  # gone, or replaced meanwhile by another writer
+                continue
+            self._exec(
+                cur,
+                "UPDATE memories SET superseded_by = ?, valid_to = COALESCE(valid_to, ?),"
+                " updated_at = ? WHERE seq = ?",
+                (memory.id, at, to_epoch(now), row[0]),
+            )
+            self._exec(
+                cur,
+                "INSERT INTO memory_links (src_seq, dst_seq, kind, weight, created_at, updated_at)"
+                " VALUES (?, ?, 'supersedes', 1.0, ?, ?)"
+                " ON CONFLICT (src_seq, dst_seq, kind) DO NOTHING",
+                (seq, row[0], to_epoch(now), to_epoch(now)),
+            )
+            closed += 1
+        return closed
+
+    # -- reading --------------------------------------------------------------------
+
+    def entities(
+        self,
+        scope: Scope,
+        *,
+        query: str | None = None,
+        types: Sequence[MemoryType] = (),
+        limit: int = 50,
+        offset: int = 0,
+    ) -> list[Entity]:
+        """Visible entities, most mentioned first; ``query`` matches names
+        and aliases by substring (case-insensitive)."""
+        s_sql, s_params = scope_clause(scope, "e")
+        where = [s_sql]
+        params: list[object] = [*s_params]
+        if types:
+            where.append(in_list("e.type", types))
+            params += [t.value for t in types]
+        if query:
+            needle = f"%{query.casefold().strip()}%"
+            where.append(
+                "(e.norm LIKE ? OR EXISTS (SELECT 1 FROM entity_aliases a"
+                " WHERE a.entity_seq = e.seq AND a.alias LIKE ?))"
+            )
+            params += [needle, needle]
+        with self._read() as cur:
+            rows = self._exec(
+                cur,
+                f"SELECT {_ENTITY_COLUMNS}, e.seq FROM entities e WHERE {' AND '.join(where)}"
+                " ORDER BY e.mentions DESC, e.norm, e.seq LIMIT ? OFFSET ?",
+                [*params, limit, offset],
+            ).fetchall()
+            aliases = self._aliases(cur, [int(r[10]) for r in rows])
+        return [_entity(r, aliases.get(int(r[10]), ())) for r in rows]
+
+    def _aliases(self, cur: Cursor, seqs: Sequence[int]) -> dict[int, tuple[str, ...]]:
+        out: dict[int, list[str]] = defaultdict(list)
+        for i in range(0, len(seqs), 500):
+            chunk = list(seqs[i : i + 500])
+            for seq, alias in self._exec(
+                cur,
+                "SELECT entity_seq, alias FROM entity_aliases WHERE "
+                + in_list("entity_seq", chunk)
+                + " ORDER BY alias",
+                chunk,
+            ).fetchall():
+                out[int(seq)].append(str(alias))
+        return {k: tuple(v) for k, v in out.items()}
+
+    def entities_of(self, memory_ids: Sequence[str], scope: Scope) -> dict[str, list[Entity]]:
+        """The entities each visible memory of ``memory_ids`` mentions."""
+        s_sql, s_params = scope_clause(scope)
+        out: dict[str, list[Entity]] = defaultdict(list)
+        with self._read() as cur:
+            for i in range(0, len(memory_ids), 500):
+                chunk = list(memory_ids[i : i + 500])
+                rows = self._exec(
+                    cur,
+                    f"SELECT m.id, {_ENTITY_COLUMNS} FROM mentions x"
+                    " JOIN memories m ON m.seq = x.memory_seq"
+                    " JOIN entities e ON e.seq = x.entity_seq"
+                    f" WHERE {in_list('m.id', chunk)} AND {s_sql} ORDER BY m.id, e.seq",
+                    [*chunk, *s_params],
+                ).fetchall()
+                for row in rows:
+                    out[str(row[0])].append(_entity(row[1:]))
+        return dict(out)
+
+    def resolve_names(self, norms: Sequence[str], scope: Scope) -> dict[str, set[str]]:
+        """For each name, the visible entity keys it names (itself, or the
+        entities it is an alias of)."""
+        if not norms:
+            return {}
+        s_sql, s_params = scope_clause(scope, "e")
+        out: dict[str, set[str]] = defaultdict(set)
+        with self._read() as cur:
+            for norm in self._exec(
+                cur,
+                f"SELECT DISTINCT e.norm FROM entities e WHERE {in_list('e.norm', norms)}"
+                f" AND {s_sql}",
+                [*norms, *s_params],
+            ).fetchall():
+                out[str(norm[0])].add(str(norm[0]))
+            for alias, norm in self._exec(
+                cur,
+                "SELECT DISTINCT a.alias, e.norm FROM entity_aliases a JOIN entities e"
+                f" ON e.seq = a.entity_seq WHERE {in_list('a.alias', norms)} AND {s_sql}",
+                [*norms, *s_params],
+            ).fetchall():
+                out[str(alias)].add(str(norm))
+        return dict(out)
+
+    def entity_members(
+        self,
+        norms: Sequence[str],
+        scope: Scope,
+        filters: RecallFilters,
+        *,
+        max_degree: int,
+    ) -> dict[str, tuple[int, list[str]]]:
+        """For each entity key: how many visible memories (under ``filters``)
+        mention it, and their ids when that is at most ``max_degree`` (a hub's
+        members are not listed: they carry no information)."""
+        if not norms:
+            return {}
+        s_sql, s_params = scope_clause(scope)
+        f_sql, f_params = filter_clause(filters)
+        base = (
+            " FROM mentions x JOIN entities e ON e.seq = x.entity_seq"
+            " JOIN memories m ON m.seq = x.memory_seq"
+            f" WHERE {in_list('e.norm', norms)} AND {s_sql} AND {f_sql}"
+        )
+        params = [*norms, *s_params, *f_params]
+        with self._read() as cur:
+            degrees = {
+                str(norm): int(count)
+                for norm, count in self._exec(
+                    cur, f"SELECT e.norm, COUNT(DISTINCT m.seq){base} GROUP BY e.norm", params
+                ).fetchall()
+            }
+            small = [n for n, d in degrees.items() if d <= max_degree]
+            members: dict[str, list[str]] = defaultdict(list)
+            if small:
+                rows = self._exec(
+                    cur,
+                    f"SELECT DISTINCT e.norm, m.id{base} AND {in_list('e.norm', small)}"
+                    " ORDER BY e.norm, m.id",
+                    [*params, *small],
+                ).fetchall()
+                for norm, memory_id in rows:
+                    members[str(norm)].append(str(memory_id))
+        return {n: (d, members.get(n, [])) for n, d in degrees.items()}
+
+    def co_occurring(
+        self, norms: Sequence[str], scope: Scope, *, per_entity: int = 10
+    ) -> dict[str, list[tuple[str, float]]]:
+        """The strongest co-occurrence neighbours of each entity key, inside
+        the visible scopes (an edge joins two entities of one scope)."""
+        if not norms:
+            return {}
+        s_sql, s_params = scope_clause(scope, "a")
+        found: dict[str, dict[str, float]] = defaultdict(dict)
+        with self._read() as cur:
+            for near, far in (("src_seq", "dst_seq"), ("dst_seq", "src_seq")):
+                rows = self._exec(
+                    cur,
+                    f"SELECT a.norm, b.norm, g.weight FROM entity_edges g"
+                    f" JOIN entities a ON a.seq = g.{near} JOIN entities b ON b.seq = g.{far}"
+                    f" WHERE {in_list('a.norm', norms)} AND {s_sql}",
+                    [*norms, *s_params],
+                ).fetchall()
+                for a, b, weight in rows:
+                    if a != b:
+                        best = found[str(a)].get(str(b), 0.0)
+                        found[str(a)][str(b)] = max(best, float(weight))
+        return {
+            key: sorted(values.items(), key=lambda kv: (-kv[1], kv[0]))[:per_entity]
+            for key, values in found.items()
+        }
+
+    def current_facts_mentioning(
+        self,
+        norms: Sequence[str],
+        *,
+        agent_id: str,
+        visibility: Visibility,
+        group: str | None,
+        channel: str | None,
+        categories: Sequence[str],
+        limit: int = 50,
+    ) -> list[Memory]:
+        """Current (unsuperseded, unarchived) memories of exactly one scope
+        that mention any of ``norms``, newest first: what a new fact may replace."""
+        if not norms:
+            return []
+        with self._read() as cur:
+            rows = self._exec(
+                cur,
+                f"SELECT DISTINCT {SELECT_MEMORY} FROM memories m"
+                " JOIN mentions x ON x.memory_seq = m.seq JOIN entities e ON e.seq = x.entity_seq"
+                " WHERE m.agent_id = ? AND m.visibility = ? AND m.group_name = ? AND m.channel = ?"
+                " AND m.superseded_by IS NULL AND m.archived = 0"
+                f" AND {in_list('m.category', categories)} AND {in_list('e.norm', norms)}"
+                " ORDER BY m.created_at DESC, m.id DESC LIMIT ?",
+                [
+                    agent_id,
+                    visibility.value,
+                    group or "",
+                    channel or "",
+                    *categories,
+                    *norms,
+                    limit,
+                ],
+            ).fetchall()
+        return [row_to_memory(r) for r in rows]
+
+    def constraints_mentioning(
+        self, norms: Sequence[str], scope: Scope, filters: RecallFilters, *, limit: int = 20
+    ) -> dict[str, list[Memory]]:
+        """Visible constraint memories mentioning each of ``norms``, newest first."""
+        if not norms:
+            return {}
+        s_sql, s_params = scope_clause(scope)
+        f_sql, f_params = filter_clause(filters)
+        out: dict[str, list[Memory]] = defaultdict(list)
+        with self._read() as cur:
+            rows = self._exec(
+                cur,
+                f"SELECT e.norm, {SELECT_MEMORY} FROM memories m"
+                " JOIN mentions x ON x.memory_seq = m.seq JOIN entities e ON e.seq = x.entity_seq"
+                f" WHERE m.is_constraint = 1 AND {in_list('e.norm', norms)} AND {s_sql}"
+                f" AND {f_sql} ORDER BY m.created_at DESC, m.id DESC LIMIT ?",
+                [*norms, *s_params, *f_params, limit],
+            ).fetchall()
+        for row in rows:
+            out[str(row[0])].append(row_to_memory(row[1:]))
+        return dict(out)
+
+    def history(self, memory_id: str, scope: Scope) -> list[Memory]:
+        """The supersession chain through ``memory_id``, oldest first (only
+        its visible links)."""
+        s_sql, s_params = scope_clause(scope)
+        chain: dict[str, Memory] = {}
+        with self._read() as cur:
+
+            def fetch(where: str, value: str) -> list[Memory]:
+                rows = self._exec(
+                    cur,
+                    f"SELECT {SELECT_MEMORY} FROM memories m WHERE {where} AND {s_sql}",
+                    [value, *s_params],
+                ).fetchall()
+                return [row_to_memory(r) for r in rows]
+
+            start = fetch("m.id = ?", memory_id)
+            if not start:
+                return []
+            todo = [start[0]]
+            while todo:
+                memory = todo.pop()
+                if memory.id in chain:
+                    continue
+                chain[memory.id] = memory
+                if memory.superseded_by:
+                    todo += fetch("m.id = ?", memory.superseded_by)
+                todo += fetch("m.superseded_by = ?", memory.id)
+        return sorted(chain.values(), key=lambda m: (m.created_at, m.id))
+
+    def mention_counts(self, memory_ids: Sequence[str]) -> Mapping[str, int]:
+        """How many entities each memory mentions (unscoped: for maintenance)."""
+        out: dict[str, int] = {}
+        with self._read() as cur:
+            for i in range(0, len(memory_ids), 500):
+                chunk = list(memory_ids[i : i + 500])
+                for memory_id, count in self._exec(
+                    cur,
+                    "SELECT m.id, COUNT(*) FROM mentions x JOIN memories m ON m.seq = x.memory_seq"
+                    f" WHERE {in_list('m.id', chunk)} GROUP BY m.id",
+                    chunk,
+                ).fetchall():
+                    out[str(memory_id)] = int(count)
+        return out

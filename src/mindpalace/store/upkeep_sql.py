@@ -1,0 +1,221 @@
+"""Consolidation's reads and its one write transaction.
+
+Consolidation acts on what one agent owns (or, for a management palace, on
+every agent's memories, one agent at a time): it never merges or
+strengthens across scopes. The decisions are made above the store
+(graph/consolidate.py); this applies them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from itertools import product
+
+from mindpalace.store.core import SqlCore
+from mindpalace.store.fragments import in_list, to_epoch
+
+__all__ = ["ConsolidationPlan", "DecayCandidate", "UpkeepSql"]
+
+
+@dataclass(frozen=True, slots=True)
+class DecayCandidate:
+    """A memory's fields decay looks at."""
+
+    id: str
+    strength: float
+    last_used: float  # epoch seconds: last access, else creation
+    exempt: bool  # constraints and pinned memories never decay
+
+
+@dataclass(frozen=True, slots=True)
+class ConsolidationPlan:
+    """What one consolidation writes, for one agent."""
+
+    agent_id: str
+    day: int  # the day number (days since the epoch) of this run
+    strengths: Sequence[tuple[str, float]] = ()  # memory id -> new strength
+    edge_factor: float = 1.0  # multiply stale edges' weights by this
+    edge_floor: float = 0.0
+    stale_before: float = 0.0  # edges not updated since then are stale
+    strengthen: Sequence[tuple[int, int, float]] = ()  # entity seq pairs, new weight
+    merges: Sequence[tuple[str, str]] = ()  # (kept id, merged id)
+    signal_watermark: int | None = None
+
+
+class UpkeepSql(SqlCore):
+    """Reads and writes of consolidation."""
+
+    def meta(self, key: str) -> int | None:
+        """A palace_meta counter, or None."""
+        with self._read() as cur:
+            row = self._exec(cur, "SELECT value FROM palace_meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else int(row[0])
+
+    def agents(self) -> list[str]:
+        """Every agent that owns a memory."""
+        with self._read() as cur:
+            rows = self._exec(cur, "SELECT DISTINCT agent_id FROM memories ORDER BY agent_id")
+            return [str(r[0]) for r in rows.fetchall()]
+
+    def decay_candidates(self, agent_id: str) -> list[DecayCandidate]:
+        """The agent's current memories (not archived, not superseded)."""
+        with self._read() as cur:
+            rows = self._exec(
+                cur,
+                "SELECT id, strength, COALESCE(last_accessed_at, created_at), is_constraint,"
+                " metadata FROM memories WHERE agent_id = ? AND archived = 0"
+                " AND superseded_by IS NULL ORDER BY seq",
+                (agent_id,),
+            ).fetchall()
+        out = []
+        for memory_id, strength, used, constraint, metadata in rows:
+            pinned = bool(json.loads(metadata).get("pinned")) if metadata else False
+            out.append(
+                DecayCandidate(
+                    str(memory_id), float(strength), float(used), bool(constraint) or pinned
+                )
+            )
+        return out
+
+    def feedback_pairs(self, agent_id: str, after_seq: int) -> tuple[list[tuple[str, str]], int]:
+        """Pairs of the agent's memories marked useful for the same recall
+        (feedback signals sharing a ``recall`` reference in their data),
+        after signal ``after_seq``; and the highest signal seq read."""
+        with self._read() as cur:
+            rows = self._exec(
+                cur,
+                "SELECT seq, memory_id, data FROM signals WHERE kind = 'feedback'"
+                " AND agent_id = ? AND seq > ? ORDER BY seq",
+                (agent_id, after_seq),
+            ).fetchall()
+        last = after_seq
+        useful: dict[str, list[str]] = {}
+        for seq, memory_id, data in rows:
+            last = max(last, int(seq))
+            fields = json.loads(data) if data else {}
+            recall = fields.get("recall")
+            if fields.get("useful") and recall is not None and memory_id:
+                useful.setdefault(str(recall), []).append(str(memory_id))
+        pairs: list[tuple[str, str]] = []
+        for ids in useful.values():
+            unique = sorted(set(ids))
+            pairs += [(a, b) for i, a in enumerate(unique) for b in unique[i + 1 :]]
+        return pairs, last
+
+    def edge_weights_between(self, a: str, b: str) -> list[tuple[int, int, float]]:
+        """Entity pairs (one mentioned by each memory, same scope) and their
+        current edge weight (0 when there is no edge yet)."""
+        with self._read() as cur:
+            return self._entity_pairs(cur, a, b)
+
+    def _entity_pairs(self, cur: object, a: str, b: str) -> list[tuple[int, int, float]]:
+        found = []
+        rows = self._exec(
+            cur,
+            "SELECT m.id, e.seq, e.agent_id, e.visibility, e.group_name, e.channel"
+            " FROM mentions x JOIN memories m ON m.seq = x.memory_seq"
+            f" JOIN entities e ON e.seq = x.entity_seq WHERE {in_list('m.id', [a, b])}",
+            (a, b),
+        ).fetchall()
+        left = [(int(r[1]), tuple(r[2:])) for r in rows if r[0] == a]
+        right = [(int(r[1]), tuple(r[2:])) for r in rows if r[0] == b]
+        for (ea, pa), (eb, pb) in product(left, right):
+            if ea == eb or pa != pb:  # never across scopes
+                continue
+            src, dst = min(ea, eb), max(ea, eb)
+            row = self._exec(
+                cur,
+                "SELECT weight FROM entity_edges WHERE src_seq = ? AND dst_seq = ?",
+                (src, dst),
+            ).fetchone()
+            found.append((src, dst, 0.0 if row is None else float(row[0])))
+        return sorted(set(found))
+
+    def apply_consolidation(self, plan: ConsolidationPlan, now: datetime) -> int:
+        """Write ``plan`` in one transaction; returns how many stale edges decayed."""
+        at = to_epoch(now)
+        decayed_edges = 0
+        with self._mutate(structural=True) as cur:
+            for memory_id, strength in plan.strengths:
+                self._exec(
+                    cur,
+                    "UPDATE memories SET strength = ? WHERE id = ? AND agent_id = ?",
+                    (strength, memory_id, plan.agent_id),
+                )
+            if plan.edge_factor < 1.0:
+                decayed_edges = int(
+                    self._exec(
+                        cur,
+                        "UPDATE entity_edges SET weight = CASE WHEN weight * ? < ? THEN ?"
+                        " ELSE weight * ? END WHERE updated_at < ? AND weight > ?"
+                        " AND src_seq IN (SELECT seq FROM entities WHERE agent_id = ?)",
+                        (
+                            plan.edge_factor,
+                            plan.edge_floor,
+                            plan.edge_floor,
+                            plan.edge_factor,
+                            plan.stale_before,
+                            plan.edge_floor,
+                            plan.agent_id,
+                        ),
+                    ).rowcount
+                )
+            for a, b, new_weight in plan.strengthen:
+                self._exec(
+                    cur,
+                    "INSERT INTO entity_edges (src_seq, dst_seq, count, weight, updated_at)"
+                    " VALUES (?, ?, 0, ?, ?)"
+                    " ON CONFLICT (src_seq, dst_seq) DO UPDATE SET weight = ?, updated_at = ?",
+                    (a, b, new_weight, at, new_weight, at),
+                )
+            for kept, merged in plan.merges:
+                self._merge(cur, kept, merged, plan.agent_id, at)
+            for key, value in (
+                (f"consolidated_day:{plan.agent_id}", plan.day),
+                (f"consolidated_signal:{plan.agent_id}", plan.signal_watermark),
+            ):
+                if value is None:
+                    continue
+                self._exec(cur, "DELETE FROM palace_meta WHERE key = ?", (key,))
+                self._exec(cur, "INSERT INTO palace_meta (key, value) VALUES (?, ?)", (key, value))
+        return decayed_edges
+
+    def _merge(self, cur: object, kept: str, merged: str, agent_id: str, at: float | None) -> None:
+        rows = {
+            str(r[0]): (int(r[1]), json.loads(r[2]), float(r[3]))
+            for r in self._exec(
+                cur,
+                "SELECT id, seq, metadata, strength FROM memories WHERE agent_id = ?"
+                f" AND archived = 0 AND {in_list('id', [kept, merged])}",
+                (agent_id, kept, merged),
+            ).fetchall()
+        }
+        if kept not in rows or merged not in rows:  # changed meanwhile
+            return
+        kept_seq, metadata, strength = rows[kept]
+        merged_seq, merged_meta, merged_strength = rows[merged]
+        sources = list(metadata.get("merged_from", []))
+        sources += [merged, *merged_meta.get("merged_from", [])]
+        metadata["merged_from"] = sorted(set(sources))
+        self._exec(
+            cur,
+            "UPDATE memories SET metadata = ?, strength = ?, updated_at = ? WHERE seq = ?",
+            (
+                json.dumps(metadata, ensure_ascii=False, sort_keys=True),
+                max(strength, merged_strength),
+                at,
+                kept_seq,
+            ),
+        )
+        self._exec(
+            cur, "UPDATE memories SET archived = 1, updated_at = ? WHERE seq = ?", (at, merged_seq)
+        )
+        self._exec(
+            cur,
+            "INSERT INTO memory_links (src_seq, dst_seq, kind, weight, created_at, updated_at)"
+            " VALUES (?, ?, 'merged', 1.0, ?, ?) ON CONFLICT (src_seq, dst_seq, kind) DO NOTHING",
+            (kept_seq, merged_seq, at, at),
+        )

@@ -1,0 +1,120 @@
+"""The entity graph through the palace and the CLI: linking, propagation,
+constraints, scope, consolidation."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from mindpalace import Palace
+from mindpalace.cli import main
+from mindpalace.embed.hashing import HashingEmbedder
+from mindpalace.models import MemoryType
+
+
+def test_remember_links_entities_with_types(palace: Palace) -> None:
+    memory = palace.remember("Alice from Acme met Bob about Project Falcon on Tuesday")
+    linked = {e.name: e.type for e in palace.graph.mentions(memory.id)}
+    assert linked == {
+        "Alice": MemoryType.PERSON,
+        "Acme": MemoryType.UNKNOWN,
+        "Bob": MemoryType.PERSON,
+        "Project Falcon": MemoryType.PROJECT,
+        "Tuesday": MemoryType.UNKNOWN,
+    }
+    palace.remember("Falcon ships in May")  # "Falcon" resolves to Project Falcon by alias
+    falcon = palace.graph.entities("falcon")
+    assert [(e.name, e.mentions, e.aliases) for e in falcon] == [("Project Falcon", 2, ("falcon",))]
+
+
+def test_recall_carries_associative_context(palace: Palace) -> None:
+    meeting = palace.remember("Alice from Acme met Bob about Project Falcon on Tuesday")
+    tea = palace.remember("Bob prefers green tea in the afternoon")
+    invoices = palace.remember("Acme pays its invoices within thirty days")
+    hits = palace.recall("Falcon", limit=5)
+    by_id = {h.memory.id: h for h in hits}
+    assert meeting.id in by_id
+    context = {a.memory_id: a.path for a in by_id[meeting.id].associative_context}
+    assert context[tea.id] == (meeting.id, "Bob", tea.id)
+    assert context[invoices.id] == (meeting.id, "Acme", invoices.id)
+    plain = palace.recall("Falcon", limit=5, expand=False)
+    assert all(h.associative_context == () for h in plain)
+
+
+def test_constraints_surface_without_pushing_out_the_best(palace: Palace) -> None:
+    for i in range(6):
+        palace.remember(f"Falcon sprint {i} notes: latency work on the ingest path")
+    rule = palace.remember("Never deploy Falcon on a Friday", category="rule", constraint=True)
+    hits = palace.recall("Falcon sprint latency ingest notes", limit=3)
+    ids = [h.memory.id for h in hits]
+    assert len(ids) == 3
+    assert rule.id in ids
+    assert ids[0] != rule.id
+    assert any(g.startswith("constraint:") for h in hits for g in h.gates if h.memory.id == rule.id)
+
+
+def test_entities_and_traversal_stay_in_scope(make_palace: Callable[..., Palace]) -> None:
+    alice = make_palace("alice")
+    bob = make_palace("bob")
+    alice.remember("Zed owns the secret Orion budget spreadsheet")
+    seen = bob.remember("Zed reviewed the Falcon launch plan", visibility="shared")
+    assert [e.name for e in bob.graph.entities()] == ["Zed", "Falcon"] or {
+        e.name for e in bob.graph.entities()
+    } == {"Zed", "Falcon"}
+    assert all(e.agent_id == "bob" for e in bob.graph.entities())
+    hits = bob.recall("Falcon launch", limit=5)
+    reached = {a.memory_id for h in hits for a in h.associative_context}
+    assert {h.memory.id for h in hits} <= {seen.id}
+    assert reached <= {seen.id}
+    # Alice sees Bob's shared memory, and her own; the entity "Zed" joins them.
+    joined = alice.recall("Orion budget", limit=5)
+    assert any(a.memory_id == seen.id for h in joined for a in h.associative_context)
+
+
+def test_consolidate_is_idempotent(make_palace: Callable[..., Palace], clock: object) -> None:
+    palace = make_palace("consol", embedder=HashingEmbedder(dimensions=64))
+    palace.remember("The Falcon release is planned for March at Acme.")
+    palace.remember("The Falcon release is planned for March at Acme!!")
+    palace.remember("Bob leads the Acme account")
+    first = palace.graph.consolidate()
+    assert len(first.merged) == 1
+    assert palace.graph.consolidate().changed is False
+    clock.now += timedelta(days=60)  # type: ignore[attr-defined]
+    later = palace.graph.consolidate()
+    assert later.days == 60 and later.decayed_memories
+    assert palace.graph.consolidate().changed is False
+    dry = palace.graph.consolidate(dry_run=True)
+    assert dry.changed is False
+
+
+def test_the_falcon_example_through_the_cli(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MINDPALACE_EMBEDDER", "hashing")
+    db = str(tmp_path / "cli.db")
+
+    def run(*args: str) -> object:
+        assert main(["--db", db, *args]) == 0
+        return json.loads(capsys.readouterr().out)
+
+    meeting = run("remember", "Alice from Acme met Bob about Project Falcon on Tuesday")
+    old = run("remember", "Alice leads Project Falcon")
+    run("remember", "Bob prefers green tea")
+    new = run("remember", "Bob now leads Project Falcon")
+    names = {e["name"] for e in run("entities")}  # type: ignore[union-attr]
+    assert {"Alice", "Acme", "Bob", "Project Falcon"} <= names
+    got = run("get", meeting["id"])  # type: ignore[index]
+    assert {e["name"] for e in got["entities"]} >= {"Alice", "Bob"}  # type: ignore[index]
+    hits = run("recall", "Falcon")
+    ids = [h["id"] for h in hits]  # type: ignore[union-attr]
+    assert meeting["id"] in ids and new["id"] in ids and old["id"] not in ids  # type: ignore[index]
+    assert any(h["associative_context"] for h in hits)  # type: ignore[union-attr]
+    history = run("history", old["id"])  # type: ignore[index]
+    assert [m["id"] for m in history] == [old["id"], new["id"]]  # type: ignore[index]
+    report = run("consolidate")
+    assert run("consolidate")["changed"] is False  # type: ignore[index]
+    assert "merged" in report  # type: ignore[operator]
