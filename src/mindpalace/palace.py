@@ -38,13 +38,17 @@ from mindpalace.models import (
 )
 from mindpalace.retrieval import pipeline
 from mindpalace.retrieval.indexing import Progress, SemanticIndex, embed_text, text_hash
+from mindpalace.scoping import build_scope, write_channel
+from mindpalace.signals import Signals
 from mindpalace.store import ImportReport, Store, open_store
+from mindpalace.store.base import Signal
 from mindpalace.validation import (
     check_content,
     check_context,
     check_identifier,
     check_limit,
     check_metadata,
+    check_query,
     check_tags,
     check_title,
     check_unit,
@@ -85,6 +89,8 @@ class Palace:
         channel: the peer channel calls are made through, if any.
         management: act unscoped, seeing and changing every agent's memories
             (for backups and administration; never for an agent's own calls).
+        peer: act for one peer (``mindpalace.scoping``): needs ``channel``,
+            sees it plus what is explicitly shared (``MINDPALACE_PEER``).
         settings: limits; read from the environment when omitted.
         store: an already open backend to use instead of ``target``.
         embedder: the embedding model; when omitted, the one ``settings``
@@ -102,6 +108,7 @@ class Palace:
         groups: Iterable[str] = (),
         channel: str | None = None,
         management: bool = False,
+        peer: bool | None = None,
         settings: Settings | None = None,
         store: Store | None = None,
         embedder: Embedder | None = None,
@@ -109,18 +116,14 @@ class Palace:
         clock: Callable[[], datetime] = _utcnow,
     ) -> None:
         self.settings = settings or Settings.from_env()
-        agent = check_identifier(agent_id or self.settings.agent_id, "agent_id")
-        assert agent is not None
-        group_names = tuple(
-            g for g in (check_identifier(x, "groups", optional=True) for x in groups) if g
+        self.scope: Scope = build_scope(
+            agent_id or self.settings.agent_id,
+            groups=groups,
+            channel=channel,
+            management=management,
+            peer=self.settings.peer if peer is None else peer,
         )
-        self.scope = Scope(
-            agent_id=agent,
-            groups=group_names,
-            channel=check_identifier(channel, "channel", optional=True),
-        )
-        if management:
-            self.scope = Scope(agent_id=self.scope.agent_id, unscoped=True)
+        self.signals = Signals(self)
         self._clock = clock
         self._ids = IdGenerator()
         if store is None:
@@ -256,7 +259,13 @@ class Palace:
         vectors = self.semantic.vectors_for([embed_text(new.title, new.content)])
         if vectors is None:  # not embedded: reindex will, later
             new = replace(new, embed_hash=None)
-        return self.store.add(new, memory_id=self._ids.next(now), now=now, vectors=vectors).memory
+        return self.store.add(
+            new,
+            memory_id=self._ids.next(now),
+            now=now,
+            vectors=vectors,
+            signals=self.settings.signals,
+        ).memory
 
     def remember_many(self, records: Iterable[Mapping[str, Any]]) -> list[Memory]:
         """Remember many memories at once: validated first, embedded in
@@ -302,7 +311,8 @@ class Palace:
         if vectors is None:  # not embedded: reindex will, later
             news = [replace(n, embed_hash=None) for n in news]
         items = [(n, self._ids.next(now)) for n in news]
-        return [r.memory for r in self.store.add_many(items, now=now, vectors=vectors)]
+        added = self.store.add_many(items, now=now, vectors=vectors, signals=self.settings.signals)
+        return [r.memory for r in added]
 
     def _new_memory(
         self,
@@ -360,7 +370,7 @@ class Palace:
             source=parse_enum(Source, source, "source"),
             visibility=vis,
             group=group_name,
-            channel=check_identifier(channel, "channel", optional=True) or self.scope.channel,
+            channel=write_channel(self.scope, channel),
             valid_from=start,
             valid_to=end,
             created_at=parse_datetime(created_at, "created_at"),
@@ -468,8 +478,7 @@ class Palace:
         Raises:
             ValidationError: on an invalid filter or limit.
         """
-        if not isinstance(query, str):
-            raise ValidationError("query", query, reason="query must be a string")
+        check_query(query)
         check_limit(limit, low=1, high=MAX_RECALL_LIMIT)
         filters = self._filters(
             types=types,
@@ -499,7 +508,12 @@ class Palace:
             reason = self.semantic.failure
             if reason:
                 hits.notice = f"{pipeline.TEXT_ONLY_NOTICE} Reason: {reason}."
+        self.signals.record_recall(query, hits)
         return hits
+
+    def feedback(self, memory_id: str, *, useful: bool) -> Signal | None:
+        """Judge a recalled memory useful or not (``Signals.feedback``)."""
+        return self.signals.feedback(memory_id, useful=useful)
 
     def memories(
         self,
@@ -642,7 +656,7 @@ class Palace:
             ValidationError: an empty phrase, ``limit`` outside 1-100 or
                 ``around`` outside 0-10.
         """
-        if not isinstance(phrase, str) or not phrase.strip():
+        if not check_query(phrase, "phrase").strip():
             raise ValidationError("phrase", phrase, reason="phrase must not be empty")
         check_limit(limit, low=1, high=MAX_RECALL_LIMIT)
         check_limit(around, low=0, high=10, field="around")
@@ -741,7 +755,7 @@ class Palace:
         if not self.scope.unscoped:
             for memory in memories:
                 if memory.agent_id != self.scope.agent_id or memory.channel not in (
-                    None,
+                    None if not self.scope.peer else self.scope.channel,
                     self.scope.channel,
                 ):
                     raise PermissionDenied(memory.id, memory.agent_id)

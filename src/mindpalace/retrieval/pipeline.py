@@ -148,7 +148,7 @@ def _text_only(
                 confidence=stages.confidence(match.memory, now),
                 ranks={"bm25": rank, "final": len(hits) + 1},
                 stage_scores={
-                    "bm25": match.bm25,
+                    "keyword": relevance,
                     "relevance": relevance,
                     "prior": factor,
                     "final": score,
@@ -264,6 +264,10 @@ def _build_hits(
     # A perfect keyword and embedding match scores 1; session support can
     # push a score past that, where it is capped (the order still uses it).
     ceiling = options.sparse_weight + options.dense_weight
+    # Explain shows keyword scores relative to the best visible match, never
+    # raw BM25: its idf and length statistics cover the whole index, every
+    # agent's memories included, so raw values would leak their counts.
+    best = max(float(bm25.max(initial=0.0)), max(loose.values(), default=0.0))
     dense_rank = stages.ranks_of(sims, mask)
     sparse_rank = {m.memory.id: i for i, m in enumerate(text_matches, start=1)}
     # Priors need the memory: re-rank the hydrated head of the list.
@@ -284,7 +288,8 @@ def _build_hits(
         }
         if key in sparse_rank:
             ranks["bm25"] = sparse_rank[key]
-            scores["bm25"] = bm25[row] if row is not None else loose[key]
+            raw = bm25[row] if row is not None else loose[key]
+            scores["keyword"] = float(raw) / best if best > 0 else 0.0
         gate = "relevance-floor: keyword match"
         if key not in sparse_rank and row is not None:
             cosine = float(sims[row])

@@ -20,7 +20,7 @@ from mindpalace.models import (
     Stats,
 )
 from mindpalace.store.base import AddResult, ImportReport, TextMatch, VectorBatch, VectorTable
-from mindpalace.store.core import Cursor, SqlCore
+from mindpalace.store.core import Cursor
 from mindpalace.store.fragments import (
     MEMORY_COLUMNS,
     SELECT_MEMORY,
@@ -32,6 +32,7 @@ from mindpalace.store.fragments import (
     scope_clause,
     to_epoch,
 )
+from mindpalace.store.signals_sql import SignalStore
 
 __all__ = ["Cursor", "SqlStore"]
 
@@ -39,7 +40,7 @@ __all__ = ["Cursor", "SqlStore"]
 _STRENGTH_BUMP = 0.2
 
 
-class SqlStore(SqlCore):
+class SqlStore(SignalStore):
     """The ``Store`` protocol over SQL; subclasses bring connection and dialect."""
 
     def _insert(self, cur: Cursor, memory: Memory, embed_hash: str | None) -> None:
@@ -97,9 +98,10 @@ class SqlStore(SqlCore):
         memory_id: str,
         now: datetime,
         vectors: VectorBatch | None = None,
+        signals: bool = False,
     ) -> AddResult:
         """Write ``new``, or bump the existing memory with the same scoped hash."""
-        return self.add_many([(new, memory_id)], now=now, vectors=vectors)[0]
+        return self.add_many([(new, memory_id)], now=now, vectors=vectors, signals=signals)[0]
 
     def add_many(
         self,
@@ -107,28 +109,34 @@ class SqlStore(SqlCore):
         *,
         now: datetime,
         vectors: VectorBatch | None = None,
+        signals: bool = False,
     ) -> list[AddResult]:
-        """``add`` for many memories in one transaction (all or nothing)."""
+        """``add`` for many memories in one transaction (all or nothing); with
+        ``signals``, each write's source is recorded in that transaction too."""
         try:
-            return self._add_many_once(items, now, vectors)
+            return self._add_many_once(items, now, vectors, signals)
         except Exception as exc:
             # Two writers raced to insert the same text (possible where the
             # backend does not serialise writers): the winner's row exists now.
             if not self._is_unique_violation(exc):
                 raise
-            return self._add_many_once(items, now, vectors)
+            return self._add_many_once(items, now, vectors, signals)
 
     def _add_many_once(
         self,
         items: Sequence[tuple[NewMemory, str]],
         now: datetime,
         vectors: VectorBatch | None,
+        signals: bool,
     ) -> list[AddResult]:
         results: list[AddResult] = []
         with self._mutate() as cur:
             self._put_vectors(cur, vectors)
             for new, memory_id in items:
-                results.append(self._add_in(cur, new, memory_id, now))
+                result = self._add_in(cur, new, memory_id, now)
+                if signals:
+                    self._store_signal(cur, result)
+                results.append(result)
         return results
 
     def _add_in(self, cur: Cursor, new: NewMemory, memory_id: str, now: datetime) -> AddResult:
@@ -198,7 +206,10 @@ class SqlStore(SqlCore):
             sql += " AND agent_id = ?"
             params.append(owner)
         with self._mutate(structural=True) as cur:
-            return int(self._exec(cur, sql, params).rowcount) > 0
+            deleted = int(self._exec(cur, sql, params).rowcount) > 0
+            if deleted:
+                self._forget_signals(cur, memory_id)
+            return deleted
 
     def import_memories(
         self,
