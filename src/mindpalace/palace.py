@@ -124,6 +124,7 @@ class Palace:
             peer=self.settings.peer if peer is None else peer,
         )
         self.signals = Signals(self)
+        self._own = (self.scope.agent_id, self.scope.channel)
         self._clock = clock
         self._ids = IdGenerator()
         if store is None:
@@ -601,8 +602,12 @@ class Palace:
             for message in turns[start : start + batch]:
                 which = message.session or session
                 if which is not None and which not in previous:
-                    last = self.memories(limit=1, sessions=[which], categories="conversation")
-                    if last:
+                    # Its text is copied into this (isolated) turn: only from a
+                    # turn every reader of this one may read (our own, here).
+                    last = self.memories(
+                        limit=1, sessions=[which], categories="conversation", visibility="isolated"
+                    )
+                    if last and (last[0].agent_id, last[0].channel) == self._own:
                         previous[which] = last[0].content
                 when = message.created_at or self._clock()
                 # What makes a turn this turn: its session and time, or, with

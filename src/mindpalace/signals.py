@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import IO, TYPE_CHECKING, Any
 
 from mindpalace.errors import ValidationError
-from mindpalace.models import HitList
+from mindpalace.models import HitList, Scope
 from mindpalace.store.base import Signal
 
 if TYPE_CHECKING:
@@ -120,10 +120,17 @@ class Signals:
         self._palace.store.record_signals([signal])
         return signal
 
-    def pairs(self) -> Iterator[TrainingPair]:
+    def pairs(self) -> list[TrainingPair]:
         """Training pairs from this scope's signals (every agent's with
-        management access), in the order the feedback was given."""
+        management access), in the order the feedback was given. Only pairs
+        of memories this palace can see now are returned: the same agent may
+        have judged them through other groups."""
         scope = self._palace.scope
+        found = list(self._pairs(scope))
+        visible = self._palace.store.get_many(sorted({p.memory_id for p in found}), scope)
+        return [p for p in found if p.memory_id in visible]
+
+    def _pairs(self, scope: Scope) -> Iterator[TrainingPair]:
         signals = self._palace.store.iter_signals(
             kinds=("store", "recall", "feedback"),
             agent_id=None if scope.unscoped else scope.agent_id,
