@@ -463,9 +463,10 @@ class Palace:
 
         Keyword (BM25) and embedding search run side by side and are fused;
         without a usable embedder recall is keyword search alone and the
-        result's ``notice`` says so. Any text is a valid query. Filters and
-        the agent's scope narrow every search inside the store, never after
-        ranking. Recall writes nothing.
+        result's ``notice`` says so. Any text of up to 10,000 characters is a
+        valid query. Filters and the agent's scope narrow every search inside
+        the store, never after ranking. Recall changes no memory; what it
+        returned is recorded in the signals table (``Settings.signals``).
 
         Args:
             query: free text.

@@ -52,7 +52,7 @@ MAX_TAG_CHARS = 64
 MAX_IDENTIFIER_CHARS = 128
 # A query is a question or a task description, not a document: longer text
 # only slows every stage down (and a megabyte "query" is an attack).
-MAX_QUERY_CHARS = 4_000
+MAX_QUERY_CHARS = 10_000
 
 _SPACE = re.compile(r"\s+")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
