@@ -10,6 +10,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -182,3 +183,19 @@ def test_cli_feedback_and_signals_export(tmp_path: Path) -> None:
     assert pair["query"] == "staging database" and pair["rank"] == 1
     other = cli("--agent", "bob", "signals", "export")
     assert other.returncode == 0 and other.stdout == ""
+
+
+def test_a_recall_never_waits_for_a_writer_to_record_its_signal(tmp_path: Path) -> None:
+    db = tmp_path / "busy.db"
+    settings = Settings(agent_id="ann", embedder="none", busy_timeout=10)
+    with Palace(db, settings=settings) as palace, Palace(db, settings=settings) as writer:
+        memory = palace.remember("heron sighting at the lake")
+        with writer.store._write():  # another writer holds the lock (e.g. a long import)
+            started = time.monotonic()
+            hits = palace.recall("heron")
+            assert time.monotonic() - started < 2  # not the 10 s busy timeout
+        assert [h.memory.id for h in hits] == [memory.id]
+        assert palace.signals.dropped == 1
+        palace.recall("heron")  # the lock is free again: recorded
+        assert palace.signals.dropped == 1
+        assert len(list(palace.store.iter_signals(kinds=("recall",), agent_id="ann"))) == 1

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import IO, TYPE_CHECKING, Any
 
-from mindpalace.errors import ValidationError
+from mindpalace.errors import BusyError, ValidationError
 from mindpalace.models import HitList, Scope
 from mindpalace.store.base import Signal
 
@@ -63,6 +63,7 @@ class Signals:
 
     def __init__(self, palace: Palace) -> None:
         self._palace = palace
+        self.dropped = 0  # recall outcomes not recorded because the palace was busy
 
     @property
     def enabled(self) -> bool:
@@ -74,24 +75,26 @@ class Signals:
         if not self.enabled:
             return
         scope = self._palace.scope
-        self._palace.store.record_signals(
-            [
-                Signal(
-                    kind="recall",
-                    agent_id=scope.agent_id,
-                    at=self._palace._clock(),
-                    channel=scope.channel,
-                    query=query,
-                    data={
-                        "mode": hits.mode,
-                        "hits": [
-                            {"id": h.memory.id, "rank": rank, "score": round(h.score, 6)}
-                            for rank, h in enumerate(hits, start=1)
-                        ],
-                    },
-                )
-            ]
+        signal = Signal(
+            kind="recall",
+            agent_id=scope.agent_id,
+            at=self._palace._clock(),
+            channel=scope.channel,
+            query=query,
+            data={
+                "mode": hits.mode,
+                "hits": [
+                    {"id": h.memory.id, "rank": rank, "score": round(h.score, 6)}
+                    for rank, h in enumerate(hits, start=1)
+                ],
+            },
         )
+        try:
+            self._palace.store.record_signals([signal], wait=False)
+        except BusyError:
+            # A recall never waits for a writer to record its statistics: while
+            # another process holds the write lock, this outcome is dropped.
+            self.dropped += 1
 
     def feedback(self, memory_id: str, *, useful: bool) -> Signal | None:
         """Record that a recalled memory helped (``useful``) or not.

@@ -357,9 +357,11 @@ class Store(Protocol):
         ``embed_hashes`` maps memory ids to the hash of their embedded text."""
         ...
 
-    def record_signals(self, signals: Sequence[Signal]) -> None:
+    def record_signals(self, signals: Sequence[Signal], *, wait: bool = True) -> None:
         """Append signals in one transaction. Never touches memories, and does
-        not count as a change of the palace (caches stay warm)."""
+        not count as a change of the palace (caches stay warm). Without
+        ``wait`` a busy palace raises ``BusyError`` at once instead of making
+        the caller queue for the write lock."""
         ...
 
     def iter_signals(

@@ -65,11 +65,12 @@ class SignalStore(SqlCore):
         """Drop the signals about a deleted memory (a hard delete leaves no trace)."""
         self._exec(cur, "DELETE FROM signals WHERE memory_id = ?", (memory_id,))
 
-    def record_signals(self, signals: Sequence[Signal]) -> None:
-        """Append signals in one transaction, without bumping the generation."""
+    def record_signals(self, signals: Sequence[Signal], *, wait: bool = True) -> None:
+        """Append signals in one transaction, without bumping the generation;
+        without ``wait``, give up (``BusyError``) rather than queue for a lock."""
         if not signals:
             return
-        with self._write() as cur:
+        with self._write() if wait else self._write_briefly() as cur:
             for signal in signals:
                 self._insert_signal(cur, signal)
 

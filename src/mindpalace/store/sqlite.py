@@ -12,7 +12,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from mindpalace.errors import BusyError, StorageError
@@ -62,6 +62,9 @@ _FTS_SCHEMA = [
 # turn before a conversation message) helps find a memory but counts less
 # than the memory's own words.
 _BM25_WEIGHTS = (1.5, 1.0, 0.5, 1.0)
+
+# How long a write that may be dropped (a recall's signal) waits for the lock.
+_BRIEF_WAIT = 0.05
 
 
 class SQLiteDialect(Dialect):
@@ -158,23 +161,36 @@ class SQLiteStore(SqlStore):
         """The database file."""
         return self._path
 
+    def _write(self) -> AbstractContextManager[Cursor]:
+        return self._transaction(self._busy_timeout)
+
+    def _write_briefly(self) -> AbstractContextManager[Cursor]:
+        return self._transaction(_BRIEF_WAIT)
+
     @contextmanager
-    def _write(self) -> Iterator[Cursor]:
+    def _transaction(self, patience: float) -> Iterator[Cursor]:
         with self._lock:
             cur = self._conn.cursor()
-            deadline = time.monotonic() + self._busy_timeout
-            while True:
-                try:
-                    cur.execute("BEGIN IMMEDIATE")
-                    break
-                except sqlite3.OperationalError as exc:
-                    if not _is_busy(exc):
-                        raise
-                    if time.monotonic() > deadline:
-                        raise BusyError(
-                            f"{self._path} stayed locked for {self._busy_timeout:g} s"
-                        ) from exc
-                    time.sleep(0.005)
+            deadline = time.monotonic() + patience
+            brief = patience < self._busy_timeout
+            if brief:  # SQLite itself would wait the connection's whole busy timeout
+                cur.execute(f"PRAGMA busy_timeout = {int(patience * 1000)}")
+            try:
+                while True:
+                    try:
+                        cur.execute("BEGIN IMMEDIATE")
+                        break
+                    except sqlite3.OperationalError as exc:
+                        if not _is_busy(exc):
+                            raise
+                        if time.monotonic() > deadline:
+                            raise BusyError(
+                                f"{self._path} stayed locked for {patience:g} s"
+                            ) from exc
+                        time.sleep(0.005)
+            finally:
+                if brief:
+                    cur.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
             try:
                 yield cur
                 cur.execute("COMMIT")
