@@ -38,10 +38,9 @@ from mindpalace.models import (
 )
 from mindpalace.retrieval import pipeline
 from mindpalace.retrieval.indexing import Progress, SemanticIndex, embed_text, text_hash
-from mindpalace.scoping import build_scope, write_channel
+from mindpalace.scoping import build_scope, check_import, write_channel
 from mindpalace.signals import Signals
-from mindpalace.store import ImportReport, Store, open_store
-from mindpalace.store.base import Signal
+from mindpalace.store import ImportReport, Signal, Store, open_store
 from mindpalace.validation import (
     check_content,
     check_context,
@@ -124,7 +123,7 @@ class Palace:
             peer=self.settings.peer if peer is None else peer,
         )
         self.signals = Signals(self)
-        self._own = (self.scope.agent_id, self.scope.channel)
+        self._own, self._keep = (self.scope.agent_id, self.scope.channel), self.settings.signals
         self._clock = clock
         self._ids = IdGenerator()
         if store is None:
@@ -261,11 +260,7 @@ class Palace:
         if vectors is None:  # not embedded: reindex will, later
             new = replace(new, embed_hash=None)
         return self.store.add(
-            new,
-            memory_id=self._ids.next(now),
-            now=now,
-            vectors=vectors,
-            signals=self.settings.signals,
+            new, memory_id=self._ids.next(now), now=now, vectors=vectors, signals=self._keep
         ).memory
 
     def remember_many(self, records: Iterable[Mapping[str, Any]]) -> list[Memory]:
@@ -312,7 +307,7 @@ class Palace:
         if vectors is None:  # not embedded: reindex will, later
             news = [replace(n, embed_hash=None) for n in news]
         items = [(n, self._ids.next(now)) for n in news]
-        added = self.store.add_many(items, now=now, vectors=vectors, signals=self.settings.signals)
+        added = self.store.add_many(items, now=now, vectors=vectors, signals=self._keep)
         return [r.memory for r in added]
 
     def _new_memory(
@@ -463,10 +458,9 @@ class Palace:
 
         Keyword (BM25) and embedding search run side by side and are fused;
         without a usable embedder recall is keyword search alone and the
-        result's ``notice`` says so. Any text of up to 10,000 characters is a
-        valid query. Filters and the agent's scope narrow every search inside
-        the store, never after ranking. Recall changes no memory; what it
-        returned is recorded in the signals table (``Settings.signals``).
+        result's ``notice`` says so. Any text (≤ 10,000 characters) is a valid
+        query. Filters and the agent's scope narrow every search inside the
+        store, never after ranking. Recall changes no memory (signals aside).
 
         Args:
             query: free text.
@@ -758,13 +752,7 @@ class Palace:
             ValidationError: naming the line number of the first bad record.
         """
         memories = list(self._parse_export(lines))
-        if not self.scope.unscoped:
-            for memory in memories:
-                if memory.agent_id != self.scope.agent_id or memory.channel not in (
-                    None if not self.scope.peer else self.scope.channel,
-                    self.scope.channel,
-                ):
-                    raise PermissionDenied(memory.id, memory.agent_id)
+        check_import(self.scope, memories)
         texts = {m.id: embed_text(m.title, m.content) for m in memories}
         vectors = self.semantic.vectors_for(list(texts.values())) if memories else None
         hashes = (

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from mindpalace.errors import ValidationError
-from mindpalace.models import Scope
+from mindpalace.errors import PermissionDenied, ValidationError
+from mindpalace.models import Memory, Scope
 from mindpalace.validation import check_identifier
 
-__all__ = ["build_scope", "write_channel"]
+__all__ = ["build_scope", "check_import", "write_channel"]
 
 
 def build_scope(
@@ -83,3 +83,19 @@ def write_channel(scope: Scope, requested: object) -> str | None:
             reason="a peer-facing palace writes only into its own channel",
         )
     return channel
+
+
+def check_import(scope: Scope, memories: Iterable[Memory]) -> None:
+    """Imported memories must be the scope's own: its agent's, in a channel
+    it writes to (its own; or none, unless it is peer-facing). Management
+    imports anything.
+
+    Raises:
+        PermissionDenied: naming the first memory that is not.
+    """
+    if scope.unscoped:
+        return
+    channels = {scope.channel} if scope.peer else {None, scope.channel}
+    for memory in memories:
+        if memory.agent_id != scope.agent_id or memory.channel not in channels:
+            raise PermissionDenied(memory.id, memory.agent_id)
