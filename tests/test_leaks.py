@@ -101,10 +101,6 @@ class World:
     store: Store
     clock: Callable[[], Any]
     recs: dict[str, Rec] = field(default_factory=dict)
-    # Hard-deleted memories: their text may live on in a later turn's search
-    # context (copied there by add_messages), still under the rules of the
-    # scope it was written in.
-    gone: dict[str, Rec] = field(default_factory=dict)
     palaces: dict[tuple[Reader, bool], Palace] = field(default_factory=dict)
 
     def palace(self, reader: Reader, *, text_only: bool = False) -> Palace:
@@ -126,7 +122,7 @@ class World:
         return self.palaces[key]
 
     def by_token(self) -> dict[str, Rec]:
-        return {r.token: r for r in [*self.gone.values(), *self.recs.values()]}
+        return {r.token: r for r in self.recs.values()}
 
 
 @dataclass
@@ -418,8 +414,8 @@ def leak_machine(world_factory: Callable[[], World]) -> type[RuleBasedStateMachi
                     palace.forget(rec.id, hard=hard)
             else:
                 palace.forget(rec.id, hard=hard)
-                if hard:
-                    self.world.gone[rec.id] = self.world.recs.pop(rec.id)
+                if hard:  # no trace may remain anywhere: its token is unknown now
+                    del self.world.recs[rec.id]
                 else:
                     rec.archived = True
 

@@ -97,3 +97,17 @@ def test_turn_context_never_copies_what_its_readers_cannot_see(make_palace: Make
     assert peer.recall("zanzibar") == []
     later = peer.add_messages([Message("second turn", speaker="client")], session="s")
     assert later[0].context == "client: hello there"  # its own previous turn is fine
+
+
+def test_a_hard_deleted_turn_leaves_no_copy_in_the_next_turns_context(
+    make_palace: MakePalace,
+) -> None:
+    palace = _coach(make_palace)
+    first, second = palace.add_messages(
+        [Message("the zanzibar code is 4711", speaker="op"), Message("noted", speaker="me")],
+        session="s",
+    )
+    assert second.context == first.content
+    palace.forget(first.id, hard=True)
+    assert palace.get(second.id).context is None
+    assert palace.recall("zanzibar") == []

@@ -199,16 +199,26 @@ class SqlStore(SignalStore):
             return int(self._exec(cur, sql, params).rowcount) > 0
 
     def delete(self, memory_id: str, *, owner: str | None) -> bool:
-        """Delete the row (tags and text index follow); False when absent."""
+        """Delete the row (tags, text index, signals and copies of its text
+        as a neighbour's context follow); False when absent."""
         sql = "DELETE FROM memories WHERE id = ?"
         params: list[Any] = [memory_id]
         if owner is not None:
             sql += " AND agent_id = ?"
             params.append(owner)
         with self._mutate(structural=True) as cur:
+            gone = self._get(cur, memory_id)
             deleted = int(self._exec(cur, sql, params).rowcount) > 0
-            if deleted:
+            if deleted and gone is not None:
                 self._forget_signals(cur, memory_id)
+                # Conversation turns carry the turn before them as search
+                # context: a deleted turn's text must not live on there.
+                self._exec(
+                    cur,
+                    "UPDATE memories SET context = NULL WHERE agent_id = ? AND channel = ?"
+                    " AND session_id = ? AND context = ?",
+                    (gone.agent_id, gone.channel or "", gone.session, gone.content),
+                )
             return deleted
 
     def import_memories(
