@@ -699,7 +699,8 @@ def test_explain_shows_ranks_and_scores(palace: Palace) -> None:
     explain = top["explain"]
     assert explain["ranks"]["final"] == 1
     assert {"bm25", "dense"} <= set(explain["ranks"])
-    assert {"final", "bm25", "dense", "fused", "session_support"} <= set(explain["scores"])
+    assert {"final", "keyword", "dense", "fused", "session_support"} <= set(explain["scores"])
+    assert "bm25" not in explain["scores"]  # raw BM25 carries whole-index statistics
     assert all(isinstance(v, float) for v in explain["scores"].values())
     assert "explain" not in hits[0].to_dict()
     json.dumps(top)  # JSON-ready

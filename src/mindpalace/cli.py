@@ -58,6 +58,12 @@ def _common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
         default=argparse.SUPPRESS if suppress else False,
         help="management access: every agent's memories (whole-palace export/import)",
     )
+    parser.add_argument(
+        "--peer",
+        action="store_true",
+        default=argparse.SUPPRESS if suppress else False,
+        help="peer-facing: needs --channel; sees it plus what is explicitly shared",
+    )
 
 
 def _filter_options(parser: argparse.ArgumentParser) -> None:
@@ -168,6 +174,16 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
         "reindex",
         "Embed every memory with the configured model (after a change of model).",
     )
+
+    p = command("feedback", "Record whether a recalled memory was useful (a training signal).")
+    p.add_argument("id", help="memory id")
+    judged = p.add_mutually_exclusive_group(required=True)
+    judged.add_argument("--useful", dest="useful", action="store_true", help="it helped")
+    judged.add_argument("--not-useful", dest="useful", action="store_false", help="it did not")
+
+    p = command("signals", "Export recorded signals as training pairs (JSON lines).")
+    p.add_argument("action", choices=["export"], help="export: the training pairs")
+    p.add_argument("--output", "-o", help="file to write (default: standard output)")
 
     p = command("demo", "Remember a few memories in a scratch palace and recall them.")
     return parser
@@ -285,6 +301,20 @@ def _ingest(palace: Palace, args: argparse.Namespace) -> Any:
     }
 
 
+def _feedback(palace: Palace, args: argparse.Namespace) -> Any:
+    signal = palace.feedback(args.id, useful=args.useful)
+    return {"memory_id": args.id, "useful": args.useful, "recorded": signal is not None}
+
+
+def _signals(palace: Palace, args: argparse.Namespace) -> Any:
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as out:
+            count = palace.signals.export_pairs(out)
+        return {"pairs": count, "path": args.output}
+    palace.signals.export_pairs(sys.stdout)
+    return None
+
+
 def _reindex(palace: Palace, args: argparse.Namespace) -> Any:
     embedded = palace.reindex(progress=_progress("reindex"))
     config = palace.semantic.embedder.config if palace.semantic.embedder else None
@@ -349,6 +379,8 @@ _HANDLERS: dict[str, Handler] = {
         for m in p.search_messages(a.phrase, limit=a.limit, around=a.around, session=a.session)
     ],
     "reindex": _reindex,
+    "feedback": _feedback,
+    "signals": _signals,
     "demo": _demo,
 }
 
@@ -388,6 +420,7 @@ def _open(args: argparse.Namespace) -> Palace:
         groups=groups,
         channel=args.channel,
         management=args.all_agents,
+        peer=args.peer or None,
     )
 
 

@@ -13,6 +13,9 @@ variable                    meaning
 ``MINDPALACE_EMBED_MODEL``  the service's model name (http)
 ``MINDPALACE_EMBED_DIMS``   the service's vector size (http)
 ``MINDPALACE_EMBED_KEY_ENV`` name of the variable holding the API key (http)
+``MINDPALACE_PEER``         on: palaces are peer-facing (each needs a channel); off (default)
+``MINDPALACE_SIGNALS``      on (default): record write sources, recall outcomes
+                            and feedback in the signals table; off: record nothing
 =========================== =====================================================
 """
 
@@ -38,8 +41,11 @@ ENV_EMBED_URL = "MINDPALACE_EMBED_URL"
 ENV_EMBED_MODEL = "MINDPALACE_EMBED_MODEL"
 ENV_EMBED_DIMS = "MINDPALACE_EMBED_DIMS"
 ENV_EMBED_KEY_ENV = "MINDPALACE_EMBED_KEY_ENV"
+ENV_PEER = "MINDPALACE_PEER"
+ENV_SIGNALS = "MINDPALACE_SIGNALS"
 
 EMBEDDERS = ("local", "static", "http", "hashing", "none")
+SWITCH = ("on", "off")
 
 DEFAULT_MAX_CONTENT = 50_000
 DEFAULT_BUSY_TIMEOUT = 30.0
@@ -75,6 +81,15 @@ def _positive(env: Mapping[str, str], name: str, default: float) -> float:
     return value
 
 
+def _switch(env: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = (env.get(name) or "").strip().lower()
+    if not raw:
+        return default
+    if raw not in SWITCH:
+        raise ValidationError(name, raw, valid=SWITCH)
+    return raw == "on"
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     """Tunable limits of a palace.
@@ -87,6 +102,11 @@ class Settings:
             (the bundled static table: 20x faster, a little less accurate), http (an
             OpenAI-compatible service named by the ``embed_*`` fields),
             hashing (deterministic, for tests), none (keyword search only).
+        peer: palaces are peer-facing unless told otherwise: every call
+            needs a channel, and sees only that channel's memories plus what
+            was explicitly shared (``Scope.peer``).
+        signals: record write sources, recall outcomes and feedback in the
+            signals table (never in the memories themselves).
     """
 
     agent_id: str = DEFAULT_AGENT
@@ -97,6 +117,8 @@ class Settings:
     embed_model: str | None = None
     embed_dimensions: int | None = None
     embed_key_env: str | None = None
+    peer: bool = False
+    signals: bool = True
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -115,4 +137,6 @@ class Settings:
             embed_model=env.get(ENV_EMBED_MODEL) or None,
             embed_dimensions=int(_positive(env, ENV_EMBED_DIMS, 0)) if dims else None,
             embed_key_env=env.get(ENV_EMBED_KEY_ENV) or None,
+            peer=_switch(env, ENV_PEER, False),
+            signals=_switch(env, ENV_SIGNALS, True),
         )

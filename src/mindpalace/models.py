@@ -134,14 +134,20 @@ class Scope:
 
     A memory is visible to a scope when it is the scope's own agent's memory,
     or it is shared, or it is a group memory of one of the scope's groups; and
-    its channel is empty or is the scope's channel. ``unscoped`` is the
-    deliberate management read that sees everything; it must be asked for.
+    its channel is empty or is the scope's channel. A ``peer`` scope (a call
+    made on behalf of one peer, e.g. a client chat) always has a channel and
+    sees, besides that channel's memories, only the unchannelled memories that
+    were explicitly shared (visibility shared, or group of one of its
+    groups): the agent's own isolated notes stay out of every peer's sight.
+    ``unscoped`` is the deliberate management read that sees everything; it
+    must be asked for.
     """
 
     agent_id: str = DEFAULT_AGENT
     groups: tuple[str, ...] = ()
     channel: str | None = None
     unscoped: bool = False
+    peer: bool = False
 
     @classmethod
     def management(cls) -> Scope:

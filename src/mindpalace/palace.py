@@ -40,13 +40,16 @@ from mindpalace.models import (
 )
 from mindpalace.retrieval import pipeline
 from mindpalace.retrieval.indexing import Progress, SemanticIndex, embed_text, text_hash
-from mindpalace.store import ImportReport, Store, open_store
+from mindpalace.scoping import build_scope, check_import, write_channel
+from mindpalace.signals import Signals
+from mindpalace.store import ImportReport, Signal, Store, open_store
 from mindpalace.validation import (
     check_content,
     check_context,
     check_identifier,
     check_limit,
     check_metadata,
+    check_query,
     check_tags,
     check_title,
     check_unit,
@@ -87,6 +90,8 @@ class Palace:
         channel: the peer channel calls are made through, if any.
         management: act unscoped, seeing and changing every agent's memories
             (for backups and administration; never for an agent's own calls).
+        peer: act for one peer (``mindpalace.scoping``): needs ``channel``,
+            sees it plus what is explicitly shared (``MINDPALACE_PEER``).
         settings: limits; read from the environment when omitted.
         store: an already open backend to use instead of ``target``.
         embedder: the embedding model; when omitted, the one ``settings``
@@ -104,6 +109,7 @@ class Palace:
         groups: Iterable[str] = (),
         channel: str | None = None,
         management: bool = False,
+        peer: bool | None = None,
         settings: Settings | None = None,
         store: Store | None = None,
         embedder: Embedder | None = None,
@@ -111,18 +117,15 @@ class Palace:
         clock: Callable[[], datetime] = _utcnow,
     ) -> None:
         self.settings = settings or Settings.from_env()
-        agent = check_identifier(agent_id or self.settings.agent_id, "agent_id")
-        assert agent is not None
-        group_names = tuple(
-            g for g in (check_identifier(x, "groups", optional=True) for x in groups) if g
+        self.scope: Scope = build_scope(
+            agent_id or self.settings.agent_id,
+            groups=groups,
+            channel=channel,
+            management=management,
+            peer=self.settings.peer if peer is None else peer,
         )
-        self.scope = Scope(
-            agent_id=agent,
-            groups=group_names,
-            channel=check_identifier(channel, "channel", optional=True),
-        )
-        if management:
-            self.scope = Scope(agent_id=self.scope.agent_id, unscoped=True)
+        self.signals = Signals(self)
+        self._own, self._keep = (self.scope.agent_id, self.scope.channel), self.settings.signals
         self._clock = clock
         self._ids = IdGenerator()
         if store is None:
@@ -266,7 +269,9 @@ class Palace:
             embed_hash=new.embed_hash if vectors is not None else None,  # else reindex will
             supersedes=superseded_by_new(self.store, self.scope, new),
         )
-        return self.store.add(new, memory_id=self._ids.next(now), now=now, vectors=vectors).memory
+        return self.store.add(
+            new, memory_id=self._ids.next(now), now=now, vectors=vectors, signals=self._keep
+        ).memory
 
     def remember_many(self, records: Iterable[Mapping[str, Any]]) -> list[Memory]:
         """Remember many memories at once: validated first, embedded in
@@ -312,7 +317,8 @@ class Palace:
         if vectors is None:  # not embedded: reindex will, later
             news = [replace(n, embed_hash=None) for n in news]
         items = [(n, self._ids.next(now)) for n in news]
-        return [r.memory for r in self.store.add_many(items, now=now, vectors=vectors)]
+        added = self.store.add_many(items, now=now, vectors=vectors, signals=self._keep)
+        return [r.memory for r in added]
 
     def _new_memory(
         self,
@@ -370,7 +376,7 @@ class Palace:
             source=parse_enum(Source, source, "source"),
             visibility=vis,
             group=group_name,
-            channel=check_identifier(channel, "channel", optional=True) or self.scope.channel,
+            channel=write_channel(self.scope, channel),
             valid_from=start,
             valid_to=end,
             created_at=parse_datetime(created_at, "created_at"),
@@ -464,9 +470,9 @@ class Palace:
 
         Keyword (BM25) and embedding search run side by side and are fused;
         without a usable embedder recall is keyword search alone and the
-        result's ``notice`` says so. Any text is a valid query. Filters and
-        the agent's scope narrow every search inside the store, never after
-        ranking. Recall writes nothing.
+        result's ``notice`` says so. Any text (≤ 10,000 characters) is a valid
+        query. Filters and the agent's scope narrow every search inside the
+        store, never after ranking. Recall changes no memory (signals aside).
 
         Args:
             query: free text.
@@ -482,8 +488,7 @@ class Palace:
         Raises:
             ValidationError: on an invalid filter or limit.
         """
-        if not isinstance(query, str):
-            raise ValidationError("query", query, reason="query must be a string")
+        check_query(query)
         check_limit(limit, low=1, high=MAX_RECALL_LIMIT)
         filters = self._filters(
             types=types,
@@ -513,7 +518,12 @@ class Palace:
             reason = self.semantic.failure
             if reason:
                 hits.notice = f"{pipeline.TEXT_ONLY_NOTICE} Reason: {reason}."
+        self.signals.record_recall(query, hits)
         return hits
+
+    def feedback(self, memory_id: str, *, useful: bool) -> Signal | None:
+        """Judge a recalled memory useful or not (``Signals.feedback``)."""
+        return self.signals.feedback(memory_id, useful=useful)
 
     def memories(
         self,
@@ -601,8 +611,12 @@ class Palace:
             for message in turns[start : start + batch]:
                 which = message.session or session
                 if which is not None and which not in previous:
-                    last = self.memories(limit=1, sessions=[which], categories="conversation")
-                    if last:
+                    # Its text is copied into this (isolated) turn: only from a
+                    # turn every reader of this one may read (our own, here).
+                    last = self.memories(
+                        limit=1, sessions=[which], categories="conversation", visibility="isolated"
+                    )
+                    if last and (last[0].agent_id, last[0].channel) == self._own:
                         previous[which] = last[0].content
                 when = message.created_at or self._clock()
                 # What makes a turn this turn: its session and time, or, with
@@ -656,7 +670,7 @@ class Palace:
             ValidationError: an empty phrase, ``limit`` outside 1-100 or
                 ``around`` outside 0-10.
         """
-        if not isinstance(phrase, str) or not phrase.strip():
+        if not check_query(phrase, "phrase").strip():
             raise ValidationError("phrase", phrase, reason="phrase must not be empty")
         check_limit(limit, low=1, high=MAX_RECALL_LIMIT)
         check_limit(around, low=0, high=10, field="around")
@@ -752,13 +766,7 @@ class Palace:
             ValidationError: naming the line number of the first bad record.
         """
         memories = list(self._parse_export(lines))
-        if not self.scope.unscoped:
-            for memory in memories:
-                if memory.agent_id != self.scope.agent_id or memory.channel not in (
-                    None,
-                    self.scope.channel,
-                ):
-                    raise PermissionDenied(memory.id, memory.agent_id)
+        check_import(self.scope, memories)
         texts = {m.id: embed_text(m.title, m.content) for m in memories}
         vectors = self.semantic.vectors_for(list(texts.values())) if memories else None
         hashes = (

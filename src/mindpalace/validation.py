@@ -26,6 +26,7 @@ from mindpalace.models import (
 )
 
 __all__ = [
+    "MAX_QUERY_CHARS",
     "MAX_TAGS",
     "MAX_TAG_CHARS",
     "MAX_TITLE_CHARS",
@@ -34,6 +35,7 @@ __all__ = [
     "check_identifier",
     "check_limit",
     "check_metadata",
+    "check_query",
     "check_tags",
     "check_title",
     "check_unit",
@@ -48,6 +50,9 @@ MAX_TITLE_CHARS = 500
 MAX_TAGS = 64
 MAX_TAG_CHARS = 64
 MAX_IDENTIFIER_CHARS = 128
+# A query is a question or a task description, not a document: longer text
+# only slows every stage down (and a megabyte "query" is an attack).
+MAX_QUERY_CHARS = 10_000
 
 _SPACE = re.compile(r"\s+")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -92,6 +97,19 @@ def check_context(context: object, *, max_chars: int) -> str | None:
     return text or None
 
 
+def check_query(query: object, field: str = "query") -> str:
+    """A search text of at most ``MAX_QUERY_CHARS`` characters (may be blank)."""
+    if not isinstance(query, str):
+        raise ValidationError(field, query, reason=f"{field} must be a string")
+    if len(query) > MAX_QUERY_CHARS:
+        raise ValidationError(
+            field,
+            f"<{len(query)} characters>",
+            reason=f"{field} has {len(query)} characters; it must have 0-{MAX_QUERY_CHARS}",
+        )
+    return query
+
+
 def check_title(title: object) -> str | None:
     """An optional one-line title of at most ``MAX_TITLE_CHARS``."""
     if title is None:
@@ -128,7 +146,9 @@ def check_tags(tags: Iterable[str] | str | None) -> tuple[str, ...]:
     """Normalised tags: at most ``MAX_TAGS``, each at most ``MAX_TAG_CHARS``."""
     result = normalise_tags(tags)
     if len(result) > MAX_TAGS:
-        raise ValidationError("tags", len(result), reason=f"at most {MAX_TAGS} tags")
+        raise ValidationError(
+            "tags", len(result), reason=f"{len(result)} tags given; a memory has 0-{MAX_TAGS} tags"
+        )
     for tag in result:
         if len(tag) > MAX_TAG_CHARS or _CONTROL.search(tag):
             raise ValidationError(

@@ -92,14 +92,25 @@ class DenseIndex:
         rows = len(t)
         keep: Mask = np.ones(rows, dtype=bool)
         if not scope.unscoped:
-            visible = _member(t.agent, t.agent_names, {scope.agent_id})
-            visible |= _member(t.visibility, t.visibility_names, {Visibility.SHARED.value})
+            # The rule of store/fragments.py ``scope_clause``, over arrays.
+            shared = _member(t.visibility, t.visibility_names, {Visibility.SHARED.value})
             if scope.groups:
-                visible |= _member(t.visibility, t.visibility_names, {Visibility.GROUP.value}) & (
+                shared |= _member(t.visibility, t.visibility_names, {Visibility.GROUP.value}) & (
                     _member(t.group, t.group_names, set(scope.groups))
                 )
-            channels = {"", scope.channel} if scope.channel else {""}
-            keep &= visible & _member(t.channel, t.channel_names, channels)
+            visible = shared | _member(t.agent, t.agent_names, {scope.agent_id})
+            blank = _member(t.channel, t.channel_names, {""})
+            own = (
+                _member(t.channel, t.channel_names, {scope.channel})
+                if scope.channel
+                else np.zeros(rows, dtype=bool)
+            )
+            if scope.peer and not scope.channel:
+                keep[:] = False  # fail closed, as the SQL does
+            elif scope.peer:
+                keep &= visible & (own | (blank & shared))
+            else:
+                keep &= visible & (own | blank)
         for column, names, wanted in (
             (t.type, t.type_names, filters.types),
             (t.store, t.store_names, filters.stores),

@@ -201,7 +201,7 @@ def _text_only(
                 confidence=stages.confidence(match.memory, now),
                 ranks={"bm25": rank, "final": len(hits) + 1},
                 stage_scores={
-                    "bm25": match.bm25,
+                    "keyword": relevance,
                     "relevance": relevance,
                     "prior": factor,
                     "final": score,
@@ -336,6 +336,10 @@ def _build_hits(
     # A perfect keyword and embedding match scores 1; session support can
     # push a score past that, where it is capped (the order still uses it).
     ceiling = options.sparse_weight + options.dense_weight
+    # Explain shows keyword scores relative to the best visible match, never
+    # raw BM25: its idf and length statistics cover the whole index, every
+    # agent's memories included, so raw values would leak their counts.
+    best = max(float(bm25.max(initial=0.0)), max(loose.values(), default=0.0))
     dense_rank = stages.ranks_of(sims, mask)
     sparse_rank = {m.memory.id: i for i, m in enumerate(text_matches, start=1)}
     # Priors need the memory: re-rank the hydrated head of the list.
@@ -369,7 +373,8 @@ def _build_hits(
         }
         if key in sparse_rank:
             ranks["bm25"] = sparse_rank[key]
-            scores["bm25"] = bm25[row] if row is not None and bm25[row] > 0 else loose.get(key, 0.0)
+            raw = bm25[row] if row is not None and bm25[row] > 0 else loose.get(key, 0.0)
+            scores["keyword"] = float(raw) / best if best > 0 else 0.0
         gate = "relevance-floor: keyword match"
         if by_graph_only:
             path = " -> ".join(reached[key].path)

@@ -5,10 +5,18 @@ from __future__ import annotations
 from pathlib import Path
 
 from mindpalace.errors import ConfigError
-from mindpalace.store.base import AddResult, ImportReport, Store, TextMatch
+from mindpalace.store.base import AddResult, ImportReport, Signal, Store, TextMatch
 from mindpalace.store.sqlite import SQLiteStore
 
-__all__ = ["AddResult", "ImportReport", "SQLiteStore", "Store", "TextMatch", "open_store"]
+__all__ = [
+    "AddResult",
+    "ImportReport",
+    "SQLiteStore",
+    "Signal",
+    "Store",
+    "TextMatch",
+    "open_store",
+]
 
 
 def open_store(target: str | Path, *, busy_timeout: float = 30.0) -> Store:

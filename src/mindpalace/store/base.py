@@ -8,7 +8,7 @@ or ranked. Every write is one transaction.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -31,7 +31,15 @@ from mindpalace.models import (
 if TYPE_CHECKING:
     from mindpalace.store.upkeep_sql import ConsolidationPlan, DecayCandidate
 
-__all__ = ["AddResult", "ImportReport", "Store", "TextMatch", "VectorBatch", "VectorTable"]
+__all__ = [
+    "AddResult",
+    "ImportReport",
+    "Signal",
+    "Store",
+    "TextMatch",
+    "VectorBatch",
+    "VectorTable",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +203,27 @@ class ImportReport:
     skipped: int
 
 
+@dataclass(frozen=True, slots=True)
+class Signal:
+    """One event of the signals table, kept apart from the memories so that
+    reading never changes them (seed 004 E).
+
+    ``kind`` is ``store`` (a write and its source), ``recall`` (a query and
+    what it returned), or ``feedback`` (a hit judged useful or not).
+    ``data`` holds the kind's features as JSON-ready values. ``seq`` is 0
+    until stored.
+    """
+
+    kind: str
+    agent_id: str
+    at: datetime
+    channel: str | None = None
+    memory_id: str | None = None
+    query: str | None = None
+    data: Mapping[str, Any] = field(default_factory=dict)
+    seq: int = 0
+
+
 class Store(Protocol):
     """A palace's storage: memories, their text index, and their scope rules."""
 
@@ -218,12 +247,14 @@ class Store(Protocol):
         memory_id: str,
         now: datetime,
         vectors: VectorBatch | None = None,
+        signals: bool = False,
     ) -> AddResult:
         """Write ``new`` (and ``vectors``) unless its content hash already exists
         in its scope.
 
         When it exists, the existing memory is returned with its strength
-        bumped (and un-archived); no second row is written.
+        bumped (and un-archived); no second row is written. With ``signals``,
+        a ``store`` signal (write source) is recorded in the same transaction.
         """
         ...
 
@@ -233,6 +264,7 @@ class Store(Protocol):
         *,
         now: datetime,
         vectors: VectorBatch | None = None,
+        signals: bool = False,
     ) -> list[AddResult]:
         """``add`` for (memory, id) pairs in one transaction: all or nothing."""
         ...
@@ -424,4 +456,23 @@ class Store(Protocol):
         transaction. A memory whose id or scoped content hash exists is skipped.
         ``embed_hashes`` maps memory ids to the hash of their embedded text;
         ``mentions`` to the entities to link them to."""
+        ...
+
+    def record_signals(self, signals: Sequence[Signal], *, wait: bool = True) -> None:
+        """Append signals in one transaction. Never touches memories, and does
+        not count as a change of the palace (caches stay warm). Without
+        ``wait`` a busy palace raises ``BusyError`` at once instead of making
+        the caller queue for the write lock."""
+        ...
+
+    def iter_signals(
+        self,
+        *,
+        kinds: Sequence[str] = (),
+        agent_id: str | None,
+        channel: str | None = None,
+    ) -> Iterator[Signal]:
+        """Signals in the order recorded: of ``kinds`` (all when empty), of
+        ``agent_id`` (``None``: every agent, for management calls) and, when
+        given, of ``channel`` only."""
         ...

@@ -39,6 +39,12 @@ class SqlCore(abc.ABC):
     def _read(self) -> AbstractContextManager[Cursor]:
         """A cursor for reads."""
 
+    def _write_briefly(self) -> AbstractContextManager[Cursor]:
+        """A write transaction for data that may be dropped (statistics): a
+        backend whose writers queue for a lock gives up quickly instead of
+        making a reader wait; ``BusyError`` when it does."""
+        return self._write()
+
     @abc.abstractmethod
     def _is_unique_violation(self, exc: BaseException) -> bool:
         """Whether ``exc`` is the backend's unique-constraint error."""

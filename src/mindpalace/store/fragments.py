@@ -174,7 +174,19 @@ def scope_clause(scope: Scope, alias: str = "m") -> tuple[str, list[Any]]:
         params += [Visibility.GROUP.value, *scope.groups]
     sql += ")"
     # A channel's memories are seen only through that channel (fail closed).
-    if scope.channel:
+    if scope.peer:
+        # A peer sees its channel, and of the rest only what was explicitly
+        # shared; a peer scope without a channel sees nothing at all.
+        if not scope.channel:
+            return "1 = 0", []
+        sql += f" AND ({a}.channel = ? OR ({a}.channel = '' AND ({a}.visibility = ?"
+        params += [scope.channel, Visibility.SHARED.value]
+        if scope.groups:
+            marks = ", ".join("?" for _ in scope.groups)
+            sql += f" OR ({a}.visibility = ? AND {a}.group_name IN ({marks}))"
+            params += [Visibility.GROUP.value, *scope.groups]
+        sql += ")))"
+    elif scope.channel:
         sql += f" AND {a}.channel IN ('', ?)"
         params.append(scope.channel)
     else:

@@ -200,6 +200,29 @@ class GraphSql(SqlCore):
             closed += 1
         return closed
 
+    def _mentioned_entities(self, cur: Cursor, memory_id: str) -> list[int]:
+        rows = self._exec(
+            cur,
+            "SELECT x.entity_seq FROM mentions x JOIN memories m ON m.seq = x.memory_seq"
+            " WHERE m.id = ?",
+            (memory_id,),
+        ).fetchall()
+        return [int(r[0]) for r in rows]
+
+    def _drop_orphan_entities(self, cur: Cursor, seqs: Sequence[int]) -> None:
+        """After a hard delete: an entity no memory mentions any more goes too
+        (its name came from the deleted text); others lose one mention."""
+        for seq in seqs:
+            left = self._exec(
+                cur, "SELECT COUNT(*) FROM mentions WHERE entity_seq = ?", (seq,)
+            ).fetchone()
+            if int(left[0]) == 0:
+                self._exec(cur, "DELETE FROM entities WHERE seq = ?", (seq,))
+            else:
+                self._exec(
+                    cur, "UPDATE entities SET mentions = ? WHERE seq = ?", (int(left[0]), seq)
+                )
+
     # -- reading --------------------------------------------------------------------
 
     def entities(

@@ -21,7 +21,7 @@ from mindpalace.models import (
     Stats,
 )
 from mindpalace.store.base import AddResult, ImportReport, TextMatch, VectorBatch, VectorTable
-from mindpalace.store.core import Cursor, SqlCore
+from mindpalace.store.core import Cursor
 from mindpalace.store.fragments import (
     MEMORY_COLUMNS,
     SELECT_MEMORY,
@@ -34,6 +34,7 @@ from mindpalace.store.fragments import (
     to_epoch,
 )
 from mindpalace.store.graph_sql import GraphSql
+from mindpalace.store.signals_sql import SignalStore
 from mindpalace.store.upkeep_sql import UpkeepSql
 
 __all__ = ["Cursor", "SqlStore"]
@@ -42,7 +43,7 @@ __all__ = ["Cursor", "SqlStore"]
 _STRENGTH_BUMP = 0.2
 
 
-class SqlStore(GraphSql, UpkeepSql, SqlCore):
+class SqlStore(GraphSql, UpkeepSql, SignalStore):
     """The ``Store`` protocol over SQL; subclasses bring connection and dialect."""
 
     def _insert(self, cur: Cursor, memory: Memory, embed_hash: str | None) -> int:
@@ -101,9 +102,10 @@ class SqlStore(GraphSql, UpkeepSql, SqlCore):
         memory_id: str,
         now: datetime,
         vectors: VectorBatch | None = None,
+        signals: bool = False,
     ) -> AddResult:
         """Write ``new``, or bump the existing memory with the same scoped hash."""
-        return self.add_many([(new, memory_id)], now=now, vectors=vectors)[0]
+        return self.add_many([(new, memory_id)], now=now, vectors=vectors, signals=signals)[0]
 
     def add_many(
         self,
@@ -111,28 +113,34 @@ class SqlStore(GraphSql, UpkeepSql, SqlCore):
         *,
         now: datetime,
         vectors: VectorBatch | None = None,
+        signals: bool = False,
     ) -> list[AddResult]:
-        """``add`` for many memories in one transaction (all or nothing)."""
+        """``add`` for many memories in one transaction (all or nothing); with
+        ``signals``, each write's source is recorded in that transaction too."""
         try:
-            return self._add_many_once(items, now, vectors)
+            return self._add_many_once(items, now, vectors, signals)
         except Exception as exc:
             # Two writers raced to insert the same text (possible where the
             # backend does not serialise writers): the winner's row exists now.
             if not self._is_unique_violation(exc):
                 raise
-            return self._add_many_once(items, now, vectors)
+            return self._add_many_once(items, now, vectors, signals)
 
     def _add_many_once(
         self,
         items: Sequence[tuple[NewMemory, str]],
         now: datetime,
         vectors: VectorBatch | None,
+        signals: bool,
     ) -> list[AddResult]:
         results: list[AddResult] = []
         with self._mutate() as cur:
             self._put_vectors(cur, vectors)
             for new, memory_id in items:
-                results.append(self._add_in(cur, new, memory_id, now))
+                result = self._add_in(cur, new, memory_id, now)
+                if signals:
+                    self._store_signal(cur, result)
+                results.append(result)
         return results
 
     def _add_in(self, cur: Cursor, new: NewMemory, memory_id: str, now: datetime) -> AddResult:
@@ -199,14 +207,29 @@ class SqlStore(GraphSql, UpkeepSql, SqlCore):
             return int(self._exec(cur, sql, params).rowcount) > 0
 
     def delete(self, memory_id: str, *, owner: str | None) -> bool:
-        """Delete the row (tags and text index follow); False when absent."""
+        """Delete the row (tags, text index, signals and copies of its text
+        as a neighbour's context follow); False when absent."""
         sql = "DELETE FROM memories WHERE id = ?"
         params: list[Any] = [memory_id]
         if owner is not None:
             sql += " AND agent_id = ?"
             params.append(owner)
         with self._mutate(structural=True) as cur:
-            return int(self._exec(cur, sql, params).rowcount) > 0
+            gone = self._get(cur, memory_id)
+            linked = self._mentioned_entities(cur, memory_id)
+            deleted = int(self._exec(cur, sql, params).rowcount) > 0
+            if deleted and gone is not None:
+                self._forget_signals(cur, memory_id)
+                self._drop_orphan_entities(cur, linked)
+                # Conversation turns carry the turn before them as search
+                # context: a deleted turn's text must not live on there.
+                self._exec(
+                    cur,
+                    "UPDATE memories SET context = NULL WHERE agent_id = ? AND channel = ?"
+                    " AND session_id = ? AND context = ?",
+                    (gone.agent_id, gone.channel or "", gone.session, gone.content),
+                )
+            return deleted
 
     def import_memories(
         self,
