@@ -38,6 +38,7 @@ from mindpalace.models import (
 )
 from mindpalace.retrieval import pipeline
 from mindpalace.retrieval.indexing import Progress, SemanticIndex, embed_text, text_hash
+from mindpalace.skills import ContextBlock, Skills
 from mindpalace.store import ImportReport, Store, open_store
 from mindpalace.validation import (
     check_content,
@@ -139,6 +140,7 @@ class Palace:
         if broken is not None:
             self.semantic.broken = broken
         self.recall_options = recall_options or pipeline.RecallOptions()
+        self.skills = Skills(self, clock=clock)  # import, activate, get, find skills
 
     @classmethod
     def open(cls, target: str | Path | None = None, **options: Any) -> Palace:
@@ -500,6 +502,12 @@ class Palace:
             if reason:
                 hits.notice = f"{pipeline.TEXT_ONLY_NOTICE} Reason: {reason}."
         return hits
+
+    def context(self, query: str, *, max_tokens: int = 2048) -> ContextBlock:
+        """Seed 000's ``memory_recall``: the skills and memories relevant to
+        ``query`` as one prompt-ready block, source-attributed and dated, of at
+        most ``max_tokens`` (256-8192) tokens of the named tokenizer."""
+        return self.skills.context(query, max_tokens=max_tokens)
 
     def memories(
         self,

@@ -10,12 +10,23 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from mindpalace.models import EmbeddingConfig, Memory, NewMemory, RecallFilters, Scope, Stats
+
+if TYPE_CHECKING:  # skills_sql imports this module's value types
+    from mindpalace.store.skills_sql import (
+        NewSignal,
+        SkillLink,
+        SkillOwner,
+        SkillRow,
+        SkillUsage,
+        SkillWrite,
+        UsageSignal,
+    )
 
 __all__ = ["AddResult", "ImportReport", "Store", "TextMatch", "VectorBatch", "VectorTable"]
 
@@ -323,4 +334,72 @@ class Store(Protocol):
         """Write complete memories as they are (ids and timestamps kept), in one
         transaction. A memory whose id or scoped content hash exists is skipped.
         ``embed_hashes`` maps memory ids to the hash of their embedded text."""
+        ...
+
+    # -- skills (store/skills_sql.py) ---------------------------------------------
+
+    def skills(
+        self,
+        scope: Scope,
+        *,
+        names: Sequence[str] | None = None,
+        owner: SkillOwner | None = None,
+        include_archived: bool = False,
+    ) -> list[SkillRow]:
+        """Skills ``scope`` may see (only ``owner``'s, only ``names``), by name."""
+        ...
+
+    def skill_links(
+        self,
+        scope: Scope,
+        *,
+        sources: Sequence[str] | None = None,
+        owner: SkillOwner | None = None,
+    ) -> list[SkillLink]:
+        """Correlation links between live skills ``scope`` may see (leaving
+        ``sources``, a list of memory ids, when given)."""
+        ...
+
+    def skill_usage(self, memory_ids: Sequence[str]) -> dict[str, SkillUsage]:
+        """Activation and lookup counts per skill memory id."""
+        ...
+
+    def usage_signals(
+        self, kind: str, *, after_seq: int = 0, agent_id: str | None = None, limit: int = 10_000
+    ) -> list[UsageSignal]:
+        """Signals of ``kind`` recorded after ``after_seq``, oldest first."""
+        ...
+
+    def meta_value(self, key: str) -> int:
+        """A palace counter (0 when absent)."""
+        ...
+
+    def record_signals(self, signals: Sequence[NewSignal]) -> None:
+        """Append usage signals in one transaction."""
+        ...
+
+    def write_skills(
+        self,
+        owner: SkillOwner,
+        writes: Sequence[SkillWrite],
+        *,
+        correlations: Mapping[tuple[str, str], float],
+        now: datetime,
+        vectors: VectorBatch | None = None,
+    ) -> list[Memory]:
+        """Insert or update skills by name in ``owner``'s scope and set the
+        owner's ``correlates`` links to exactly ``correlations``, in one transaction."""
+        ...
+
+    def strengthen_links(
+        self,
+        increments: Mapping[tuple[str, str], int],
+        *,
+        rate: float,
+        watermark_key: str,
+        watermark: int,
+        now: datetime,
+    ) -> int:
+        """Strengthen ``coactivated`` links (memory id pairs) and record the
+        consolidation watermark, in one transaction."""
         ...

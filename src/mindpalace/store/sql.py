@@ -32,6 +32,7 @@ from mindpalace.store.fragments import (
     scope_clause,
     to_epoch,
 )
+from mindpalace.store.skills_sql import SkillsSql
 
 __all__ = ["Cursor", "SqlStore"]
 
@@ -39,7 +40,7 @@ __all__ = ["Cursor", "SqlStore"]
 _STRENGTH_BUMP = 0.2
 
 
-class SqlStore(SqlCore):
+class SqlStore(SkillsSql, SqlCore):
     """The ``Store`` protocol over SQL; subclasses bring connection and dialect."""
 
     def _insert(self, cur: Cursor, memory: Memory, embed_hash: str | None) -> None:
