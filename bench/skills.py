@@ -5,7 +5,8 @@ of ``bench/skills_queries.jsonl`` (written as users phrase tasks, not copied
 from the skills). A query hits at k when any expected skill is among the
 first k. Reports hit@1, hit@5 and MRR per variant and split (``dev`` is what
 the activation constants were chosen on; ``test`` was not looked at for
-that), in one run::
+that), and how often an off-topic task (``offtopic``, no expected skill)
+activates nothing, in one run::
 
     python -m bench.skills                 # bundled MiniLM (the default model)
     python -m bench.skills --embedder static
@@ -90,7 +91,7 @@ def run(embedder: str) -> dict[str, Any]:
             "correlations": report.correlations,
             "import_seconds": round(import_seconds, 3),
             "reimport_changed": bool(again.added or again.updated or again.changed_correlations),
-            "queries": {s: sum(q.split == s for q in queries) for s in ("dev", "test")},
+            "queries": {s: sum(q.split == s for q in queries) for s in ("dev", "test", "offtopic")},
             "variants": {},
             "misses": {},
         }
@@ -98,19 +99,26 @@ def run(embedder: str) -> dict[str, Any]:
             rows: dict[str, list[dict[str, float]]] = {"dev": [], "test": []}
             misses = []
             latency = []
+            abstained = []
             for query in queries:
                 t0 = time.perf_counter()
                 hits = palace.skills.activate(query.text, limit=DEPTH, options=options)
                 latency.append(time.perf_counter() - t0)
                 ranked = [h.name for h in hits]
+                if not query.expected:
+                    abstained.append(0.0 if ranked else 1.0)
+                    continue
                 row = metrics(ranked, query.expected)
                 rows[query.split].append(row)
                 if not row["hit@5"]:
-                    misses.append({"query": query.text, "expected": sorted(query.expected), "got": ranked[:5]})
+                    misses.append(
+                        {"query": query.text, "expected": sorted(query.expected), "got": ranked[:5]}
+                    )
             results["variants"][name] = {
                 "all": mean(rows["dev"] + rows["test"]),
                 "dev": mean(rows["dev"]),
                 "test": mean(rows["test"]),
+                "abstained": sum(abstained) / len(abstained) if abstained else 0.0,
                 "ms_per_query": round(1000 * sum(latency) / len(latency), 2),
             }
             results["misses"][name] = misses
@@ -120,19 +128,22 @@ def run(embedder: str) -> dict[str, Any]:
 
 def table(results: dict[str, Any]) -> str:
     """Markdown table of the results."""
+    counts = results["queries"]
     lines = [
         f"Skill activation, {results['skills']} skills, {results['correlations']} correlations,"
-        f" {sum(results['queries'].values())} queries (dev {results['queries']['dev']},"
-        f" test {results['queries']['test']}), embedder {results['embedder']}",
+        f" {counts['dev'] + counts['test']} queries (dev {counts['dev']},"
+        f" test {counts['test']}) + {counts['offtopic']} off-topic,"
+        f" embedder {results['embedder']}",
         "",
-        "| variant | hit@1 | hit@5 | MRR | test hit@5 | test MRR | ms/query |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| variant | hit@1 | hit@5 | MRR | test hit@5 | test MRR | off-topic: none | ms/query |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for name, row in results["variants"].items():
         a, t = row["all"], row["test"]
         lines.append(
             f"| {name} | {a['hit@1']:.3f} | {a['hit@5']:.3f} | {a['mrr']:.3f}"
-            f" | {t['hit@5']:.3f} | {t['mrr']:.3f} | {row['ms_per_query']} |"
+            f" | {t['hit@5']:.3f} | {t['mrr']:.3f} | {row['abstained']:.2f}"
+            f" | {row['ms_per_query']} |"
         )
     lines.append("")
     lines.append(
@@ -144,7 +155,9 @@ def table(results: dict[str, Any]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--embedder", default="local", help="local (default), static, hashing, none")
+    parser.add_argument(
+        "--embedder", default="local", help="local (default), static, hashing, none"
+    )
     parser.add_argument("--json", help="also write the full results (misses included) here")
     parser.add_argument("--misses", action="store_true", help="print the full variant's misses")
     args = parser.parse_args(argv)

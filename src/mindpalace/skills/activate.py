@@ -15,8 +15,9 @@
   while still letting it lend something). What a skill gains from several
   seeds adds up (capped at 1); its score combines the fused score ``f`` and
   that gain ``g`` as ``1 - (1 - f)(1 - g)``, so it stays in 0-1.
-* ``gate``: "nothing relevant" is an answer. Without a keyword match or an
-  embedding cosine of at least ``dense_floor`` anywhere, nothing activates;
+* ``gate``: "nothing relevant" is an answer. Without direct evidence (an
+  embedding cosine of at least ``dense_floor``, or a keyword match with a
+  cosine of at least ``keyword_floor``) anywhere, nothing activates;
   a candidate needs direct evidence of its own or propagated activation, and
   a score of at least ``relative_floor`` x the best one (candidates far below
   the leader carry little information about the task).
@@ -47,6 +48,10 @@ class ActivateOptions:
             (0 turns propagation off).
         dense_floor: the cosine that counts as direct evidence without a
             keyword match.
+        keyword_floor: the cosine a keyword match needs beside it to count
+            as direct evidence (a match on a generic word such as "find" in
+            an unrelated task is not evidence); with no embedding available
+            a keyword match counts alone.
         relative_floor: the share of the best score a result must reach.
     """
 
@@ -57,6 +62,7 @@ class ActivateOptions:
     seeds: int = 5
     spread: float = 0.3
     dense_floor: float = 0.25
+    keyword_floor: float = 0.1
     relative_floor: float = 0.2
 
 
@@ -71,9 +77,11 @@ class Evidence:
     cosine: float | None = None
 
     def direct(self, options: ActivateOptions) -> bool:
-        """A keyword match, or a cosine at the floor."""
-        return self.sparse_rank is not None or (
-            self.cosine is not None and self.cosine >= options.dense_floor
+        """A cosine at the floor, or a keyword match not contradicted by the embedding."""
+        if self.cosine is not None and self.cosine >= options.dense_floor:
+            return True
+        return self.sparse_rank is not None and (
+            self.cosine is None or self.cosine >= options.keyword_floor
         )
 
 
