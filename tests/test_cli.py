@@ -53,6 +53,8 @@ COMMANDS = [
     "search-messages",
     "recent",
     "reindex",
+    "context",
+    "skills",
     "demo",
 ]
 

@@ -164,7 +164,9 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
     )
 
     p = command("skills", "Procedural memory: import, activate, get and find skills.")
-    skills = p.add_subparsers(dest="skills_command", required=True, metavar="SKILLS_COMMAND")
+    skills = p.add_subparsers(
+        dest="skills_command", required=True, metavar="SKILLS_COMMAND", help="what to do"
+    )
 
     def skill_command(name: str, help_text: str) -> argparse.ArgumentParser:
         return skills.add_parser(name, help=help_text, description=help_text, parents=[common])
