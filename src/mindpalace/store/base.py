@@ -342,11 +342,10 @@ class Store(Protocol):
         self,
         scope: Scope,
         *,
-        names: Sequence[str] | None = None,
         owner: SkillOwner | None = None,
         include_archived: bool = False,
     ) -> list[SkillRow]:
-        """Skills ``scope`` may see (only ``owner``'s, only ``names``), by name."""
+        """Skills ``scope`` may see (only ``owner``'s when given), by name."""
         ...
 
     def skill_links(

@@ -161,11 +161,10 @@ class SkillsSql(SqlCore):
         self,
         scope: Scope,
         *,
-        names: Sequence[str] | None = None,
         owner: SkillOwner | None = None,
         include_archived: bool = False,
     ) -> list[SkillRow]:
-        """Skills ``scope`` may see (only ``owner``'s, only ``names``), by name."""
+        """Skills ``scope`` may see (only ``owner``'s when given), by name."""
         s_sql, params = scope_clause(scope)
         sql = (
             f"SELECT {_SELECT_SKILL} FROM skills s JOIN memories m ON m.seq = s.memory_seq"
@@ -176,19 +175,8 @@ class SkillsSql(SqlCore):
         if owner is not None:
             sql += f" AND {_OWNER}"
             params += owner.params()
-        rows: list[Any] = []
         with self._read() as cur:
-            if names is None:
-                rows = self._exec(cur, sql + " ORDER BY s.name, m.seq", params).fetchall()
-            else:
-                wanted = list(dict.fromkeys(names))
-                for i in range(0, len(wanted), 500):
-                    chunk = wanted[i : i + 500]
-                    rows += self._exec(
-                        cur,
-                        f"{sql} AND {in_list('s.name', chunk)} ORDER BY s.name, m.seq",
-                        [*params, *chunk],
-                    ).fetchall()
+            rows = self._exec(cur, sql + " ORDER BY s.name, m.seq", params).fetchall()
         return [_row_to_skill(r) for r in rows]
 
     def skill_links(
