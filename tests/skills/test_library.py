@@ -435,3 +435,32 @@ def test_without_embeddings_skills_still_work(
     hits = palace.skills.activate("ffprobe codec resolution")
     assert hits and hits[0].name == "media-validation"
     assert "cosine" not in hits[0].stages
+
+
+def test_write_skills_is_all_or_nothing(
+    hashed: Callable[..., Palace], library: Path, store: Store
+) -> None:
+    from datetime import datetime, timezone
+
+    from mindpalace.skills.parse import parse_skill_file
+    from mindpalace.store.skills_sql import SkillOwner, SkillWrite
+
+    palace = hashed()
+    owner = SkillOwner("default")
+    skills = [
+        parse_skill_file(library / name / "SKILL.md", origin=name)
+        for name in ("postmortem", "schedule-post")
+    ]
+    writes = [
+        SkillWrite(s.name, s.digest(), s.origin, palace.skills._new_memory(s, owner), "mem_same")
+        for s in skills
+    ]
+    with pytest.raises(Exception, match="UNIQUE|unique|duplicate"):
+        store.write_skills(
+            owner,
+            writes,
+            correlations={("postmortem", "schedule-post"): 0.5},
+            now=datetime.now(timezone.utc),
+        )
+    assert palace.stats().memories == 0
+    assert store.skills(palace.scope) == [] and store.skill_links(palace.scope) == []
