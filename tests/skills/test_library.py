@@ -455,7 +455,7 @@ def test_write_skills_is_all_or_nothing(
         SkillWrite(s.name, s.digest(), s.origin, palace.skills._new_memory(s, owner), "mem_same")
         for s in skills
     ]
-    with pytest.raises(Exception, match="UNIQUE|unique|duplicate"):
+    with pytest.raises(Exception, match=r"(?i)unique|duplicate"):
         store.write_skills(
             owner,
             writes,
