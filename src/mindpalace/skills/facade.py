@@ -121,7 +121,8 @@ class Skills:
 
         Idempotent: an unchanged skill is not written, and importing the same
         files twice writes nothing at all. A changed skill is updated in
-        place (same memory id). Skills absent from the folder are left alone.
+        place (same memory id), and one archived with ``forget`` is brought
+        back. Skills absent from the folder are left alone.
         Declared correlations (explicit links, shared tags and tools) among
         the scope's skills are recomputed; learned ones are kept. Every file
         is validated before anything is written, and the write is one
