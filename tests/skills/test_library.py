@@ -464,3 +464,18 @@ def test_write_skills_is_all_or_nothing(
         )
     assert palace.stats().memories == 0
     assert store.skills(palace.scope) == [] and store.skill_links(palace.scope) == []
+
+
+def test_forgotten_skill_is_hidden_then_revived_by_import(
+    hashed: Callable[..., Palace], library: Path
+) -> None:
+    palace = hashed()
+    palace.skills.import_path(library)
+    memory_id = palace.skills.get("postmortem").memory_id
+    palace.forget(memory_id)
+    assert "postmortem" not in palace.skills.names()
+    with pytest.raises(UnknownSkill):
+        palace.skills.get("postmortem")
+    result = palace.skills.import_path(library)
+    assert result.updated == ("postmortem",)
+    assert palace.skills.get("postmortem").memory_id == memory_id
