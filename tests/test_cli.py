@@ -55,6 +55,8 @@ COMMANDS = [
     "reindex",
     "feedback",
     "signals",
+    "context",
+    "skills",
     "demo",
     "entities",
     "history",

@@ -260,7 +260,16 @@ def surface_graph(probe: Probe) -> None:
         assert {m.id for m in chain} <= probe.seen_ids(archived=True)
 
 
+def surface_context(probe: Probe) -> None:
+    target = probe.target
+    query = f"about {target.token} {probe.word}" if target else probe.word
+    block = probe.palace.context(query, max_tokens=1024)
+    # The block restates the task (the reader's own words), nothing else.
+    probe.no_leak(json.dumps(block.to_dict(), ensure_ascii=False).replace(query, ""))
+
+
 SURFACES: dict[str, Callable[[Probe], None]] = {
+    "context": surface_context,
     "graph": surface_graph,
     "recall": surface_recall_hybrid,
     "recall-text": surface_recall_text,
@@ -515,6 +524,7 @@ READS = {
     "stats": "stats",
     "recent": "recent",
     "search_messages": "search-messages",
+    "context": "context",
 }
 
 

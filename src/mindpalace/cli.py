@@ -21,6 +21,7 @@ from mindpalace.conversations import FORMATS, read_messages
 from mindpalace.errors import MindPalaceError, ValidationError
 from mindpalace.models import Category, MemoryType, Source, StoreKind, Visibility, parse_enum
 from mindpalace.palace import Palace
+from mindpalace.validation import check_limit
 
 __all__ = ["build_parser", "main"]
 
@@ -184,6 +185,36 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
     p = command("signals", "Export recorded signals as training pairs (JSON lines).")
     p.add_argument("action", choices=["export"], help="export: the training pairs")
     p.add_argument("--output", "-o", help="file to write (default: standard output)")
+
+    p = command(
+        "context", "Skills and memories for a task as one prompt-ready block (memory_recall)."
+    )
+    p.add_argument("query", help="the task, in free text")
+    p.add_argument(
+        "--max-tokens", type=int, default=2048, help="token budget, 256-8192 (default 2048)"
+    )
+
+    p = command("skills", "Procedural memory: import, activate, get and find skills.")
+    skills = p.add_subparsers(
+        dest="skills_command", required=True, metavar="SKILLS_COMMAND", help="what to do"
+    )
+
+    def skill_command(name: str, help_text: str) -> argparse.ArgumentParser:
+        return skills.add_parser(name, help=help_text, description=help_text, parents=[common])
+
+    q = skill_command("import", "Import a folder of SKILL.md / JSON node files (idempotent).")
+    q.add_argument("path", help="a folder (searched recursively) or one skill file")
+    q.add_argument("--visibility", default="isolated", help=f"one of: {_values(Visibility)}")
+    q.add_argument("--group", help="group name (with --visibility group)")
+    q = skill_command("activate", "The skills most relevant to a task, ranked.")
+    q.add_argument("query", help="the task, in free text")
+    q.add_argument("--limit", type=int, default=5, help="1-50 (default 5)")
+    q = skill_command("get", "A whole skill: sections, tools, tags, correlations, usage.")
+    q.add_argument("name", help="the skill's name")
+    q = skill_command("find", "Skills ranked by how many of the given tags they have.")
+    q.add_argument("tags", help="comma-separated tags, e.g. media,watermark")
+    q.add_argument("--limit", type=int, default=20, help="1-1000 (default 20)")
+    skill_command("consolidate", "Strengthen correlations between skills used together.")
 
     p = command("demo", "Remember a few memories in a scratch palace and recall them.")
     return parser
@@ -354,6 +385,19 @@ def _demo(palace: Palace, args: argparse.Namespace) -> Any:
     }
 
 
+def _skills(palace: Palace, args: argparse.Namespace) -> Any:
+    lib, which = palace.skills, args.skills_command
+    if which == "import":
+        return lib.import_path(args.path, visibility=args.visibility, group=args.group).to_dict()
+    if which == "activate":
+        return [hit.to_dict() for hit in lib.activate(args.query, limit=args.limit)]
+    if which == "get":
+        return lib.get(args.name).to_dict()
+    if which == "find":
+        return [match.to_dict() for match in lib.find(args.tags, limit=args.limit)]
+    return lib.consolidate()
+
+
 _HANDLERS: dict[str, Handler] = {
     "remember": _remember,
     "recall": _recall,
@@ -381,6 +425,8 @@ _HANDLERS: dict[str, Handler] = {
     "reindex": _reindex,
     "feedback": _feedback,
     "signals": _signals,
+    "context": lambda p, a: p.context(a.query, max_tokens=a.max_tokens).to_dict(),
+    "skills": _skills,
     "demo": _demo,
 }
 
@@ -436,6 +482,8 @@ def _precheck(args: argparse.Namespace) -> None:
             (Visibility, "visibility"),
         ):
             parse_enum(enum_cls, getattr(args, name), name)
+    if args.command == "context":
+        check_limit(args.max_tokens, low=256, high=8192, field="max_tokens")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -446,7 +494,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         with _open(args) as palace:
             result = _HANDLERS[args.command](palace, args)
     except ValidationError as exc:
-        print(f"mindpalace {args.command}: error: {exc}", file=sys.stderr)
+        name = " ".join(filter(None, (args.command, getattr(args, "skills_command", None))))
+        print(f"mindpalace {name}: error: {exc}", file=sys.stderr)
         return 2
     except (MindPalaceError, OSError) as exc:
         print(f"mindpalace {args.command}: error: {exc}", file=sys.stderr)

@@ -4,6 +4,7 @@ Every error the library raises on purpose is a ``MindPalaceError``::
 
     MindPalaceError
     ├── ValidationError      bad input; names the field and the valid options
+    │   └── UnknownSkill     no skill of that name; lists the closest names
     ├── NotFoundError        no memory with that id in the caller's scope
     ├── PermissionDenied     visible, but only its owner agent may change it
     ├── ConfigError          settings that cannot work (bad path, bad env value)
@@ -30,6 +31,7 @@ __all__ = [
     "NotFoundError",
     "PermissionDenied",
     "StorageError",
+    "UnknownSkill",
     "ValidationError",
 ]
 
@@ -68,6 +70,24 @@ class ValidationError(MindPalaceError, ValueError):
                 if close:
                     message += f" (did you mean {close[0]!r}?)"
         super().__init__(message)
+
+
+class UnknownSkill(ValidationError):
+    """No skill of that name is visible in the caller's scope.
+
+    Attributes:
+        closest: the visible skill names nearest to the one asked for.
+    """
+
+    def __init__(self, name: object, closest: Iterable[str]) -> None:
+        self.closest = tuple(closest)
+        reason = f"no skill named {name!r}"
+        reason += (
+            f"; closest names: {', '.join(self.closest)}"
+            if self.closest
+            else "; no skills are visible (import some with `mindpalace skills import PATH`)"
+        )
+        super().__init__("name", name, reason=reason)
 
 
 class NotFoundError(MindPalaceError, KeyError):

@@ -42,6 +42,7 @@ from mindpalace.retrieval import pipeline
 from mindpalace.retrieval.indexing import Progress, SemanticIndex, embed_text, text_hash
 from mindpalace.scoping import build_scope, check_import, write_channel
 from mindpalace.signals import Signals
+from mindpalace.skills import ContextBlock, Skills
 from mindpalace.store import ImportReport, Signal, Store, open_store
 from mindpalace.validation import (
     check_content,
@@ -145,6 +146,7 @@ class Palace:
             self.semantic.broken = broken
         self.recall_options = recall_options or pipeline.RecallOptions()
         self.graph = GraphView(self)
+        self.skills = Skills(self, clock=clock)  # import, activate, get, find skills
 
     @classmethod
     def open(cls, target: str | Path | None = None, **options: Any) -> Palace:
@@ -524,6 +526,12 @@ class Palace:
     def feedback(self, memory_id: str, *, useful: bool) -> Signal | None:
         """Judge a recalled memory useful or not (``Signals.feedback``)."""
         return self.signals.feedback(memory_id, useful=useful)
+
+    def context(self, query: str, *, max_tokens: int = 2048) -> ContextBlock:
+        """Seed 000's ``memory_recall``: the skills and memories relevant to
+        ``query`` as one prompt-ready block, source-attributed and dated, of at
+        most ``max_tokens`` (256-8192) tokens of the named tokenizer."""
+        return self.skills.context(query, max_tokens=max_tokens)
 
     def memories(
         self,

@@ -28,7 +28,15 @@ from mindpalace.models import (
     Visibility,
 )
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # these modules import this module's value types
+    from mindpalace.store.skills_sql import (
+        SkillLink,
+        SkillOwner,
+        SkillRow,
+        SkillUsage,
+        SkillWrite,
+        UsageSignal,
+    )
     from mindpalace.store.upkeep_sql import ConsolidationPlan, DecayCandidate
 
 __all__ = [
@@ -475,4 +483,67 @@ class Store(Protocol):
         """Signals in the order recorded: of ``kinds`` (all when empty), of
         ``agent_id`` (``None``: every agent, for management calls) and, when
         given, of ``channel`` only."""
+        ...
+
+    # -- skills (store/skills_sql.py) ---------------------------------------------
+
+    def skills(
+        self,
+        scope: Scope,
+        *,
+        owner: SkillOwner | None = None,
+        include_archived: bool = False,
+    ) -> list[SkillRow]:
+        """Skills ``scope`` may see (only ``owner``'s when given), by name."""
+        ...
+
+    def skill_links(
+        self,
+        scope: Scope,
+        *,
+        sources: Sequence[str] | None = None,
+        owner: SkillOwner | None = None,
+    ) -> list[SkillLink]:
+        """Correlation links between live skills ``scope`` may see (leaving
+        ``sources``, a list of memory ids, when given)."""
+        ...
+
+    def skill_usage(self, memory_ids: Sequence[str]) -> dict[str, SkillUsage]:
+        """Activation and lookup counts per skill memory id."""
+        ...
+
+    def usage_signals(
+        self, kind: str, *, after_seq: int = 0, agent_id: str | None = None, limit: int = 10_000
+    ) -> list[UsageSignal]:
+        """Signals of ``kind`` recorded after ``after_seq``, oldest first."""
+        ...
+
+    def meta_value(self, key: str) -> int:
+        """A palace counter (0 when absent)."""
+        ...
+
+    def write_skills(
+        self,
+        owner: SkillOwner,
+        writes: Sequence[SkillWrite],
+        *,
+        correlations: Mapping[tuple[str, str], float],
+        now: datetime,
+        vectors: VectorBatch | None = None,
+    ) -> list[Memory]:
+        """Insert or update skills by name in ``owner``'s scope and set the
+        owner's ``correlates`` links to exactly ``correlations``, in one transaction."""
+        ...
+
+    def strengthen_links(
+        self,
+        increments: Mapping[tuple[str, str], int],
+        *,
+        rate: float,
+        watermark_key: str,
+        watermark: int,
+        now: datetime,
+    ) -> int:
+        """Strengthen ``coactivated`` links (memory id pairs) and record the
+        consolidation watermark, in one transaction."""
         ...

@@ -198,9 +198,36 @@ def _v2_graph(d: Dialect) -> list[str]:
     ]
 
 
+def _v3_skills(d: Dialect) -> list[str]:
+    return [
+        # A skill is a memory (type skill, store procedural) plus this row:
+        # its name, unique within the owner's scope so ``get`` finds it, and
+        # the digest of its parsed definition, so a re-import can tell
+        # "unchanged" without comparing every field.
+        f"""
+        CREATE TABLE skills (
+            memory_seq {d.ref_type} PRIMARY KEY REFERENCES memories (seq) ON DELETE CASCADE,
+            agent_id TEXT NOT NULL,
+            visibility TEXT NOT NULL,
+            group_name TEXT NOT NULL DEFAULT '',
+            channel TEXT NOT NULL DEFAULT '',
+            name TEXT NOT NULL,
+            digest TEXT NOT NULL,
+            origin TEXT
+        )
+        """,
+        """
+        CREATE UNIQUE INDEX skills_name
+            ON skills (agent_id, visibility, group_name, channel, name)
+        """,
+        "CREATE INDEX skills_by_name ON skills (name)",
+    ]
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "memories, tags, embeddings, full-text index", _v1_memories),
     Migration(2, "entities, mentions, edges, memory links, signals", _v2_graph),
+    Migration(3, "skills: names and definition digests", _v3_skills),
 )
 
 

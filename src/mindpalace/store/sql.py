@@ -35,6 +35,7 @@ from mindpalace.store.fragments import (
 )
 from mindpalace.store.graph_sql import GraphSql
 from mindpalace.store.signals_sql import SignalStore
+from mindpalace.store.skills_sql import SkillsSql
 from mindpalace.store.upkeep_sql import UpkeepSql
 
 __all__ = ["Cursor", "SqlStore"]
@@ -43,7 +44,7 @@ __all__ = ["Cursor", "SqlStore"]
 _STRENGTH_BUMP = 0.2
 
 
-class SqlStore(GraphSql, UpkeepSql, SignalStore):
+class SqlStore(GraphSql, UpkeepSql, SkillsSql, SignalStore):
     """The ``Store`` protocol over SQL; subclasses bring connection and dialect."""
 
     def _insert(self, cur: Cursor, memory: Memory, embed_hash: str | None) -> int:
