@@ -13,6 +13,8 @@ variable                    meaning
 ``MINDPALACE_EMBED_MODEL``  the service's model name (http)
 ``MINDPALACE_EMBED_DIMS``   the service's vector size (http)
 ``MINDPALACE_EMBED_KEY_ENV`` name of the variable holding the API key (http)
+``MINDPALACE_TOKENS``       server bearer tokens: ``AGENT=TOKEN`` pairs, comma-separated
+                            (``*=TOKEN``: a shared token; the agent comes from a header)
 =========================== =====================================================
 """
 
@@ -21,7 +23,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from mindpalace.errors import ConfigError, ValidationError
@@ -38,6 +40,7 @@ ENV_EMBED_URL = "MINDPALACE_EMBED_URL"
 ENV_EMBED_MODEL = "MINDPALACE_EMBED_MODEL"
 ENV_EMBED_DIMS = "MINDPALACE_EMBED_DIMS"
 ENV_EMBED_KEY_ENV = "MINDPALACE_EMBED_KEY_ENV"
+ENV_TOKENS = "MINDPALACE_TOKENS"
 
 EMBEDDERS = ("local", "static", "http", "hashing", "none")
 
@@ -87,6 +90,7 @@ class Settings:
             (the bundled static table: 20x faster, a little less accurate), http (an
             OpenAI-compatible service named by the ``embed_*`` fields),
             hashing (deterministic, for tests), none (keyword search only).
+        tokens: the HTTP server's bearer tokens (``AGENT=TOKEN`` pairs), if set.
     """
 
     agent_id: str = DEFAULT_AGENT
@@ -97,6 +101,7 @@ class Settings:
     embed_model: str | None = None
     embed_dimensions: int | None = None
     embed_key_env: str | None = None
+    tokens: str | None = field(default=None, repr=False)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -115,4 +120,5 @@ class Settings:
             embed_model=env.get(ENV_EMBED_MODEL) or None,
             embed_dimensions=int(_positive(env, ENV_EMBED_DIMS, 0)) if dims else None,
             embed_key_env=env.get(ENV_EMBED_KEY_ENV) or None,
+            tokens=env.get(ENV_TOKENS) or None,
         )
