@@ -28,7 +28,9 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import signal
 import sys
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -393,10 +395,26 @@ def serve(
         lifespan="on",
     )
     server = uvicorn.Server(config)
+    # uvicorn shuts down gracefully on SIGINT/SIGTERM, then re-raises the
+    # signal through the handler it found installed. Installing one that only
+    # notes the signal lets ``serve`` return, so the caller closes the palace.
+    caught: list[int] = []
+    watched = (signal.SIGINT, signal.SIGTERM)
+    previous = (
+        {sig: signal.signal(sig, lambda signum, frame: caught.append(signum)) for sig in watched}
+        if threading.current_thread() is threading.main_thread()
+        else {}
+    )
     print(
         f"mindpalace: serving {palace.store.location} on http://{host}:{port}"
         " (MCP /mcp, REST /v1, OpenAPI /openapi.json)",
         file=sys.stderr,
         flush=True,
     )
-    server.run()
+    try:
+        server.run()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if caught:
+        print(f"mindpalace: stopped by {signal.Signals(caught[0]).name}", file=sys.stderr)
