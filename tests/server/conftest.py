@@ -35,9 +35,8 @@ def free_port() -> int:
 
 
 def server_env(**extra: str) -> dict[str, str]:
-    env = dict(os.environ)
+    env = {k: v for k, v in os.environ.items() if k != "MINDPALACE_AGENT_ID"}
     env.update({"MINDPALACE_EMBEDDER": "hashing", "MINDPALACE_TOKENS": TOKENS, **extra})
-    env.pop("MINDPALACE_AGENT_ID", None)
     return env
 
 
