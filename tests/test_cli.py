@@ -54,6 +54,8 @@ COMMANDS = [
     "recent",
     "reindex",
     "demo",
+    "mcp",
+    "serve",
 ]
 
 ID_RE = re.compile(r"^mem_[0-9A-HJKMNP-TV-Z]{26}$")
