@@ -225,11 +225,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=200, help="calls per client")
     parser.add_argument("--writes", type=float, default=0.3, help="share of calls that remember")
     parser.add_argument("--transport", choices=["rest", "mcp"], default="rest")
-    parser.add_argument("--threads", type=int, default=40, help="server worker threads")
+    parser.add_argument("--threads", type=int, default=4, help="server worker threads")
     parser.add_argument("--embedder", default="local", help="local, static, hashing, none")
     parser.add_argument("--seed-memories", type=int, default=1000, help="memories before the run")
     parser.add_argument("--out", help="also write the report to this JSON file")
     args = parser.parse_args(argv)
+    # Stopped from outside: still stop the server (the ``finally`` below).
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(1))
 
     workdir = Path(tempfile.mkdtemp(prefix="mindpalace-load-"))
     db = workdir / "palace.db"

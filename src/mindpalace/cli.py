@@ -21,7 +21,8 @@ from mindpalace.conversations import FORMATS, read_messages
 from mindpalace.errors import MindPalaceError, ValidationError
 from mindpalace.models import Category, MemoryType, Source, StoreKind, Visibility, parse_enum
 from mindpalace.palace import Palace
-from mindpalace.server import require_extra
+from mindpalace.server import DEFAULT_THREADS, require_extra
+from mindpalace.validation import check_limit
 
 __all__ = ["build_parser", "main"]
 
@@ -168,8 +169,15 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
         help="bearer tokens: 'env' ($MINDPALACE_TOKENS), a file of AGENT=TOKEN lines,"
         " or 'none' (loopback only: every request acts as --agent)",
     )
-    p.add_argument("--max-body", type=int, default=1 << 20, help="largest request body, bytes")
-    p.add_argument("--threads", type=int, default=40, help="worker threads for tool calls (40)")
+    p.add_argument(
+        "--max-body", type=int, default=1 << 20, help="largest request body in bytes (1 MiB)"
+    )
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=DEFAULT_THREADS,
+        help=f"worker threads for tool calls, 1-256 ({DEFAULT_THREADS})",
+    )
     return parser
 
 
@@ -336,6 +344,8 @@ def _serve(palace: Palace, args: argparse.Namespace) -> Any:
     from mindpalace.server.http import serve  # noqa: PLC0415 - optional extra
     from mindpalace.server.identity import is_loopback, load_tokens  # noqa: PLC0415
 
+    check_limit(args.threads, low=1, high=256, field="threads")
+    check_limit(args.max_body, low=1024, high=1 << 31, field="max_body")
     if args.auth == "none" and not is_loopback(args.host):
         raise ValidationError(
             "auth", "none", reason=f"--auth none is refused on non-loopback host {args.host}"

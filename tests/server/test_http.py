@@ -298,3 +298,29 @@ def test_tokens_file(fresh_server: Callable[..., Server], tmp_path: Any) -> None
         assert client.get("/v1/stats").status_code == 200
     with running.client("alice-token") as client:  # env tokens are not used
         assert client.get("/v1/stats").status_code == 401
+
+
+def test_hard_forget_from_the_query_string(server: Server) -> None:
+    with server.client() as client:
+        stored = client.post("/v1/memories", json={"content": "Temporary heron count: 12"})
+        memory_id = stored.json()["memory"]["memoryId"]
+        forgotten = client.delete(f"/v1/memories/{memory_id}", params={"hard": "true"})
+        assert forgotten.json() == {"forgotten": memory_id, "hard": True}
+        assert client.get(f"/v1/memories/{memory_id}").status_code == 404
+        assert (
+            client.delete(f"/v1/memories/{memory_id}", params={"hard": "maybe"}).status_code == 422
+        )
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        (("--threads", "0"), "threads must be an integer from 1 to 256"),
+        (("--max-body", "10"), "max_body must be an integer from 1024"),
+    ],
+)
+def test_bad_serve_options_are_refused(
+    fresh_server: Callable[..., Server], option: tuple[str, str], message: str
+) -> None:
+    with pytest.raises(AssertionError, match=message):
+        fresh_server(*option)

@@ -46,6 +46,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from mindpalace import __version__
 from mindpalace.errors import MindPalaceError
 from mindpalace.palace import Palace
+from mindpalace.server import DEFAULT_THREADS
 from mindpalace.server.identity import AGENT_HEADER, AuthError, PalacePool, TokenTable
 from mindpalace.server.mcp import build_mcp, header_resolver
 from mindpalace.server.tools import OPERATIONS, Operation, arguments_model, describe_error
@@ -313,7 +314,7 @@ def build_app(
     *,
     host: str = "127.0.0.1",
     max_body: int = DEFAULT_MAX_BODY,
-    threads: int = 40,
+    threads: int = DEFAULT_THREADS,
 ) -> ASGIApp:
     """The ASGI app of ``mindpalace serve``.
 
@@ -362,7 +363,8 @@ def build_app(
         405: not_allowed,
     }
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers=handlers)
-    return BodyLimit(Authenticate(app, tokens=tokens), limit=max_body)
+    # Identity first: an anonymous caller gets its 401 before any body is read.
+    return Authenticate(BodyLimit(app, limit=max_body), tokens=tokens)
 
 
 def serve(
@@ -372,7 +374,7 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8765,
     max_body: int = DEFAULT_MAX_BODY,
-    threads: int = 40,
+    threads: int = DEFAULT_THREADS,
 ) -> None:
     """Serve ``palace`` until SIGINT or SIGTERM; in-flight requests finish first.
 

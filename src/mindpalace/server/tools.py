@@ -8,7 +8,23 @@ signature becomes the tool's JSON schema and the REST body (or query), the
 docstring the tool's description, ``describe_error`` the one error mapping.
 
 Adding a tool is two steps: write the function here, and list it in
-``OPERATIONS`` with its REST method and path. Nothing else changes.
+``OPERATIONS`` with its REST method and path. Nothing else changes (the
+tests ask for one sample call in ``tests/server/samples.py``). For example,
+once the facade has skills::
+
+    def activate_skills(
+        palace: Palace,
+        *,
+        query: Query,
+        limit: Annotated[int, Field(description="How many skills, 1-20.")] = 5,
+    ) -> dict[str, Any]:
+        \"\"\"The description the model reads: what it does, when to call it.\"\"\"
+        return {"skills": [s.to_dict() for s in palace.skills.activate(query, limit=limit)]}
+
+    Operation(activate_skills, "POST", "/v1/skills/activate"),  # in OPERATIONS
+
+Results are JSON objects built by ``shaping`` (``hits_json`` for anything
+that returns recall hits, so every search has seed 003's shape).
 
 Enumerated values are typed ``str`` with the valid options in the schema
 (``_enum``), so a bad value reaches ``Palace`` and comes back as a
