@@ -154,7 +154,7 @@ def memory_search(
     limit: Annotated[int, Field(description="How many memories at most, 1-20.")] = 10,
     expand: Annotated[
         bool,
-        Field(description="Also bring in memories linked through the entity graph."),
+        Field(description="Also bring in memories linked through the entity graph, if any."),
     ] = True,
 ) -> dict[str, Any]:
     """Search stored memories by meaning and keywords, best first. Use it
