@@ -15,10 +15,11 @@ from mindpalace.errors import ConfigError
 
 __all__ = ["DEFAULT_THREADS", "require_extra"]
 
-# Worker threads for tool calls. Measured with bench/load.py (50 clients,
-# mixed remember/recall, bundled MiniLM, 2 cores): 1 thread 39 calls/s,
-# 4 threads 58/s, 40 threads 22/s with a p95 six times longer, as forty
-# concurrent ONNX runs and Python threads fight over two cores.
+# Worker threads for tool calls. Measured with bench/load.py (50 clients x
+# 40 mixed remember/recall calls, bundled MiniLM, 2 shared cores): 1 thread
+# 39-46 calls/s; 2, 4 and 8 threads 60-63/s with p95 1.1-1.4 s (4 best);
+# 40 threads 22-57/s with p95 2.8-8.8 s, as concurrent ONNX runs and Python
+# threads fight over two cores.
 DEFAULT_THREADS = 4
 
 _NEEDED = ("mcp", "pydantic", "starlette", "uvicorn")
