@@ -61,6 +61,8 @@ COMMANDS = [
     "entities",
     "history",
     "consolidate",
+    "mcp",
+    "serve",
 ]
 
 ID_RE = re.compile(r"^mem_[0-9A-HJKMNP-TV-Z]{26}$")

@@ -21,6 +21,7 @@ from mindpalace.conversations import FORMATS, read_messages
 from mindpalace.errors import MindPalaceError, ValidationError
 from mindpalace.models import Category, MemoryType, Source, StoreKind, Visibility, parse_enum
 from mindpalace.palace import Palace
+from mindpalace.server import DEFAULT_THREADS, require_extra
 from mindpalace.validation import check_limit
 
 __all__ = ["build_parser", "main"]
@@ -217,6 +218,27 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
     skill_command("consolidate", "Strengthen correlations between skills used together.")
 
     p = command("demo", "Remember a few memories in a scratch palace and recall them.")
+
+    command("mcp", "Serve the palace to an MCP client over stdio, as --agent.")
+
+    p = command("serve", "Serve MCP (streamable HTTP, /mcp) and REST (/v1) over HTTP.")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    p.add_argument("--port", type=int, default=8765, help="TCP port (8765)")
+    p.add_argument(
+        "--auth",
+        default="env",
+        help="bearer tokens: 'env' ($MINDPALACE_TOKENS), a file of AGENT=TOKEN lines,"
+        " or 'none' (loopback only: every request acts as --agent)",
+    )
+    p.add_argument(
+        "--max-body", type=int, default=1 << 20, help="largest request body in bytes (1 MiB)"
+    )
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=DEFAULT_THREADS,
+        help=f"worker threads for tool calls, 1-256 ({DEFAULT_THREADS})",
+    )
     return parser
 
 
@@ -398,6 +420,37 @@ def _skills(palace: Palace, args: argparse.Namespace) -> Any:
     return lib.consolidate()
 
 
+def _mcp(palace: Palace, args: argparse.Namespace) -> Any:
+    require_extra()
+    from mindpalace.server.mcp import run_stdio  # noqa: PLC0415 - optional extra
+
+    run_stdio(palace)
+
+
+def _serve(palace: Palace, args: argparse.Namespace) -> Any:
+    require_extra()
+    from mindpalace.server.http import serve  # noqa: PLC0415 - optional extra
+    from mindpalace.server.identity import is_loopback, load_tokens  # noqa: PLC0415
+
+    check_limit(args.threads, low=1, high=256, field="threads")
+    check_limit(args.max_body, low=1024, high=1 << 31, field="max_body")
+    if args.auth == "none" and not is_loopback(args.host):
+        raise ValidationError(
+            "auth", "none", reason=f"--auth none is refused on non-loopback host {args.host}"
+        )
+    tokens = load_tokens(
+        args.auth, env_tokens=palace.settings.tokens, default_agent=palace.scope.agent_id
+    )
+    serve(
+        palace,
+        tokens=tokens,
+        host=args.host,
+        port=args.port,
+        max_body=args.max_body,
+        threads=args.threads,
+    )
+
+
 _HANDLERS: dict[str, Handler] = {
     "remember": _remember,
     "recall": _recall,
@@ -428,6 +481,8 @@ _HANDLERS: dict[str, Handler] = {
     "context": lambda p, a: p.context(a.query, max_tokens=a.max_tokens).to_dict(),
     "skills": _skills,
     "demo": _demo,
+    "mcp": _mcp,
+    "serve": _serve,
 }
 
 

@@ -16,6 +16,8 @@ variable                    meaning
 ``MINDPALACE_PEER``         on: palaces are peer-facing (each needs a channel); off (default)
 ``MINDPALACE_SIGNALS``      on (default): record write sources, recall outcomes
                             and feedback in the signals table; off: record nothing
+``MINDPALACE_TOKENS``       server bearer tokens: ``AGENT=TOKEN`` pairs, comma-separated
+                            (``*=TOKEN``: a shared token; the agent comes from a header)
 =========================== =====================================================
 """
 
@@ -24,7 +26,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from mindpalace.errors import ConfigError, ValidationError
@@ -43,6 +45,7 @@ ENV_EMBED_DIMS = "MINDPALACE_EMBED_DIMS"
 ENV_EMBED_KEY_ENV = "MINDPALACE_EMBED_KEY_ENV"
 ENV_PEER = "MINDPALACE_PEER"
 ENV_SIGNALS = "MINDPALACE_SIGNALS"
+ENV_TOKENS = "MINDPALACE_TOKENS"
 
 EMBEDDERS = ("local", "static", "http", "hashing", "none")
 SWITCH = ("on", "off")
@@ -107,6 +110,7 @@ class Settings:
             was explicitly shared (``Scope.peer``).
         signals: record write sources, recall outcomes and feedback in the
             signals table (never in the memories themselves).
+        tokens: the HTTP server's bearer tokens (``AGENT=TOKEN`` pairs), if set.
     """
 
     agent_id: str = DEFAULT_AGENT
@@ -119,6 +123,7 @@ class Settings:
     embed_key_env: str | None = None
     peer: bool = False
     signals: bool = True
+    tokens: str | None = field(default=None, repr=False)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -139,4 +144,5 @@ class Settings:
             embed_key_env=env.get(ENV_EMBED_KEY_ENV) or None,
             peer=_switch(env, ENV_PEER, False),
             signals=_switch(env, ENV_SIGNALS, True),
+            tokens=env.get(ENV_TOKENS) or None,
         )

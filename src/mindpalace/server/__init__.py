@@ -1,0 +1,39 @@
+"""MCP and HTTP front ends: ``mindpalace mcp`` and ``mindpalace serve``.
+
+They need the optional ``server`` extra (the MCP SDK, Starlette, uvicorn);
+``require_extra`` says so plainly when it is missing. The modules:
+``tools`` (the operations, once), ``shaping`` (their JSON), ``identity``
+(tokens to agents), ``mcp`` (the MCP server) and ``http`` (REST + MCP over
+HTTP in one app).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+from mindpalace.errors import ConfigError
+
+__all__ = ["DEFAULT_THREADS", "require_extra"]
+
+# Worker threads for tool calls. Measured with bench/load.py (50 clients x
+# 40 mixed remember/recall calls, bundled MiniLM, 2 shared cores): 1 thread
+# 39-46 calls/s; 2, 4 and 8 threads 60-63/s with p95 1.1-1.4 s (4 best);
+# 40 threads 22-57/s with p95 2.8-8.8 s, as concurrent ONNX runs and Python
+# threads fight over two cores.
+DEFAULT_THREADS = 4
+
+_NEEDED = ("mcp", "pydantic", "starlette", "uvicorn")
+
+
+def require_extra() -> None:
+    """Check that the ``server`` extra is installed.
+
+    Raises:
+        ConfigError: naming the missing packages and the install command.
+    """
+    missing = [name for name in _NEEDED if importlib.util.find_spec(name) is None]
+    if missing:
+        raise ConfigError(
+            f"the MCP and HTTP servers need the 'server' extra (missing: {', '.join(missing)});"
+            " install it with: pip install 'mindpalace[server]'"
+        )

@@ -1,0 +1,422 @@
+"""``mindpalace serve``: MCP streamable HTTP at ``/mcp`` and a REST API under
+``/v1`` (OpenAPI at ``/openapi.json``), one process, one palace, many clients.
+
+The REST routes are generated from ``tools.OPERATIONS`` like the MCP tools:
+arguments come from the JSON body (POST) or the query string (GET, DELETE)
+plus the path, are checked against the tool's argument model, and the tool
+function runs in a worker thread. Status codes:
+
+====  ==============================================================
+400   invalid value (an enum names its valid options), seed 004 D
+401   no identity: missing or unknown bearer token (fails closed)
+403   the memory belongs to another agent
+404   no such memory in the caller's scope, or no such route
+413   request body over the limit
+422   malformed JSON, or arguments of the wrong shape or type
+====  ==============================================================
+
+Concurrency: Starlette runs each call's tool function in anyio's worker
+thread pool (``threads`` tokens). Reads and writes of the SQLite store
+serialise on its connection lock; embedding and ranking run outside it.
+Shutdown (SIGINT/SIGTERM) stops accepting connections and lets in-flight
+requests finish before the palace is closed, so an acknowledged write is
+committed and nothing in flight is cut.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import signal
+import sys
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import anyio.to_thread
+import pydantic
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from mindpalace import __version__
+from mindpalace.errors import MindPalaceError
+from mindpalace.palace import Palace
+from mindpalace.server import DEFAULT_THREADS
+from mindpalace.server.identity import AGENT_HEADER, AuthError, PalacePool, TokenTable
+from mindpalace.server.mcp import build_mcp, header_resolver
+from mindpalace.server.tools import OPERATIONS, Operation, arguments_model, describe_error
+
+__all__ = ["DEFAULT_MAX_BODY", "build_app", "openapi_document", "serve"]
+
+DEFAULT_MAX_BODY = 1024 * 1024
+PROTECTED = ("/v1/", "/mcp")
+_PATH_ARG = re.compile(r"{(\w+)}")
+
+
+def _problem(status: int, code: str, message: str, **extra: Any) -> JSONResponse:
+    headers = {"www-authenticate": "Bearer"} if status == 401 else None
+    return JSONResponse(
+        {"error": code, "message": message, **extra}, status_code=status, headers=headers
+    )
+
+
+# -- middleware -----------------------------------------------------------------------
+
+
+class BodyLimit:
+    """Refuses request bodies over ``limit`` bytes with 413, before the app
+    reads them: by Content-Length when sent, else by counting chunks (the
+    body is buffered, at most ``limit`` bytes, then replayed to the app)."""
+
+    def __init__(self, app: ASGIApp, *, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.limit:
+            await self._refuse(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":  # client went away
+                await self.app(scope, _replay([], message, receive), send)
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.limit:
+                await self._refuse(scope, receive, send)
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        await self.app(scope, _replay(chunks, None, receive), send)
+
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
+        response = _problem(
+            413, "payload_too_large", f"request body over the limit of {self.limit} bytes"
+        )
+        await response(scope, receive, send)
+
+
+def _replay(chunks: list[bytes], pending: Message | None, receive: Receive) -> Receive:
+    """A ``receive`` that first returns the buffered body, then defers to the
+    real one (which reports the client's disconnect)."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            if pending is not None:
+                return pending
+            return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+        return await receive()
+
+    return replay
+
+
+class Authenticate:
+    """Fails closed: a request to a protected path without a valid identity
+    gets 401 and never reaches the app. The agent found is put in the
+    request's state as ``agent_id``."""
+
+    def __init__(self, app: ASGIApp, *, tokens: TokenTable) -> None:
+        self.app = app
+        self.tokens = tokens
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"].startswith(PROTECTED):
+            headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+            try:
+                agent = self.tokens.agent_for(
+                    headers.get("authorization"), headers.get(AGENT_HEADER)
+                )
+            except AuthError as exc:
+                await _problem(401, "unauthorised", str(exc))(scope, receive, send)
+                return
+            scope.setdefault("state", {})["agent_id"] = agent
+        await self.app(scope, receive, send)
+
+
+# -- REST ---------------------------------------------------------------------------------
+
+
+def _schema_is_list(schema: dict[str, Any]) -> bool:
+    options = schema.get("anyOf", [schema])
+    return any(option.get("type") == "array" for option in options)
+
+
+def _rest_route(op: Operation, pool: PalacePool) -> Route:
+    model = arguments_model(op)
+    properties = model.model_json_schema().get("properties", {})
+    lists = {name for name, schema in properties.items() if _schema_is_list(schema)}
+
+    async def endpoint(request: Request) -> Response:
+        raw: dict[str, Any]
+        if op.method == "POST":
+            body = await request.body()
+            try:
+                decoded = json.loads(body) if body.strip() else {}
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                return _problem(422, "malformed_json", f"the body is not valid JSON: {exc}")
+            if not isinstance(decoded, dict):
+                return _problem(422, "malformed_json", "the body must be a JSON object")
+            raw = decoded
+        else:
+            raw = {
+                key: request.query_params.getlist(key) if key in lists else value
+                for key, value in request.query_params.items()
+            }
+        raw.update(request.path_params)
+        try:
+            arguments = model.model_validate(raw)
+        except pydantic.ValidationError as exc:
+            details = [
+                {"field": ".".join(str(p) for p in e["loc"]), "message": e["msg"]}
+                for e in exc.errors(include_url=False)
+            ]
+            return _problem(
+                422,
+                "invalid_arguments",
+                f"arguments do not match the schema; valid arguments: {', '.join(properties)}",
+                details=details,
+            )
+        kwargs = {name: getattr(arguments, name) for name in type(arguments).model_fields}
+        palace = pool.for_agent(request.state.agent_id)
+        try:
+            result = await anyio.to_thread.run_sync(lambda: op.run(palace, **kwargs))
+        except MindPalaceError as exc:
+            problem = describe_error(exc)
+            return JSONResponse(problem.to_dict(), status_code=problem.status)
+        return JSONResponse(result, status_code=op.status)
+
+    endpoint.__name__ = op.name
+    return Route(op.path, endpoint, methods=[op.method])
+
+
+# -- OpenAPI ------------------------------------------------------------------------------
+
+_PROBLEM_SCHEMA = {
+    "type": "object",
+    "required": ["error", "message"],
+    "properties": {
+        "error": {"type": "string", "description": "machine-readable code"},
+        "message": {"type": "string", "description": "what went wrong; names valid options"},
+        "field": {"type": "string"},
+        "valid": {"type": "array", "items": {"type": "string"}},
+        "details": {"type": "array", "items": {"type": "object"}},
+    },
+}
+
+_ERRORS = {
+    "400": "Invalid value; the message and `valid` list the valid options.",
+    "401": "Missing or unknown bearer token (or a shared token without the agent header).",
+    "403": "The memory belongs to another agent.",
+    "404": "No such memory in the caller's scope.",
+    "413": "Request body over the limit.",
+    "422": "Malformed JSON, or arguments of the wrong shape or type.",
+}
+
+
+def openapi_document() -> dict[str, Any]:
+    """The OpenAPI 3.1 description of the REST API, built from the same
+    argument models the routes validate with."""
+    paths: dict[str, dict[str, Any]] = {}
+    for op in OPERATIONS:
+        schema = arguments_model(op).model_json_schema()
+        properties: dict[str, Any] = schema.get("properties", {})
+        required = set(schema.get("required", []))
+        in_path = set(_PATH_ARG.findall(op.path))
+        parameters = [
+            {
+                "name": name,
+                "in": "path" if name in in_path else "query",
+                "required": name in in_path or name in required,
+                "description": prop.get("description", ""),
+                "schema": prop,
+            }
+            for name, prop in properties.items()
+            if name in in_path or op.method != "POST"
+        ]
+        responses: dict[str, Any] = {
+            str(op.status): {
+                "description": "Success.",
+                "content": {"application/json": {"schema": {"type": "object"}}},
+            },
+        }
+        for status, text in _ERRORS.items():
+            responses[status] = {
+                "description": text,
+                "content": {
+                    "application/json": {"schema": {"$ref": "#/components/schemas/Problem"}}
+                },
+            }
+        operation: dict[str, Any] = {
+            "operationId": op.name,
+            "summary": op.description.split(". ")[0].rstrip(".") + ".",
+            "description": op.description + f" (MCP tool `{op.name}`.)",
+            "parameters": parameters,
+            "responses": responses,
+        }
+        if op.method == "POST":
+            body = {k: v for k, v in properties.items() if k not in in_path}
+            operation["requestBody"] = {
+                "required": True,
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "type": "object",
+                            "properties": body,
+                            "required": sorted(required - in_path),
+                            "additionalProperties": False,
+                        }
+                    }
+                },
+            }
+        paths.setdefault(op.path, {})[op.method.lower()] = operation
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "mindpalace",
+            "version": __version__,
+            "description": "Local-first memory for AI agents. The same operations are MCP tools"
+            " at /mcp (streamable HTTP).",
+        },
+        "paths": paths,
+        "components": {
+            "schemas": {"Problem": _PROBLEM_SCHEMA},
+            "securitySchemes": {
+                "bearer": {"type": "http", "scheme": "bearer"},
+                "agentHeader": {"type": "apiKey", "in": "header", "name": AGENT_HEADER},
+            },
+        },
+        "security": [{"bearer": []}, {"bearer": [], "agentHeader": []}],
+    }
+
+
+# -- the app ---------------------------------------------------------------------------------
+
+
+def build_app(
+    pool: PalacePool,
+    tokens: TokenTable,
+    *,
+    host: str = "127.0.0.1",
+    max_body: int = DEFAULT_MAX_BODY,
+    threads: int = DEFAULT_THREADS,
+) -> ASGIApp:
+    """The ASGI app of ``mindpalace serve``.
+
+    Args:
+        pool: the palaces requests act through, one per agent.
+        tokens: bearer tokens and their agents.
+        host: the address served; a loopback one turns on the MCP SDK's DNS
+            rebinding protection (Host and Origin checks).
+        max_body: the largest request body accepted, in bytes.
+        threads: worker threads for tool calls.
+    """
+    mcp = build_mcp(header_resolver(pool, tokens))
+    # Stateless JSON responses: any request may go to any worker and carries
+    # its own identity; no session table to grow with clients.
+    mcp_app = mcp.streamable_http_app(
+        stateless_http=True, json_response=True, host=host, max_request_body_size=max_body
+    )
+    document = openapi_document()
+
+    async def openapi(request: Request) -> Response:
+        return JSONResponse(document)
+
+    async def health(request: Request) -> Response:
+        return JSONResponse({"status": "ok", "version": __version__})
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return _problem(404, "not_found", f"no route {request.method} {request.url.path}")
+
+    async def not_allowed(request: Request, exc: Exception) -> Response:
+        return _problem(405, "method_not_allowed", f"{request.method} is not allowed here")
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        anyio.to_thread.current_default_thread_limiter().total_tokens = threads
+        async with mcp.session_manager.run():
+            yield
+
+    routes: list[BaseRoute] = [
+        *(_rest_route(op, pool) for op in OPERATIONS),
+        *mcp_app.routes,
+        Route("/openapi.json", openapi),
+        Route("/healthz", health),
+    ]
+    handlers: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {
+        404: not_found,
+        405: not_allowed,
+    }
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers=handlers)
+    # Identity first: an anonymous caller gets its 401 before any body is read.
+    return Authenticate(BodyLimit(app, limit=max_body), tokens=tokens)
+
+
+def serve(
+    palace: Palace,
+    *,
+    tokens: TokenTable,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    max_body: int = DEFAULT_MAX_BODY,
+    threads: int = DEFAULT_THREADS,
+) -> None:
+    """Serve ``palace`` until SIGINT or SIGTERM; in-flight requests finish first.
+
+    Args:
+        palace: the palace opened by the caller (who closes it afterwards);
+            other agents' palaces share its store.
+        tokens: bearer tokens and their agents.
+        host: the address to listen on.
+        port: the TCP port.
+        max_body: the largest request body accepted, in bytes.
+        threads: worker threads for tool calls.
+    """
+    app = build_app(PalacePool(palace), tokens, host=host, max_body=max_body, threads=threads)
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        timeout_graceful_shutdown=30,
+        lifespan="on",
+    )
+    server = uvicorn.Server(config)
+    # uvicorn shuts down gracefully on SIGINT/SIGTERM, then re-raises the
+    # signal through the handler it found installed. Installing one that only
+    # notes the signal lets ``serve`` return, so the caller closes the palace.
+    caught: list[int] = []
+    watched = (signal.SIGINT, signal.SIGTERM)
+    previous = (
+        {sig: signal.signal(sig, lambda signum, frame: caught.append(signum)) for sig in watched}
+        if threading.current_thread() is threading.main_thread()
+        else {}
+    )
+    print(
+        f"mindpalace: serving {palace.store.location} on http://{host}:{port}"
+        " (MCP /mcp, REST /v1, OpenAPI /openapi.json)",
+        file=sys.stderr,
+        flush=True,
+    )
+    try:
+        server.run()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if caught:
+        print(f"mindpalace: stopped by {signal.Signals(caught[0]).name}", file=sys.stderr)

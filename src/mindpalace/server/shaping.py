@@ -1,0 +1,77 @@
+"""One JSON shape for what every tool returns, on every transport.
+
+Field names follow the seeds (camelCase, ``memoryId``), so an agent sees the
+same result over MCP stdio, MCP HTTP and REST. Recall results are seed 003's
+``{"memories": [...], "injectionBlock": "..."}``: the block quotes each
+memory's text through ``safety.neutralise`` because it is meant to be pasted
+into a prompt, where stored text must read as data, never as instructions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mindpalace.models import Hit, HitList, Memory, MessageMatch
+from mindpalace.safety import injection_block
+
+__all__ = ["hits_json", "injection_block", "memory_json", "message_json"]
+
+
+def memory_json(memory: Memory) -> dict[str, Any]:
+    """A memory as the tools show it: seed 003's fields first, then the rest
+    an agent may act on (its type, scope and times)."""
+    return {
+        "memoryId": memory.id,
+        "store": memory.store.value,
+        "category": memory.category.value,
+        "title": memory.title,
+        "content": memory.content,
+        "strength": round(memory.strength, 6),
+        "confidence": round(memory.confidence, 6),
+        "tags": list(memory.tags),
+        "type": memory.type.value,
+        "source": memory.source.value,
+        "visibility": memory.visibility.value,
+        "group": memory.group,
+        "channel": memory.channel,
+        "agentId": memory.agent_id,
+        "session": memory.session,
+        "constraint": memory.constraint,
+        "archived": memory.archived,
+        "createdAt": memory.created_at.isoformat(),
+        "updatedAt": memory.updated_at.isoformat(),
+        "validFrom": memory.valid_from.isoformat() if memory.valid_from else None,
+        "validTo": memory.valid_to.isoformat() if memory.valid_to else None,
+        "supersededBy": memory.superseded_by,
+    }
+
+
+def _hit_json(hit: Hit) -> dict[str, Any]:
+    out = memory_json(hit.memory)
+    out["score"] = round(hit.score, 6)
+    # The hit's confidence folds in age and use, unlike the stored one.
+    out["confidence"] = round(hit.confidence, 6)
+    out["highConfidence"] = hit.high_confidence
+    out["associativeContext"] = [
+        {"memoryId": a.memory_id, "weight": round(a.weight, 6), "path": list(a.path)}
+        for a in hit.associative_context
+    ]
+    return out
+
+
+def hits_json(hits: HitList) -> dict[str, Any]:
+    """Seed 003's recall result, plus how the search ran (``mode``, ``notice``)."""
+    return {
+        "memories": [_hit_json(hit) for hit in hits],
+        "injectionBlock": injection_block(hits),
+        "mode": hits.mode,
+        "notice": hits.notice,
+    }
+
+
+def message_json(match: MessageMatch) -> dict[str, Any]:
+    """A conversation turn that matched a phrase, with the turns around it."""
+    out = memory_json(match.memory)
+    out["before"] = [memory_json(m) for m in match.before]
+    out["after"] = [memory_json(m) for m in match.after]
+    return out

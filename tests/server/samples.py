@@ -1,0 +1,156 @@
+"""One sample call per tool, and what its result must show.
+
+Both transports' round-trip tests run every entry; ``test_every_tool_has_a
+sample`` fails when a tool is added to ``OPERATIONS`` without one here.
+``args`` gets the seeded ids; ``check`` gets the structured result and ids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Sample:
+    args: Callable[[dict[str, str]], dict[str, Any]]
+    check: Callable[[dict[str, Any], dict[str, str]], None]
+
+
+def _check_store(result: dict[str, Any], ids: dict[str, str]) -> None:
+    memory = result["memory"]
+    assert memory["memoryId"].startswith("mem_")
+    assert memory["category"] == "lesson"
+    assert memory["tags"] == ["release"]
+    assert memory["agentId"] == "alice"
+
+
+def _check_search(result: dict[str, Any], ids: dict[str, str]) -> None:
+    found = [m["memoryId"] for m in result["memories"]]
+    assert ids["fact"] in found
+    assert ids["bob"] not in found  # bob's isolated memory never reaches alice
+    first = result["memories"][0]
+    assert set(first) >= {
+        "memoryId",
+        "store",
+        "category",
+        "title",
+        "content",
+        "strength",
+        "confidence",
+        "tags",
+        "score",
+    }
+    assert 0 <= first["score"] <= 1
+    assert result["injectionBlock"].startswith("⚠️ mindpalace — Informational Context Only")
+    assert "many processes share one file" in result["injectionBlock"]
+
+
+def _check_recall(result: dict[str, Any], ids: dict[str, str]) -> None:
+    _check_search(result, ids)
+    assert all(m["store"] == "semantic" for m in result["memories"])
+    assert all(m["category"] == "decision" for m in result["memories"])
+
+
+def _check_recent(result: dict[str, Any], ids: dict[str, str]) -> None:
+    contents = [m["content"] for m in result["messages"]]
+    assert contents[-1] == "Ann: Thanks, noted."
+    assert len(contents) == 2
+
+
+def _check_messages(result: dict[str, Any], ids: dict[str, str]) -> None:
+    matches = result["messages"]
+    assert len(matches) == 2
+    assert all("rollback plan" in m["content"].lower() for m in matches)
+    first_turn = next(m for m in matches if m["content"].startswith("Ann:"))
+    assert first_turn["after"][0]["content"].startswith("Bo: The rollback plan")
+
+
+def _check_get(result: dict[str, Any], ids: dict[str, str]) -> None:
+    assert result["memory"]["memoryId"] == ids["fact"]
+    assert result["memory"]["tags"] == ["storage", "architecture"]
+
+
+def _check_forget(result: dict[str, Any], ids: dict[str, str]) -> None:
+    assert result == {"forgotten": ids["scratch"], "hard": False}
+
+
+def _check_stats(result: dict[str, Any], ids: dict[str, str]) -> None:
+    stats = result["stats"]
+    assert stats["by_agent"].get("bob") is None  # alice sees only what she may
+    assert stats["memories"] >= 4
+
+
+def _check_activate(result: dict[str, Any], ids: dict[str, str]) -> None:
+    assert result["skills"][0]["name"] == "api-integration"
+    assert set(result["skills"][0]) >= {"name", "score", "tags", "associative_context"}
+
+
+def _check_get_skill(result: dict[str, Any], ids: dict[str, str]) -> None:
+    skill = result["skill"]
+    assert skill["name"] == "api-integration"
+    assert skill["sections"] and "httpx" in skill["tools"]
+
+
+def _check_find(result: dict[str, Any], ids: dict[str, str]) -> None:
+    assert result["skills"][0]["name"] == "api-integration"
+
+
+def _check_context(result: dict[str, Any], ids: dict[str, str]) -> None:
+    context = result["context"]
+    assert context["tokens"] <= 512
+    assert "many processes share one file" in context["context"]
+    assert "private note" not in context["context"]  # bob's memory never reaches alice
+
+
+def _check_feedback(result: dict[str, Any], ids: dict[str, str]) -> None:
+    assert result == {"recorded": True, "memoryId": ids["fact"], "useful": True}
+
+
+SAMPLES: dict[str, Sample] = {
+    "memory_store": Sample(
+        lambda ids: {
+            "content": "Lesson: tag releases from the CI job only",
+            "category": "lesson",
+            "tags": ["release"],
+            "type": "task",
+        },
+        _check_store,
+    ),
+    "memory_search": Sample(
+        lambda ids: {"query": "why did we pick sqlite for storage", "type": ["unknown"]},
+        _check_search,
+    ),
+    "recall": Sample(
+        lambda ids: {
+            "query": "sqlite storage decision",
+            "stores": ["semantic"],
+            "categories": ["decision"],
+            "tags": ["storage"],
+            "limit": 5,
+            "includeArchived": False,
+        },
+        _check_recall,
+    ),
+    "recent": Sample(lambda ids: {"n": 2, "session": "standup-1"}, _check_recent),
+    "search_messages": Sample(
+        lambda ids: {"phrase": "rollback plan", "around": 1}, _check_messages
+    ),
+    "memory_get": Sample(lambda ids: {"memoryId": ids["fact"]}, _check_get),
+    "memory_forget": Sample(lambda ids: {"memoryId": ids["scratch"]}, _check_forget),
+    "memory_stats": Sample(lambda ids: {}, _check_stats),
+    "activate_skills": Sample(
+        lambda ids: {"query": "integrate a third-party REST API with retries", "limit": 3},
+        _check_activate,
+    ),
+    "get_skill": Sample(lambda ids: {"name": "api-integration"}, _check_get_skill),
+    "find_skills": Sample(lambda ids: {"tags": "api,http"}, _check_find),
+    "memory_recall": Sample(
+        lambda ids: {"query": "why sqlite for the embedded store", "max_tokens": 512},
+        _check_context,
+    ),
+    "memory_feedback": Sample(
+        lambda ids: {"memoryId": ids["fact"], "useful": True}, _check_feedback
+    ),
+}

@@ -1,0 +1,326 @@
+"""The REST API against a real ``mindpalace serve`` on loopback (httpx)."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import re
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+from openapi_spec_validator import validate
+
+from mindpalace import Palace
+from mindpalace.config import Settings
+from mindpalace.server.tools import OPERATIONS, Operation
+
+from .conftest import Server, server_env
+from .samples import SAMPLES
+
+
+def call(client: httpx.Client, op: Operation, args: dict[str, Any]) -> httpx.Response:
+    """The REST request for ``op``: path arguments in the path, the rest in
+    the query (GET, DELETE) or the JSON body (POST)."""
+    path_args = set(re.findall(r"{(\w+)}", op.path))
+    path = op.path.format(**{k: args[k] for k in path_args})
+    rest = {k: v for k, v in args.items() if k not in path_args}
+    if op.method == "POST":
+        return client.post(path, json=rest)
+    return client.request(op.method, path, params=rest)
+
+
+@pytest.mark.parametrize("op", OPERATIONS, ids=lambda op: op.name)
+def test_every_operation_round_trips(server: Server, op: Operation) -> None:
+    sample = SAMPLES[op.name]
+    with server.client() as client:
+        response = call(client, op, sample.args(server.ids))
+    assert response.status_code == op.status, response.text
+    sample.check(response.json(), server.ids)
+
+
+def test_every_tool_has_a_sample() -> None:
+    assert sorted(SAMPLES) == sorted(op.name for op in OPERATIONS)
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "field", "valid"),
+    [
+        ("/v1/memories", {"content": "x", "type": "persn"}, "type", "person"),
+        ("/v1/memories", {"content": "x", "store": "semntic"}, "store", "semantic"),
+        ("/v1/memories", {"content": "x", "category": "idea"}, "category", "decision"),
+        ("/v1/memories", {"content": "x", "visibility": "public"}, "visibility", "shared"),
+        ("/v1/search", {"query": "x", "type": ["gadget"]}, "type", "tool"),
+        ("/v1/recall", {"query": "x", "stores": ["longterm"]}, "store", "episodic"),
+        ("/v1/recall", {"query": "x", "categories": ["note"]}, "category", "lesson"),
+    ],
+)
+def test_invalid_enum_is_400_naming_valid_options(
+    server: Server, path: str, body: dict[str, Any], field: str, valid: str
+) -> None:
+    with server.client() as client:
+        response = client.post(path, json=body)
+    assert response.status_code == 400
+    problem = response.json()
+    assert problem["error"] == "invalid_argument"
+    assert problem["field"] == field
+    assert valid in problem["valid"]
+    assert "valid options:" in problem["message"]
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/v1/recall", {"query": "x", "limit": 0}),
+        ("/v1/recall", {"query": "x", "limit": 21}),
+        ("/v1/memories", {"content": "   "}),
+        ("/v1/memories", {"content": "x", "confidence": 1.5}),
+        ("/v1/messages/search", {"phrase": ""}),
+    ],
+)
+def test_out_of_range_values_are_400(server: Server, path: str, body: dict[str, Any]) -> None:
+    with server.client() as client:
+        response = client.post(path, json=body)
+    assert response.status_code == 400, response.text
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {},
+        {"authorization": "Bearer wrong-token"},
+        {"authorization": "Basic YWxpY2U6eA=="},
+        {"authorization": "Bearer gateway-token"},  # shared token needs the agent header
+        {"authorization": "Bearer gateway-token", "x-mindpalace-agent-id": ""},
+    ],
+)
+@pytest.mark.parametrize("path", ["/v1/stats", "/mcp"])
+def test_no_identity_fails_closed(server: Server, headers: dict[str, str], path: str) -> None:
+    with server.client(token=None, **headers) as client:
+        response = client.get(path)
+    assert response.status_code == 401
+    assert response.headers["www-authenticate"] == "Bearer"
+
+
+def test_shared_token_acts_as_the_named_agent(server: Server) -> None:
+    gateway = server.client("gateway-token", **{"x-mindpalace-agent-id": "carol"})
+    with gateway as client:
+        stored = client.post("/v1/memories", json={"content": "Carol likes the blue theme"})
+        assert stored.status_code == 201
+        assert stored.json()["memory"]["agentId"] == "carol"
+        memory_id = stored.json()["memory"]["memoryId"]
+    with server.client("alice-token") as alice:
+        assert alice.get(f"/v1/memories/{memory_id}").status_code == 404
+
+
+def test_agents_are_isolated(server: Server) -> None:
+    with server.client("bob-token") as bob:
+        assert bob.get(f"/v1/memories/{server.ids['bob']}").status_code == 200
+        assert bob.get(f"/v1/memories/{server.ids['fact']}").status_code == 404
+        found = bob.post("/v1/recall", json={"query": "sqlite storage"}).json()["memories"]
+        assert [m["memoryId"] for m in found] == [server.ids["bob"]]
+
+
+def test_forgetting_another_agents_shared_memory_is_403(server: Server) -> None:
+    with server.client("bob-token") as bob:
+        shared = bob.post(
+            "/v1/memories", json={"content": "Team lunch is on Friday", "visibility": "shared"}
+        )
+        memory_id = shared.json()["memory"]["memoryId"]
+    with server.client("alice-token") as alice:
+        assert alice.get(f"/v1/memories/{memory_id}").status_code == 200
+        response = alice.delete(f"/v1/memories/{memory_id}")
+    assert response.status_code == 403
+    assert response.json()["error"] == "forbidden"
+
+
+def test_unknown_memory_and_route_are_404(server: Server) -> None:
+    with server.client() as client:
+        assert client.get("/v1/memories/mem_00000000000000000000000000").status_code == 404
+        assert client.delete("/v1/memories/mem_00000000000000000000000000").status_code == 404
+        missing = client.get("/v1/no-such-thing")
+    assert missing.status_code == 404
+    assert missing.json()["error"] == "not_found"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b'{"query": "x"', b"not json", b"[1, 2]", b'"just a string"', b"\xff\xfe"],
+)
+def test_malformed_json_is_422(server: Server, body: bytes) -> None:
+    with server.client() as client:
+        response = client.post(
+            "/v1/recall", content=body, headers={"content-type": "application/json"}
+        )
+    assert response.status_code == 422
+    assert response.json()["error"] == "malformed_json"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [{}, {"query": 5}, {"query": "x", "limit": "many"}, {"query": "x", "colour": "red"}],
+)
+def test_arguments_of_the_wrong_shape_are_422(server: Server, body: dict[str, Any]) -> None:
+    with server.client() as client:
+        response = client.post("/v1/recall", json=body)
+    assert response.status_code == 422
+    problem = response.json()
+    assert problem["error"] == "invalid_arguments"
+    assert "includeArchived" in problem["message"]  # the valid arguments are named
+
+
+def test_oversize_body_is_413(server: Server) -> None:
+    big = {"content": "a" * (1024 * 1024 + 10)}
+    with server.client() as client:
+        declared = client.post("/v1/memories", json=big)
+
+        def chunks() -> Any:  # no Content-Length: the limit counts the stream
+            yield b'{"content": "'
+            for _ in range(20):
+                yield b"b" * 65536
+            yield b'"}'
+
+        streamed = client.post("/v1/memories", content=chunks())
+        mcp = client.post("/mcp", json=big)
+    assert declared.status_code == 413
+    assert streamed.status_code == 413
+    assert mcp.status_code == 413
+    assert declared.json()["error"] == "payload_too_large"
+
+
+def test_openapi_is_served_and_valid(server: Server) -> None:
+    response = httpx.get(f"{server.url}/openapi.json")  # public: no token needed
+    assert response.status_code == 200
+    document = response.json()
+    validate(document)
+    operations = {
+        operation["operationId"]
+        for path in document["paths"].values()
+        for operation in path.values()
+    }
+    assert operations == {op.name for op in OPERATIONS}
+    store = document["paths"]["/v1/memories"]["post"]["requestBody"]["content"]
+    type_schema = store["application/json"]["schema"]["properties"]["type"]
+    assert "person" in type_schema["enum"]
+
+
+def test_many_concurrent_clients_lose_nothing(server: Server) -> None:
+    """20 clients x 10 mixed writes and recalls at once: no error, and every
+    acknowledged write is readable afterwards."""
+
+    def client_run(worker: int) -> list[str]:
+        ids = []
+        with server.client("gateway-token", **{"x-mindpalace-agent-id": f"load{worker % 4}"}) as c:
+            for i in range(10):
+                stored = c.post(
+                    "/v1/memories", json={"content": f"load note {worker}-{i} about otters"}
+                )
+                assert stored.status_code == 201, stored.text
+                ids.append(stored.json()["memory"]["memoryId"])
+                found = c.post("/v1/recall", json={"query": f"otters {worker}", "limit": 3})
+                assert found.status_code == 200, found.text
+        return ids
+
+    with concurrent.futures.ThreadPoolExecutor(20) as pool:
+        written = [i for ids in pool.map(client_run, range(20)) for i in ids]
+    assert len(set(written)) == 200
+    with Palace(server.db, management=True, settings=Settings(embedder="hashing")) as palace:
+        for memory_id in written:
+            palace.get(memory_id)
+
+
+def test_shutdown_keeps_every_acknowledged_write(fresh_server: Callable[..., Server]) -> None:
+    """SIGTERM while clients write: the server exits cleanly, and every write
+    it acknowledged is in the file."""
+    running = fresh_server()
+    acknowledged: list[str] = []
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def writer(worker: int) -> None:
+        with running.client() as client:
+            i = 0
+            while not stop.is_set():
+                try:
+                    response = client.post(
+                        "/v1/memories", json={"content": f"shutdown test {worker}-{i}"}
+                    )
+                except httpx.TransportError:
+                    return  # the server is gone: this write was never acknowledged
+                if response.status_code == 201:
+                    with lock:
+                        acknowledged.append(response.json()["memory"]["memoryId"])
+                i += 1
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(8)]
+    for thread in threads:
+        thread.start()
+    time.sleep(1.0)
+    status = running.stop()
+    stop.set()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert status == 0
+    assert len(acknowledged) > 10
+    with Palace(running.db, management=True, settings=Settings(embedder="hashing")) as palace:
+        for memory_id in acknowledged:
+            palace.get(memory_id)
+
+
+def test_auth_none_is_refused_off_loopback(fresh_server: Callable[..., Server]) -> None:
+    with pytest.raises(AssertionError, match="refused on non-loopback"):
+        fresh_server("--auth", "none", "--host", "0.0.0.0")  # noqa: S104 - refused before binding
+
+
+def test_auth_none_on_loopback_acts_as_the_default_agent(
+    fresh_server: Callable[..., Server],
+) -> None:
+    running = fresh_server("--auth", "none", "--agent", "solo")
+    with running.client(token=None) as client:
+        stored = client.post("/v1/memories", json={"content": "solo note"})
+    assert stored.json()["memory"]["agentId"] == "solo"
+
+
+def test_missing_tokens_refuse_to_start(fresh_server: Callable[..., Server]) -> None:
+    env = server_env()
+    del env["MINDPALACE_TOKENS"]
+    with pytest.raises(AssertionError, match="MINDPALACE_TOKENS is not set"):
+        fresh_server(env=env)
+
+
+def test_tokens_file(fresh_server: Callable[..., Server], tmp_path: Any) -> None:
+    tokens = tmp_path / "tokens"
+    tokens.write_text("# agents\ndana=dana-secret\n")
+    running = fresh_server("--auth", str(tokens))
+    with running.client("dana-secret") as client:
+        assert client.get("/v1/stats").status_code == 200
+    with running.client("alice-token") as client:  # env tokens are not used
+        assert client.get("/v1/stats").status_code == 401
+
+
+def test_hard_forget_from_the_query_string(server: Server) -> None:
+    with server.client() as client:
+        stored = client.post("/v1/memories", json={"content": "Temporary heron count: 12"})
+        memory_id = stored.json()["memory"]["memoryId"]
+        forgotten = client.delete(f"/v1/memories/{memory_id}", params={"hard": "true"})
+        assert forgotten.json() == {"forgotten": memory_id, "hard": True}
+        assert client.get(f"/v1/memories/{memory_id}").status_code == 404
+        assert (
+            client.delete(f"/v1/memories/{memory_id}", params={"hard": "maybe"}).status_code == 422
+        )
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        (("--threads", "0"), "threads must be an integer from 1 to 256"),
+        (("--max-body", "10"), "max_body must be an integer from 1024"),
+    ],
+)
+def test_bad_serve_options_are_refused(
+    fresh_server: Callable[..., Server], option: tuple[str, str], message: str
+) -> None:
+    with pytest.raises(AssertionError, match=message):
+        fresh_server(*option)
