@@ -14,17 +14,27 @@ __all__ = ["AddResult", "ImportReport", "SQLiteStore", "Store", "TextMatch", "op
 def open_store(target: str | Path, *, busy_timeout: float = 30.0) -> Store:
     """Open the backend a path or URL names.
 
-    ``memories.db``, ``sqlite:///abs/path.db`` and ``:memory:`` are SQLite.
+    ``memories.db``, ``sqlite:///abs/path.db`` and ``:memory:`` are SQLite;
+    ``postgresql://user@host/db`` (or ``postgres://``) is PostgreSQL, which
+    needs the ``postgres`` extra.
 
     Raises:
-        ConfigError: for a URL scheme no backend serves.
+        ConfigError: for a URL scheme no backend serves, or PostgreSQL
+            without its extra installed.
     """
     text = str(target)
+    if text.startswith(("postgresql://", "postgres://")):
+        # Imported here, not at the top: psycopg is an optional extra, and a
+        # SQLite palace must open without it.
+        from mindpalace.store.postgres import PostgresStore  # noqa: PLC0415
+
+        return PostgresStore(text, busy_timeout=busy_timeout)
     if text.startswith("sqlite:///"):
         text = text.removeprefix("sqlite://")
     elif "://" in text:
         scheme = text.split("://", 1)[0]
         raise ConfigError(
-            f"no backend for {scheme!r} URLs; valid options: a file path, sqlite:///PATH, :memory:"
+            f"no backend for {scheme!r} URLs; valid options: a file path, sqlite:///PATH,"
+            " :memory:, postgresql://USER@HOST/DB"
         )
     return SQLiteStore(text, busy_timeout=busy_timeout)
