@@ -53,6 +53,7 @@ COMMANDS = [
     "search-messages",
     "recent",
     "reindex",
+    "migrate",
     "demo",
 ]
 

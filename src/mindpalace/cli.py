@@ -21,6 +21,7 @@ from mindpalace.conversations import FORMATS, read_messages
 from mindpalace.errors import MindPalaceError, ValidationError
 from mindpalace.models import Category, MemoryType, Source, StoreKind, Visibility, parse_enum
 from mindpalace.palace import Palace
+from mindpalace.store import migrate
 
 __all__ = ["build_parser", "main"]
 
@@ -153,6 +154,10 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
         "reindex",
         "Embed every memory with the configured model (after a change of model).",
     )
+
+    p = command("migrate", "Copy a whole palace into an empty one (any backends), verified.")
+    p.add_argument("--from", dest="source", required=True, help="palace file or URL to copy")
+    p.add_argument("--to", dest="destination", required=True, help="empty palace file or URL")
 
     p = command("demo", "Remember a few memories in a scratch palace and recall them.")
     return parser
@@ -386,8 +391,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         _precheck(args)
-        with _open(args) as palace:
-            result = _HANDLERS[args.command](palace, args)
+        if args.command == "migrate":  # two palaces, opened as stores: no agent, no model
+            result = migrate(args.source, args.destination).to_dict()
+        else:
+            with _open(args) as palace:
+                result = _HANDLERS[args.command](palace, args)
     except ValidationError as exc:
         print(f"mindpalace {args.command}: error: {exc}", file=sys.stderr)
         return 2

@@ -6,9 +6,20 @@ from pathlib import Path
 
 from mindpalace.errors import ConfigError
 from mindpalace.store.base import AddResult, ImportReport, Store, TextMatch
+from mindpalace.store.core import SqlCore
 from mindpalace.store.sqlite import SQLiteStore
+from mindpalace.store.transfer import TransferReport, copy_palace
 
-__all__ = ["AddResult", "ImportReport", "SQLiteStore", "Store", "TextMatch", "open_store"]
+__all__ = [
+    "AddResult",
+    "ImportReport",
+    "SQLiteStore",
+    "Store",
+    "TextMatch",
+    "TransferReport",
+    "migrate",
+    "open_store",
+]
 
 
 def open_store(target: str | Path, *, busy_timeout: float = 30.0) -> Store:
@@ -38,3 +49,25 @@ def open_store(target: str | Path, *, busy_timeout: float = 30.0) -> Store:
             " :memory:, postgresql://USER@HOST/DB"
         )
     return SQLiteStore(text, busy_timeout=busy_timeout)
+
+
+def migrate(
+    source: str | Path, destination: str | Path, *, busy_timeout: float = 30.0
+) -> TransferReport:
+    """Copy the palace at ``source`` into the empty palace at ``destination``
+    (paths or URLs, any backends), verified by row counts and digests.
+
+    Raises:
+        StorageError: the destination is not empty or the copy does not
+            match (then nothing is written).
+    """
+    src = open_store(source, busy_timeout=busy_timeout)
+    try:
+        dst = open_store(destination, busy_timeout=busy_timeout)
+        try:
+            assert isinstance(src, SqlCore) and isinstance(dst, SqlCore)
+            return copy_palace(src, dst)
+        finally:
+            dst.close()
+    finally:
+        src.close()

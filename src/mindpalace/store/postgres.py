@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -169,10 +169,21 @@ class PostgresDialect(Dialect):
     blob_type = "BYTEA"
     lower = "mp_lower"
     placeholder = "%s"
+    list_tables_sql = "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+    derived_columns = frozenset({"memories.fts", "memories.fts_len"})
 
     def sql(self, text: str) -> str:
         """Shared SQL for psycopg: a literal ``%`` doubled, ``?`` made ``%s``."""
         return text.replace("%", "%%").replace("?", "%s")
+
+    def after_bulk_insert(self, tables: Mapping[str, Sequence[str]]) -> list[str]:
+        """Move each ``seq`` sequence past the keys inserted explicitly."""
+        return [
+            f"SELECT setval(pg_get_serial_sequence('{table}', 'seq'),"
+            f" (SELECT COALESCE(MAX(seq), 0) + 1 FROM {table}), false)"
+            for table, columns in tables.items()
+            if "seq" in columns
+        ]
 
     def text_index_schema(self) -> list[str]:
         """The text search configuration, tsvector column, GIN index, BM25 functions."""
@@ -200,7 +211,7 @@ class PostgresDialect(Dialect):
 def _redact(url: str) -> str:
     """``url`` without its password, for messages and ``location``."""
     parts = urlsplit(url)
-    if parts.password is None:
+    if not parts.password:
         return url
     netloc = parts.netloc.rsplit("@", 1)
     user = (parts.username or "") + ":***"

@@ -70,6 +70,10 @@ class SQLiteDialect(Dialect):
     blob_type = "BLOB"
     # SQLite's LOWER() folds ASCII only; the store registers Python's.
     lower = "py_lower"
+    list_tables_sql = (
+        "SELECT name FROM sqlite_master WHERE type = 'table'"
+        " AND name NOT GLOB 'memories_fts*' AND name NOT GLOB 'sqlite_*'"
+    )
 
     def text_index_schema(self) -> list[str]:
         """FTS5 table and its sync triggers."""
