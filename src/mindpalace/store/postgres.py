@@ -228,16 +228,21 @@ class PostgresStore(SqlStore):
     _WRITE_LOCK = 0x6D70_616C  # "mpal"
 
     def __init__(self, url: str, *, busy_timeout: float = 30.0, max_connections: int = 8) -> None:
-        self._url = url
         self._location = _redact(url)
         self._busy_timeout = busy_timeout
         self._closed = threading.Event()
         lock_ms = max(1, int(busy_timeout * 1000))
+
+        def configure(conn: psycopg.Connection[Any]) -> None:
+            # A writer waits this long for the write lock, then is BusyError.
+            conn.execute(f"SET lock_timeout = {lock_ms}")
+
         self._pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
             url,
             min_size=1,
             max_size=max_connections,
-            kwargs={"autocommit": True, "options": f"-c lock_timeout={lock_ms}"},
+            kwargs={"autocommit": True},
+            configure=configure,
             timeout=busy_timeout,
             open=False,
         )
