@@ -3,6 +3,7 @@ serialisation across processes, and BM25 equal to SQLite's FTS5 bm25()."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -13,6 +14,8 @@ import psycopg
 import pytest
 
 from mindpalace import Palace
+from mindpalace.cli import main
+from mindpalace.embed.hashing import HashingEmbedder
 from mindpalace.errors import BusyError, ConfigError, StorageError
 from mindpalace.models import NewMemory, RecallFilters, Scope
 from mindpalace.store import open_store
@@ -165,9 +168,60 @@ def test_bm25_equals_fts5_bm25(tmp_path: Path, postgres_url: str, terms: list[st
 
 
 def test_palace_opens_by_url(postgres_url: str) -> None:
-    from mindpalace.embed.hashing import HashingEmbedder
-
     with Palace.open(postgres_url, embedder=HashingEmbedder()) as palace:
         memory = palace.remember("Opened by URL", tags=["url"])
         assert palace.recall("opened")[0].memory.id == memory.id
         assert palace.stats().path == postgres_url
+
+
+def _cli(capsys: pytest.CaptureFixture[str], db: str, *args: str) -> object:
+    assert main(["--db", db, *args]) == 0, capsys.readouterr().err
+    out = capsys.readouterr().out
+    return json.loads(out) if out.strip().startswith(("{", "[")) else out
+
+
+def _shape(value: object) -> object:
+    """``value`` without what differs between two palaces: ids, clocks, paths."""
+    if isinstance(value, list):
+        return [_shape(v) for v in value]
+    if isinstance(value, dict):
+        return {
+            k: _shape(v)
+            for k, v in value.items()
+            if k not in {"id", "created_at", "updated_at", "path", "score", "forgotten"}
+        }
+    return value
+
+
+def test_cli_behaves_the_same_on_both_backends(
+    tmp_path: Path,
+    postgres_url: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MINDPALACE_EMBEDDER", "hashing")
+    results = []
+    for db in (str(tmp_path / "cli.db"), postgres_url):
+        seen: list[object] = []
+        first = _cli(capsys, db, "remember", "Alice prefers green tea.", "--tags", "team")
+        _cli(capsys, db, "remember", "Deploy with make release.", "--category", "rule")
+        _cli(capsys, db, "remember", "Green energy is not tea.", "--visibility", "shared")
+        assert isinstance(first, dict)
+        for args in (
+            ["recall", "green tea"],
+            ["recall", "deploy", "--category", "rule"],
+            ["get", str(first["id"])],
+            ["list", "--tags", "team"],
+            ["stats"],
+            ["forget", str(first["id"])],
+            ["list"],
+            ["list", "--include-archived"],
+        ):
+            seen.append(_shape(_cli(capsys, db, *args)))
+        export = tmp_path / f"export-{len(results)}.jsonl"
+        _cli(capsys, db, "export", "-o", str(export))
+        seen.append(len(export.read_text().splitlines()))
+        results.append(seen)
+    assert results[0] == results[1]
+    recall = results[0][0]
+    assert isinstance(recall, list) and recall[0]["content"] == "Alice prefers green tea."
