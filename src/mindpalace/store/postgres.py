@@ -48,7 +48,18 @@ _K1 = 1.2
 _B = 0.75
 _WEIGHTS = {"A": 1.5, "B": 1.0, "C": 0.5, "D": 1.0}
 _WEIGHT_CASE = "CASE w " + " ".join(f"WHEN '{k}' THEN {v}" for k, v in _WEIGHTS.items()) + " END"
-_BM25_TERM = f"q.idf * f.f * {_K1 + 1} / (f.f + {_K1} * ({1 - _B} + {_B} * len / avgdl))"
+# The row side of BM25, as a scalar subquery over one matching row ``m``: the
+# sum over query lexemes of idf * f (k1 + 1) / (f + k1 (1 - b + b |D| / avgdl)),
+# with f the column-weighted count of the lexeme's occurrences in the row.
+# Written inline rather than as a SQL function: a function call per row cost
+# a third more time on LoCoMo-sized palaces.
+_BM25_SCORE = (
+    "(SELECT COALESCE(SUM(bm.idfs[array_position(bm.lexemes, f.lexeme)] * f.f"
+    f" * {_K1 + 1} / (f.f + {_K1} * ({1 - _B} + {_B} * m.fts_len / bm.avgdl))), 0)"
+    f" FROM (SELECT u.lexeme, SUM({_WEIGHT_CASE}) AS f"
+    " FROM unnest(m.fts) u, unnest(u.weights) w"
+    " WHERE u.lexeme = ANY (bm.lexemes) GROUP BY u.lexeme) f)"
+)
 
 _TEXT_SCHEMA = [
     "CREATE TEXT SEARCH DICTIONARY mp_english_stem (TEMPLATE = snowball, LANGUAGE = english)",
@@ -108,7 +119,7 @@ _TEXT_SCHEMA = [
     RETURNS TABLE (lexemes TEXT[], idfs DOUBLE PRECISION[], avgdl DOUBLE PRECISION)
     LANGUAGE sql STABLE AS $$
         WITH s AS (SELECT docs, tokens FROM text_stats WHERE id = 1),
-        l AS (
+        l AS MATERIALIZED (
             SELECT t.lexeme, (
                 SELECT COUNT(*) FROM memories
                 WHERE fts @@ quote_literal(t.lexeme)::tsquery
@@ -119,24 +130,6 @@ _TEXT_SCHEMA = [
                array_agg(GREATEST(ln((s.docs - l.n + 0.5) / (l.n + 0.5)), 1e-6)),
                GREATEST(s.tokens, 1)::DOUBLE PRECISION / GREATEST(s.docs, 1)
         FROM l, s GROUP BY s.docs, s.tokens
-    $$
-    """,
-    # The row side: sum over query lexemes of
-    # idf * f (k1 + 1) / (f + k1 (1 - b + b |D| / avgdl)), with f the
-    # column-weighted count of the lexeme's occurrences in the row.
-    f"""
-    CREATE FUNCTION mp_bm25(
-        fts tsvector, len INTEGER, lexemes TEXT[], idfs DOUBLE PRECISION[],
-        avgdl DOUBLE PRECISION
-    ) RETURNS DOUBLE PRECISION LANGUAGE sql IMMUTABLE AS $$
-        SELECT COALESCE(SUM({_BM25_TERM}), 0)
-        FROM (
-            SELECT u.lexeme, SUM({_WEIGHT_CASE}) AS f
-            FROM unnest(fts) u, unnest(u.weights) w
-            WHERE u.lexeme = ANY (lexemes)
-            GROUP BY u.lexeme
-        ) f
-        JOIN unnest(lexemes, idfs) AS q(lexeme, idf) ON q.lexeme = f.lexeme
     $$
     """,
     # LOWER() follows the database's collation, which may fold ASCII only;
@@ -192,10 +185,13 @@ class PostgresDialect(Dialect):
     def text_query(self, terms: Sequence[str]) -> TextQuery:
         """Any-term match ranked by BM25.
 
-        ``ts_rank``/``ts_rank_cd`` ignore document frequency and length
-        normalisation; on LoCoMo they rank clearly below FTS5's BM25, so the
-        score is BM25 itself: ``mp_bm25_query`` computes the per-lexeme IDF
-        once, ``mp_bm25`` scores each matching row.
+        ``ts_rank``/``ts_rank_cd`` ignore document frequency. Measured on
+        the LoCoMo development split (bm25-only recall, conversation turns
+        with their context, as the product ingests them), hit@10: SQLite
+        FTS5 0.783; here BM25 0.784, ts_rank 0.740, ts_rank_cd 0.689 (with
+        length normalisation 1: 0.729, 0.683). So the score is BM25 itself:
+        ``mp_bm25_query`` computes each query lexeme's IDF once, and a
+        subquery scores each matching row.
         """
         words = [w for term in terms for w in _WORD.findall(term)]
         # Every word quoted: no user text is tsquery syntax.
@@ -203,7 +199,7 @@ class PostgresDialect(Dialect):
         return TextQuery(
             source="mp_bm25_query(?) AS bm CROSS JOIN memories m",
             where=f"m.fts @@ to_tsquery('{_TS_CONFIG}', ?)",
-            score="mp_bm25(m.fts, m.fts_len, bm.lexemes, bm.idfs, bm.avgdl)",
+            score=_BM25_SCORE,
             params=(" ".join(words), tsquery),
         )
 
