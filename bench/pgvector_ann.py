@@ -10,6 +10,18 @@ the truth is exact cosine top-k under the same filter, in numpy::
     python -m bench.pgvector_ann --rows 100000
 
 Runs on the throwaway server of bench/pgserver.py.
+
+Measured here (2 shared cores, 100,000 x 384, 10 agents, 20% shared rows,
+200 queries; recall@10 against exact, p50 ms): numpy exact 1.000, 16.0;
+PostgreSQL sequential scan 1.000, 41.7; HNSW (m 16, ef_construction 64)
+ef_search 40: 0.990, 2.4, ef_search 100: 1.000, 2.2, build 103 s; IVFFlat
+(316 lists) probes 10: 0.998, 2.6, probes 30: 1.000, 5.9, build 4.3 s.
+Choice: HNSW with ef_search 100. It needs no training, so it stays accurate
+as a palace grows (IVFFlat's lists are fixed when the index is built and
+need rebuilding); its build cost is paid a row at a time as memories
+arrive. The product's dense path remains the exact in-process index, the
+same on both backends; pgvector is the measured option for palaces too big
+for one process's memory.
 """
 
 from __future__ import annotations
@@ -36,7 +48,7 @@ def _data(rows: int, dims: int, queries: int, seed: int = 7) -> tuple[npt.NDArra
     rng = np.random.default_rng(seed)
     centres = rng.normal(size=(max(rows // 100, 10), dims))
     points = centres[rng.integers(0, len(centres), rows + queries)]
-    points += rng.normal(scale=0.6, size=points.shape)
+    points += rng.normal(scale=1.0, size=points.shape)  # same-cluster cosine ~0.5
     points /= np.linalg.norm(points, axis=1, keepdims=True)
     data = points.astype(np.float32)
     return data[:rows], data[rows:]
