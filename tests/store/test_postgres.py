@@ -225,3 +225,15 @@ def test_cli_behaves_the_same_on_both_backends(
     assert results[0] == results[1]
     recall = results[0][0]
     assert isinstance(recall, list) and recall[0]["content"] == "Alice prefers green tea."
+
+
+def test_mindpalace_db_may_name_a_postgres_url(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("MINDPALACE_DB", postgres_url)
+    monkeypatch.setenv("MINDPALACE_EMBEDDER", "hashing")
+    assert main(["remember", "Stored through the environment"]) == 0
+    capsys.readouterr()
+    with Palace(embedder=HashingEmbedder()) as palace:
+        assert palace.store.location == postgres_url
+        assert [m.content for m in palace.memories()] == ["Stored through the environment"]
