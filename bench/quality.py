@@ -5,6 +5,10 @@ ablation in one process and prints markdown tables::
 
     python -m bench.quality                # all ablations
     python -m bench.quality --only fused   # configurations whose name contains "fused"
+    python -m bench.quality --backends sqlite,postgres   # both backends, one run
+
+PostgreSQL palaces live on a throwaway server (bench/pgserver.py): the one
+``MINDPALACE_TEST_POSTGRES_URL`` names, or an embedded one.
 """
 
 from __future__ import annotations
@@ -156,33 +160,66 @@ def _budgeted(
     return out
 
 
-def run(configs: Sequence[Config], conversations: Sequence[Conversation]) -> dict[str, Any]:
+class Palaces:
+    """One ingested palace per conversation, ingest, embedder and backend,
+    made on first use; PostgreSQL ones on a throwaway server."""
+
+    def __init__(self, scratch: Path, backends: Sequence[str]) -> None:
+        self.scratch = scratch
+        self.embedders = {
+            name: from_settings(Settings(embedder=name)) for name in ("local", "static")
+        }
+        self.palaces: dict[tuple[str, str, str, str], Palace] = {}
+        self.server = None
+        if "postgres" in backends:
+            from bench.pgserver import ThrowawayPostgres
+
+            self.server = ThrowawayPostgres(prefix="mindpalace_bench")
+
+    def get(
+        self, conversation: Conversation, ingest: Ingest, embedder: str, backend: str
+    ) -> Palace:
+        key = (conversation.name, ingest.name, embedder, backend)
+        if key in self.palaces:
+            return self.palaces[key]
+        name = f"{conversation.name}-{ingest.name}-{embedder}".replace("-", "_").lower()
+        target: str | Path = self.scratch / f"{name}.db"
+        if backend == "postgres":
+            assert self.server is not None
+            target = self.server.create(name)
+        p = Palace(target, embedder=self.embedders[embedder])
+        start = time.perf_counter()
+        if ingest is CONTEXT:  # the product's own conversation ingest
+            source = data_dir() / f"{conversation.name}.json"
+            p.add_messages(read_messages(source, format="locomo"))
+        else:
+            p.remember_many(_records(conversation, ingest))
+        self.palaces[key] = p
+        print(
+            f"  ingested {conversation.name} ({ingest.name}, {embedder}, {backend}):"
+            f" {len(conversation.turns)} turns in {time.perf_counter() - start:.2f} s",
+            file=sys.stderr,
+        )
+        return p
+
+    def close(self) -> None:
+        for p in self.palaces.values():
+            p.close()
+        if self.server is not None:
+            self.server.stop()
+
+
+def run(
+    configs: Sequence[Config],
+    conversations: Sequence[Conversation],
+    *,
+    backends: Sequence[str] = ("sqlite",),
+) -> dict[str, Any]:
     count = _tokens()
-    embedders = {name: from_settings(Settings(embedder=name)) for name in ("local", "static")}
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as scratch:
-        palaces: dict[tuple[str, str, str], Palace] = {}
-
-        def palace_for(conversation: Conversation, ingest: Ingest, embedder: str) -> Palace:
-            key = (conversation.name, ingest.name, embedder)
-            if key not in palaces:
-                path = Path(scratch) / f"{conversation.name}-{ingest.name}-{embedder}.db"
-                p = Palace(path, embedder=embedders[embedder])
-                start = time.perf_counter()
-                if ingest is CONTEXT:  # the product's own conversation ingest
-                    source = data_dir() / f"{conversation.name}.json"
-                    p.add_messages(read_messages(source, format="locomo"))
-                else:
-                    p.remember_many(_records(conversation, ingest))
-                palaces[key] = p
-                print(
-                    f"  ingested {conversation.name} ({ingest.name}, {embedder}):"
-                    f" {len(conversation.turns)} turns in {time.perf_counter() - start:.2f} s",
-                    file=sys.stderr,
-                )
-            return palaces[key]
-
-        for config in configs:
+        palaces = Palaces(Path(scratch), backends)
+        for config, backend in ((c, b) for c in configs for b in backends):
             per_question: list[dict[str, float]] = []
             per_category: dict[int, list[dict[str, float]]] = defaultdict(list)
             per_conversation: dict[str, list[dict[str, float]]] = defaultdict(list)
@@ -190,7 +227,7 @@ def run(configs: Sequence[Config], conversations: Sequence[Conversation]) -> dic
             abstained = 0
             foreign_total = 0
             for own, foreign in iter_pairs(conversations):
-                palace = palace_for(own, config.ingest, config.embedder)
+                palace = palaces.get(own, config.ingest, config.embedder, backend)
                 palace.recall_options = config.options
                 for question in own.questions:
                     start = time.perf_counter()
@@ -213,18 +250,18 @@ def run(configs: Sequence[Config], conversations: Sequence[Conversation]) -> dic
             summary["latency_p95_ms"] = statistics.quantiles(latencies, n=20)[18]
             if config.abstain:
                 summary["abstention"] = abstained / foreign_total
-            results[config.name] = {
+            label = config.name if len(backends) == 1 else f"{config.name} [{backend}]"
+            results[label] = {
                 "all": summary,
                 "by_category": {c: _mean(v) for c, v in sorted(per_category.items())},
                 "rows_by_conversation": dict(per_conversation),
             }
             print(
-                f"{config.name:34s} hit@10 {summary['hit@10']:.3f}  MRR {summary['mrr']:.3f}"
+                f"{label:44s} hit@10 {summary['hit@10']:.3f}  MRR {summary['mrr']:.3f}"
                 f"  sH@1 {summary['session_hit@1']:.3f}",
                 file=sys.stderr,
             )
-        for p in palaces.values():
-            p.close()
+        palaces.close()
     return results
 
 
@@ -332,7 +369,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--loco", action="store_true", help="leave-one-conversation-out check of the constants"
     )
+    parser.add_argument(
+        "--backends",
+        default="sqlite",
+        help="comma-separated: sqlite, postgres (default sqlite)",
+    )
     args = parser.parse_args(argv)
+    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    unknown = sorted(set(backends) - {"sqlite", "postgres"})
+    if unknown or not backends:
+        parser.error(f"unknown backend(s) {unknown}; valid options: sqlite, postgres")
     if not data_dir().is_dir():
         print(f"LoCoMo data not found at {data_dir()}; set MINDPALACE_LOCOMO", file=sys.stderr)
         return 2
@@ -341,7 +387,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(loco(conversations))
         return 0
     configs = [c for c in CONFIGS if not args.only or args.only in c.name]
-    results = run(configs, conversations)
+    results = run(configs, conversations, backends=backends)
     print(markdown(results))
     if args.json:
         for result in results.values():

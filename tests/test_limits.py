@@ -63,3 +63,16 @@ def test_limit_at_the_edge_is_accepted(small: Palace) -> None:
 def test_read_limits(small: Palace, call: Callable[[Palace], object], message: str) -> None:
     with pytest.raises(ValidationError, match=message):
         call(small)
+
+
+@pytest.mark.parametrize("field", ["content", "title", "context"])
+def test_nul_is_refused_on_every_backend(palace: Palace, field: str) -> None:
+    args = {"content": "plain text", field: "bad\x00text"}
+    with pytest.raises(ValidationError, match="NUL"):
+        palace.remember(**args)
+    assert palace.memories() == []
+
+
+def test_a_query_with_nul_is_still_a_query(palace: Palace) -> None:
+    palace.remember("the harbour at dawn")
+    assert [h.memory.content for h in palace.recall("harbour\x00 dawn")] == ["the harbour at dawn"]

@@ -9,7 +9,6 @@ import json
 import math
 import os
 import socket
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -32,6 +31,7 @@ from mindpalace.retrieval import pipeline
 from mindpalace.retrieval.indexing import vector_key
 from mindpalace.retrieval.pipeline import NOTHING_RELEVANT, TEXT_ONLY_NOTICE, RecallOptions
 from mindpalace.store import Store
+from mindpalace.store.core import SqlCore
 from mindpalace.store.sqlite import SQLiteStore
 
 MakePalace = Callable[..., Palace]
@@ -77,16 +77,13 @@ class FailingEmbedder(Embedder):
         raise EmbeddingError("model service is down")
 
 
-def _db(store: Store) -> Path:
-    return Path(store.location)
-
-
-def _embedding_rows(db: Path) -> list[tuple[str, str]]:
-    con = sqlite3.connect(db)
-    try:
-        return [(str(m), str(h)) for m, h in con.execute("SELECT model, text_hash FROM embeddings")]
-    finally:
-        con.close()
+def _embedding_rows(store: Store) -> list[tuple[str, str]]:
+    """The stored (model, text hash) pairs, read through the store's own
+    connection so the check is the same on every backend."""
+    assert isinstance(store, SqlCore)
+    with store._read() as cur:
+        rows = store._exec(cur, "SELECT model, text_hash FROM embeddings ORDER BY 1, 2")
+        return [(str(m), str(h)) for m, h in rows.fetchall()]
 
 
 def _clean_env(home: Path) -> dict[str, str]:
@@ -247,17 +244,17 @@ def test_other_model_is_refused_until_reindex(make_palace: MakePalace, store: St
         local.remember(text)
     local_config = LocalEmbedder().config
     assert store.embedding_config() == local_config
-    assert {m for m, _ in _embedding_rows(_db(store))} == {vector_key(local_config)}
+    assert {m for m, _ in _embedding_rows(store)} == {vector_key(local_config)}
 
     hashing = make_palace(embedder=HashingEmbedder())
     before = hashing.stats().memories
-    vectors_before = _embedding_rows(_db(store))
+    vectors_before = _embedding_rows(store)
     with pytest.raises(EmbeddingMismatch, match="reindex"):
         hashing.remember("A brand new memory about kafka.")
     with pytest.raises(EmbeddingMismatch):
         hashing.remember_many([{"content": "another new one"}])
     assert hashing.stats().memories == before
-    assert _embedding_rows(_db(store)) == vectors_before
+    assert _embedding_rows(store) == vectors_before
 
     hits = hashing.recall("green tea")
     assert hits.mode == "text"
@@ -271,7 +268,7 @@ def test_other_model_is_refused_until_reindex(make_palace: MakePalace, store: St
     assert hashing.reindex(progress=lambda done, total: progress.append((done, total))) == 4
     assert progress[-1] == (4, 4)
     assert store.embedding_config() == HashingEmbedder().config
-    rows = _embedding_rows(_db(store))
+    rows = _embedding_rows(store)
     assert {m for m, _ in rows} == {vector_key(HashingEmbedder().config)} and len(rows) == 4
     hits = hashing.recall("green tea")
     assert hits.mode == "hybrid" and hits.notice is None
@@ -348,13 +345,13 @@ def test_same_text_is_embedded_once(make_palace: MakePalace, store: Store) -> No
     b = bob.remember("the staging database is postgres 16")
     assert a.id != b.id
     assert counting.texts == ["the staging database is postgres 16"]
-    assert len(_embedding_rows(_db(store))) == 1
+    assert len(_embedding_rows(store)) == 1
     ann.remember("the staging database is postgres 16")
     ann.remember_many([{"content": "the staging database is postgres 16"}])
     assert len(counting.batches) == 1
     ann.remember("the staging database is postgres 16", title="Staging")  # new embedded text
     assert counting.texts[-1] == "Staging\nthe staging database is postgres 16"
-    assert len(_embedding_rows(_db(store))) == 2
+    assert len(_embedding_rows(store)) == 2
     assert (
         len(store.load_vectors(vector_key(HashingEmbedder().config))) == 2
     )  # ann's and bob's memory share a vector
@@ -401,7 +398,7 @@ def test_remember_many_names_the_bad_record_and_writes_nothing(
         palace.remember_many(records)
     assert palace.stats().memories == 1
     assert len(counting.batches) == batches  # validated before anything was embedded
-    assert len(_embedding_rows(_db(store))) == 1
+    assert len(_embedding_rows(store)) == 1
 
 
 # -- 8. dense scoping and filters ----------------------------------------------------------

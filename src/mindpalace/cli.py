@@ -22,6 +22,7 @@ from mindpalace.errors import MindPalaceError, ValidationError
 from mindpalace.models import Category, MemoryType, Source, StoreKind, Visibility, parse_enum
 from mindpalace.palace import Palace
 from mindpalace.server import DEFAULT_THREADS, require_extra
+from mindpalace.store import migrate
 from mindpalace.validation import check_limit
 
 __all__ = ["build_parser", "main"]
@@ -216,6 +217,10 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
     q.add_argument("tags", help="comma-separated tags, e.g. media,watermark")
     q.add_argument("--limit", type=int, default=20, help="1-1000 (default 20)")
     skill_command("consolidate", "Strengthen correlations between skills used together.")
+
+    p = command("migrate", "Copy a whole palace into an empty one (any backends), verified.")
+    p.add_argument("--from", dest="source", required=True, help="palace file or URL to copy")
+    p.add_argument("--to", dest="destination", required=True, help="empty palace file or URL")
 
     p = command("demo", "Remember a few memories in a scratch palace and recall them.")
 
@@ -546,8 +551,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         _precheck(args)
-        with _open(args) as palace:
-            result = _HANDLERS[args.command](palace, args)
+        if args.command == "migrate":  # two palaces, opened as stores: no agent, no model
+            result = migrate(args.source, args.destination).to_dict()
+        else:
+            with _open(args) as palace:
+                result = _HANDLERS[args.command](palace, args)
     except ValidationError as exc:
         name = " ".join(filter(None, (args.command, getattr(args, "skills_command", None))))
         print(f"mindpalace {name}: error: {exc}", file=sys.stderr)

@@ -3,7 +3,7 @@
 =========================== =====================================================
 variable                    meaning
 =========================== =====================================================
-``MINDPALACE_DB``           default palace path (else a per-user data directory)
+``MINDPALACE_DB``           default palace path or URL (else a per-user data directory)
 ``MINDPALACE_AGENT_ID``     default agent id (else ``default``)
 ``MINDPALACE_MAX_CONTENT``  longest content accepted, in characters (50,000)
 ``MINDPALACE_BUSY_TIMEOUT`` seconds a writer waits for a locked database (30)
@@ -63,10 +63,13 @@ def _data_home(env: Mapping[str, str]) -> Path:
     return Path(env.get("XDG_DATA_HOME") or home / ".local" / "share")
 
 
-def default_db_path(env: Mapping[str, str] | None = None) -> Path:
-    """The palace used when none is named: ``$MINDPALACE_DB`` or a per-user file."""
+def default_db_path(env: Mapping[str, str] | None = None) -> str | Path:
+    """The palace used when none is named: ``$MINDPALACE_DB`` (a path or a
+    URL such as ``postgresql://...``) or a per-user file."""
     env = os.environ if env is None else env
     if env.get(ENV_DB):
+        if "://" in env[ENV_DB]:  # a URL, not a path: Path() would fold its "//"
+            return env[ENV_DB]
         return Path(env[ENV_DB]).expanduser()
     return _data_home(env) / "mindpalace" / "memories.db"
 

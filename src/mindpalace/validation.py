@@ -73,6 +73,7 @@ def check_content(content: object, *, max_chars: int) -> str:
     text = content.strip()
     if not text:
         raise ValidationError("content", content, reason="content must not be empty")
+    _no_nul(text, "content")
     if len(text) > max_chars:
         raise ValidationError(
             "content",
@@ -83,6 +84,17 @@ def check_content(content: object, *, max_chars: int) -> str:
     return text
 
 
+def _no_nul(text: str, field: str) -> None:
+    # PostgreSQL text cannot hold NUL, and no writer means one: refuse it on
+    # every backend alike rather than store different text per backend.
+    if "\x00" in text:
+        raise ValidationError(
+            field,
+            text.replace("\x00", "\\x00")[:80],
+            reason=f"{field} must not contain NUL (\\x00)",
+        )
+
+
 def check_context(context: object, *, max_chars: int) -> str | None:
     """Optional search context: a string of at most ``max_chars`` (empty means none)."""
     if context is None:
@@ -90,6 +102,7 @@ def check_context(context: object, *, max_chars: int) -> str | None:
     if not isinstance(context, str):
         raise ValidationError("context", context, reason="context must be a string")
     text = context.strip()
+    _no_nul(text, "context")
     if len(text) > max_chars:
         raise ValidationError(
             "context", f"<{len(text)} characters>", reason=f"context is longer than {max_chars}"
@@ -117,6 +130,7 @@ def check_title(title: object) -> str | None:
     if not isinstance(title, str):
         raise ValidationError("title", title, reason="title must be a string")
     text = _SPACE.sub(" ", title).strip()
+    _no_nul(text, "title")
     if len(text) > MAX_TITLE_CHARS:
         raise ValidationError(
             "title", title, reason=f"title is longer than {MAX_TITLE_CHARS} characters"

@@ -6,7 +6,9 @@ from pathlib import Path
 
 from mindpalace.errors import ConfigError
 from mindpalace.store.base import AddResult, ImportReport, Signal, Store, TextMatch
+from mindpalace.store.core import SqlCore
 from mindpalace.store.sqlite import SQLiteStore
+from mindpalace.store.transfer import TransferReport, copy_palace
 
 __all__ = [
     "AddResult",
@@ -15,6 +17,8 @@ __all__ = [
     "Signal",
     "Store",
     "TextMatch",
+    "TransferReport",
+    "migrate",
     "open_store",
 ]
 
@@ -22,17 +26,49 @@ __all__ = [
 def open_store(target: str | Path, *, busy_timeout: float = 30.0) -> Store:
     """Open the backend a path or URL names.
 
-    ``memories.db``, ``sqlite:///abs/path.db`` and ``:memory:`` are SQLite.
+    ``memories.db``, ``sqlite:///abs/path.db`` and ``:memory:`` are SQLite;
+    ``postgresql://user@host/db`` (or ``postgres://``) is PostgreSQL, which
+    needs the ``postgres`` extra.
 
     Raises:
-        ConfigError: for a URL scheme no backend serves.
+        ConfigError: for a URL scheme no backend serves, or PostgreSQL
+            without its extra installed.
     """
     text = str(target)
+    if text.startswith(("postgresql://", "postgres://")):
+        # Imported here, not at the top: psycopg is an optional extra, and a
+        # SQLite palace must open without it.
+        from mindpalace.store.postgres import PostgresStore  # noqa: PLC0415
+
+        return PostgresStore(text, busy_timeout=busy_timeout)
     if text.startswith("sqlite:///"):
         text = text.removeprefix("sqlite://")
     elif "://" in text:
         scheme = text.split("://", 1)[0]
         raise ConfigError(
-            f"no backend for {scheme!r} URLs; valid options: a file path, sqlite:///PATH, :memory:"
+            f"no backend for {scheme!r} URLs; valid options: a file path, sqlite:///PATH,"
+            " :memory:, postgresql://USER@HOST/DB"
         )
     return SQLiteStore(text, busy_timeout=busy_timeout)
+
+
+def migrate(
+    source: str | Path, destination: str | Path, *, busy_timeout: float = 30.0
+) -> TransferReport:
+    """Copy the palace at ``source`` into the empty palace at ``destination``
+    (paths or URLs, any backends), verified by row counts and digests.
+
+    Raises:
+        StorageError: the destination is not empty or the copy does not
+            match (then nothing is written).
+    """
+    src = open_store(source, busy_timeout=busy_timeout)
+    try:
+        dst = open_store(destination, busy_timeout=busy_timeout)
+        try:
+            assert isinstance(src, SqlCore) and isinstance(dst, SqlCore)
+            return copy_palace(src, dst)
+        finally:
+            dst.close()
+    finally:
+        src.close()

@@ -7,7 +7,7 @@ placeholders, names its column types and owns its full-text index.
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 __all__ = ["Dialect", "TextQuery"]
@@ -38,6 +38,15 @@ class Dialect(abc.ABC):
     blob_type: str
     lower: str = "LOWER"  # a Unicode-aware lower-case function
     placeholder: str = "?"
+    # One column: the palace's tables, without full-text index internals.
+    list_tables_sql: str
+    # "table.column" names this backend derives itself (never data to copy).
+    derived_columns: frozenset[str] = frozenset()
+
+    def after_bulk_insert(self, tables: Mapping[str, Sequence[str]]) -> list[str]:
+        """Statements to run after rows were inserted with explicit keys
+        (``tables``: table -> columns written), e.g. to move sequences on."""
+        return []
 
     def sql(self, text: str) -> str:
         """Rewrite shared SQL (``?`` placeholders) for this backend."""

@@ -35,7 +35,8 @@ class SignalStore(SqlCore):
                 signal.agent_id,
                 signal.channel or "",
                 signal.memory_id,
-                signal.query,
+                # A query is any text; stored text cannot hold NUL on every backend.
+                None if signal.query is None else signal.query.replace("\x00", "\ufffd"),
                 json.dumps(dict(signal.data), ensure_ascii=False, sort_keys=True),
             ),
         )

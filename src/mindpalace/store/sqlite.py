@@ -7,7 +7,6 @@ the busy timeout, so concurrent writers lose nothing and never deadlock.
 
 from __future__ import annotations
 
-import math
 import sqlite3
 import threading
 import time
@@ -16,11 +15,9 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from mindpalace.errors import BusyError, StorageError
-from mindpalace.models import RecallFilters, Scope
-from mindpalace.store.base import TextMatch
 from mindpalace.store.core import Cursor
 from mindpalace.store.dialect import Dialect, TextQuery
-from mindpalace.store.fragments import filter_clause, scope_clause
+from mindpalace.store.scoped_text import ScopedTextSearch
 from mindpalace.store.sql import SqlStore
 
 __all__ = ["SQLiteDialect", "SQLiteStore"]
@@ -77,6 +74,10 @@ class SQLiteDialect(Dialect):
     blob_type = "BLOB"
     # SQLite's LOWER() folds ASCII only; the store registers Python's.
     lower = "py_lower"
+    list_tables_sql = (
+        "SELECT name FROM sqlite_master WHERE type = 'table'"
+        " AND name NOT GLOB 'memories_fts*' AND name NOT GLOB 'sqlite_*'"
+    )
 
     def text_index_schema(self) -> list[str]:
         """FTS5 table and its sync triggers."""
@@ -94,13 +95,6 @@ class SQLiteDialect(Dialect):
         )
 
 
-def _fts5_idf(total: int, hits: int) -> float:
-    """FTS5's idf (fts5_aux.c ``fts5Bm25Function``): log((N - n + 0.5) / (n + 0.5)),
-    floored at 1e-6."""
-    idf = math.log((total - hits + 0.5) / (hits + 0.5)) if total else 0.0
-    return idf if idf > 0 else 1e-6
-
-
 def _lower(value: str | None) -> str | None:
     return value.lower() if isinstance(value, str) else value
 
@@ -110,7 +104,7 @@ def _is_busy(exc: sqlite3.OperationalError) -> bool:
     return "locked" in text or "busy" in text
 
 
-class SQLiteStore(SqlStore):
+class SQLiteStore(ScopedTextSearch, SqlStore):
     """A palace in one SQLite file (or ``:memory:``)."""
 
     dialect = SQLiteDialect()
@@ -119,7 +113,6 @@ class SQLiteStore(SqlStore):
         self._path = str(path) if str(path) == ":memory:" else str(Path(path).expanduser())
         self._busy_timeout = busy_timeout
         self._lock = threading.RLock()
-        self._sizes: dict[Scope, tuple[int, int, int]] = {}
         if self._path != ":memory:":
             Path(self._path).parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -209,78 +202,6 @@ class SQLiteStore(SqlStore):
                 yield cur
             finally:
                 cur.close()
-
-    def search_text(
-        self, terms: Sequence[str], scope: Scope, filters: RecallFilters, *, limit: int
-    ) -> list[TextMatch]:
-        """BM25 whose idf counts only what ``scope`` may see.
-
-        FTS5 computes idf over the whole index, every agent's memories
-        included, so another agent's private memories would move this one's
-        scores, and an agent planting probe memories could learn from the
-        order of its own hits whether a word occurs in memories it may not
-        read. FTS5's BM25 is a sum over query terms of ``idf(t) * f(t, d)``,
-        so each term is searched alone and its score re-weighted by
-        ``idf_scope(t) / idf_index(t)``. What remains global is the average
-        document length inside ``f``: one aggregate number, no word of any
-        memory. Where the scope sees every row (one agent) the two idfs are
-        equal and FTS5's single query runs as it is.
-        """
-        if scope.unscoped or len(terms) < 1:
-            return super().search_text(terms, scope, filters, limit=limit)
-        total, seen = self._collection_sizes(scope)
-        if seen == total:  # the scope sees every row: its idf is the index's
-            return super().search_text(terms, scope, filters, limit=limit)
-        s_sql, s_params = scope_clause(scope)
-        f_sql, f_params = filter_clause(filters)
-        scores: dict[str, float] = {}
-        created: dict[str, float] = {}
-        with self._read() as cur:
-            for term in terms:
-                q = self.dialect.text_query([term])
-                index_hits, scope_hits = self._exec(
-                    cur,
-                    f"SELECT COUNT(*), COALESCE(SUM(CASE WHEN {s_sql} THEN 1 ELSE 0 END), 0)"
-                    f" FROM {q.source} WHERE {q.where}",
-                    [*s_params, *q.params],
-                ).fetchone()
-                if not scope_hits:
-                    continue
-                weight = _fts5_idf(seen, int(scope_hits)) / _fts5_idf(total, int(index_hits))
-                rows = self._exec(
-                    cur,
-                    f"SELECT m.id, {q.score} AS score, m.created_at FROM {q.source}"
-                    f" WHERE {q.where} AND {s_sql} AND {f_sql} ORDER BY score DESC LIMIT ?",
-                    [*q.params, *s_params, *f_params, limit],
-                ).fetchall()
-                for memory_id, score, at in rows:
-                    scores[memory_id] = scores.get(memory_id, 0.0) + float(score) * weight
-                    created[memory_id] = float(at)
-        # The SQL's order: best first, then newest, then id descending.
-        ranked = sorted(scores, reverse=True)
-        ranked.sort(key=lambda key: (-scores[key], -created[key]))
-        found = self.get_many(ranked[:limit], scope)
-        return [TextMatch(found[key], scores[key]) for key in ranked[:limit] if key in found]
-
-    def _collection_sizes(self, scope: Scope) -> tuple[int, int]:
-        """(rows in the index, rows ``scope`` sees), cached until the next write:
-        counting a scope is a scan, and recall needs it every time."""
-        generation = self.generation()
-        cached = self._sizes.get(scope)
-        if cached is not None and cached[0] == generation:
-            return cached[1], cached[2]
-        s_sql, s_params = scope_clause(scope)
-        with self._read() as cur:
-            total = int(self._exec(cur, "SELECT COUNT(*) FROM memories").fetchone()[0])
-            seen = int(
-                self._exec(
-                    cur, f"SELECT COUNT(*) FROM memories m WHERE {s_sql}", s_params
-                ).fetchone()[0]
-            )
-        if len(self._sizes) >= 256:
-            self._sizes.clear()
-        self._sizes[scope] = (generation, total, seen)
-        return total, seen
 
     def _is_unique_violation(self, exc: BaseException) -> bool:
         return isinstance(exc, sqlite3.IntegrityError) and "UNIQUE" in str(exc)

@@ -1,0 +1,297 @@
+"""The shared backend: PostgreSQL over psycopg 3 with a connection pool.
+
+Same queries as SQLite (sql.py), same semantics. Writers serialise on one
+transaction-scoped advisory lock per palace, the equivalent of SQLite's
+``BEGIN IMMEDIATE``: exact de-duplication under concurrency and no lost
+updates, without retry loops in every query. Readers never take it.
+
+Full text is a trigger-maintained ``tsvector`` (title, content, context, tags
+as weights A-D) under a GIN index; ranking is Okapi BM25 computed in SQL with
+the same parameters and column weights as SQLite's FTS5 ``bm25()``, because
+``ts_rank`` ranks measurably worse (see ``PostgresDialect.text_query``).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from mindpalace.errors import BusyError, ConfigError, StorageError
+from mindpalace.store.core import Cursor
+from mindpalace.store.dialect import Dialect, TextQuery
+from mindpalace.store.scoped_text import ScopedTextSearch
+from mindpalace.store.sql import SqlStore
+
+try:
+    import psycopg
+    from psycopg import errors as pg_errors
+    from psycopg_pool import ConnectionPool, PoolTimeout
+except ImportError as exc:  # pragma: no cover - depends on the install
+    raise ConfigError(
+        "PostgreSQL support needs the 'postgres' extra: pip install 'mindpalace[postgres]'"
+    ) from exc
+
+__all__ = ["PostgresDialect", "PostgresStore"]
+
+# The text search configuration every tsvector and tsquery uses: the English
+# Snowball stemmer without a stopword list, so that, as with FTS5's porter
+# tokenizer, every word is indexed and counts toward a row's length (the
+# retrieval layer already drops function words from queries).
+_TS_CONFIG = "mp_english"
+
+# FTS5's bm25() constants (k1, b) and our column weights, in tsvector weight
+# order A-D: title, content, context, tags (as in sqlite.py).
+_K1 = 1.2
+_B = 0.75
+_WEIGHTS = {"A": 1.5, "B": 1.0, "C": 0.5, "D": 1.0}
+_WEIGHT_CASE = "CASE w " + " ".join(f"WHEN '{k}' THEN {v}" for k, v in _WEIGHTS.items()) + " END"
+# The row side of BM25, as a scalar subquery over one matching row ``m``: the
+# sum over query lexemes of idf * f (k1 + 1) / (f + k1 (1 - b + b |D| / avgdl)),
+# with f the column-weighted count of the lexeme's occurrences in the row.
+# Written inline rather than as a SQL function: a function call per row cost
+# a third more time on LoCoMo-sized palaces.
+_BM25_SCORE = (
+    "(SELECT COALESCE(SUM(bm.idfs[array_position(bm.lexemes, f.lexeme)] * f.f"
+    f" * {_K1 + 1} / (f.f + {_K1} * ({1 - _B} + {_B} * m.fts_len / bm.avgdl))), 0)"
+    f" FROM (SELECT u.lexeme, SUM({_WEIGHT_CASE}) AS f"
+    " FROM unnest(m.fts) u, unnest(u.weights) w"
+    " WHERE u.lexeme = ANY (bm.lexemes) GROUP BY u.lexeme) f)"
+)
+
+_TEXT_SCHEMA = [
+    "CREATE TEXT SEARCH DICTIONARY mp_english_stem (TEMPLATE = snowball, LANGUAGE = english)",
+    f"CREATE TEXT SEARCH CONFIGURATION {_TS_CONFIG} (COPY = english)",
+    f"""
+    ALTER TEXT SEARCH CONFIGURATION {_TS_CONFIG}
+        ALTER MAPPING FOR asciiword, asciihword, hword_asciipart, word, hword, hword_part
+        WITH mp_english_stem
+    """,
+    "ALTER TABLE memories ADD COLUMN fts tsvector",
+    # Row length in tokens, as BM25 needs: the last position in the vector
+    # (positions count every word, and || shifts each column past the last).
+    "ALTER TABLE memories ADD COLUMN fts_len INTEGER NOT NULL DEFAULT 0",
+    "CREATE INDEX memories_fts ON memories USING GIN (fts)",
+    f"""
+    CREATE FUNCTION mp_memories_fts() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        NEW.fts := setweight(to_tsvector('{_TS_CONFIG}', COALESCE(NEW.title, '')), 'A')
+            || setweight(to_tsvector('{_TS_CONFIG}', NEW.content), 'B')
+            || setweight(to_tsvector('{_TS_CONFIG}', COALESCE(NEW.context, '')), 'C')
+            || setweight(to_tsvector('{_TS_CONFIG}', NEW.tags), 'D');
+        NEW.fts_len := (SELECT COALESCE(MAX(p), 0) FROM unnest(NEW.fts) u, unnest(u.positions) p);
+        RETURN NEW;
+    END
+    $$
+    """,
+    """
+    CREATE TRIGGER memories_fts BEFORE INSERT OR UPDATE OF title, content, context, tags
+        ON memories FOR EACH ROW EXECUTE FUNCTION mp_memories_fts()
+    """,
+    # Collection statistics for BM25 (row count, total length), kept in the
+    # writing transaction; writers are serialised, so one row suffices.
+    "CREATE TABLE text_stats (id INTEGER PRIMARY KEY CHECK (id = 1), docs BIGINT, tokens BIGINT)",
+    "INSERT INTO text_stats (id, docs, tokens) VALUES (1, 0, 0)",
+    """
+    CREATE FUNCTION mp_text_stats() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF TG_OP IN ('UPDATE', 'DELETE') THEN
+            UPDATE text_stats SET docs = docs - 1, tokens = tokens - OLD.fts_len;
+        END IF;
+        IF TG_OP IN ('UPDATE', 'INSERT') THEN
+            UPDATE text_stats SET docs = docs + 1, tokens = tokens + NEW.fts_len;
+        END IF;
+        RETURN NULL;
+    END
+    $$
+    """,
+    """
+    CREATE TRIGGER memories_text_stats AFTER INSERT OR DELETE OR UPDATE OF fts_len
+        ON memories FOR EACH ROW EXECUTE FUNCTION mp_text_stats()
+    """,
+    # The query side of BM25, computed once per query: each distinct lexeme
+    # of the query with its inverse document frequency (FTS5's formula:
+    # ln((N - n + 0.5) / (n + 0.5)), floored at 1e-6), and the mean length.
+    f"""
+    CREATE FUNCTION mp_bm25_query(terms TEXT)
+    RETURNS TABLE (lexemes TEXT[], idfs DOUBLE PRECISION[], avgdl DOUBLE PRECISION)
+    LANGUAGE sql STABLE AS $$
+        WITH s AS (SELECT docs, tokens FROM text_stats WHERE id = 1),
+        l AS MATERIALIZED (
+            SELECT t.lexeme, (
+                SELECT COUNT(*) FROM memories
+                WHERE fts @@ quote_literal(t.lexeme)::tsquery
+            ) AS n
+            FROM unnest(tsvector_to_array(to_tsvector('{_TS_CONFIG}', terms))) AS t(lexeme)
+        )
+        SELECT array_agg(l.lexeme),
+               array_agg(GREATEST(ln((s.docs - l.n + 0.5) / (l.n + 0.5)), 1e-6)),
+               GREATEST(s.tokens, 1)::DOUBLE PRECISION / GREATEST(s.docs, 1)
+        FROM l, s GROUP BY s.docs, s.tokens
+    $$
+    """,
+    # LOWER() follows the database's collation, which may fold ASCII only;
+    # PostgreSQL 17+ has a built-in Unicode collation to make it exact.
+    """
+    DO $$
+    BEGIN
+        IF current_setting('server_version_num')::INTEGER >= 170000 THEN
+            EXECUTE 'CREATE FUNCTION mp_lower(TEXT) RETURNS TEXT LANGUAGE sql IMMUTABLE'
+                ' RETURN lower($1 COLLATE pg_c_utf8)';
+        ELSE
+            EXECUTE 'CREATE FUNCTION mp_lower(TEXT) RETURNS TEXT LANGUAGE sql IMMUTABLE'
+                ' AS ''SELECT lower($1)''';
+        END IF;
+    END
+    $$
+    """,
+]
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+class PostgresDialect(Dialect):
+    """PostgreSQL: ``%s`` placeholders, BIGSERIAL keys, tsvector + GIN, BM25 in SQL."""
+
+    name = "postgres"
+    serial_pk = "BIGSERIAL PRIMARY KEY"
+    ref_type = "BIGINT"
+    float_type = "DOUBLE PRECISION"
+    blob_type = "BYTEA"
+    lower = "mp_lower"
+    placeholder = "%s"
+    list_tables_sql = "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+    derived_columns = frozenset({"memories.fts", "memories.fts_len"})
+
+    def sql(self, text: str) -> str:
+        """Shared SQL for psycopg: a literal ``%`` doubled, ``?`` made ``%s``."""
+        return text.replace("%", "%%").replace("?", "%s")
+
+    def after_bulk_insert(self, tables: Mapping[str, Sequence[str]]) -> list[str]:
+        """Move each ``seq`` sequence past the keys inserted explicitly."""
+        return [
+            f"SELECT setval(pg_get_serial_sequence('{table}', 'seq'),"
+            f" (SELECT COALESCE(MAX(seq), 0) + 1 FROM {table}), false)"
+            for table, columns in tables.items()
+            if "seq" in columns
+        ]
+
+    def text_index_schema(self) -> list[str]:
+        """The text search configuration, tsvector column, GIN index, BM25 functions."""
+        return list(_TEXT_SCHEMA)
+
+    def text_query(self, terms: Sequence[str]) -> TextQuery:
+        """Any-term match ranked by BM25.
+
+        ``ts_rank``/``ts_rank_cd`` ignore document frequency. Measured on
+        the LoCoMo development split (bm25-only recall, conversation turns
+        with their context, as the product ingests them), hit@10: SQLite
+        FTS5 0.783; here BM25 0.784, ts_rank 0.740, ts_rank_cd 0.689 (with
+        length normalisation 1: 0.729, 0.683). So the score is BM25 itself:
+        ``mp_bm25_query`` computes each query lexeme's IDF once, and a
+        subquery scores each matching row.
+        """
+        words = [w for term in terms for w in _WORD.findall(term)]
+        # Every word quoted: no user text is tsquery syntax.
+        tsquery = " | ".join("'" + w.replace("'", "''") + "'" for w in words) or "''"
+        return TextQuery(
+            source="mp_bm25_query(?) AS bm CROSS JOIN memories m",
+            where=f"m.fts @@ to_tsquery('{_TS_CONFIG}', ?)",
+            score=_BM25_SCORE,
+            params=(" ".join(words), tsquery),
+        )
+
+
+def _redact(url: str) -> str:
+    """``url`` without its password, for messages and ``location``."""
+    parts = urlsplit(url)
+    if not parts.password:
+        return url
+    netloc = parts.netloc.rsplit("@", 1)
+    user = (parts.username or "") + ":***"
+    return urlunsplit(parts._replace(netloc=f"{user}@{netloc[-1]}"))
+
+
+class PostgresStore(ScopedTextSearch, SqlStore):
+    """A palace in a PostgreSQL database (``postgresql://user@host/db``)."""
+
+    dialect = PostgresDialect()
+
+    # Any constant would do: advisory locks are per database, and a palace
+    # is one database.
+    _WRITE_LOCK = 0x6D70_616C  # "mpal"
+
+    def __init__(self, url: str, *, busy_timeout: float = 30.0, max_connections: int = 8) -> None:
+        self._location = _redact(url)
+        self._busy_timeout = busy_timeout
+        self._closed = threading.Event()
+        lock_ms = max(1, int(busy_timeout * 1000))
+
+        def configure(conn: psycopg.Connection[Any]) -> None:
+            # A writer waits this long for the write lock, then is BusyError.
+            conn.execute(f"SET lock_timeout = {lock_ms}")
+
+        self._pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=max_connections,
+            kwargs={"autocommit": True},
+            configure=configure,
+            timeout=busy_timeout,
+            open=False,
+        )
+        try:
+            self._pool.open(wait=True, timeout=busy_timeout)
+        except (PoolTimeout, psycopg.Error) as exc:
+            self._pool.close()
+            raise StorageError(f"cannot connect to {self._location}: {exc}") from exc
+        try:
+            self._migrate()
+        except psycopg.Error as exc:
+            self._pool.close()
+            raise StorageError(f"cannot use {self._location}: {exc}") from exc
+        except BaseException:
+            self._pool.close()
+            raise
+
+    @property
+    def location(self) -> str:
+        """The database URL, password redacted."""
+        return self._location
+
+    @contextmanager
+    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
+        try:
+            with self._pool.connection() as conn:
+                yield conn
+        except PoolTimeout as exc:
+            raise BusyError(
+                f"no connection to {self._location} within {self._busy_timeout:g} s"
+            ) from exc
+        except pg_errors.LockNotAvailable as exc:
+            raise BusyError(f"{self._location} stayed locked for {self._busy_timeout:g} s") from exc
+        except psycopg.OperationalError as exc:
+            raise StorageError(f"{self._location}: {exc}") from exc
+
+    @contextmanager
+    def _write(self) -> Iterator[Cursor]:
+        with self._connection() as conn, conn.transaction(), conn.cursor() as cur:
+            cur.execute("SELECT pg_advisory_xact_lock(%s)", (self._WRITE_LOCK,))
+            yield cur
+
+    @contextmanager
+    def _read(self) -> Iterator[Cursor]:
+        with self._connection() as conn, conn.cursor() as cur:
+            yield cur
+
+    def _is_unique_violation(self, exc: BaseException) -> bool:
+        return isinstance(exc, pg_errors.UniqueViolation)
+
+    def close(self) -> None:
+        """Close the pool. Idempotent."""
+        if not self._closed.is_set():
+            self._closed.set()
+            self._pool.close()
