@@ -102,6 +102,9 @@ CONFIGS = [
     Config("graph: one hop", CONTEXT, replace(DEFAULT, graph_hops=1)),
     Config("graph: weight 0.3", CONTEXT, replace(DEFAULT, graph_weight=0.3)),
     Config("graph: weight 0.6", CONTEXT, replace(DEFAULT, graph_weight=0.6)),
+    Config("graph: 10 seeds", CONTEXT, replace(DEFAULT, graph_seeds=10)),
+    Config("graph: hub cap 20", CONTEXT, replace(DEFAULT, graph_max_degree=20)),
+    Config("graph: weight 0.1", CONTEXT, replace(DEFAULT, graph_weight=0.1)),
     Config("static model: dense", PLAIN, replace(BARE, sparse_weight=0.0), embedder="static"),
     Config("static model: default pipeline", CONTEXT, DEFAULT, abstain=True, embedder="static"),
 ]

@@ -15,9 +15,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
-from mindpalace import embed
+from mindpalace import embed, transcripts
 from mindpalace.config import Settings, default_db_path
-from mindpalace.conversations import Message, spoken_date
+from mindpalace.conversations import Message
 from mindpalace.embed.base import Embedder
 from mindpalace.errors import EmbeddingError, NotFoundError, PermissionDenied, ValidationError
 from mindpalace.graph.extract import extract_mentions
@@ -610,58 +610,9 @@ class Palace:
         Raises:
             ValidationError: naming the first invalid turn; earlier batches stay.
         """
-        turns = list(messages)
-        previous: dict[str | None, str] = {}
-        counted: dict[str | None, int] = {}
-        stored: list[Memory] = []
-        for start in range(0, len(turns), batch):
-            records = []
-            for message in turns[start : start + batch]:
-                which = message.session or session
-                if which is not None and which not in previous:
-                    # Its text is copied into this (isolated) turn: only from a
-                    # turn every reader of this one may read (our own, here).
-                    last = self.memories(
-                        limit=1, sessions=[which], categories="conversation", visibility="isolated"
-                    )
-                    if last and (last[0].agent_id, last[0].channel) == self._own:
-                        previous[which] = last[0].content
-                when = message.created_at or self._clock()
-                # What makes a turn this turn: its session and time, or, with
-                # no timestamp, its place among this call's turns of the session
-                # (so a transcript file re-ingested adds nothing).
-                place = counted.get(which, 0)
-                counted[which] = place + 1
-                turn = (
-                    f"{which}|{message.created_at.isoformat()}"
-                    if message.created_at
-                    else f"{which}|#{place}"
-                )
-                content = f"{message.who}: {message.content.strip()}"
-                records.append(
-                    {
-                        "content": content,
-                        "title": spoken_date(when),
-                        "context": previous.get(which) if which is not None else None,
-                        "session": which,
-                        "category": Category.CONVERSATION,
-                        "store": StoreKind.EPISODIC,
-                        "created_at": when,
-                        "metadata": {
-                            "role": message.role,
-                            "speaker": message.who,
-                            **dict(message.metadata),
-                            "turn": turn,
-                        },
-                        "identity": turn,
-                    }
-                )
-                if which is not None:
-                    previous[which] = content
-            stored += self.remember_many(records)
-            if progress is not None:
-                progress(min(start + batch, len(turns)), len(turns))
-        return stored
+        return transcripts.add_messages(
+            self, messages, session=session, batch=batch, progress=progress
+        )
 
     def search_messages(
         self,
@@ -678,36 +629,9 @@ class Palace:
             ValidationError: an empty phrase, ``limit`` outside 1-100 or
                 ``around`` outside 0-10.
         """
-        if not check_query(phrase, "phrase").strip():
-            raise ValidationError("phrase", phrase, reason="phrase must not be empty")
-        check_limit(limit, low=1, high=MAX_RECALL_LIMIT)
-        check_limit(around, low=0, high=10, field="around")
-        filters = RecallFilters(
-            categories=(Category.CONVERSATION,),
-            sessions=(session,) if session else (),
+        return transcripts.search_messages(
+            self, phrase, limit=limit, around=around, session=session
         )
-        found = self.store.search_substring([phrase.strip()], self.scope, filters, limit=limit)
-        transcripts: dict[str | None, list[Memory]] = {}
-        matches = []
-        for memory in found:
-            if memory.session is None or around == 0:
-                matches.append(MessageMatch(memory))
-                continue
-            if memory.session not in transcripts:
-                turns = self.memories(
-                    limit=MAX_LIST_LIMIT, sessions=[memory.session], categories="conversation"
-                )
-                transcripts[memory.session] = sorted(turns, key=lambda m: (m.created_at, m.id))
-            turns = transcripts[memory.session]
-            at = next(i for i, m in enumerate(turns) if m.id == memory.id)
-            matches.append(
-                MessageMatch(
-                    memory,
-                    before=tuple(turns[max(0, at - around) : at]),
-                    after=tuple(turns[at + 1 : at + 1 + around]),
-                )
-            )
-        return matches
 
     def recent(self, n: int = 20, *, session: str | None = None) -> list[Memory]:
         """The last ``n`` conversation turns (of ``session``), oldest first.
