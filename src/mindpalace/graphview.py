@@ -220,17 +220,13 @@ def superseded_by_new(store: Store, scope: Scope, new: NewMemory) -> tuple[str, 
     names = sorted({m.norm for m in new.mentions} | {a for m in new.mentions for a in m.aliases})
     resolved = store.resolve_names(names, scope)
     keys = sorted(set(names) | {k for found in resolved.values() for k in found})
-    candidates = store.current_facts_mentioning(
+    candidates = store.fact_candidates(
         keys,
         agent_id=new.agent_id,
         visibility=new.visibility,
         group=new.group,
         channel=new.channel,
-        categories=[new.category.value],
+        category=new.category.value,
     )
-    if not candidates:
-        return ()
-    found = store.entities_of([c.id for c in candidates], Scope.management())
-    norms = {key: {e.norm for e in entities} for key, entities in found.items()}
     # The entities the new memory's names resolve to count as its names too.
-    return tuple(replaced_facts(new, candidates, norms, extra_names=set(keys)))
+    return tuple(replaced_facts(new, candidates, extra_names=set(keys)))

@@ -26,9 +26,10 @@ false merges and misses are asserted there.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 
-from mindpalace.models import Category, Memory, NewMemory
+from mindpalace.models import Category, NewMemory
+from mindpalace.store.graph_sql import FactCandidate
 
 __all__ = ["FACT_CATEGORIES", "MAX_CHANGE", "replaced_facts", "same_attribute"]
 
@@ -107,24 +108,23 @@ def same_attribute(old_text: str, new_text: str, shared_entities: Sequence[str])
 
 def replaced_facts(
     new: NewMemory,
-    candidates: Sequence[Memory],
-    candidate_norms: Mapping[str, set[str]],
+    candidates: Sequence[FactCandidate],
     *,
     extra_names: Iterable[str] = (),
 ) -> list[str]:
-    """Ids of the ``candidates`` (current memories of the new one's scope)
-    that ``new`` supersedes; ``candidate_norms`` maps each candidate to the
-    entity names it mentions, ``extra_names`` are more names of the new
-    memory's entities (what its mentions resolved to)."""
+    """Ids of the ``candidates`` (current memories of the new one's scope and
+    category, each with the names it shares) that ``new`` supersedes;
+    ``extra_names`` are more names of the new memory's entities (what its
+    mentions resolved to)."""
     if new.category not in FACT_CATEGORIES:
         return []
     names = {m.norm for m in new.mentions} | {a for m in new.mentions for a in m.aliases}
     names |= set(extra_names)
     out = []
     for old in candidates:
-        if old.category is not new.category or old.content_hash == new.content_hash:
+        if old.content_hash == new.content_hash:
             continue
-        shared = sorted(names & candidate_norms.get(old.id, set()))
+        shared = sorted(names & old.norms)
         if shared and same_attribute(old.content, new.content, shared):
             out.append(old.id)
     return out

@@ -29,6 +29,7 @@ from mindpalace.models import (
 )
 
 if TYPE_CHECKING:  # these modules import this module's value types
+    from mindpalace.store.graph_sql import FactCandidate
     from mindpalace.store.skills_sql import (
         SkillLink,
         SkillOwner,
@@ -401,7 +402,7 @@ class Store(Protocol):
         """The strongest visible co-occurrence neighbours of each entity key."""
         ...
 
-    def current_facts_mentioning(
+    def fact_candidates(
         self,
         norms: Sequence[str],
         *,
@@ -409,10 +410,10 @@ class Store(Protocol):
         visibility: Visibility,
         group: str | None,
         channel: str | None,
-        categories: Sequence[str],
+        category: str,
         limit: int = 50,
-    ) -> list[Memory]:
-        """Current memories of exactly one scope mentioning any of ``norms``."""
+    ) -> list[FactCandidate]:
+        """Current memories of one scope and category mentioning any of ``norms``."""
         ...
 
     def constraints_mentioning(

@@ -52,6 +52,16 @@ _ENTITY_COLUMNS = (
 
 
 @dataclass(frozen=True, slots=True)
+class FactCandidate:
+    """A current fact a new one may replace, and the asked-for names it mentions."""
+
+    id: str
+    content: str
+    content_hash: str
+    norms: set[str]
+
+
+@dataclass(frozen=True, slots=True)
 class EntityRef:
     """An entity as a reader sees it: its key, display name and type."""
 
@@ -384,7 +394,7 @@ class GraphSql(SqlCore):
             for key, values in found.items()
         }
 
-    def current_facts_mentioning(
+    def fact_candidates(
         self,
         norms: Sequence[str],
         *,
@@ -392,33 +402,41 @@ class GraphSql(SqlCore):
         visibility: Visibility,
         group: str | None,
         channel: str | None,
-        categories: Sequence[str],
+        category: str,
         limit: int = 50,
-    ) -> list[Memory]:
+    ) -> list[FactCandidate]:
         """Current (unsuperseded, unarchived) memories of exactly one scope
-        that mention any of ``norms``, newest first: what a new fact may replace."""
+        and category that mention any of ``norms``, newest first, with which
+        of ``norms`` each mentions: what a new fact may replace."""
         if not norms:
             return []
         with self._read() as cur:
             rows = self._exec(
                 cur,
-                f"SELECT DISTINCT {SELECT_MEMORY} FROM memories m"
+                "SELECT m.id, m.content, m.content_hash, e.norm FROM memories m"
                 " JOIN mentions x ON x.memory_seq = m.seq JOIN entities e ON e.seq = x.entity_seq"
                 " WHERE m.agent_id = ? AND m.visibility = ? AND m.group_name = ? AND m.channel = ?"
-                " AND m.superseded_by IS NULL AND m.archived = 0"
-                f" AND {in_list('m.category', categories)} AND {in_list('e.norm', norms)}"
-                " ORDER BY m.created_at DESC, m.id DESC LIMIT ?",
-                [
+                " AND m.superseded_by IS NULL AND m.archived = 0 AND m.category = ?"
+                f" AND {in_list('e.norm', norms)} ORDER BY m.created_at DESC, m.id DESC LIMIT ?",
+                (
                     agent_id,
                     visibility.value,
                     group or "",
                     channel or "",
-                    *categories,
+                    category,
                     *norms,
-                    limit,
-                ],
+                    limit * 4,
+                ),
             ).fetchall()
-        return [row_to_memory(r) for r in rows]
+        found: dict[str, FactCandidate] = {}
+        for memory_id, content, content_hash, norm in rows:
+            key = str(memory_id)
+            if key not in found:
+                if len(found) >= limit:
+                    continue
+                found[key] = FactCandidate(key, str(content), str(content_hash), set())
+            found[key].norms.add(str(norm))
+        return list(found.values())
 
     def constraints_mentioning(
         self, norms: Sequence[str], scope: Scope, filters: RecallFilters, *, limit: int = 20
