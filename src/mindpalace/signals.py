@@ -20,6 +20,7 @@ from datetime import datetime
 from typing import IO, TYPE_CHECKING, Any
 
 from mindpalace.errors import BusyError, ValidationError
+from mindpalace.ids import IdGenerator
 from mindpalace.models import HitList, Scope
 from mindpalace.store.base import Signal
 
@@ -64,6 +65,11 @@ class Signals:
     def __init__(self, palace: Palace) -> None:
         self._palace = palace
         self.dropped = 0  # recall outcomes not recorded because the palace was busy
+        self._recall_ids = IdGenerator("rcl_")
+        # memory id -> the latest recall (in this process) that returned it, so
+        # feedback can say which recall it judges (consolidation pairs the
+        # memories judged useful for one recall).
+        self._last_recall: dict[str, str] = {}
 
     @property
     def enabled(self) -> bool:
@@ -75,13 +81,19 @@ class Signals:
         if not self.enabled:
             return
         scope = self._palace.scope
+        at = self._palace.now()
+        recall_id = self._recall_ids.next(at)
+        if len(self._last_recall) > 10_000:
+            self._last_recall.clear()
+        self._last_recall.update((h.memory.id, recall_id) for h in hits)
         signal = Signal(
             kind="recall",
             agent_id=scope.agent_id,
-            at=self._palace._clock(),
+            at=at,
             channel=scope.channel,
             query=query,
             data={
+                "recall": recall_id,
                 "mode": hits.mode,
                 "hits": [
                     {"id": h.memory.id, "rank": rank, "score": round(h.score, 6)}
@@ -118,7 +130,7 @@ class Signals:
             at=self._palace._clock(),
             channel=scope.channel,
             memory_id=memory.id,
-            data={"useful": useful},
+            data={"useful": useful, "recall": self._last_recall.get(memory.id)},
         )
         self._palace.store.record_signals([signal])
         return signal

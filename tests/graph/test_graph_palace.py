@@ -118,3 +118,20 @@ def test_the_falcon_example_through_the_cli(
     report = run("consolidate")
     assert run("consolidate")["changed"] is False  # type: ignore[index]
     assert "merged" in report  # type: ignore[operator]
+
+
+def test_feedback_on_one_recall_strengthens_edges_once(
+    make_palace: Callable[..., Palace],
+) -> None:
+    palace = make_palace("hebb", embedder=HashingEmbedder(dimensions=64))
+    a = palace.remember("Alice reviewed the Falcon design with Bob")
+    b = palace.remember("Carol tested the Orion build for Dan")
+    hits = palace.recall("Falcon design Orion build", limit=5)
+    assert {a.id, b.id} <= {h.memory.id for h in hits}
+    palace.feedback(a.id, useful=True)
+    palace.feedback(b.id, useful=True)
+    first = palace.graph.consolidate()
+    assert first.signals_used >= 2
+    assert first.strengthened  # edges between the two memories' entities
+    assert all(0 < change["to"] <= 1 for change in first.strengthened)
+    assert palace.graph.consolidate().strengthened == []
