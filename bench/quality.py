@@ -227,6 +227,7 @@ def run(
             per_category: dict[int, list[dict[str, float]]] = defaultdict(list)
             per_conversation: dict[str, list[dict[str, float]]] = defaultdict(list)
             latencies: list[float] = []
+            stage_ms: dict[str, list[float]] = defaultdict(list)
             abstained = 0
             foreign_total = 0
             for own, foreign in iter_pairs(conversations):
@@ -236,6 +237,8 @@ def run(
                     start = time.perf_counter()
                     hits = palace.recall(question.text, limit=DEPTH)
                     latencies.append((time.perf_counter() - start) * 1000)
+                    for stage, ms in hits.timings.items():
+                        stage_ms[stage].append(ms)
                     ranked = [h.memory.metadata["dia_id"] for h in hits]
                     metrics = turn_metrics(ranked, question.evidence)
                     metrics.update(_budgeted(hits, question.evidence, count))
@@ -251,6 +254,8 @@ def run(
             summary["questions"] = len(per_question)
             summary["latency_p50_ms"] = statistics.median(latencies)
             summary["latency_p95_ms"] = statistics.quantiles(latencies, n=20)[18]
+            for stage, values in stage_ms.items():
+                summary[f"stage_{stage}_p50_ms"] = statistics.median(values)
             if config.abstain:
                 summary["abstention"] = abstained / foreign_total
             label = config.name if len(backends) == 1 else f"{config.name} [{backend}]"
@@ -305,6 +310,14 @@ def markdown(results: dict[str, Any]) -> str:
         lines.append(
             f"| {name} | {budget} | {row['latency_p50_ms']:.1f} | {row['latency_p95_ms']:.1f} |"
         )
+    lines.append("")
+    stages = ("sparse", "dense", "fusion", "graph", "rank", "constraints")
+    lines.append("| configuration | " + " | ".join(f"{s} p50 ms" for s in stages) + " |")
+    lines.append("|---" * (len(stages) + 1) + "|")
+    for name, result in results.items():
+        row = result["all"]
+        cells = " | ".join(f"{row.get(f'stage_{s}_p50_ms', 0.0):.2f}" for s in stages)
+        lines.append(f"| {name} | {cells} |")
     lines.append("")
     lines.append("| configuration | abstention on foreign questions |")
     lines.append("|---|---|")

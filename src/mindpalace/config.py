@@ -16,6 +16,10 @@ variable                    meaning
 ``MINDPALACE_PEER``         on: palaces are peer-facing (each needs a channel); off (default)
 ``MINDPALACE_SIGNALS``      on (default): record write sources, recall outcomes
                             and feedback in the signals table; off: record nothing
+``MINDPALACE_EXTRACT_URL``  base URL of an OpenAI-compatible chat service: entity
+                            extraction by an LLM, added to the rules (optional)
+``MINDPALACE_EXTRACT_MODEL`` its model name
+``MINDPALACE_EXTRACT_KEY_ENV`` name of the variable holding its API key
 ``MINDPALACE_TOKENS``       server bearer tokens: ``AGENT=TOKEN`` pairs, comma-separated
                             (``*=TOKEN``: a shared token; the agent comes from a header)
 =========================== =====================================================
@@ -46,6 +50,9 @@ ENV_EMBED_KEY_ENV = "MINDPALACE_EMBED_KEY_ENV"
 ENV_PEER = "MINDPALACE_PEER"
 ENV_SIGNALS = "MINDPALACE_SIGNALS"
 ENV_TOKENS = "MINDPALACE_TOKENS"
+ENV_EXTRACT_URL = "MINDPALACE_EXTRACT_URL"
+ENV_EXTRACT_MODEL = "MINDPALACE_EXTRACT_MODEL"
+ENV_EXTRACT_KEY_ENV = "MINDPALACE_EXTRACT_KEY_ENV"
 
 EMBEDDERS = ("local", "static", "http", "hashing", "none")
 SWITCH = ("on", "off")
@@ -114,6 +121,8 @@ class Settings:
         signals: record write sources, recall outcomes and feedback in the
             signals table (never in the memories themselves).
         tokens: the HTTP server's bearer tokens (``AGENT=TOKEN`` pairs), if set.
+        extract_url / extract_model / extract_key_env: an optional LLM entity
+            extractor (OpenAI-compatible chat completions).
     """
 
     agent_id: str = DEFAULT_AGENT
@@ -127,6 +136,9 @@ class Settings:
     peer: bool = False
     signals: bool = True
     tokens: str | None = field(default=None, repr=False)
+    extract_url: str | None = None
+    extract_model: str | None = None
+    extract_key_env: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -148,4 +160,7 @@ class Settings:
             peer=_switch(env, ENV_PEER, False),
             signals=_switch(env, ENV_SIGNALS, True),
             tokens=env.get(ENV_TOKENS) or None,
+            extract_url=env.get(ENV_EXTRACT_URL) or None,
+            extract_model=env.get(ENV_EXTRACT_MODEL) or None,
+            extract_key_env=env.get(ENV_EXTRACT_KEY_ENV) or None,
         )

@@ -399,9 +399,10 @@ class HitList(list[Hit]):
             only, when no embedder is available).
         notice: a sentence to show the user about how the search ran, e.g.
             "Using text search (semantic search is not available)."
+        timings: milliseconds per pipeline stage, for benchmarks and explain.
     """
 
-    __slots__ = ("mode", "notice")
+    __slots__ = ("mode", "notice", "timings")
 
     def __init__(
         self, hits: Iterable[Hit] = (), *, mode: str = "hybrid", notice: str | None = None
@@ -409,6 +410,8 @@ class HitList(list[Hit]):
         super().__init__(hits)
         self.mode = mode
         self.notice = notice
+        # Milliseconds each pipeline stage took (sparse, dense, fusion, graph, ...).
+        self.timings: dict[str, float] = {}
 
 
 @dataclass(frozen=True, slots=True)

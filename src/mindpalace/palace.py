@@ -20,7 +20,8 @@ from mindpalace.config import Settings, default_db_path
 from mindpalace.conversations import Message
 from mindpalace.embed.base import Embedder
 from mindpalace.errors import EmbeddingError, NotFoundError, PermissionDenied, ValidationError
-from mindpalace.graph.extract import extract_mentions
+from mindpalace.graph.extract import Extractor, extract_mentions
+from mindpalace.graph.llm import llm_extractor
 from mindpalace.graphview import GraphView, superseded_by_new
 from mindpalace.ids import IdGenerator
 from mindpalace.models import (
@@ -100,6 +101,8 @@ class Palace:
             search only).
         recall_options: constants of the recall pipeline.
         clock: the time source (tests pass a fixed clock).
+        extractor: extra entity extraction beside the rules (e.g.
+            ``graph.llm.LLMExtractor``); from ``MINDPALACE_EXTRACT_*`` when omitted.
     """
 
     def __init__(
@@ -116,6 +119,7 @@ class Palace:
         embedder: Embedder | None = None,
         recall_options: pipeline.RecallOptions | None = None,
         clock: Callable[[], datetime] = _utcnow,
+        extractor: Extractor | None = None,
     ) -> None:
         self.settings = settings or Settings.from_env()
         self.scope: Scope = build_scope(
@@ -146,6 +150,7 @@ class Palace:
             self.semantic.broken = broken
         self.recall_options = recall_options or pipeline.RecallOptions()
         self.graph = GraphView(self)
+        self.extractor = extractor or llm_extractor(self.settings)
         self.skills = Skills(self, clock=clock)  # import, activate, get, find skills
 
     @classmethod
@@ -385,7 +390,7 @@ class Palace:
             confidence=check_unit(confidence, "confidence"),
             constraint=bool(constraint),
             metadata=check_metadata(metadata),
-            mentions=extract_mentions([clean_title, text]),
+            mentions=extract_mentions([clean_title, text], self.extractor),
         )
 
     def forget(self, memory_id: str, *, hard: bool = False) -> Memory:
@@ -710,7 +715,9 @@ class Palace:
             memories,
             embed_hashes=hashes,
             vectors=vectors,
-            mentions={m.id: extract_mentions([m.title, m.content]) for m in memories},
+            mentions={
+                m.id: extract_mentions([m.title, m.content], self.extractor) for m in memories
+            },
             now=self._clock(),
         )
 

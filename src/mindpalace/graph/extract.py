@@ -312,12 +312,15 @@ def _is_capitalised(token: str) -> bool:
 _DEFAULT = RuleExtractor()
 
 
-def extract_mentions(texts: Iterable[str | None]) -> tuple[Mention, ...]:
-    """Mentions of the default extractor over several texts (title, content),
-    each entity once."""
+def extract_mentions(
+    texts: Iterable[str | None], extra: Extractor | None = None
+) -> tuple[Mention, ...]:
+    """Mentions of the rule extractor over several texts (title, content),
+    then of ``extra`` (e.g. an LLM extractor), each entity once."""
     out: dict[str, Mention] = {}
-    for text in texts:
-        if text:
-            for mention in _DEFAULT.extract(text):
+    present = [t for t in texts if t]
+    for extractor in (_DEFAULT, extra) if extra is not None else (_DEFAULT,):
+        for text in present:
+            for mention in extractor.extract(text):
                 out.setdefault(mention.norm, mention)
     return tuple(out.values())[:MAX_MENTIONS]

@@ -10,6 +10,7 @@ the later stages are arithmetic over score arrays (``fusion.py`` and
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -110,9 +111,11 @@ def recall(
                 names = ", ".join(repr(t) for t in absent)
                 return HitList([], mode=mode, notice=NOTHING_RELEVANT.format(terms=names))
 
+    clock = _Stopwatch()
     terms = query_terms(query)
     pool = max(options.candidates, limit)
     text_matches = store.search_text(terms, scope, filters, limit=pool)
+    clock.lap("sparse")
     if mode == "text":
         substring = store.search_substring(
             [t for t in terms if len(t) >= 3], scope, filters, limit=limit
@@ -132,11 +135,27 @@ def recall(
             now=now,
             limit=limit,
             options=options,
+            clock=clock,
         )
     if passed:
         hits[:] = [replace(hit, gates=passed + hit.gates) for hit in hits]
     _add_constraints(store, hits, query=query, scope=scope, filters=filters, now=now, limit=limit)
+    clock.lap("constraints")
+    hits.timings = clock.laps
     return hits
+
+
+class _Stopwatch:
+    """Milliseconds per stage, lap by lap."""
+
+    def __init__(self) -> None:
+        self.laps: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.laps[stage] = self.laps.get(stage, 0.0) + (now - self._last) * 1000
+        self._last = now
 
 
 def _add_constraints(
@@ -239,10 +258,12 @@ def _hybrid(
     now: datetime,
     limit: int,
     options: RecallOptions,
+    clock: _Stopwatch,
 ) -> HitList:
     allowed = store.ids_matching(scope, filters) if filters.tags else None
     mask = dense_index.mask(scope, filters, allowed)
     sims = dense_index.scores(query_vector)
+    clock.lap("dense")
     rows = len(dense_index)
 
     # Keyword scores on the dense rows; memories without a vector kept aside.
@@ -280,6 +301,7 @@ def _hybrid(
         if eligible[row] or value > 0
     ]
     candidates += [(value, key, None) for key, value in fused_loose.items()]
+    clock.lap("fusion")
     expansion = Expansion(candidates)
     if options.expand:
         expansion = expand(
@@ -295,10 +317,11 @@ def _hybrid(
             budget_ms=options.graph_budget_ms,
         )
         candidates = expansion.candidates
+    clock.lap("graph")
     candidates.sort(key=lambda item: (-item[0], item[1]))
     wanted = [key for _, key, _ in candidates[: limit * 2 + 10] if key not in memories]
     memories.update(store.get_many(wanted, scope))
-    return _build_hits(
+    hits = _build_hits(
         candidates,
         memories=memories,
         text_matches=text_matches,
@@ -314,6 +337,8 @@ def _hybrid(
         limit=limit,
         options=options,
     )
+    clock.lap("rank")
+    return hits
 
 
 def _build_hits(
