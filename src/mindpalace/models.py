@@ -29,6 +29,7 @@ __all__ = [
     "MessageMatch",
     "NewMemory",
     "RecallFilters",
+    "RelationMention",
     "Scope",
     "Source",
     "Stats",
@@ -174,6 +175,19 @@ class Mention:
 
 
 @dataclass(frozen=True, slots=True)
+class RelationMention:
+    """A typed relation a text states between two of its mentions
+    (``graph.relations``): ``subject`` and ``object`` are mention keys
+    (``Mention.norm``), ``kind`` one of owns, maintains, leads, manages,
+    depends_on, and ``sentence`` the text that states it."""
+
+    kind: str
+    subject: str
+    object: str
+    sentence: str
+
+
+@dataclass(frozen=True, slots=True)
 class Entity:
     """Something memories mention, in one scope: a person, project, system..."""
 
@@ -254,6 +268,7 @@ class NewMemory:
     constraint: bool = False
     metadata: Mapping[str, Any] = field(default_factory=dict)
     mentions: tuple[Mention, ...] = ()  # entities to link, found before the write
+    relations: tuple[RelationMention, ...] = ()  # typed relations between those entities
     supersedes: tuple[str, ...] = ()  # ids of current facts this one replaces
 
 

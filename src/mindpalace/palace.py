@@ -20,8 +20,10 @@ from mindpalace.config import Settings, default_db_path
 from mindpalace.conversations import Message
 from mindpalace.embed.base import Embedder
 from mindpalace.errors import EmbeddingError, NotFoundError, PermissionDenied, ValidationError
-from mindpalace.graph.extract import Extractor, extract_mentions
+from mindpalace.family import Family
+from mindpalace.graph.extract import Extractor
 from mindpalace.graph.llm import llm_extractor
+from mindpalace.graph.relations import extract_graph
 from mindpalace.graphview import GraphView, superseded_by_new
 from mindpalace.ids import IdGenerator
 from mindpalace.models import (
@@ -39,7 +41,7 @@ from mindpalace.models import (
     Visibility,
     parse_enum,
 )
-from mindpalace.retrieval import pipeline
+from mindpalace.retrieval import modes, pipeline
 from mindpalace.retrieval.indexing import Progress, SemanticIndex, embed_text, text_hash
 from mindpalace.scoping import build_scope, check_import, write_channel
 from mindpalace.signals import Signals
@@ -152,6 +154,7 @@ class Palace:
         self.graph = GraphView(self)
         self.extractor = extractor or llm_extractor(self.settings)
         self.skills = Skills(self, clock=clock)  # import, activate, get, find skills
+        self.family = Family(self)  # what do I know, why did we, who owns, preflight
 
     @classmethod
     def open(cls, target: str | Path | None = None, **options: Any) -> Palace:
@@ -366,6 +369,7 @@ class Palace:
         if start is not None and end is not None and end < start:
             raise ValidationError("valid_to", valid_to, reason="valid_to is before valid_from")
         clean_title = check_title(title)
+        mentions, relations = extract_graph([clean_title, text], self.extractor)
         return NewMemory(
             content=text,
             # A conversation turn is the same memory only at the same place
@@ -390,7 +394,8 @@ class Palace:
             confidence=check_unit(confidence, "confidence"),
             constraint=bool(constraint),
             metadata=check_metadata(metadata),
-            mentions=extract_mentions([clean_title, text], self.extractor),
+            mentions=mentions,
+            relations=relations,
         )
 
     def forget(self, memory_id: str, *, hard: bool = False) -> Memory:
@@ -472,6 +477,7 @@ class Palace:
         created_after: datetime | str | None = None,
         created_before: datetime | str | None = None,
         expand: bool = True,
+        mode: str | None = None,
     ) -> HitList:
         """The memories most relevant to ``query``, best first.
 
@@ -491,12 +497,17 @@ class Palace:
             created_after / created_before: creation time range [after, before).
             expand: propagate over the entity graph (hits then carry
                 ``associative_context``); False ranks by the query alone.
+            mode: seed 003's recall mode, a prior over categories, stores and
+                types that reweights without filtering: general (default),
+                decision, project, people, workflow, conversation
+                (``retrieval.modes`` has the table).
 
         Raises:
-            ValidationError: on an invalid filter or limit.
+            ValidationError: on an invalid filter, limit or mode.
         """
         check_query(query)
         check_limit(limit, low=1, high=MAX_RECALL_LIMIT)
+        prior = modes.check_mode(mode)
         filters = self._filters(
             types=types,
             stores=stores,
@@ -510,17 +521,23 @@ class Palace:
         if not query.strip():
             return HitList([], mode="hybrid" if self.semantic.available else "text")
         vector = self.semantic.query_vector(query)
+        # A mode re-ranks a deeper list than it returns.
+        depth = limit if prior.neutral else min(MAX_RECALL_LIMIT, max(3 * limit, 30))
         hits = pipeline.recall(
             self.store,
             query=query,
             scope=self.scope,
             filters=filters,
-            limit=limit,
+            limit=depth,
             now=self._clock(),
             query_vector=vector,
             dense_index=self.semantic.dense() if vector is not None else None,
             options=self.recall_options if expand else replace(self.recall_options, expand=False),
         )
+        if not prior.neutral:
+            hits = modes.apply_mode(
+                hits, prior, store=self.store, scope=self.scope, now=self._clock(), limit=limit
+            )
         if hits.mode == "text" and hits.notice == pipeline.TEXT_ONLY_NOTICE:
             reason = self.semantic.failure
             if reason:
@@ -711,13 +728,13 @@ class Palace:
             if vectors is not None
             else {}
         )
+        graphs = {m.id: extract_graph([m.title, m.content], self.extractor) for m in memories}
         return self.store.import_memories(
             memories,
             embed_hashes=hashes,
             vectors=vectors,
-            mentions={
-                m.id: extract_mentions([m.title, m.content], self.extractor) for m in memories
-            },
+            mentions={key: found[0] for key, found in graphs.items()},
+            relations={key: found[1] for key, found in graphs.items()},
             now=self._clock(),
         )
 

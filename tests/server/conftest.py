@@ -50,6 +50,17 @@ def seed(path: Path) -> dict[str, str]:
             tags=["storage", "architecture"],
         )
         scratch = palace.remember("Scratch note about the zebra migration", tags=["scratch"])
+        owner = palace.remember("Ann owns the Storage service")
+        dependency = palace.remember("The Storage service depends on SQLite")
+        lesson = palace.remember(
+            "Lesson: SQLite needs WAL mode when many processes share one file",
+            category="lesson",
+        )
+        rule = palace.remember(
+            "Never edit the SQLite file of the Storage service by hand",
+            category="rule",
+            constraint=True,
+        )
         skills = Path(__file__).resolve().parents[2] / "examples" / "skills"
         for name in ("api-integration", "code-review"):
             palace.skills.import_path(skills / name)
@@ -63,7 +74,17 @@ def seed(path: Path) -> dict[str, str]:
         )
     with Palace(path, agent_id="bob", settings=settings) as palace:
         secret = palace.remember("Bob's private note: the sqlite backup key is in the vault")
-    return {"fact": fact.id, "scratch": scratch.id, "bob": secret.id}
+        bob_owns = palace.remember("Bob owns the Storage service, privately")
+    return {
+        "fact": fact.id,
+        "scratch": scratch.id,
+        "bob": secret.id,
+        "owner": owner.id,
+        "dependency": dependency.id,
+        "lesson": lesson.id,
+        "rule": rule.id,
+        "bob_owns": bob_owns.id,
+    }
 
 
 @dataclass

@@ -53,6 +53,55 @@ def _check_recall(result: dict[str, Any], ids: dict[str, str]) -> None:
     assert all(m["category"] == "decision" for m in result["memories"])
 
 
+def _check_answer(result: dict[str, Any], ids: dict[str, str]) -> None:
+    """The shape every recall-family tool shares; bob's memories never appear."""
+    assert set(result) >= {"query", "groups", "memories", "injectionBlock", "hint"}
+    found = [m["memoryId"] for m in result["memories"]]
+    assert ids["bob"] not in found and ids["bob_owns"] not in found
+    assert "privately" not in result["injectionBlock"]
+    for memory in result["memories"]:
+        assert 0 <= memory["score"] <= 1 and 0 <= memory["confidence"] <= 1
+        assert memory["highConfidence"] == (memory["confidence"] >= 0.8)
+        assert memory["relation"]
+
+
+def _check_what_do_i_know(result: dict[str, Any], ids: dict[str, str]) -> None:
+    _check_answer(result, ids)
+    groups = {g["name"]: [m["memoryId"] for m in g["memories"]] for g in result["groups"]}
+    assert ids["fact"] in groups["decisions"]
+    assert ids["lesson"] in groups["lessons"]
+
+
+def _check_why(result: dict[str, Any], ids: dict[str, str]) -> None:
+    _check_answer(result, ids)
+    timeline = result["groups"][0]["memories"]
+    decision = next(m for m in timeline if m["relation"] == "decision")
+    assert decision["memoryId"] == ids["fact"]
+    assert ids["lesson"] in [m["memoryId"] for m in timeline]
+    times = [m["createdAt"] for m in timeline]
+    assert times == sorted(times)
+
+
+def _check_who_owns(result: dict[str, Any], ids: dict[str, str]) -> None:
+    _check_answer(result, ids)
+    assert [g["name"] for g in result["groups"]] == ["Ann"]
+    assert result["memories"][0]["memoryId"] == ids["owner"]
+    assert result["memories"][0]["relation"] == "owns"
+
+
+def _check_depends_on(result: dict[str, Any], ids: dict[str, str]) -> None:
+    _check_answer(result, ids)
+    assert [g["name"] for g in result["groups"]] == ["Storage"]
+    assert result["memories"][0]["memoryId"] == ids["dependency"]
+
+
+def _check_preflight(result: dict[str, Any], ids: dict[str, str]) -> None:
+    _check_answer(result, ids)
+    groups = {g["name"]: [m["memoryId"] for m in g["memories"]] for g in result["groups"]}
+    assert ids["rule"] in groups["constraints"]
+    assert "Never edit the SQLite file" in result["injectionBlock"]
+
+
 def _check_recent(result: dict[str, Any], ids: dict[str, str]) -> None:
     contents = [m["content"] for m in result["messages"]]
     assert contents[-1] == "Ann: Thanks, noted."
@@ -130,8 +179,19 @@ SAMPLES: dict[str, Sample] = {
             "tags": ["storage"],
             "limit": 5,
             "includeArchived": False,
+            "mode": "decision",
+            "includeAssociations": True,
         },
         _check_recall,
+    ),
+    "what_do_i_know": Sample(lambda ids: {"topic": "SQLite", "limit": 20}, _check_what_do_i_know),
+    "why_did_we": Sample(lambda ids: {"query": "choose SQLite", "limit": 5}, _check_why),
+    "who_owns": Sample(lambda ids: {"entity": "the Storage service"}, _check_who_owns),
+    "depends_on": Sample(
+        lambda ids: {"entity": "SQLite", "direction": "dependents"}, _check_depends_on
+    ),
+    "preflight": Sample(
+        lambda ids: {"action": "edit the SQLite file of the Storage service"}, _check_preflight
     ),
     "recent": Sample(lambda ids: {"n": 2, "session": "standup-1"}, _check_recent),
     "search_messages": Sample(

@@ -120,7 +120,9 @@ def test_agents_are_isolated(server: Server) -> None:
         assert bob.get(f"/v1/memories/{server.ids['bob']}").status_code == 200
         assert bob.get(f"/v1/memories/{server.ids['fact']}").status_code == 404
         found = bob.post("/v1/recall", json={"query": "sqlite storage"}).json()["memories"]
-        assert [m["memoryId"] for m in found] == [server.ids["bob"]]
+        assert {m["memoryId"] for m in found} == {server.ids["bob"], server.ids["bob_owns"]}
+        owners = bob.get("/v1/owners", params={"entity": "Storage"}).json()
+        assert [g["name"] for g in owners["groups"]] == ["Bob"]  # not alice's "Ann owns"
 
 
 def test_forgetting_another_agents_shared_memory_is_403(server: Server) -> None:

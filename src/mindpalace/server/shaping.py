@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from mindpalace.family import EMPTY_HINT, Answer, Item
 from mindpalace.models import Hit, HitList, Memory, MessageMatch
 from mindpalace.safety import injection_block
 
-__all__ = ["hits_json", "injection_block", "memory_json", "message_json"]
+__all__ = ["answer_json", "hits_json", "injection_block", "memory_json", "message_json"]
 
 
 def memory_json(memory: Memory) -> dict[str, Any]:
@@ -66,6 +67,31 @@ def hits_json(hits: HitList) -> dict[str, Any]:
         "injectionBlock": injection_block(hits),
         "mode": hits.mode,
         "notice": hits.notice,
+        "hint": None if hits else EMPTY_HINT,
+    }
+
+
+def _item_json(item: Item) -> dict[str, Any]:
+    out = _hit_json(item.hit)
+    out.update(relation=item.relation, entity=item.entity, via=item.via)
+    out["duplicates"] = list(item.duplicates)
+    return out
+
+
+def answer_json(answer: Answer) -> dict[str, Any]:
+    """A recall-family answer: its groups (each a list of memories with
+    their relation to the question), every memory once as seed 003's
+    ``memories``, the ``injectionBlock``, and a ``hint`` when empty."""
+    return {
+        "query": answer.query,
+        "entities": list(answer.entities),
+        "groups": [
+            {"name": g.name, "memories": [_item_json(i) for i in g.items]} for g in answer.groups
+        ],
+        "memories": [_item_json(i) for i in answer.items],
+        "injectionBlock": answer.injection_block,
+        "hint": answer.hint,
+        "notice": answer.notice,
     }
 
 

@@ -51,9 +51,11 @@ from mindpalace.errors import (
     PermissionDenied,
     ValidationError,
 )
+from mindpalace.family import DIRECTIONS
 from mindpalace.models import Category, MemoryType, Source, StoreKind, Visibility
 from mindpalace.palace import Palace
-from mindpalace.server.shaping import hits_json, memory_json, message_json
+from mindpalace.retrieval.modes import MODES
+from mindpalace.server.shaping import answer_json, hits_json, memory_json, message_json
 from mindpalace.validation import check_limit
 
 __all__ = [
@@ -78,6 +80,11 @@ StoreName = Annotated[str, _enum(StoreKind)]
 CategoryName = Annotated[str, _enum(Category)]
 SourceName = Annotated[str, _enum(Source)]
 VisibilityName = Annotated[str, _enum(Visibility)]
+ModeName = Annotated[str, WithJsonSchema({"type": "string", "enum": list(MODES)})]
+DirectionName = Annotated[str, WithJsonSchema({"type": "string", "enum": list(DIRECTIONS)})]
+Entity = Annotated[
+    str, Field(description="The thing asked about, by name (e.g. 'Billing', 'the Checkout API').")
+]
 
 Query = Annotated[str, Field(description="What to look for, in plain words.")]
 MemoryId = Annotated[
@@ -184,11 +191,31 @@ def recall(
     include_archived: Annotated[
         bool, Field(alias="includeArchived", description="Also search archived memories.")
     ] = False,
+    mode: Annotated[
+        ModeName,
+        Field(
+            description="Recall mode, a preference (not a filter): general (all kinds "
+            "equally), decision (decisions and lessons), project (goals, workflows, facts), "
+            "people (persons and relationships), workflow (procedural rules and patterns), "
+            "conversation (recent conversation turns)."
+        ),
+    ] = "general",
+    include_associations: Annotated[
+        bool,
+        Field(
+            alias="includeAssociations",
+            description="Also bring in memories linked through the entity graph "
+            "(listed in each memory's associativeContext).",
+        ),
+    ] = True,
 ) -> dict[str, Any]:
     """Recall the memories most relevant to a topic, filtered by store,
-    category or tags. Use it to build context before a task ("what have we
-    decided about the database?"). Returns {memories: [...], injectionBlock}
-    with each memory's relevance score (0-1) and confidence (0-1)."""
+    category or tags, ranked with a mode's preferences (mode=decision for
+    past choices, people for teammates, workflow for how-tos...). Use it to
+    build context before a task ("what have we decided about the
+    database?"). Returns {memories: [...], injectionBlock} with each
+    memory's relevance score (0-1) and confidence (0-1); an empty list comes
+    with a hint."""
     check_limit(limit, low=1, high=SEARCH_LIMIT)
     hits = palace.recall(
         query,
@@ -197,8 +224,82 @@ def recall(
         categories=categories,
         tags=tags,
         include_archived=include_archived,
+        mode=mode,
+        expand=include_associations,
     )
     return hits_json(hits)
+
+
+def what_do_i_know(
+    palace: Palace,
+    *,
+    topic: Annotated[str, Field(description="The topic to scan, in plain words.")],
+    limit: Annotated[int, Field(description="How many memories in all, 1-100.")] = 25,
+) -> dict[str, Any]:
+    """A broad overview of everything stored about a topic, grouped by
+    category (facts, decisions, lessons, workflows, goals, then the rest),
+    de-duplicated, each group best first. Use it for "what do I know about
+    X?" rather than a single question. Returns {groups: [{name, memories}],
+    memories, injectionBlock, hint}."""
+    return answer_json(palace.family.what_do_i_know(topic, limit=limit))
+
+
+def why_did_we(
+    palace: Palace,
+    *,
+    query: Annotated[str, Field(description="The decision asked about, e.g. 'choose Convex'.")],
+    limit: Annotated[int, Field(description="How many linked memories at most, 1-50.")] = 10,
+) -> dict[str, Any]:
+    """Trace why a decision was made: the decision, what it superseded,
+    and the lessons, events and messages linked to it, in time order, each
+    with its relation to the decision. Returns {groups: [{name: timeline,
+    memories: [{..., relation, via}]}], memories, injectionBlock, hint}."""
+    return answer_json(palace.family.why_did_we(query, limit=limit))
+
+
+def who_owns(
+    palace: Palace,
+    *,
+    entity: Entity,
+    limit: Annotated[int, Field(description="How many owners at most, 1-50.")] = 10,
+) -> dict[str, Any]:
+    """Who owns, maintains, leads or manages something, from what current
+    memories state ("Alice owns the Billing service"); each answer cites the
+    memories that say so, superseded statements excluded. Returns {groups:
+    [{name: owner, memories: [{..., relation}]}], memories, injectionBlock}."""
+    return answer_json(palace.family.who_owns(entity, limit=limit))
+
+
+def depends_on(
+    palace: Palace,
+    *,
+    entity: Entity,
+    direction: Annotated[
+        DirectionName,
+        Field(
+            description="dependents: what depends on the entity; dependencies: what the "
+            "entity depends on."
+        ),
+    ] = "dependents",
+    limit: Annotated[int, Field(description="How many answers at most, 1-50.")] = 10,
+) -> dict[str, Any]:
+    """Dependency tracing from what current memories state ("the API
+    depends on Redis"): what depends on an entity, or what it depends on.
+    Each answer cites the memories that say so. Returns {groups: [{name,
+    memories}], memories, injectionBlock, hint}."""
+    return answer_json(palace.family.depends_on(entity, direction=direction, limit=limit))
+
+
+def preflight(
+    palace: Palace,
+    *,
+    action: Annotated[str, Field(description="What you are about to do, in plain words.")],
+    limit: Annotated[int, Field(description="How many memories per group, 1-20.")] = 5,
+) -> dict[str, Any]:
+    """Call before acting: the constraints and rules that apply, relevant
+    decisions and lessons, workflows, skills and recent related events,
+    grouped, with an injectionBlock to paste into the prompt."""
+    return answer_json(palace.family.preflight(action, limit=limit))
 
 
 def recent(
@@ -356,6 +457,11 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation(memory_store, "POST", "/v1/memories", status=201, read_only=False),
     Operation(memory_search, "POST", "/v1/search"),
     Operation(recall, "POST", "/v1/recall"),
+    Operation(what_do_i_know, "POST", "/v1/what-do-i-know"),
+    Operation(why_did_we, "POST", "/v1/why-did-we"),
+    Operation(who_owns, "GET", "/v1/owners"),
+    Operation(depends_on, "GET", "/v1/dependencies"),
+    Operation(preflight, "POST", "/v1/preflight"),
     Operation(recent, "GET", "/v1/recent"),
     Operation(search_messages, "POST", "/v1/messages/search"),
     Operation(memory_get, "GET", "/v1/memories/{memoryId}"),

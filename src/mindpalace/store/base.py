@@ -23,6 +23,7 @@ from mindpalace.models import (
     Mention,
     NewMemory,
     RecallFilters,
+    RelationMention,
     Scope,
     Stats,
     Visibility,
@@ -30,6 +31,7 @@ from mindpalace.models import (
 
 if TYPE_CHECKING:  # these modules import this module's value types
     from mindpalace.store.graph_sql import FactCandidate
+    from mindpalace.store.relations_sql import RelationRow
     from mindpalace.store.skills_sql import (
         SkillLink,
         SkillOwner,
@@ -459,12 +461,27 @@ class Store(Protocol):
         embed_hashes: Mapping[str, str] | None = None,
         vectors: VectorBatch | None = None,
         mentions: Mapping[str, Sequence[Mention]] | None = None,
+        relations: Mapping[str, Sequence[RelationMention]] | None = None,
         now: datetime | None = None,
     ) -> ImportReport:
         """Write complete memories as they are (ids and timestamps kept), in one
         transaction. A memory whose id or scoped content hash exists is skipped.
         ``embed_hashes`` maps memory ids to the hash of their embedded text;
-        ``mentions`` to the entities to link them to."""
+        ``mentions`` to the entities to link them to; ``relations`` to the
+        typed relations they state between those entities."""
+        ...
+
+    def relations(
+        self,
+        norms: Sequence[str],
+        scope: Scope,
+        *,
+        kinds: Sequence[str],
+        side: str = "object",
+        limit: int = 200,
+    ) -> list[RelationRow]:
+        """Typed relations whose ``side`` entity is one of ``norms``, stated by
+        live memories the scope sees, newest first."""
         ...
 
     def record_signals(self, signals: Sequence[Signal], *, wait: bool = True) -> None:

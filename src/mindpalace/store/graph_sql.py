@@ -95,11 +95,13 @@ class GraphSql(SqlCore):
 
     def _link_mentions(
         self, cur: Cursor, memory: Memory, seq: int, mentions: Sequence[Mention], now: datetime
-    ) -> None:
+    ) -> dict[str, int]:
         """Resolve ``mentions`` to entities of the memory's scope (creating
-        what is new), record them, and strengthen co-occurrence edges."""
+        what is new), record them, and strengthen co-occurrence edges;
+        returns the entity each mention key resolved to."""
+        resolved: dict[str, int] = {}
         if not mentions:
-            return
+            return resolved
         part = (memory.agent_id, memory.visibility.value, memory.group or "", memory.channel or "")
         where = "agent_id = ? AND visibility = ? AND group_name = ? AND channel = ?"
         e_where = "e.agent_id = ? AND e.visibility = ? AND e.group_name = ? AND e.channel = ?"
@@ -143,6 +145,7 @@ class GraphSql(SqlCore):
                         (row[0], alias),
                     )
             entity_seq = int(row[0])
+            resolved[mention.norm] = entity_seq
             if entity_seq in linked:
                 continue
             linked.append(entity_seq)
@@ -170,6 +173,7 @@ class GraphSql(SqlCore):
                 " updated_at = ?",
                 (a, b, EDGE_STEP, at, EDGE_STEP, at),
             )
+        return resolved
 
     def _supersede(
         self, cur: Cursor, memory: Memory, seq: int, ids: Iterable[str], now: datetime

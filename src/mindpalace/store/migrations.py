@@ -224,10 +224,32 @@ def _v3_skills(d: Dialect) -> list[str]:
     ]
 
 
+def _v4_relations(d: Dialect) -> list[str]:
+    return [
+        # Typed relations between two entities of one scope (owns,
+        # maintains, leads, manages, depends_on), each tied to the memory
+        # that states it: reads go through that memory's scope and liveness,
+        # and a hard delete of the memory takes its relations with it.
+        f"""
+        CREATE TABLE entity_relations (
+            memory_seq {d.ref_type} NOT NULL REFERENCES memories (seq) ON DELETE CASCADE,
+            src_seq {d.ref_type} NOT NULL REFERENCES entities (seq) ON DELETE CASCADE,
+            dst_seq {d.ref_type} NOT NULL REFERENCES entities (seq) ON DELETE CASCADE,
+            kind TEXT NOT NULL,
+            sentence TEXT NOT NULL,
+            PRIMARY KEY (memory_seq, src_seq, dst_seq, kind)
+        )
+        """,
+        "CREATE INDEX entity_relations_src ON entity_relations (src_seq, kind)",
+        "CREATE INDEX entity_relations_dst ON entity_relations (dst_seq, kind)",
+    ]
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "memories, tags, embeddings, full-text index", _v1_memories),
     Migration(2, "entities, mentions, edges, memory links, signals", _v2_graph),
     Migration(3, "skills: names and definition digests", _v3_skills),
+    Migration(4, "typed relations between entities", _v4_relations),
 )
 
 

@@ -17,6 +17,7 @@ from mindpalace.models import (
     Mention,
     NewMemory,
     RecallFilters,
+    RelationMention,
     Scope,
     Stats,
 )
@@ -34,6 +35,7 @@ from mindpalace.store.fragments import (
     to_epoch,
 )
 from mindpalace.store.graph_sql import GraphSql
+from mindpalace.store.relations_sql import RelationsSql
 from mindpalace.store.signals_sql import SignalStore
 from mindpalace.store.skills_sql import SkillsSql
 from mindpalace.store.upkeep_sql import UpkeepSql
@@ -44,7 +46,7 @@ __all__ = ["Cursor", "SqlStore"]
 _STRENGTH_BUMP = 0.2
 
 
-class SqlStore(GraphSql, UpkeepSql, SkillsSql, SignalStore):
+class SqlStore(GraphSql, RelationsSql, UpkeepSql, SkillsSql, SignalStore):
     """The ``Store`` protocol over SQL; subclasses bring connection and dialect."""
 
     def _insert(self, cur: Cursor, memory: Memory, embed_hash: str | None) -> int:
@@ -189,7 +191,8 @@ class SqlStore(GraphSql, UpkeepSql, SkillsSql, SignalStore):
             metadata=dict(new.metadata),
         )
         seq = self._insert(cur, memory, new.embed_hash)
-        self._link_mentions(cur, memory, seq, new.mentions, now)
+        entities = self._link_mentions(cur, memory, seq, new.mentions, now)
+        self._link_relations(cur, seq, entities, new.relations)
         if new.supersedes and self._supersede(cur, memory, seq, new.supersedes, now):
             # Closing facts changes existing rows: warm indexes must reload.
             self._exec(cur, "UPDATE palace_meta SET value = value + 1 WHERE key = 'epoch'")
@@ -239,12 +242,14 @@ class SqlStore(GraphSql, UpkeepSql, SkillsSql, SignalStore):
         embed_hashes: Mapping[str, str] | None = None,
         vectors: VectorBatch | None = None,
         mentions: Mapping[str, Sequence[Mention]] | None = None,
+        relations: Mapping[str, Sequence[RelationMention]] | None = None,
         now: datetime | None = None,
     ) -> ImportReport:
         """Insert complete memories in one transaction, skipping those present,
-        linking each to the entities it mentions."""
+        linking each to the entities it mentions and the relations it states."""
         hashes = embed_hashes or {}
         found = mentions or {}
+        stated = relations or {}
         when = now or datetime.now(timezone.utc)
         inserted = skipped = 0
         with self._mutate() as cur:
@@ -257,7 +262,8 @@ class SqlStore(GraphSql, UpkeepSql, SkillsSql, SignalStore):
                     skipped += 1
                     continue
                 seq = self._insert(cur, memory, hashes.get(memory.id))
-                self._link_mentions(cur, memory, seq, found.get(memory.id, ()), when)
+                entities = self._link_mentions(cur, memory, seq, found.get(memory.id, ()), when)
+                self._link_relations(cur, seq, entities, stated.get(memory.id, ()))
                 inserted += 1
         return ImportReport(inserted=inserted, skipped=skipped)
 
