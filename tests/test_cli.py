@@ -62,6 +62,11 @@ COMMANDS = [
     "entities",
     "history",
     "consolidate",
+    "what-do-i-know",
+    "why-did-we",
+    "who-owns",
+    "depends-on",
+    "preflight",
     "mcp",
     "serve",
 ]

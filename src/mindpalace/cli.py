@@ -19,8 +19,10 @@ from typing import Any
 from mindpalace import __version__
 from mindpalace.conversations import FORMATS, read_messages
 from mindpalace.errors import MindPalaceError, ValidationError
+from mindpalace.family import DIRECTIONS, EMPTY_HINT
 from mindpalace.models import Category, MemoryType, Source, StoreKind, Visibility, parse_enum
 from mindpalace.palace import Palace
+from mindpalace.retrieval.modes import MODES, check_mode
 from mindpalace.server import DEFAULT_THREADS, require_extra
 from mindpalace.store import migrate
 from mindpalace.validation import check_limit
@@ -123,6 +125,39 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
     p.add_argument(
         "--no-expand", action="store_true", help="no graph propagation (no associative_context)"
     )
+    p.add_argument(
+        "--mode",
+        help=f"recall mode, a preference over kinds of memory: {', '.join(MODES)}"
+        " (default general)",
+    )
+
+    p = command("what-do-i-know", "Everything stored about a topic, grouped by category.")
+    p.add_argument("topic", help="the topic, in plain words")
+    p.add_argument("--limit", type=int, default=25, help="memories in all, 1-100 (default 25)")
+    p.add_argument("--per-group", type=int, default=5, help="per category, 1-20 (default 5)")
+
+    p = command("why-did-we", "A decision, what it superseded, and what led to it, in time order.")
+    p.add_argument("query", help="the decision, e.g. 'choose Convex'")
+    p.add_argument("--limit", type=int, default=10, help="linked memories, 1-50 (default 10)")
+
+    p = command("who-owns", "Who owns, maintains, leads or manages something (stated relations).")
+    p.add_argument("name", help="the thing, e.g. 'the Billing service'")
+    p.add_argument("--limit", type=int, default=10, help="owners at most, 1-50 (default 10)")
+
+    p = command("depends-on", "What depends on something, or (--direction) what it depends on.")
+    p.add_argument("name", help="the thing, e.g. Redis")
+    p.add_argument(
+        "--direction",
+        default="dependents",
+        help="dependents: what depends on NAME (default); dependencies: what NAME depends on",
+    )
+    p.add_argument("--limit", type=int, default=10, help="answers at most, 1-50 (default 10)")
+
+    p = command(
+        "preflight", "Rules, decisions, lessons, workflows, skills and events for an action."
+    )
+    p.add_argument("action", help="what you are about to do")
+    p.add_argument("--limit", type=int, default=5, help="per group, 1-20 (default 5)")
 
     p = command("get", "Show one memory by id, with the entities it mentions.")
     p.add_argument("id", help="memory id")
@@ -290,9 +325,17 @@ def _filters(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _recall(palace: Palace, args: argparse.Namespace) -> Any:
-    hits = palace.recall(args.query, limit=args.limit, expand=not args.no_expand, **_filters(args))
+    hits = palace.recall(
+        args.query,
+        limit=args.limit,
+        expand=not args.no_expand,
+        mode=args.mode,
+        **_filters(args),
+    )
     if hits.notice:
         print(f"mindpalace recall: {hits.notice}", file=sys.stderr)
+    if not hits:
+        print(f"mindpalace recall: nothing found. {EMPTY_HINT}", file=sys.stderr)
     return [hit.to_dict(explain=args.explain) for hit in hits]
 
 
@@ -468,6 +511,15 @@ _HANDLERS: dict[str, Handler] = {
         for e in p.graph.entities(a.query, types=a.types, limit=a.limit, offset=a.offset)
     ],
     "history": lambda p, a: [m.to_dict() for m in p.graph.history(a.id)],
+    "what-do-i-know": lambda p, a: p.family.what_do_i_know(
+        a.topic, limit=a.limit, per_group=a.per_group
+    ).to_dict(),
+    "why-did-we": lambda p, a: p.family.why_did_we(a.query, limit=a.limit).to_dict(),
+    "who-owns": lambda p, a: p.family.who_owns(a.name, limit=a.limit).to_dict(),
+    "depends-on": lambda p, a: p.family.depends_on(
+        a.name, direction=a.direction, limit=a.limit
+    ).to_dict(),
+    "preflight": lambda p, a: p.family.preflight(a.action, limit=a.limit).to_dict(),
     "consolidate": lambda p, a: p.graph.consolidate(dry_run=a.dry_run).to_dict(),
     "forget": lambda p, a: {"forgotten": p.forget(a.id, hard=a.hard).id, "hard": a.hard},
     "list": _list,
@@ -503,7 +555,22 @@ def _plain_memory(m: dict[str, Any]) -> str:
     return f"{head}{tags}\n    {title}{m['content']}"
 
 
+def _plain_answer(answer: dict[str, Any]) -> str:
+    """A recall-family answer for people: groups, then each memory with its
+    relation; the hint when empty."""
+    lines = []
+    for group in answer["groups"]:
+        lines.append(f"{group['name']}:")
+        for m in group["memories"]:
+            mark = " [HIGH CONFIDENCE]" if m["high_confidence"] else ""
+            lines.append(f"  [{m['score']:.2f}] {m['relation']}{mark}  {m['id']}")
+            lines.append(f"      {m['content']}")
+    return "\n".join(lines) or f"(nothing) {answer['hint']}"
+
+
 def _plain(value: Any) -> str:
+    if isinstance(value, dict) and "injectionBlock" in value and "groups" in value:
+        return _plain_answer(value)
     if isinstance(value, list):
         return "\n".join(_plain(v) for v in value) or "(nothing)"
     if isinstance(value, dict) and "content" in value and "id" in value:
@@ -544,6 +611,10 @@ def _precheck(args: argparse.Namespace) -> None:
             parse_enum(enum_cls, getattr(args, name), name)
     if args.command == "context":
         check_limit(args.max_tokens, low=256, high=8192, field="max_tokens")
+    if args.command == "recall" and args.mode is not None:
+        check_mode(args.mode)
+    if args.command == "depends-on" and args.direction not in DIRECTIONS:
+        raise ValidationError("direction", args.direction, valid=DIRECTIONS)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
