@@ -79,6 +79,7 @@ class Rec:
     content: str
     conversation: bool = False
     archived: bool = False
+    relation: str | None = None  # the word of "<Token> owns the <Word> service"
 
 
 def visible(rec: Rec, reader: Reader) -> bool:
@@ -268,7 +269,39 @@ def surface_context(probe: Probe) -> None:
     probe.no_leak(json.dumps(block.to_dict(), ensure_ascii=False).replace(query, ""))
 
 
+def surface_family(probe: Probe) -> None:
+    """The recall family: topic scan, decision trace, preflight, and the
+    ownership and dependency answers read from typed relations (asked about
+    every word some relation names, visible or not)."""
+    target = probe.target
+    query = f"about {target.token} {probe.word}" if target else probe.word
+    family = probe.palace.family
+    live = probe.seen_ids(archived=False)
+    answers = [
+        family.what_do_i_know(query, limit=100, per_group=20),
+        family.why_did_we(query),
+        family.preflight(query),
+    ]
+    related = sorted({r.relation for r in probe.world.recs.values() if r.relation})
+    owners: dict[str, set[str]] = {}
+    for word in related:
+        owned = family.who_owns(word.capitalize(), limit=50)
+        owners[word] = {i.memory.id for i in owned.items}
+        answers += [owned, family.depends_on(word.capitalize(), direction="dependencies")]
+    for answer in answers:
+        shown = answer.to_dict()
+        shown.pop("query")  # the reader's own words
+        # Owners are named by capitalised tokens: compare case-folded.
+        probe.no_leak(json.dumps(shown, ensure_ascii=False).lower())
+        assert {i.memory.id for i in answer.items} <= live
+    # Nothing visible is missing: every live relation the reader sees answers.
+    for rec in probe.world.recs.values():
+        if rec.relation and rec.id in live:
+            assert rec.id in owners[rec.relation], f"{probe.reader} missed {rec}"
+
+
 SURFACES: dict[str, Callable[[Probe], None]] = {
+    "family": surface_family,
     "context": surface_context,
     "graph": surface_graph,
     "recall": surface_recall_hybrid,
@@ -367,6 +400,23 @@ def leak_machine(world_factory: Callable[[], World]) -> type[RuleBasedStateMachi
                 self.world.palace(writer).remember_many(records), tokens, strict=True
             ):
                 self._stored(memory, token)
+
+        @rule(writer=readers, scope=scopes, word=words)
+        def remember_relation(
+            self, writer: Reader, scope: tuple[str, str | None], word: str
+        ) -> None:
+            """A typed relation, linked at write time (an event: no supersession)."""
+            Counter.operations += 1
+            token = self._token()
+            memory = self.world.palace(writer).remember(
+                f"{token} {word}: {token.capitalize()} owns the {word.capitalize()} service; "
+                f"the {word.capitalize()} service depends on {token.capitalize()}db",
+                visibility=scope[0],
+                group=scope[1],
+                category="event",
+            )
+            self._stored(memory, token)
+            self.world.recs[memory.id].relation = word
 
         @rule(writer=readers, session=st.sampled_from(SESSIONS), n=st.integers(1, 3), word=words)
         def add_messages(self, writer: Reader, session: str, n: int, word: str) -> None:
