@@ -76,6 +76,10 @@ _PATTERN = re.compile(
     "|".join(f"(?P<p{i}>\\b{phrase}\\b)" for i, (phrase, _, _) in enumerate(_PHRASES)),
     re.IGNORECASE,
 )
+# A cheap first look: a text without one of these stems states no relation.
+_CUE = re.compile(
+    r"\b(?:own|maintain|lead|led|head|manag|run|depend|reli|rely|requir|need|built)", re.I
+)
 _NEGATION = re.compile(
     r"\b(?:not|never|no\s+longer|n't|nobody|no\s+one)\s+(?:\w+\s+){0,2}$", re.IGNORECASE
 )
@@ -158,6 +162,8 @@ def extract_relations(
     """The relations ``text`` states between its ``mentions`` (the module
     docstring states the rule), and the mentions to link: ``mentions``
     plus the parts of joined names a relation needs."""
+    if len(mentions) < 2 or not _CUE.search(text):  # most texts state no relation
+        return (), tuple(mentions)
     split: dict[str, list[Mention]] = {m.norm: _parts(m) for m in mentions}
     usable = [part for parts in split.values() for part in parts]
     relations: dict[tuple[str, str, str], RelationMention] = {}
