@@ -49,7 +49,13 @@ from mindpalace.palace import Palace
 from mindpalace.server import DEFAULT_THREADS
 from mindpalace.server.identity import AGENT_HEADER, AuthError, PalacePool, TokenTable
 from mindpalace.server.mcp import build_mcp, header_resolver
-from mindpalace.server.tools import OPERATIONS, Operation, arguments_model, describe_error
+from mindpalace.server.tools import (
+    CHANNEL,
+    OPERATIONS,
+    Operation,
+    arguments_model,
+    describe_error,
+)
 
 __all__ = ["DEFAULT_MAX_BODY", "build_app", "openapi_document", "serve"]
 
@@ -193,8 +199,8 @@ def _rest_route(op: Operation, pool: PalacePool) -> Route:
                 details=details,
             )
         kwargs = {name: getattr(arguments, name) for name in type(arguments).model_fields}
-        palace = pool.for_agent(request.state.agent_id)
         try:
+            palace = pool.for_agent(request.state.agent_id, channel=kwargs.get(CHANNEL))
             result = await anyio.to_thread.run_sync(lambda: op.run(palace, **kwargs))
         except MindPalaceError as exc:
             problem = describe_error(exc)

@@ -182,15 +182,25 @@ class PalacePool:
     def __init__(self, base: Palace, *, size: int = 1024) -> None:
         self.base = base
         self._size = size
-        self._palaces: OrderedDict[str, Palace] = OrderedDict({base.scope.agent_id: base})
+        self._palaces: OrderedDict[tuple[str, str | None], Palace] = OrderedDict(
+            {(base.scope.agent_id, None): base}
+        )
         self._lock = threading.Lock()
 
-    def for_agent(self, agent_id: str) -> Palace:
-        """The palace acting as ``agent_id``."""
+    def for_agent(self, agent_id: str, *, channel: str | None = None) -> Palace:
+        """The palace acting as ``agent_id``; with ``channel``, the
+        peer-facing palace of that agent and channel (seed 003's ``channel``:
+        it sees the channel plus what is explicitly shared, as a peer may).
+
+        Raises:
+            ValidationError: ``channel`` is not a valid name.
+        """
+        channel = check_identifier(channel, "channel", optional=True)
+        key = (agent_id, channel)
         with self._lock:
-            palace = self._palaces.get(agent_id)
+            palace = self._palaces.get(key)
             if palace is not None:
-                self._palaces.move_to_end(agent_id)
+                self._palaces.move_to_end(key)
                 return palace
             palace = Palace(
                 store=self.base.store,
@@ -198,10 +208,12 @@ class PalacePool:
                 settings=self.base.settings,
                 embedder=self.base.semantic.embedder,
                 recall_options=self.base.recall_options,
+                channel=channel,
+                peer=channel is not None,
             )
             # Share the warm dense index (it masks by scope per query).
             palace.semantic = self.base.semantic
-            self._palaces[agent_id] = palace
+            self._palaces[key] = palace
             while len(self._palaces) > self._size:
                 self._palaces.popitem(last=False)
             return palace

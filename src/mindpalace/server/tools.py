@@ -26,6 +26,11 @@ once the facade has skills::
 Results are JSON objects built by ``shaping`` (``hits_json`` for anything
 that returns recall hits, so every search has seed 003's shape).
 
+A tool with a ``channel`` argument (seed 003) runs on the caller's
+peer-facing palace of that channel: the transports resolve it before the
+call (``PalacePool.for_agent(agent, channel=...)`` over HTTP,
+``through_channel`` over stdio), and the tool checks it got that palace.
+
 Enumerated values are typed ``str`` with the valid options in the schema
 (``_enum``), so a bad value reaches ``Palace`` and comes back as a
 ``ValidationError`` naming the valid options (HTTP 400, seed 004 D) rather
@@ -59,12 +64,14 @@ from mindpalace.server.shaping import answer_json, hits_json, memory_json, messa
 from mindpalace.validation import check_limit
 
 __all__ = [
+    "CHANNEL",
     "OPERATIONS",
     "Operation",
     "Problem",
     "arguments_model",
     "describe_error",
     "parameters",
+    "through_channel",
     "wire_names",
 ]
 
@@ -90,9 +97,60 @@ Query = Annotated[str, Field(description="What to look for, in plain words.")]
 MemoryId = Annotated[
     str, Field(description="A memory id as returned by other tools (memoryId, mem_...).")
 ]
+CHANNEL = "channel"
+Channel = Annotated[
+    str | None,
+    Field(
+        description="Act through one peer channel (e.g. 'peer-coach:511'): see that channel's "
+        "memories plus what is explicitly shared, as that peer may. Omit for your own view."
+    ),
+]
 Tags = Annotated[
     list[str] | None, Field(description="Keep only memories having any of these tags.")
 ]
+
+
+# -- channels -----------------------------------------------------------------------
+
+
+def through_channel(palace: Palace, channel: str | None) -> Palace:
+    """The palace a call with ``channel`` acts through (stdio; over HTTP the
+    pool keeps one per agent and channel): ``palace`` itself without a
+    channel, else a peer-facing palace of the same agent, store and index.
+
+    Raises:
+        ValidationError: a peer-facing palace asked for another channel (a
+            peer never widens), or an invalid channel name.
+    """
+    if channel is None or channel == palace.scope.channel:
+        return palace
+    if palace.scope.peer:
+        raise ValidationError(
+            "channel", channel, reason=f"this peer acts through {palace.scope.channel!r} only"
+        )
+    view = Palace(
+        store=palace.store,
+        agent_id=palace.scope.agent_id,
+        groups=palace.scope.groups,
+        channel=channel,
+        peer=True,
+        settings=palace.settings,
+        embedder=palace.semantic.embedder,
+        recall_options=palace.recall_options,
+    )
+    view.semantic = palace.semantic  # the warm index masks by scope per query
+    return view
+
+
+def _on_channel(palace: Palace, channel: str | None) -> None:
+    """A tool's ``channel`` selects its palace before the call (the
+    transports resolve it); refuse a palace of another channel."""
+    if channel is not None and palace.scope.channel != channel:
+        raise ValidationError(
+            "channel",
+            channel,
+            reason=f"the call was resolved to channel {palace.scope.channel!r}, not {channel!r}",
+        )
 
 
 # -- tools --------------------------------------------------------------------------
@@ -208,6 +266,7 @@ def recall(
             "(listed in each memory's associativeContext).",
         ),
     ] = True,
+    channel: Channel = None,
 ) -> dict[str, Any]:
     """Recall the memories most relevant to a topic, filtered by store,
     category or tags, ranked with a mode's preferences (mode=decision for
@@ -216,6 +275,7 @@ def recall(
     database?"). Returns {memories: [...], injectionBlock} with each
     memory's relevance score (0-1) and confidence (0-1); an empty list comes
     with a hint."""
+    _on_channel(palace, channel)
     check_limit(limit, low=1, high=SEARCH_LIMIT)
     hits = palace.recall(
         query,
@@ -235,12 +295,14 @@ def what_do_i_know(
     *,
     topic: Annotated[str, Field(description="The topic to scan, in plain words.")],
     limit: Annotated[int, Field(description="How many memories in all, 1-100.")] = 25,
+    channel: Channel = None,
 ) -> dict[str, Any]:
     """A broad overview of everything stored about a topic, grouped by
     category (facts, decisions, lessons, workflows, goals, then the rest),
     de-duplicated, each group best first. Use it for "what do I know about
     X?" rather than a single question. Returns {groups: [{name, memories}],
     memories, injectionBlock, hint}."""
+    _on_channel(palace, channel)
     return answer_json(palace.family.what_do_i_know(topic, limit=limit))
 
 
@@ -249,11 +311,13 @@ def why_did_we(
     *,
     query: Annotated[str, Field(description="The decision asked about, e.g. 'choose Convex'.")],
     limit: Annotated[int, Field(description="How many linked memories at most, 1-50.")] = 10,
+    channel: Channel = None,
 ) -> dict[str, Any]:
     """Trace why a decision was made: the decision, what it superseded,
     and the lessons, events and messages linked to it, in time order, each
     with its relation to the decision. Returns {groups: [{name: timeline,
     memories: [{..., relation, via}]}], memories, injectionBlock, hint}."""
+    _on_channel(palace, channel)
     return answer_json(palace.family.why_did_we(query, limit=limit))
 
 
@@ -262,11 +326,13 @@ def who_owns(
     *,
     entity: Entity,
     limit: Annotated[int, Field(description="How many owners at most, 1-50.")] = 10,
+    channel: Channel = None,
 ) -> dict[str, Any]:
     """Who owns, maintains, leads or manages something, from what current
     memories state ("Alice owns the Billing service"); each answer cites the
     memories that say so, superseded statements excluded. Returns {groups:
     [{name: owner, memories: [{..., relation}]}], memories, injectionBlock}."""
+    _on_channel(palace, channel)
     return answer_json(palace.family.who_owns(entity, limit=limit))
 
 
@@ -282,11 +348,13 @@ def depends_on(
         ),
     ] = "dependents",
     limit: Annotated[int, Field(description="How many answers at most, 1-50.")] = 10,
+    channel: Channel = None,
 ) -> dict[str, Any]:
     """Dependency tracing from what current memories state ("the API
     depends on Redis"): what depends on an entity, or what it depends on.
     Each answer cites the memories that say so. Returns {groups: [{name,
     memories}], memories, injectionBlock, hint}."""
+    _on_channel(palace, channel)
     return answer_json(palace.family.depends_on(entity, direction=direction, limit=limit))
 
 
@@ -295,10 +363,12 @@ def preflight(
     *,
     action: Annotated[str, Field(description="What you are about to do, in plain words.")],
     limit: Annotated[int, Field(description="How many memories per group, 1-20.")] = 5,
+    channel: Channel = None,
 ) -> dict[str, Any]:
     """Call before acting: the constraints and rules that apply, relevant
     decisions and lessons, workflows, skills and recent related events,
     grouped, with an injectionBlock to paste into the prompt."""
+    _on_channel(palace, channel)
     return answer_json(palace.family.preflight(action, limit=limit))
 
 

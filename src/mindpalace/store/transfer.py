@@ -32,6 +32,7 @@ TABLE_ORDER = (
     "mentions",
     "entity_edges",
     "memory_links",
+    "entity_relations",
     "skills",
     "signals",
 )
