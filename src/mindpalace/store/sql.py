@@ -187,6 +187,9 @@ class SqlStore(GraphSql, UpkeepSql, SkillsSql, SignalStore):
             archived=False,
             constraint=new.constraint,
             metadata=dict(new.metadata),
+            kind=new.kind,
+            project=new.project,
+            completed=new.completed,
         )
         seq = self._insert(cur, memory, new.embed_hash)
         self._link_mentions(cur, memory, seq, new.mentions, now)
@@ -334,7 +337,8 @@ class SqlStore(GraphSql, UpkeepSql, SkillsSql, SignalStore):
                 cur,
                 "SELECT m.id, m.agent_id, m.visibility, m.group_name, m.channel, m.archived,"
                 " m.superseded_by IS NOT NULL, m.type, m.store, m.category, m.created_at,"
-                " e.vector, COALESCE(m.session_id, ''), m.source, m.seq FROM memories m"
+                " e.vector, COALESCE(m.session_id, ''), m.source, m.seq, m.kind, m.project"
+                " FROM memories m"
                 " JOIN embeddings e ON e.model = ? AND e.text_hash = m.embed_hash"
                 " WHERE m.seq > ? ORDER BY m.seq",
                 (model, after_seq),
@@ -448,6 +452,19 @@ class SqlStore(GraphSql, UpkeepSql, SkillsSql, SignalStore):
                 [*s_params, *f_params, limit, offset],
             ).fetchall()
         return [row_to_memory(r) for r in rows]
+
+    def projects(self, scope: Scope) -> list[tuple[str, int]]:
+        """The projects of the live memories ``scope`` may see, with how many
+        memories each has, by name."""
+        s_sql, s_params = scope_clause(scope)
+        with self._read() as cur:
+            rows = self._exec(
+                cur,
+                f"SELECT m.project, COUNT(*) FROM memories m WHERE {s_sql} AND m.project <> ''"
+                " AND m.archived = 0 GROUP BY m.project ORDER BY m.project",
+                s_params,
+            ).fetchall()
+        return [(str(name), int(count)) for name, count in rows]
 
     def search_text(
         self, terms: Sequence[str], scope: Scope, filters: RecallFilters, *, limit: int
