@@ -233,11 +233,16 @@ _OPEN = re.compile(r"\b(?:open|unfinished|unresolved)\s+(?:issues?|tickets?|bugs
 _DONE = re.compile(
     r"\b(?:closed|completed|done|finished|resolved)\s+(?:issues?|tickets?|bugs?)\b", re.I
 )
-# Words left at the edges once the kind phrases are gone ("find ... about").
-_FILLER = frozenset(
-    "a about all an and any anything are concerning did do entries entry everything find for"
-    " from have i in is list look me mentioning my of on or our regarding related search"
-    " show the to up what where which with".split()
+# Words left at the edges once the kind phrases are gone ("find ... about");
+# requests ("find", "show me") only lead, so a trailing "search" is kept.
+_TRAILING = frozenset(
+    "a about all an and any are concerning entries entry for from in is mentioning of on or"
+    " regarding related the to with".split()
+)
+_TOPIC = frozenset({"about", "concerning", "mentioning", "regarding", "on"})
+_LEADING = _TRAILING | frozenset(
+    "anything did do everything find have i list look me my our search show up what where"
+    " which".split()
 )
 
 
@@ -274,9 +279,13 @@ def read_target(query: str) -> Target:
     if MemoryKind.ISSUE not in kinds:
         completed = None
     words = text.split()
-    while words and words[0].lower().strip(",.?!:;") in _FILLER:
+    while words and words[0].lower().strip(",.?!:;") in _LEADING:
+        if words.pop(0).lower().strip(",.?!:;") in _TOPIC:
+            break  # what follows "about" is the topic, whatever its words
+    while words and words[0].lower() in ("a", "an", "the"):
         words.pop(0)
-    while words and words[-1].lower().strip(",.?!:;") in _FILLER:
+
+    while words and words[-1].lower().strip(",.?!:;") in _TRAILING:
         words.pop()
     return Target(
         text=" ".join(words).strip(" ,.?!:;") if phrases else query,
@@ -380,9 +389,8 @@ def _suggestions(
         names = ", ".join(known_projects) or "none yet"
         tips.append(f"another project: none is named {wanted!r} (projects: {names})")
     if results.narrowed_by:
-        tips.append(
-            "search every kind (leave out " + ", ".join(repr(p) for p in results.narrowed_by) + ")"
-        )
+        left_out = ", ".join(repr(p) for p in results.narrowed_by)
+        tips.append(f"searching every kind (leave out {left_out})")
         if results.query:
             alternatives.append(results.query)
     words = [w for w in query_terms(results.query or original) if len(w) > 2]
