@@ -21,6 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mindpalace import MemoryKind, Palace, ValidationError
+from mindpalace.cli import main
 from mindpalace.config import Settings
 from mindpalace.conversations import Message
 from mindpalace.models import Scope
@@ -551,3 +552,85 @@ def test_memory_store_tool_takes_kind_and_refuses_a_bad_one(palace: Palace) -> N
     found = tools.personal_search(palace, query="issues in project house")
     assert found["narrowedBy"] == ["in project house", "issues"]
     assert found["results"][0]["line"].startswith("From project House, issue #1 (completed, ")
+
+
+# -- the command line ------------------------------------------------------------------------
+
+
+def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(args)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_cli_writes_kinds_and_searches_with_attribution(
+    store_target: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MINDPALACE_EMBEDDER", "none")
+    db = ["--db", store_target]
+    code, out, _ = run(
+        [*db, "remember", "Hiked to the ridge", "--kind", "journal", "--date", "2026-01-15"],
+        capsys,
+    )
+    assert code == 0 and json.loads(out)["kind"] == "journal"
+    for text, extra in (
+        ("Hiking app crashes", ["--completed"]),
+        ("Hiking map is blurry", []),
+    ):
+        code, out, _ = run(
+            [*db, "remember", text, "--kind", "issue", "--project", "Trails", *extra], capsys
+        )
+        assert code == 0, out
+    issue = json.loads(out)
+    assert (issue["project"], issue["completed"], issue["metadata"]) == (
+        "Trails",
+        False,
+        {"issue_number": 2},
+    )
+    code, out, _ = run([*db, "search", "hiking", "--plain"], capsys)
+    lines = out.splitlines()
+    assert code == 0
+    assert lines[0].startswith("Using text search (semantic search is not available).")
+    assert "From your journal on 15 Jan 2026: Hiked to the ridge" in lines
+    assert any(line.startswith("From project Trails, issue #1 (completed, ") for line in lines)
+    code, out, _ = run([*db, "search", "open issues in project trails", "--plain"], capsys)
+    notice, narrowed, only = out.splitlines()
+    assert notice == "No words to search for: the newest entries are listed."
+    assert narrowed == "Searched only: issue, project Trails, open (from the query)."
+    assert only.startswith("From project Trails, issue #2 (open, ")
+    assert only.endswith("): Hiking map is blurry")
+    code, out, _ = run([*db, "search", "hiking", "--kind", "journal"], capsys)
+    result = json.loads(out)
+    assert (result["kinds"], result["narrowed_by"], result["count"]) == (["journal"], [], 1)
+    code, out, _ = run([*db, "list", "--kind", "issue", "--project", "Trails"], capsys)
+    assert [m["content"] for m in json.loads(out)] == ["Hiking map is blurry", "Hiking app crashes"]
+    code, out, _ = run([*db, "search", "zebra crossings", "--plain"], capsys)
+    assert code == 0 and "Nothing found for 'zebra crossings' in any of your data." in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["remember", "x", "--kind", "diary"], "invalid kind 'diary'; valid options: memory"),
+        (["remember", "x", "--completed"], "completed belongs to kind 'issue'"),
+        (["search", "x", "--kind", "jornal"], "valid options: memory, journal, node"),
+        (["search", "x", "--limit", "0"], "limit"),
+        (["recall", "x", "--kind", "todo"], "invalid kind 'todo'"),
+    ],
+)
+def test_cli_bad_kind_exits_2_and_writes_nothing(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    args: list[str],
+    message: str,
+) -> None:
+    monkeypatch.setenv("MINDPALACE_EMBEDDER", "none")
+    db = tmp_path / "palace.db"
+    code, _, err = run(["--db", str(db), *args], capsys)
+    assert code == 2 and message in err
+    if args[0] == "remember" and "--kind" in args:
+        assert not db.exists()  # refused before the palace was opened
+    else:
+        with Palace(db, settings=Settings(embedder="none")) as palace:
+            assert palace.stats().memories == 0
