@@ -389,10 +389,23 @@ def test_an_empty_narrowed_search_suggests_every_kind(textual: Palace) -> None:
 
 
 def test_an_unknown_project_names_the_known_ones(semantic: Palace) -> None:
-    results = semantic.search("issues in project Kitchen about the timer")
+    results = semantic.search("issues about the timer", project="Kitchen")
     assert list(results) == []
     assert results.hint is not None
     assert "none is named 'Kitchen' (projects: Garden, MindPalace)" in results.hint
+
+
+def test_a_project_the_query_names_must_exist_to_narrow(semantic: Palace) -> None:
+    # "project management" is a topic, not a project: nothing is narrowed by it
+    assert read_target("project management tips", ["Garden"]).project is None
+    assert read_target("tips for project garden", ["Garden"]).project == "Garden"
+    about = read_target("my journal entries about project management", ["Garden"])
+    assert (about.text, about.project, about.unknown_project) == ("project management", None, None)
+    results = semantic.search("issues in project Kitchen about the timer")
+    assert results.project is None
+    assert results.notice is not None
+    assert "No project is named 'Kitchen' (projects: Garden, MindPalace)" in results.notice
+    assert [r.memory.content for r in results][:1] == ["Irrigation timer resets after a power cut"]
 
 
 def test_an_empty_palace_answers_with_a_hint(palace: Palace) -> None:

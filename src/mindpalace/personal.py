@@ -175,6 +175,7 @@ class Target:
     project: str | None = None
     completed: bool | None = None
     phrases: tuple[str, ...] = ()
+    unknown_project: str | None = None  # named, but no such project exists
 
 
 _DET = r"(?:(?:in|from|on)\s+)?(?:my|our|the|a|any|all)\s+"
@@ -246,20 +247,35 @@ _LEADING = _TRAILING | frozenset(
 )
 
 
-def read_target(query: str) -> Target:
+def read_target(query: str, projects: Iterable[str] | None = None) -> Target:
     """The kinds, project and issue state ``query`` names, and its other words.
 
     Only phrases that name a kind as a source count ("my journal", "journal
     entries", "open issues", "in project X", "what did I say about"), so
     "health issues in my journal" searches the journal for "health issues".
+    Given the existing ``projects``, a project phrase counts only when it
+    names one of them (case aside; the result has its stored spelling):
+    "project management tips" stays a query about project management.
     """
     text = query
     phrases: list[str] = []
     project: str | None = None
+    unknown: str | None = None
     found = _PROJECT.search(text)
     if found:
-        project = next(g for g in found.groups() if g)
+        named = next(g for g in found.groups() if g).strip()
+        if projects is None:
+            project = named
+        else:
+            project = next((p for p in projects if p.casefold() == named.casefold()), None)
+            unknown = None if project is not None else named
+    if found and project is not None:
         phrases.append(found.group(0).strip())
+    if found and project is None and not any(p.search(text) for p in _BARE.values()):
+        unknown = None  # "project management": a topic, not a project
+    if found and (project is not None or unknown is not None):
+        # An unknown project named beside issues or specs ("issues in
+        # project X") is still a project, not words to search for.
         text = text[: found.start()] + " " + text[found.end() :]
     completed: bool | None = None
     if _OPEN.search(text):
@@ -288,11 +304,12 @@ def read_target(query: str) -> Target:
     while words and words[-1].lower().strip(",.?!:;") in _TRAILING:
         words.pop()
     return Target(
-        text=" ".join(words).strip(" ,.?!:;") if phrases else query,
+        text=" ".join(words).strip(" ,.?!:;") if text != query else query,
         kinds=tuple(kinds),
         project=project,
         completed=completed,
         phrases=tuple(phrases),
+        unknown_project=unknown,
     )
 
 
@@ -561,10 +578,10 @@ class Personal:
         chosen = parse_many(MemoryKind, kinds, "kind")
         if project is not None:
             check_identifier(project, "project")
-        target = read_target(query) if from_query else Target(text=query)
+        known = self.projects()
+        target = read_target(query, known) if from_query else Target(text=query)
         kinds_ = target.kinds if from_query else chosen
         wanted = project if project is not None else target.project
-        known = self.projects()
         resolved = None
         if wanted is not None:
             folded = wanted.strip().casefold()
@@ -580,8 +597,14 @@ class Personal:
             self._run(results, limit=limit, include_archived=include_archived)
         else:
             results.mode = "hybrid" if palace.semantic.available else "text"
+        missing = wanted if resolved is None and wanted is not None else None
+        if project is None and target.unknown_project is not None:
+            missing = target.unknown_project
+            names = ", ".join(known) or "none yet"
+            said = f"No project is named {missing!r} (projects: {names}): searched them all."
+            results.notice = f"{results.notice} {said}" if results.notice else said
         if not results:
-            results.hint, results.suggestions = _suggestions(results, query, list(known), wanted)
+            results.hint, results.suggestions = _suggestions(results, query, list(known), missing)
         return results
 
     def _run(self, results: SearchResults, *, limit: int, include_archived: bool) -> None:
