@@ -44,6 +44,7 @@ COMMANDS = [
     "remember",
     "recall",
     "search",
+    "complete",
     "get",
     "forget",
     "list",

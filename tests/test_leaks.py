@@ -527,6 +527,30 @@ def leak_machine(world_factory: Callable[[], World]) -> type[RuleBasedStateMachi
                 else:
                     rec.archived = True
 
+        @rule(reader=any_reader, pick=picks, completed=st.booleans())
+        def complete_issue(self, reader: Reader, pick: int, completed: bool) -> None:
+            """Only the owner (or management) changes an issue's state; the
+            refusals name nothing the reader may not see."""
+            Counter.operations += 1
+            rec = self._pick(pick)
+            if rec is None:
+                return
+            palace = self.world.palace(reader)
+            if not visible(rec, reader):
+                with pytest.raises(NotFoundError) as caught:
+                    palace.personal.complete_issue(rec.id, completed=completed)
+                assert rec.token not in str(caught.value)
+            elif rec.kind != "issue":  # a visible memory: what it is may be said
+                with pytest.raises(ValidationError, match="not an issue"):
+                    palace.personal.complete_issue(rec.id, completed=completed)
+            elif rec.agent != reader.agent and not reader.management:
+                with pytest.raises(PermissionDenied):
+                    palace.personal.complete_issue(rec.id, completed=completed)
+            else:
+                assert palace.personal.complete_issue(rec.id, completed=completed).completed is (
+                    completed
+                )
+
         @rule(reader=any_reader, pick=picks, useful=st.booleans())
         def feedback(self, reader: Reader, pick: int, useful: bool) -> None:
             Counter.operations += 1

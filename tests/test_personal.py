@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mindpalace import MemoryKind, Palace, ValidationError
+from mindpalace import MemoryKind, NotFoundError, Palace, PermissionDenied, ValidationError
 from mindpalace.cli import main
 from mindpalace.config import Settings
 from mindpalace.conversations import Message
@@ -647,3 +647,51 @@ def test_cli_bad_kind_exits_2_and_writes_nothing(
     else:
         with Palace(db, settings=Settings(embedder="none")) as palace:
             assert palace.stats().memories == 0
+
+
+# -- completing issues -----------------------------------------------------------------------
+
+
+def test_an_issue_is_completed_and_reopened(semantic: Palace) -> None:
+    (slow,) = semantic.search("open issues about search")
+    done = semantic.personal.complete_issue(slow.memory.id)
+    assert done.completed is True and done.id == slow.memory.id
+    assert "Search is slow" not in " ".join(semantic.search("my open issues").lines)
+    closed = semantic.search("completed issues in project MindPalace").lines
+    assert any(line.startswith("From project MindPalace, issue #1 (completed, ") for line in closed)
+    assert semantic.personal.complete_issue(slow.memory.id, completed=False).completed is False
+
+
+def test_only_an_owners_issue_is_completed(make_palace: Callable[..., Palace]) -> None:
+    ann = make_palace("ann", settings=Settings(agent_id="ann", embedder="none"))
+    bob = make_palace("bob", settings=Settings(agent_id="bob", embedder="none"))
+    shared = ann.personal.add_issue("Shared bug", project="P", visibility="shared")
+    private = ann.personal.add_issue("Private bug", project="P")
+    entry = ann.personal.journal("A day")
+    with pytest.raises(PermissionDenied):
+        bob.personal.complete_issue(shared.id)
+    with pytest.raises(NotFoundError):
+        bob.personal.complete_issue(private.id)
+    with pytest.raises(ValidationError, match="is a journal, not an issue"):
+        ann.personal.complete_issue(entry.id)
+    with pytest.raises(ValidationError, match="valid options: true, false"):
+        ann.personal.complete_issue(shared.id, completed="yes")  # type: ignore[arg-type]
+    assert ann.get(shared.id).completed is False  # nothing changed
+
+
+def test_cli_complete(
+    store_target: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MINDPALACE_EMBEDDER", "none")
+    db = ["--db", store_target]
+    _, out, _ = run(
+        [*db, "remember", "Gate sticks", "--kind", "issue", "--project", "Yard"], capsys
+    )
+    issue = json.loads(out)["id"]
+    code, out, _ = run([*db, "complete", issue], capsys)
+    assert code == 0 and json.loads(out)["completed"] is True
+    code, out, _ = run([*db, "complete", issue, "--reopen"], capsys)
+    assert code == 0 and json.loads(out)["completed"] is False
+    _, out, _ = run([*db, "remember", "Nice day", "--kind", "journal"], capsys)
+    code, _, err = run([*db, "complete", json.loads(out)["id"]], capsys)
+    assert code == 2 and "not an issue" in err

@@ -151,6 +151,10 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
         "--no-expand", action="store_true", help="no graph propagation (no associative_context)"
     )
 
+    p = command("complete", "Mark an issue completed (or open again with --reopen).")
+    p.add_argument("id", help="the issue's memory id")
+    p.add_argument("--reopen", action="store_true", help="mark it open again")
+
     p = command("get", "Show one memory by id, with the entities it mentions.")
     p.add_argument("id", help="memory id")
 
@@ -514,6 +518,7 @@ _HANDLERS: dict[str, Handler] = {
     "remember": _remember,
     "recall": _recall,
     "search": _search,
+    "complete": lambda p, a: p.personal.complete_issue(a.id, completed=not a.reopen).to_dict(),
     "get": lambda p, a: {
         **p.get(a.id).to_dict(),
         "entities": [e.to_dict() for e in p.graph.mentions(a.id)],

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from mindpalace.errors import ValidationError
+from mindpalace.errors import NotFoundError, PermissionDenied, ValidationError
 from mindpalace.models import (
     Hit,
     HitList,
@@ -501,6 +501,32 @@ class Personal:
         if project is None or (isinstance(project, str) and not project.strip()):
             raise ValidationError("project", project, reason="a specification needs a project")
         return self._palace.remember(note, kind=MemoryKind.SPEC, project=project, **options)
+
+    def complete_issue(self, memory_id: str, *, completed: bool = True) -> Memory:
+        """Mark an issue completed (or, with ``completed=False``, open again).
+
+        Returns:
+            The issue as it is now.
+
+        Raises:
+            NotFoundError: no such memory in this scope.
+            PermissionDenied: it belongs to another agent.
+            ValidationError: it is not an issue, or ``completed`` is not a bool.
+        """
+        if not isinstance(completed, bool):
+            raise ValidationError("completed", completed, valid=["true", "false"])
+        palace = self._palace
+        memory = palace.get(memory_id)
+        if memory.kind is not MemoryKind.ISSUE:
+            raise ValidationError(
+                "id", memory_id, reason=f"{memory_id} is a {memory.kind.value}, not an issue"
+            )
+        owner = None if palace.scope.unscoped else palace.scope.agent_id
+        if owner is not None and memory.agent_id != owner:
+            raise PermissionDenied(memory_id, memory.agent_id)
+        if not palace.store.set_completed(memory_id, completed, owner=owner, now=palace.now()):
+            raise NotFoundError(memory_id)  # deleted by someone else in between
+        return palace.get(memory_id)
 
     def projects(self) -> dict[str, int]:
         """The projects this palace's scope can see, with how many live

@@ -372,6 +372,13 @@ class Store(Protocol):
         (``None``: any owner, for management calls)."""
         ...
 
+    def set_completed(
+        self, memory_id: str, completed: bool, *, owner: str | None, now: datetime
+    ) -> bool:
+        """Set an issue's state. False if no such issue owned by ``owner``
+        (``None``: any owner)."""
+        ...
+
     def delete(self, memory_id: str, *, owner: str | None) -> bool:
         """Hard-delete the row and its index entries. False if no such memory
         owned by ``owner`` (``None``: any owner)."""

@@ -210,6 +210,18 @@ class SqlStore(GraphSql, UpkeepSql, SkillsSql, SignalStore):
         with self._mutate(structural=True) as cur:
             return int(self._exec(cur, sql, params).rowcount) > 0
 
+    def set_completed(
+        self, memory_id: str, completed: bool, *, owner: str | None, now: datetime
+    ) -> bool:
+        """Set an issue's state; False when no such issue of ``owner``."""
+        sql = "UPDATE memories SET completed = ?, updated_at = ? WHERE id = ? AND kind = 'issue'"
+        params: list[Any] = [int(completed), to_epoch(now), memory_id]
+        if owner is not None:
+            sql += " AND agent_id = ?"
+            params.append(owner)
+        with self._mutate() as cur:  # no indexed column changes: caches stay warm
+            return int(self._exec(cur, sql, params).rowcount) > 0
+
     def delete(self, memory_id: str, *, owner: str | None) -> bool:
         """Delete the row (tags, text index, signals and copies of its text
         as a neighbour's context follow); False when absent."""
