@@ -444,6 +444,7 @@ def test_recall_and_memories_filter_by_kind_and_project(semantic: Palace) -> Non
     assert hits and {h.memory.kind.value for h in hits} <= {"spec", "issue"}
     listed = semantic.memories(kinds=["journal", "node"])
     assert len(listed) == 6
+    assert semantic.memories(projects="Garden") == semantic.memories(projects=["Garden"])
     garden = semantic.memories(projects=["Garden"])
     assert {m.content[:10] for m in garden} == {"Irrigation", "Raised bed"}
     assert [m.content for m in semantic.memories(kinds="issue", completed=True)] == [

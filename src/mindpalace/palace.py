@@ -247,12 +247,10 @@ class Palace:
             created_at: when it happened, for memories written after the fact
                 (imports of old conversations); now by default.
             metadata: extra JSON-serialisable fields.
-            kind: memory (default; message for category conversation),
-                journal, node (its title is its name), issue, spec, message
-                (``mindpalace.personal`` has a writer for each).
-            project: the project it belongs to (issues and specs have one).
-            completed: an issue's state (issues only; open by default).
-                An issue is numbered after its project's last one.
+            kind: memory (default; message for category conversation), journal,
+                node (title = name), issue, spec, message (``palace.personal``).
+            project: its project; completed: an issue's state (default open;
+                an issue is numbered after its project's last one).
 
         Returns:
             The stored memory.
@@ -489,7 +487,10 @@ class Palace:
             created_after=parse_datetime(created_after, "created_after"),
             created_before=parse_datetime(created_before, "created_before"),
             kinds=parse_many(MemoryKind, kinds, "kind"),
-            projects=tuple(check_identifier(p, "project") or "" for p in projects or ()),
+            projects=tuple(
+                check_identifier(p, "project") or ""
+                for p in ([projects] if isinstance(projects, str) else projects or ())
+            ),
             completed=completed,
         )
 
