@@ -43,6 +43,8 @@ SOURCES = ["manual", "skill", "pipeline", "import"]
 COMMANDS = [
     "remember",
     "recall",
+    "search",
+    "complete",
     "get",
     "forget",
     "list",
@@ -853,7 +855,7 @@ def test_export_to_stdout_is_json_lines_with_header(
     assert len(lines) == 1 + len(memories)
     header = json.loads(lines[0])
     assert header["format"] == "mindpalace-export"
-    assert header["version"] == 1
+    assert header["version"] == 2  # lines carry the memory's kind
     assert header["schema_version"] == latest_version()
     datetime.fromisoformat(header["exported_at"])
     records = [json.loads(line) for line in lines[1:]]

@@ -57,7 +57,7 @@ def test_round_trip_is_lossless(palace: Palace, tmp_path: Path) -> None:
             ' "created_at": "2026-01-01", "type": "persn"}',
             "line 3: invalid type",
         ),
-        ('{"kind": "skill"}', "valid options: memory"),
+        ('{"kind": "skill"}', "line 3: invalid kind.*valid options: memory, journal, node"),
     ],
 )
 def test_a_bad_line_writes_nothing(

@@ -80,6 +80,8 @@ class Rec:
     conversation: bool = False
     archived: bool = False
     relation: str | None = None  # the word of "<Token> owns the <Word> service"
+    kind: str = "memory"
+    project: str | None = None
 
 
 def visible(rec: Rec, reader: Reader) -> bool:
@@ -300,6 +302,52 @@ def surface_family(probe: Probe) -> None:
             assert rec.id in owners[rec.relation], f"{probe.reader} missed {rec}"
 
 
+def _search(probe: Probe, *, text_only: bool) -> None:
+    palace = probe.world.palace(probe.reader, text_only=text_only)
+    target = probe.target
+    query = f"about {target.token.capitalize()} {probe.word}" if target else probe.word
+    results = palace.search(query, limit=100)
+    said = target.token if target else probe.word
+    probe.no_leak([r.to_dict() for r in results])
+    # notice, hint and suggestions may quote the reader's own words, nothing else
+    words = [results.notice or "", results.hint or "", *results.suggestions]
+    probe.no_leak(" ".join(words).replace(said, "").replace(said.capitalize(), ""))
+    ids = {r.memory.id for r in results}
+    assert ids <= probe.seen_ids(archived=False)
+    if target is not None and probe.sees(target) and not target.archived:
+        assert target.id in ids, f"{probe.reader} missed its visible {target}"
+    # narrowed by the query to one kind: that kind only, still only what it may see
+    journal = palace.search(f"my journal entries about {said}", limit=100)
+    probe.no_leak([r.to_dict() for r in journal])
+    assert {r.memory.id for r in journal} <= {
+        i for i in probe.seen_ids(archived=False) if probe.world.recs[i].kind == "journal"
+    }
+    if (
+        target is not None
+        and target.kind == "journal"
+        and target.id in probe.seen_ids(archived=False)
+    ):
+        assert target.id in {r.memory.id for r in journal}
+
+
+def surface_search_hybrid(probe: Probe) -> None:
+    _search(probe, text_only=False)
+
+
+def surface_search_text(probe: Probe) -> None:
+    _search(probe, text_only=True)
+
+
+def surface_projects(probe: Probe) -> None:
+    """Exactly the projects of live memories the reader sees, counted."""
+    expected: dict[str, int] = {}
+    for memory_id in probe.seen_ids(archived=False):
+        project = probe.world.recs[memory_id].project
+        if project:
+            expected[project] = expected.get(project, 0) + 1
+    assert probe.palace.personal.projects() == expected
+
+
 SURFACES: dict[str, Callable[[Probe], None]] = {
     "family": surface_family,
     "context": surface_context,
@@ -312,6 +360,9 @@ SURFACES: dict[str, Callable[[Probe], None]] = {
     "stats": surface_stats,
     "recent": surface_recent,
     "search-messages": surface_search_messages,
+    "search": surface_search_hybrid,
+    "search-text": surface_search_text,
+    "projects": surface_projects,
     "training-pairs": surface_training_pairs,
 }
 
@@ -363,6 +414,8 @@ def leak_machine(world_factory: Callable[[], World]) -> type[RuleBasedStateMachi
 
         def _stored(self, memory: Any, token: str, *, conversation: bool = False) -> None:
             self.world.recs[memory.id] = Rec(
+                kind=memory.kind.value,
+                project=memory.project,
                 id=memory.id,
                 token=token,
                 agent=memory.agent_id,
@@ -384,6 +437,37 @@ def leak_machine(world_factory: Callable[[], World]) -> type[RuleBasedStateMachi
             memory = self.world.palace(writer).remember(
                 f"{token} {word} notes #{word} @{token}", visibility=scope[0], group=scope[1]
             )
+            self._stored(memory, token)
+
+        @rule(
+            writer=readers,
+            scope=scopes,
+            word=words,
+            kind=st.sampled_from(["journal", "node", "issue", "spec"]),
+            project=st.sampled_from([None, "alpha", "beta"]),
+        )
+        def remember_kind(
+            self,
+            writer: Reader,
+            scope: tuple[str, str | None],
+            word: str,
+            kind: str,
+            project: str | None,
+        ) -> None:
+            """Personal data of each kind (issues numbered within what the writer sees)."""
+            Counter.operations += 1
+            token = self._token()
+            palace = self.world.palace(writer)
+            text = f"{token} {word} {kind} entry"
+            where = {"visibility": scope[0], "group": scope[1]}
+            if kind == "journal":
+                memory = palace.personal.journal(text, project=project, **where)
+            elif kind == "node":
+                memory = palace.personal.add_node(f"{word} node", text, project=project, **where)
+            elif kind == "issue":
+                memory = palace.personal.add_issue(text, project=project or "alpha", **where)
+            else:
+                memory = palace.remember(text, kind="spec", project=project, **where)
             self._stored(memory, token)
 
         @rule(writer=readers, scopes_=st.lists(scopes, min_size=1, max_size=3), word=words)
@@ -493,6 +577,30 @@ def leak_machine(world_factory: Callable[[], World]) -> type[RuleBasedStateMachi
                 else:
                     rec.archived = True
 
+        @rule(reader=any_reader, pick=picks, completed=st.booleans())
+        def complete_issue(self, reader: Reader, pick: int, completed: bool) -> None:
+            """Only the owner (or management) changes an issue's state; the
+            refusals name nothing the reader may not see."""
+            Counter.operations += 1
+            rec = self._pick(pick)
+            if rec is None:
+                return
+            palace = self.world.palace(reader)
+            if not visible(rec, reader):
+                with pytest.raises(NotFoundError) as caught:
+                    palace.personal.complete_issue(rec.id, completed=completed)
+                assert rec.token not in str(caught.value)
+            elif rec.kind != "issue":  # a visible memory: what it is may be said
+                with pytest.raises(ValidationError, match="not an issue"):
+                    palace.personal.complete_issue(rec.id, completed=completed)
+            elif rec.agent != reader.agent and not reader.management:
+                with pytest.raises(PermissionDenied):
+                    palace.personal.complete_issue(rec.id, completed=completed)
+            else:
+                assert palace.personal.complete_issue(rec.id, completed=completed).completed is (
+                    completed
+                )
+
         @rule(reader=any_reader, pick=picks, useful=st.booleans())
         def feedback(self, reader: Reader, pick: int, useful: bool) -> None:
             Counter.operations += 1
@@ -574,6 +682,7 @@ READS = {
     "stats": "stats",
     "recent": "recent",
     "search_messages": "search-messages",
+    "search": "search",
     "context": "context",
 }
 

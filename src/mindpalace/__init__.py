@@ -13,6 +13,7 @@ from mindpalace.models import (
     Category,
     Hit,
     Memory,
+    MemoryKind,
     MemoryType,
     MessageMatch,
     RecallFilters,
@@ -23,6 +24,7 @@ from mindpalace.models import (
     Visibility,
 )
 from mindpalace.palace import Palace
+from mindpalace.personal import PersonalHit, SearchResults
 
 __all__ = [
     "BusyError",
@@ -30,14 +32,17 @@ __all__ = [
     "ConfigError",
     "Hit",
     "Memory",
+    "MemoryKind",
     "MemoryType",
     "MessageMatch",
     "MindPalaceError",
     "NotFoundError",
     "Palace",
     "PermissionDenied",
+    "PersonalHit",
     "RecallFilters",
     "Scope",
+    "SearchResults",
     "Source",
     "Stats",
     "StorageError",

@@ -20,7 +20,15 @@ from mindpalace import __version__
 from mindpalace.conversations import FORMATS, read_messages
 from mindpalace.errors import MindPalaceError, ValidationError
 from mindpalace.family import DIRECTIONS, EMPTY_HINT
-from mindpalace.models import Category, MemoryType, Source, StoreKind, Visibility, parse_enum
+from mindpalace.models import (
+    Category,
+    MemoryKind,
+    MemoryType,
+    Source,
+    StoreKind,
+    Visibility,
+    parse_enum,
+)
 from mindpalace.palace import Palace
 from mindpalace.retrieval.modes import MODES, check_mode
 from mindpalace.server import DEFAULT_THREADS, require_extra
@@ -84,6 +92,8 @@ def _filter_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--include-archived", action="store_true", help="also show archived memories"
     )
+    parser.add_argument("--kind", dest="kinds", help=f"comma-separated: {_values(MemoryKind)}")
+    parser.add_argument("--project", help="only memories of this project (exact name)")
 
 
 def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per option
@@ -116,6 +126,23 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
     p.add_argument("--valid-from", help="when it became true (ISO 8601)")
     p.add_argument("--valid-to", help="when it stopped being true (ISO 8601)")
     p.add_argument("--metadata", help="extra fields as a JSON object")
+    p.add_argument("--kind", help=f"one of: {_values(MemoryKind)} (default memory)")
+    p.add_argument("--project", help="the project it belongs to (issues and specs)")
+    p.add_argument(
+        "--completed", action="store_const", const=True, help="a completed issue (--kind issue)"
+    )
+    p.add_argument("--date", help="when it happened (ISO 8601), e.g. a journal entry's day")
+
+    p = command(
+        "search", "Search journal, nodes, issues, specs and messages, each result attributed."
+    )
+    p.add_argument("query", help="free text; 'my journal entries about X' searches the journal")
+    p.add_argument(
+        "--kind", dest="kinds", help=f"comma-separated: {_values(MemoryKind)} (overrides the query)"
+    )
+    p.add_argument("--project", help="only this project (case-insensitive)")
+    p.add_argument("--limit", type=int, default=10, help="1-100 (default 10)")
+    p.add_argument("--include-archived", action="store_true", help="also search archived ones")
 
     p = command("recall", "Recall the memories most relevant to a query.")
     p.add_argument("query", help="free text")
@@ -158,6 +185,10 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
     )
     p.add_argument("action", help="what you are about to do")
     p.add_argument("--limit", type=int, default=5, help="per group, 1-20 (default 5)")
+
+    p = command("complete", "Mark an issue completed (or open again with --reopen).")
+    p.add_argument("id", help="the issue's memory id")
+    p.add_argument("--reopen", action="store_true", help="mark it open again")
 
     p = command("get", "Show one memory by id, with the entities it mentions.")
     p.add_argument("id", help="memory id")
@@ -308,6 +339,10 @@ def _remember(palace: Palace, args: argparse.Namespace) -> Any:
         valid_from=args.valid_from,
         valid_to=args.valid_to,
         metadata=metadata,
+        kind=args.kind,
+        project=args.project,
+        completed=args.completed,
+        created_at=args.date,
     ).to_dict()
 
 
@@ -321,6 +356,8 @@ def _filters(args: argparse.Namespace) -> dict[str, Any]:
         "include_archived": args.include_archived,
         "created_after": args.after,
         "created_before": args.before,
+        "kinds": args.kinds,
+        "projects": [args.project] if args.project else None,
     }
 
 
@@ -337,6 +374,27 @@ def _recall(palace: Palace, args: argparse.Namespace) -> Any:
     if not hits:
         print(f"mindpalace recall: nothing found. {EMPTY_HINT}", file=sys.stderr)
     return [hit.to_dict(explain=args.explain) for hit in hits]
+
+
+def _search(palace: Palace, args: argparse.Namespace) -> Any:
+    results = palace.search(
+        args.query,
+        kinds=args.kinds,
+        project=args.project,
+        limit=args.limit,
+        include_archived=args.include_archived,
+    )
+    if not args.plain:
+        return results.to_dict()
+    lines = [results.notice] if results.notice else []
+    if results.narrowed_by:
+        scope = [k.value for k in results.kinds]
+        scope += [f"project {results.project}"] if results.project else []
+        if results.completed is not None:
+            scope.append("completed" if results.completed else "open")
+        lines.append(f"Searched only: {', '.join(scope)} (from the query).")
+    lines += results.lines or [results.hint or "Nothing found."]
+    return "\n".join(lines)
 
 
 def _list(palace: Palace, args: argparse.Namespace) -> Any:
@@ -502,6 +560,8 @@ def _serve(palace: Palace, args: argparse.Namespace) -> Any:
 _HANDLERS: dict[str, Handler] = {
     "remember": _remember,
     "recall": _recall,
+    "search": _search,
+    "complete": lambda p, a: p.personal.complete_issue(a.id, completed=not a.reopen).to_dict(),
     "get": lambda p, a: {
         **p.get(a.id).to_dict(),
         "entities": [e.to_dict() for e in p.graph.mentions(a.id)],
@@ -548,6 +608,8 @@ _HANDLERS: dict[str, Handler] = {
 
 def _plain_memory(m: dict[str, Any]) -> str:
     head = f"{m['id']}  {m['created_at'][:10]}  {m['category']}/{m['type']}"
+    if m.get("kind", "memory") != "memory":
+        head += f"  {m['kind']}" + (f" ({m['project']})" if m.get("project") else "")
     if "score" in m:
         head = f"[{m['score']:.2f}] " + head
     tags = f"  #{' #'.join(m['tags'])}" if m.get("tags") else ""
@@ -609,6 +671,8 @@ def _precheck(args: argparse.Namespace) -> None:
             (Visibility, "visibility"),
         ):
             parse_enum(enum_cls, getattr(args, name), name)
+        if args.kind is not None:
+            parse_enum(MemoryKind, args.kind, "kind")
     if args.command == "context":
         check_limit(args.max_tokens, low=256, high=8192, field="max_tokens")
     if args.command == "recall" and args.mode is not None:

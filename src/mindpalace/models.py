@@ -24,6 +24,7 @@ __all__ = [
     "Hit",
     "HitList",
     "Memory",
+    "MemoryKind",
     "MemoryType",
     "Mention",
     "MessageMatch",
@@ -78,6 +79,23 @@ class Category(str, enum.Enum):
     GOAL = "goal"
     WORKFLOW = "workflow"
     CONVERSATION = "conversation"
+
+
+class MemoryKind(str, enum.Enum):
+    """Which personal-data kind a memory is (seed 001's entity tables).
+
+    Orthogonal to ``category`` (what sort of statement) and ``store`` (which
+    memory system): a journal entry may record a decision, an issue may be a
+    lesson. ``project`` groups issues and specs (any kind may name one);
+    ``completed`` is an issue's state.
+    """
+
+    MEMORY = "memory"  # an ordinary memory (the default)
+    JOURNAL = "journal"  # a dated journal entry
+    NODE = "node"  # a knowledge-graph node: its name is the title
+    ISSUE = "issue"  # a project issue, open or completed
+    SPEC = "spec"  # a specification of a project
+    MESSAGE = "message"  # a conversation turn
 
 
 class Visibility(str, enum.Enum):
@@ -270,6 +288,9 @@ class NewMemory:
     mentions: tuple[Mention, ...] = ()  # entities to link, found before the write
     relations: tuple[RelationMention, ...] = ()  # typed relations between those entities
     supersedes: tuple[str, ...] = ()  # ids of current facts this one replaces
+    kind: MemoryKind = MemoryKind.MEMORY
+    project: str | None = None
+    completed: bool | None = None  # issues only: None for every other kind
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,7 +302,9 @@ class Memory:
     indexed for keyword search, never shown as the memory's content.
     ``session`` groups memories that belong together in time (the turns of
     one conversation session): recall lets neighbours in a session lend each
-    other relevance.
+    other relevance. ``kind`` is the personal-data kind (journal, node,
+    issue, spec, message, or an ordinary memory), ``project`` the project it
+    belongs to and ``completed`` an issue's state (None for other kinds).
     """
 
     id: str
@@ -311,6 +334,9 @@ class Memory:
     archived: bool
     constraint: bool
     metadata: Mapping[str, Any]
+    kind: MemoryKind = MemoryKind.MEMORY
+    project: str | None = None
+    completed: bool | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready form (enums as strings, times as ISO 8601)."""
@@ -340,6 +366,9 @@ class RecallFilters:
     tags: tuple[str, ...] = ()  # match any
     sources: tuple[Source, ...] = ()
     sessions: tuple[str, ...] = ()
+    kinds: tuple[MemoryKind, ...] = ()
+    projects: tuple[str, ...] = ()
+    completed: bool | None = None  # issues in this state (None: any memory)
     include_archived: bool = False
     include_superseded: bool = False
     created_after: datetime | None = None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,6 +30,7 @@ from mindpalace.models import (
     Category,
     HitList,
     Memory,
+    MemoryKind,
     MemoryType,
     MessageMatch,
     NewMemory,
@@ -41,6 +42,7 @@ from mindpalace.models import (
     Visibility,
     parse_enum,
 )
+from mindpalace.personal import Personal, SearchResults
 from mindpalace.retrieval import modes, pipeline
 from mindpalace.retrieval.indexing import Progress, SemanticIndex, embed_text, text_hash
 from mindpalace.scoping import build_scope, check_import, write_channel
@@ -48,9 +50,12 @@ from mindpalace.signals import Signals
 from mindpalace.skills import ContextBlock, Skills
 from mindpalace.store import ImportReport, Signal, Store, open_store
 from mindpalace.validation import (
+    EXPORT_FORMAT,
+    EXPORT_VERSION,
     check_content,
     check_context,
     check_identifier,
+    check_kind,
     check_limit,
     check_metadata,
     check_query,
@@ -58,16 +63,13 @@ from mindpalace.validation import (
     check_title,
     check_unit,
     content_hash,
-    json_lines,
-    memory_from_dict,
     parse_datetime,
+    parse_export,
     parse_many,
 )
 
 __all__ = ["EXPORT_FORMAT", "Palace"]
 
-EXPORT_FORMAT = "mindpalace-export"
-EXPORT_VERSION = 1
 MAX_RECALL_LIMIT = 100
 MAX_LIST_LIMIT = 10_000
 
@@ -155,6 +157,7 @@ class Palace:
         self.extractor = extractor or llm_extractor(self.settings)
         self.skills = Skills(self, clock=clock)  # import, activate, get, find skills
         self.family = Family(self)  # what do I know, why did we, who owns, preflight
+        self.personal = Personal(self)  # journal, nodes, issues, specs; search across kinds
 
     @classmethod
     def open(cls, target: str | Path | None = None, **options: Any) -> Palace:
@@ -208,6 +211,9 @@ class Palace:
         valid_to: datetime | str | None = None,
         created_at: datetime | str | None = None,
         metadata: Mapping[str, Any] | None = None,
+        kind: str | MemoryKind | None = None,
+        project: str | None = None,
+        completed: bool | None = None,
     ) -> Memory:
         """Store a memory, or return the existing one with the same text.
 
@@ -244,6 +250,10 @@ class Palace:
             created_at: when it happened, for memories written after the fact
                 (imports of old conversations); now by default.
             metadata: extra JSON-serialisable fields.
+            kind: memory (default; message for category conversation), journal,
+                node (title = name), issue, spec, message (``palace.personal``).
+            project: its project; completed: an issue's state (default open;
+                an issue is numbered after its project's last one).
 
         Returns:
             The stored memory.
@@ -271,7 +281,11 @@ class Palace:
             valid_to=valid_to,
             created_at=created_at,
             metadata=metadata,
+            kind=kind,
+            project=project,
+            completed=completed,
         )
+        new = self.personal.number_issues([new])[0]
         now = self._clock()
         vectors = self.semantic.vectors_for([embed_text(new.title, new.content)])
         new = replace(
@@ -322,6 +336,7 @@ class Palace:
                 ) from None
         if not news:
             return []
+        news = self.personal.number_issues(news)
         now = self._clock()
         vectors = self.semantic.vectors_for([embed_text(n.title, n.content) for n in news])
         if vectors is None:  # not embedded: reindex will, later
@@ -352,6 +367,9 @@ class Palace:
         created_at: object = None,
         metadata: object = None,
         identity: str | None = None,
+        kind: object = None,
+        project: object = None,
+        completed: object = None,
     ) -> NewMemory:
         text = check_content(content, max_chars=self.settings.max_content_chars)
         vis = parse_enum(Visibility, visibility, "visibility")
@@ -370,6 +388,10 @@ class Palace:
             raise ValidationError("valid_to", valid_to, reason="valid_to is before valid_from")
         clean_title = check_title(title)
         mentions, relations = extract_graph([clean_title, text], self.extractor)
+        category_ = parse_enum(Category, category, "category")
+        kind_, project_, completed_ = check_kind(
+            kind, category=category_, project=project, completed=completed
+        )
         return NewMemory(
             content=text,
             # A conversation turn is the same memory only at the same place
@@ -382,7 +404,7 @@ class Palace:
             embed_hash=text_hash(embed_text(clean_title, text)),
             type=parse_enum(MemoryType, type, "type"),
             store=parse_enum(StoreKind, store, "store"),
-            category=parse_enum(Category, category, "category"),
+            category=category_,
             tags=check_tags(tags),
             source=parse_enum(Source, source, "source"),
             visibility=vis,
@@ -396,6 +418,9 @@ class Palace:
             metadata=check_metadata(metadata),
             mentions=mentions,
             relations=relations,
+            kind=kind_,
+            project=project_,
+            completed=completed_,
         )
 
     def forget(self, memory_id: str, *, hard: bool = False) -> Memory:
@@ -449,7 +474,12 @@ class Palace:
         include_superseded: bool = False,
         created_after: datetime | str | None,
         created_before: datetime | str | None,
+        kinds: object = None,
+        projects: Iterable[str] | None = None,
+        completed: bool | None = None,
     ) -> RecallFilters:
+        if completed is not None and not isinstance(completed, bool):
+            raise ValidationError("completed", completed, valid=["true", "false"])
         return RecallFilters(
             types=parse_many(MemoryType, types, "type"),
             stores=parse_many(StoreKind, stores, "store"),
@@ -461,6 +491,12 @@ class Palace:
             include_superseded=bool(include_superseded),
             created_after=parse_datetime(created_after, "created_after"),
             created_before=parse_datetime(created_before, "created_before"),
+            kinds=parse_many(MemoryKind, kinds, "kind"),
+            projects=tuple(
+                check_identifier(p, "project") or ""
+                for p in ([projects] if isinstance(projects, str) else projects or ())
+            ),
+            completed=completed,
         )
 
     def recall(
@@ -478,6 +514,9 @@ class Palace:
         created_before: datetime | str | None = None,
         expand: bool = True,
         mode: str | None = None,
+        kinds: str | Iterable[str | MemoryKind] | None = None,
+        projects: Iterable[str] | None = None,
+        completed: bool | None = None,
     ) -> HitList:
         """The memories most relevant to ``query``, best first.
 
@@ -501,6 +540,9 @@ class Palace:
                 types that reweights without filtering: general (default),
                 decision, project, people, workflow, conversation
                 (``retrieval.modes`` has the table).
+            kinds: keep only these kinds (journal, node, issue, spec,
+                message, memory); projects: only these projects (exact
+                names); completed: only issues in this state.
 
         Raises:
             ValidationError: on an invalid filter, limit or mode.
@@ -517,6 +559,9 @@ class Palace:
             include_archived=include_archived,
             created_after=created_after,
             created_before=created_before,
+            kinds=kinds,
+            projects=projects,
+            completed=completed,
         )
         if not query.strip():
             return HitList([], mode="hybrid" if self.semantic.available else "text")
@@ -555,6 +600,27 @@ class Palace:
         most ``max_tokens`` (256-8192) tokens of the named tokenizer."""
         return self.skills.context(query, max_tokens=max_tokens)
 
+    def search(
+        self,
+        query: str,
+        *,
+        kinds: str | Iterable[str | MemoryKind] | None = None,
+        project: str | None = None,
+        limit: int = 10,
+        include_archived: bool = False,
+    ) -> SearchResults:
+        """Search personal data (journal, nodes, issues, specs, messages,
+        memories), each result attributed to its source with its date ("From
+        your journal on 15 Jan 2026: ..."); kinds named in the query narrow
+        it unless ``kinds`` is given. Read-only. See ``Personal.search``.
+
+        Raises:
+            ValidationError: an invalid kind, project or limit (1-100).
+        """
+        return self.personal.search(
+            query, kinds=kinds, project=project, limit=limit, include_archived=include_archived
+        )
+
     def memories(
         self,
         *,
@@ -571,6 +637,9 @@ class Palace:
         include_superseded: bool = False,
         created_after: datetime | str | None = None,
         created_before: datetime | str | None = None,
+        kinds: str | Iterable[str | MemoryKind] | None = None,
+        projects: Iterable[str] | None = None,
+        completed: bool | None = None,
     ) -> list[Memory]:
         """Visible memories, newest first, with the same filters as ``recall``.
 
@@ -590,6 +659,9 @@ class Palace:
             include_superseded=include_superseded,
             created_after=created_after,
             created_before=created_before,
+            kinds=kinds,
+            projects=projects,
+            completed=completed,
         )
         if sessions is not None:
             names = tuple(check_identifier(s, "sessions") or "" for s in sessions)
@@ -698,7 +770,7 @@ class Palace:
         out.write(json.dumps(header) + "\n")
         count = 0
         for memory in self.store.iter_memories(self.scope):
-            record = {"kind": "memory", **memory.to_dict()}
+            record = memory.to_dict()  # its "kind" is the memory's kind
             out.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
             count += 1
         return count
@@ -719,7 +791,7 @@ class Palace:
         Raises:
             ValidationError: naming the line number of the first bad record.
         """
-        memories = list(self._parse_export(lines))
+        memories = list(parse_export(lines, max_chars=self.settings.max_content_chars))
         check_import(self.scope, memories)
         texts = {m.id: embed_text(m.title, m.content) for m in memories}
         vectors = self.semantic.vectors_for(list(texts.values())) if memories else None
@@ -737,24 +809,6 @@ class Palace:
             relations={key: found[1] for key, found in graphs.items()},
             now=self._clock(),
         )
-
-    def _parse_export(self, lines: Iterable[str]) -> Iterator[Memory]:
-        for number, record in json_lines(lines):
-            if not isinstance(record, dict):
-                raise ValidationError("line", number, reason=f"line {number} is not an object")
-            if "format" in record:
-                if record["format"] != EXPORT_FORMAT:
-                    raise ValidationError("format", record["format"], valid=[EXPORT_FORMAT])
-                continue
-            kind = record.pop("kind", "memory")
-            if kind != "memory":
-                raise ValidationError("kind", kind, valid=["memory"])
-            try:
-                yield memory_from_dict(record, max_chars=self.settings.max_content_chars)
-            except ValidationError as exc:
-                raise ValidationError(
-                    exc.field, exc.value, reason=f"line {number}: {exc}"
-                ) from None
 
 
 # remember_many's record keys: remember's arguments, plus ``identity`` (what

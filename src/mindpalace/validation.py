@@ -17,6 +17,7 @@ from mindpalace.errors import ValidationError
 from mindpalace.models import (
     Category,
     Memory,
+    MemoryKind,
     MemoryType,
     Source,
     StoreKind,
@@ -26,6 +27,8 @@ from mindpalace.models import (
 )
 
 __all__ = [
+    "EXPORT_FORMAT",
+    "EXPORT_VERSION",
     "MAX_QUERY_CHARS",
     "MAX_TAGS",
     "MAX_TAG_CHARS",
@@ -33,6 +36,7 @@ __all__ = [
     "check_content",
     "check_context",
     "check_identifier",
+    "check_kind",
     "check_limit",
     "check_metadata",
     "check_query",
@@ -43,9 +47,14 @@ __all__ = [
     "json_lines",
     "memory_from_dict",
     "parse_datetime",
+    "parse_export",
     "parse_many",
 ]
 
+EXPORT_FORMAT = "mindpalace-export"
+# Version 2: each line's "kind" is the memory's kind (version 1 wrote
+# "memory" on every line as a record marker; such lines still import).
+EXPORT_VERSION = 2
 MAX_TITLE_CHARS = 500
 MAX_TAGS = 64
 MAX_TAG_CHARS = 64
@@ -154,6 +163,37 @@ def check_identifier(value: object, field: str, *, optional: bool = False) -> st
             reason=f"{field} must be 1-{MAX_IDENTIFIER_CHARS} printable characters",
         )
     return text
+
+
+def check_kind(
+    kind: object, *, category: Category, project: object = None, completed: object = None
+) -> tuple[MemoryKind, str | None, bool | None]:
+    """A memory's kind, project and completed flag, checked together.
+
+    No kind means ``message`` for a conversation turn (category
+    conversation) and ``memory`` otherwise. ``completed`` belongs to issues
+    alone (an issue is open unless it says otherwise); ``project`` is a name
+    of 1-128 printable characters, on any kind.
+    """
+    chosen = (
+        (MemoryKind.MESSAGE if category is Category.CONVERSATION else MemoryKind.MEMORY)
+        if kind is None
+        else parse_enum(MemoryKind, kind, "kind")
+    )
+    name = check_identifier(project, "project", optional=True)
+    if chosen is not MemoryKind.ISSUE:
+        if completed is not None:
+            raise ValidationError(
+                "completed",
+                completed,
+                reason=f"completed belongs to kind 'issue', not {chosen.value!r}",
+            )
+        return chosen, name, None
+    if completed is None:
+        return chosen, name, False
+    if not isinstance(completed, bool):
+        raise ValidationError("completed", completed, valid=["true", "false"])
+    return chosen, name, completed
 
 
 def check_tags(tags: Iterable[str] | str | None) -> tuple[str, ...]:
@@ -293,6 +333,13 @@ def memory_from_dict(data: Mapping[str, Any], *, max_chars: int) -> Memory:
         raise ValidationError("access_count", access_count, reason="access_count must be >= 0")
     agent = check_identifier(_required(data, "agent_id"), "agent_id")
     assert agent is not None
+    category = parse_enum(Category, data.get("category", "fact"), "category")
+    kind, project, completed = check_kind(
+        data.get("kind"),
+        category=category,
+        project=data.get("project"),
+        completed=data.get("completed"),
+    )
     return Memory(
         id=memory_id,
         content=content,
@@ -303,7 +350,7 @@ def memory_from_dict(data: Mapping[str, Any], *, max_chars: int) -> Memory:
         session=check_identifier(data.get("session"), "session", optional=True),
         type=parse_enum(MemoryType, data.get("type", "unknown"), "type"),
         store=parse_enum(StoreKind, data.get("store", "semantic"), "store"),
-        category=parse_enum(Category, data.get("category", "fact"), "category"),
+        category=category,
         tags=check_tags(data.get("tags")),
         source=parse_enum(Source, data.get("source", "import"), "source"),
         visibility=visibility,
@@ -321,4 +368,39 @@ def memory_from_dict(data: Mapping[str, Any], *, max_chars: int) -> Memory:
         archived=bool(data.get("archived", False)),
         constraint=bool(data.get("constraint", False)),
         metadata=metadata,
+        kind=kind,
+        project=project,
+        completed=completed,
     )
+
+
+def parse_export(lines: Iterable[str], *, max_chars: int) -> Iterator[Memory]:
+    """The memories of ``Palace.export_jsonl`` output (either version), validated.
+
+    Raises:
+        ValidationError: naming the line number of the first bad record.
+    """
+    version = EXPORT_VERSION
+    for number, record in json_lines(lines):
+        if not isinstance(record, dict):
+            raise ValidationError("line", number, reason=f"line {number} is not an object")
+        if "format" in record:
+            if record["format"] != EXPORT_FORMAT:
+                raise ValidationError("format", record["format"], valid=[EXPORT_FORMAT])
+            version = record.get("version", 1)
+            continue
+        if version == 1:  # "kind" marked the record, not the memory's kind
+            kind = record.pop("kind", "memory")
+            if kind != "memory":
+                raise ValidationError("kind", kind, valid=["memory"])
+        elif "kind" in record:  # a line of another sort is refused before its fields
+            try:
+                parse_enum(MemoryKind, record["kind"], "kind")
+            except ValidationError as exc:
+                raise ValidationError(
+                    "kind", record["kind"], reason=f"line {number}: {exc}"
+                ) from None
+        try:
+            yield memory_from_dict(record, max_chars=max_chars)
+        except ValidationError as exc:
+            raise ValidationError(exc.field, exc.value, reason=f"line {number}: {exc}") from None

@@ -72,6 +72,8 @@ def seed(path: Path) -> dict[str, str]:
             ],
             session="standup-1",
         )
+        palace.personal.journal("Walked by the river and planned the garden", date="2026-01-15")
+        palace.personal.add_issue("Garden irrigation timer is broken", project="Home")
     with Palace(path, agent_id="bob", settings=settings) as palace:
         secret = palace.remember("Bob's private note: the sqlite backup key is in the vault")
         bob_owns = palace.remember("Bob owns the Storage service, privately")

@@ -157,6 +157,18 @@ def _check_feedback(result: dict[str, Any], ids: dict[str, str]) -> None:
     assert result == {"recorded": True, "memoryId": ids["fact"], "useful": True}
 
 
+def _check_personal(result: dict[str, Any], ids: dict[str, str]) -> None:
+    assert result["kinds"] == ["journal"]  # "my journal entries" narrowed the search
+    assert result["narrowedBy"] == ["my journal entries"]
+    (first,) = result["results"]
+    assert first["kind"] == "journal" and first["date"] == "2026-01-15"
+    assert first["line"] == (
+        "From your journal on 15 Jan 2026: Walked by the river and planned the garden"
+    )
+    assert 0 <= first["score"] <= 1 and 0 <= first["confidence"] <= 1
+    assert "planned the garden" in result["injectionBlock"]
+
+
 SAMPLES: dict[str, Sample] = {
     "memory_store": Sample(
         lambda ids: {
@@ -192,6 +204,10 @@ SAMPLES: dict[str, Sample] = {
     ),
     "preflight": Sample(
         lambda ids: {"action": "edit the SQLite file of the Storage service"}, _check_preflight
+    ),
+    "personal_search": Sample(
+        lambda ids: {"query": "my journal entries about the garden", "limit": 5},
+        _check_personal,
     ),
     "recent": Sample(lambda ids: {"n": 2, "session": "standup-1"}, _check_recent),
     "search_messages": Sample(

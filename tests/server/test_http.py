@@ -55,6 +55,8 @@ def test_every_tool_has_a_sample() -> None:
         ("/v1/search", {"query": "x", "type": ["gadget"]}, "type", "tool"),
         ("/v1/recall", {"query": "x", "stores": ["longterm"]}, "store", "episodic"),
         ("/v1/recall", {"query": "x", "categories": ["note"]}, "category", "lesson"),
+        ("/v1/memories", {"content": "x", "kind": "diary"}, "kind", "journal"),
+        ("/v1/personal/search", {"query": "x", "kinds": ["diary"]}, "kind", "journal"),
     ],
 )
 def test_invalid_enum_is_400_naming_valid_options(
@@ -78,6 +80,8 @@ def test_invalid_enum_is_400_naming_valid_options(
         ("/v1/memories", {"content": "   "}),
         ("/v1/memories", {"content": "x", "confidence": 1.5}),
         ("/v1/messages/search", {"phrase": ""}),
+        ("/v1/personal/search", {"query": "x", "limit": 21}),
+        ("/v1/memories", {"content": "x", "completed": True}),  # only issues are completed
     ],
 )
 def test_out_of_range_values_are_400(server: Server, path: str, body: dict[str, Any]) -> None:
@@ -326,3 +330,19 @@ def test_bad_serve_options_are_refused(
 ) -> None:
     with pytest.raises(AssertionError, match=message):
         fresh_server(*option)
+
+
+def test_memory_store_takes_a_kind_and_search_attributes_it(server: Server) -> None:
+    with server.client() as client:
+        stored = client.post(
+            "/v1/memories",
+            json={"content": "Spec: the kiln reaches 1200 C", "kind": "spec", "project": "Pottery"},
+        )
+        assert stored.status_code == 201, stored.text
+        memory = stored.json()["memory"]
+        assert (memory["kind"], memory["project"], memory["completed"]) == ("spec", "Pottery", None)
+        found = client.post("/v1/personal/search", json={"query": "kiln", "kinds": ["spec"]})
+    assert found.status_code == 200, found.text
+    lines = [r["line"] for r in found.json()["results"]]
+    assert lines and lines[0].startswith("From a specification in project Pottery (")
+    assert lines[0].endswith("): Spec: the kiln reaches 1200 C")

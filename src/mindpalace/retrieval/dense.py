@@ -117,11 +117,14 @@ class DenseIndex:
             (t.category, t.category_names, filters.categories),
             (t.visibility, t.visibility_names, filters.visibilities),
             (t.source, t.source_names, filters.sources),
+            (t.kind, t.kind_names, filters.kinds),
         ):
             if wanted:
                 keep &= _member(column, names, {w.value for w in wanted})
         if filters.sessions:
             keep &= _member(t.session, t.session_names, set(filters.sessions))
+        if filters.projects:
+            keep &= _member(t.project, t.project_names, set(filters.projects))
         if not filters.include_archived:
             keep &= ~t.archived
         if not filters.include_superseded:

@@ -260,7 +260,10 @@ def _hybrid(
     options: RecallOptions,
     clock: _Stopwatch,
 ) -> HitList:
-    allowed = store.ids_matching(scope, filters) if filters.tags else None
+    # Tags and an issue's state are not columns of the dense index: the
+    # store names the memories that pass them.
+    narrow = filters.tags or filters.completed is not None
+    allowed = store.ids_matching(scope, filters) if narrow else None
     mask = dense_index.mask(scope, filters, allowed)
     sims = dense_index.scores(query_vector)
     clock.lap("dense")

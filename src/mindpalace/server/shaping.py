@@ -13,9 +13,17 @@ from typing import Any
 
 from mindpalace.family import EMPTY_HINT, Answer, Item
 from mindpalace.models import Hit, HitList, Memory, MessageMatch
+from mindpalace.personal import SearchResults
 from mindpalace.safety import injection_block
 
-__all__ = ["answer_json", "hits_json", "injection_block", "memory_json", "message_json"]
+__all__ = [
+    "answer_json",
+    "hits_json",
+    "injection_block",
+    "memory_json",
+    "message_json",
+    "search_json",
+]
 
 
 def memory_json(memory: Memory) -> dict[str, Any]:
@@ -44,6 +52,9 @@ def memory_json(memory: Memory) -> dict[str, Any]:
         "validFrom": memory.valid_from.isoformat() if memory.valid_from else None,
         "validTo": memory.valid_to.isoformat() if memory.valid_to else None,
         "supersededBy": memory.superseded_by,
+        "kind": memory.kind.value,
+        "project": memory.project,
+        "completed": memory.completed,
     }
 
 
@@ -101,3 +112,29 @@ def message_json(match: MessageMatch) -> dict[str, Any]:
     out["before"] = [memory_json(m) for m in match.before]
     out["after"] = [memory_json(m) for m in match.after]
     return out
+
+
+def search_json(results: SearchResults) -> dict[str, Any]:
+    """A personal-data search: each result a hit plus its ``kind``, ``date``,
+    ``attribution`` and ``line``; how the search ran; a hint when empty."""
+    out = []
+    for result in results:
+        item = _hit_json(result.hit)
+        item["date"] = result.date.date().isoformat()
+        item["attribution"] = result.attribution
+        item["summary"] = result.summary
+        item["line"] = result.line
+        out.append(item)
+    return {
+        "results": out,
+        "injectionBlock": injection_block(r.hit for r in results),
+        "query": results.query,
+        "kinds": [k.value for k in results.kinds],
+        "project": results.project,
+        "completed": results.completed,
+        "narrowedBy": list(results.narrowed_by),
+        "mode": results.mode,
+        "notice": results.notice,
+        "hint": results.hint,
+        "suggestions": list(results.suggestions),
+    }

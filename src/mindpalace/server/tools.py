@@ -57,10 +57,16 @@ from mindpalace.errors import (
     ValidationError,
 )
 from mindpalace.family import DIRECTIONS
-from mindpalace.models import Category, MemoryType, Source, StoreKind, Visibility
+from mindpalace.models import Category, MemoryKind, MemoryType, Source, StoreKind, Visibility
 from mindpalace.palace import Palace
 from mindpalace.retrieval.modes import MODES
-from mindpalace.server.shaping import answer_json, hits_json, memory_json, message_json
+from mindpalace.server.shaping import (
+    answer_json,
+    hits_json,
+    memory_json,
+    message_json,
+    search_json,
+)
 from mindpalace.validation import check_limit
 
 __all__ = [
@@ -92,6 +98,7 @@ DirectionName = Annotated[str, WithJsonSchema({"type": "string", "enum": list(DI
 Entity = Annotated[
     str, Field(description="The thing asked about, by name (e.g. 'Billing', 'the Checkout API').")
 ]
+KindName = Annotated[str, _enum(MemoryKind)]
 
 Query = Annotated[str, Field(description="What to look for, in plain words.")]
 MemoryId = Annotated[
@@ -186,6 +193,19 @@ def memory_store(
     session: Annotated[
         str | None, Field(description="The conversation or episode it belongs to.")
     ] = None,
+    kind: Annotated[
+        KindName | None,
+        Field(
+            description="Personal-data kind: memory (default), journal, node (title = its "
+            "name), issue, spec, message."
+        ),
+    ] = None,
+    project: Annotated[
+        str | None, Field(description="The project it belongs to (issues and specs).")
+    ] = None,
+    completed: Annotated[
+        bool | None, Field(description="An issue's state (kind issue only; default open).")
+    ] = None,
 ) -> dict[str, Any]:
     """Remember something for later: a fact, decision, lesson, rule, goal,
     workflow or event. Store one self-contained note per call. Storing the
@@ -204,6 +224,9 @@ def memory_store(
         constraint=constraint,
         confidence=confidence,
         session=session,
+        kind=kind,
+        project=project,
+        completed=completed,
     )
     return {"memory": memory_json(memory)}
 
@@ -232,6 +255,33 @@ def memory_search(
     score}], injectionBlock}: paste injectionBlock into a prompt as context."""
     check_limit(limit, low=1, high=SEARCH_LIMIT)
     return hits_json(palace.recall(query, limit=limit, types=type, expand=expand))
+
+
+def personal_search(
+    palace: Palace,
+    *,
+    query: Query,
+    kinds: Annotated[
+        list[KindName] | None,
+        Field(
+            description='Search only these kinds; omit to let the query choose ("my journal '
+            'entries about X" searches the journal), [] for every kind.'
+        ),
+    ] = None,
+    project: Annotated[
+        str | None, Field(description="Search only this project (case-insensitive).")
+    ] = None,
+    limit: Annotated[int, Field(description="How many results at most, 1-20.")] = 10,
+) -> dict[str, Any]:
+    """Search the user's personal data: journal entries, knowledge nodes,
+    project issues, specifications, conversation messages and memories. Use
+    it for "find...", "what did I say about...", "do I have anything on...".
+    Each result has its kind, date and an attribution line to show the user
+    ("From your journal on 15 Jan 2026: ..."). Ranked by relevance; without
+    semantic search, newest first with a notice. An empty result has a hint
+    and suggested queries. Read-only."""
+    check_limit(limit, low=1, high=SEARCH_LIMIT)
+    return search_json(palace.search(query, kinds=kinds, project=project, limit=limit))
 
 
 def recall(
@@ -532,6 +582,7 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation(who_owns, "GET", "/v1/owners"),
     Operation(depends_on, "GET", "/v1/dependencies"),
     Operation(preflight, "POST", "/v1/preflight"),
+    Operation(personal_search, "POST", "/v1/personal/search"),
     Operation(recent, "GET", "/v1/recent"),
     Operation(search_messages, "POST", "/v1/messages/search"),
     Operation(memory_get, "GET", "/v1/memories/{memoryId}"),

@@ -94,6 +94,10 @@ class VectorTable:
     source: npt.NDArray[np.int32]
     source_names: tuple[str, ...]
     seq: npt.NDArray[np.int64]  # the store's write order
+    kind: npt.NDArray[np.int32]
+    kind_names: tuple[str, ...]
+    project: npt.NDArray[np.int32]  # code into project_names; "" is no project
+    project_names: tuple[str, ...]
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])
@@ -102,7 +106,7 @@ class VectorTable:
     def from_rows(cls, rows: Sequence[Sequence[Any]], dimensions: int = 0) -> VectorTable:
         """Build from rows of (id, agent, visibility, group, channel, archived,
         superseded, type, store, category, created_at, vector bytes, session, source,
-        seq), in write order."""
+        seq, kind, project), in write order."""
 
         def factor(index: int) -> tuple[npt.NDArray[np.int32], tuple[str, ...]]:
             names, codes = np.unique(
@@ -126,6 +130,8 @@ class VectorTable:
         category, category_names = factor(9)
         session, session_names = factor(12)
         source, source_names = factor(13)
+        kind, kind_names = factor(15)
+        project, project_names = factor(16)
         return cls(
             ids=np.array([str(r[0]) for r in rows], dtype=object),
             matrix=matrix,
@@ -151,6 +157,10 @@ class VectorTable:
             source=source,
             source_names=source_names,
             seq=np.array([int(r[14]) for r in rows], dtype=np.int64),
+            kind=kind,
+            kind_names=kind_names,
+            project=project,
+            project_names=project_names,
         )
 
     def extend(self, more: VectorTable) -> VectorTable:
@@ -187,6 +197,8 @@ _CODED = (
     "category",
     "session",
     "source",
+    "kind",
+    "project",
 )
 
 
@@ -343,6 +355,11 @@ class Store(Protocol):
         """Visible memories matching ``filters``, newest first."""
         ...
 
+    def projects(self, scope: Scope) -> list[tuple[str, int]]:
+        """The projects of the live memories ``scope`` may see, with how many
+        memories each has, by name."""
+        ...
+
     def search_text(
         self, terms: Sequence[str], scope: Scope, filters: RecallFilters, *, limit: int
     ) -> list[TextMatch]:
@@ -355,6 +372,13 @@ class Store(Protocol):
     def archive(self, memory_id: str, *, owner: str | None, now: datetime) -> bool:
         """Soft-delete: mark archived. False if no such memory owned by ``owner``
         (``None``: any owner, for management calls)."""
+        ...
+
+    def set_completed(
+        self, memory_id: str, completed: bool, *, owner: str | None, now: datetime
+    ) -> bool:
+        """Set an issue's state. False if no such issue owned by ``owner``
+        (``None``: any owner)."""
         ...
 
     def delete(self, memory_id: str, *, owner: str | None) -> bool:

@@ -15,6 +15,7 @@ from typing import Any
 from mindpalace.models import (
     Category,
     Memory,
+    MemoryKind,
     MemoryType,
     RecallFilters,
     Scope,
@@ -64,6 +65,9 @@ MEMORY_COLUMNS = (
     "archived",
     "is_constraint",
     "metadata",
+    "kind",
+    "project",
+    "completed",
 )
 SELECT_MEMORY = ", ".join(f"m.{c}" for c in MEMORY_COLUMNS)
 
@@ -118,6 +122,9 @@ def row_to_memory(row: Sequence[Any]) -> Memory:
         archived=bool(r["archived"]),
         constraint=bool(r["is_constraint"]),
         metadata=json.loads(r["metadata"]),
+        kind=MemoryKind(r["kind"]),
+        project=r["project"] or None,
+        completed=None if r["completed"] is None else bool(r["completed"]),
     )
 
 
@@ -151,6 +158,9 @@ def memory_row(m: Memory) -> tuple[Any, ...]:
         "archived": int(m.archived),
         "is_constraint": int(m.constraint),
         "metadata": json.dumps(dict(m.metadata), ensure_ascii=False, sort_keys=True),
+        "kind": m.kind.value,
+        "project": m.project or "",
+        "completed": None if m.completed is None else int(m.completed),
     }
     return tuple(values[c] for c in MEMORY_COLUMNS)
 
@@ -209,6 +219,7 @@ def filter_clause(filters: RecallFilters) -> tuple[str, list[Any]]:
         ("m.category", filters.categories),
         ("m.visibility", filters.visibilities),
         ("m.source", filters.sources),
+        ("m.kind", filters.kinds),
     ):
         if members:
             parts.append(in_list(column, members))
@@ -216,6 +227,12 @@ def filter_clause(filters: RecallFilters) -> tuple[str, list[Any]]:
     if filters.sessions:
         parts.append(in_list("m.session_id", filters.sessions))
         params += list(filters.sessions)
+    if filters.projects:
+        parts.append(in_list("m.project", filters.projects))
+        params += list(filters.projects)
+    if filters.completed is not None:
+        parts.append("m.completed = ?")
+        params.append(int(filters.completed))
     if filters.tags:
         parts.append(
             "EXISTS (SELECT 1 FROM memory_tags t WHERE t.memory_seq = m.seq AND "

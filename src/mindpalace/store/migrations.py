@@ -245,11 +245,27 @@ def _v4_relations(d: Dialect) -> list[str]:
     ]
 
 
+def _v5_kinds(d: Dialect) -> list[str]:
+    # ``kind`` is stored, not derived: it is what the writer said the memory
+    # is (a journal entry, an issue...), independent of category and store,
+    # and every search filters on it inside the store, so it needs a column
+    # and an index. Conversation turns written before this step are the
+    # ``message`` kind (category conversation is what marked them).
+    return [
+        "ALTER TABLE memories ADD COLUMN kind TEXT NOT NULL DEFAULT 'memory'",
+        "ALTER TABLE memories ADD COLUMN project TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE memories ADD COLUMN completed INTEGER",
+        "UPDATE memories SET kind = 'message' WHERE category = 'conversation'",
+        "CREATE INDEX memories_kind ON memories (kind, project, created_at)",
+    ]
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "memories, tags, embeddings, full-text index", _v1_memories),
     Migration(2, "entities, mentions, edges, memory links, signals", _v2_graph),
     Migration(3, "skills: names and definition digests", _v3_skills),
     Migration(4, "typed relations between entities", _v4_relations),
+    Migration(5, "personal-data kinds: kind, project, completed", _v5_kinds),
 )
 
 

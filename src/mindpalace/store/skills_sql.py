@@ -474,4 +474,7 @@ def _memory_of(new: NewMemory, memory_id: str, now: datetime) -> Memory:
         archived=False,
         constraint=new.constraint,
         metadata=dict(new.metadata),
+        kind=new.kind,
+        project=new.project,
+        completed=new.completed,
     )

@@ -189,6 +189,9 @@ class SqlStore(GraphSql, RelationsSql, UpkeepSql, SkillsSql, SignalStore):
             archived=False,
             constraint=new.constraint,
             metadata=dict(new.metadata),
+            kind=new.kind,
+            project=new.project,
+            completed=new.completed,
         )
         seq = self._insert(cur, memory, new.embed_hash)
         entities = self._link_mentions(cur, memory, seq, new.mentions, now)
@@ -208,6 +211,18 @@ class SqlStore(GraphSql, RelationsSql, UpkeepSql, SkillsSql, SignalStore):
             sql += " AND agent_id = ?"
             params.append(owner)
         with self._mutate(structural=True) as cur:
+            return int(self._exec(cur, sql, params).rowcount) > 0
+
+    def set_completed(
+        self, memory_id: str, completed: bool, *, owner: str | None, now: datetime
+    ) -> bool:
+        """Set an issue's state; False when no such issue of ``owner``."""
+        sql = "UPDATE memories SET completed = ?, updated_at = ? WHERE id = ? AND kind = 'issue'"
+        params: list[Any] = [int(completed), to_epoch(now), memory_id]
+        if owner is not None:
+            sql += " AND agent_id = ?"
+            params.append(owner)
+        with self._mutate() as cur:  # no indexed column changes: caches stay warm
             return int(self._exec(cur, sql, params).rowcount) > 0
 
     def delete(self, memory_id: str, *, owner: str | None) -> bool:
@@ -340,7 +355,8 @@ class SqlStore(GraphSql, RelationsSql, UpkeepSql, SkillsSql, SignalStore):
                 cur,
                 "SELECT m.id, m.agent_id, m.visibility, m.group_name, m.channel, m.archived,"
                 " m.superseded_by IS NOT NULL, m.type, m.store, m.category, m.created_at,"
-                " e.vector, COALESCE(m.session_id, ''), m.source, m.seq FROM memories m"
+                " e.vector, COALESCE(m.session_id, ''), m.source, m.seq, m.kind, m.project"
+                " FROM memories m"
                 " JOIN embeddings e ON e.model = ? AND e.text_hash = m.embed_hash"
                 " WHERE m.seq > ? ORDER BY m.seq",
                 (model, after_seq),
@@ -454,6 +470,19 @@ class SqlStore(GraphSql, RelationsSql, UpkeepSql, SkillsSql, SignalStore):
                 [*s_params, *f_params, limit, offset],
             ).fetchall()
         return [row_to_memory(r) for r in rows]
+
+    def projects(self, scope: Scope) -> list[tuple[str, int]]:
+        """The projects of the live memories ``scope`` may see, with how many
+        memories each has, by name."""
+        s_sql, s_params = scope_clause(scope)
+        with self._read() as cur:
+            rows = self._exec(
+                cur,
+                f"SELECT m.project, COUNT(*) FROM memories m WHERE {s_sql} AND m.project <> ''"
+                " AND m.archived = 0 GROUP BY m.project ORDER BY m.project",
+                s_params,
+            ).fetchall()
+        return [(str(name), int(count)) for name, count in rows]
 
     def search_text(
         self, terms: Sequence[str], scope: Scope, filters: RecallFilters, *, limit: int
