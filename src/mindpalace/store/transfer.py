@@ -34,6 +34,7 @@ TABLE_ORDER = (
     "memory_links",
     "skills",
     "signals",
+    "scorer_weights",
 )
 # Bookkeeping each palace keeps for itself: the schema version, the change
 # counters of in-process caches, PostgreSQL's BM25 collection statistics.
