@@ -65,6 +65,21 @@ def _mean(rows: Sequence[dict[str, float]]) -> dict[str, float]:
     return {key: statistics.fmean(r[key] for r in rows) for key in METRICS}
 
 
+def _paired(off: Sequence[dict[str, float]], on: Sequence[dict[str, float]]) -> dict[str, Any]:
+    """Per-question differences, on minus off: questions better / worse at
+    hit@1 and hit@10, and a 95% bootstrap interval of the MRR difference."""
+    out: dict[str, Any] = {}
+    for key in ("hit@1", "hit@10"):
+        out[f"{key} better"] = sum(b[key] > a[key] for a, b in zip(off, on, strict=True))
+        out[f"{key} worse"] = sum(b[key] < a[key] for a, b in zip(off, on, strict=True))
+    diffs = [b["mrr"] - a["mrr"] for a, b in zip(off, on, strict=True)]
+    rng = random.Random(11)
+    means = sorted(statistics.fmean(rng.choices(diffs, k=len(diffs))) for _ in range(2000))
+    out["mrr diff"] = statistics.fmean(diffs)
+    out["mrr 95% interval"] = (means[50], means[1949])
+    return out
+
+
 class Bench:
     def __init__(self, scratch: Path, conversations: Sequence[Conversation]) -> None:
         self.scratch = scratch
@@ -152,6 +167,7 @@ def within(bench: Bench, results: dict[str, Any]) -> Examples:
     results["within"] = {
         "off": _mean(off_rows),
         "on": _mean(on_rows),
+        "paired": _paired(off_rows, on_rows),
         "questions": len(on_rows),
         "judged_per_fold": statistics.median(r.judged for r in reports),
         "trained_folds": sum(r.trained for r in reports),
@@ -189,6 +205,7 @@ def loco(bench: Bench, results: dict[str, Any], examples: Examples) -> Held:
     results["loco"] = {
         "off": _mean(off_rows),
         "on": _mean(on_rows),
+        "paired": _paired(off_rows, on_rows),
         "questions": len(on_rows),
         "weights": {k: w.to_dict()["weights"] for k, w in fold_weights.items()},
     }
@@ -205,7 +222,9 @@ def offline(
     leave-one-conversation-out split re-ranked with weights trained on less
     data or another ``l2``."""
 
-    def measure(label: str, *, judged: int | None = None, l2: float = learned.L2) -> None:
+    def measure(
+        label: str, *, judged: int | None = None, l2: float = learned.L2, depth: int = DEPTH
+    ) -> None:
         rows: list[dict[str, float]] = []
         now = datetime.now(timezone.utc)  # recall's clock, as in the real path
         for conversation in conversations:
@@ -214,7 +233,8 @@ def offline(
                 pooled = _first_recalls(pooled, judged)
             weights = learned.train(pooled, l2=l2, force=True) or learned.COLD_START
             for question, base in held[conversation.name]:
-                reranked = learned.rerank(base, weights, now=now, limit=DEPTH)
+                head = learned.rerank(base[:depth], weights, now=now, limit=depth)
+                reranked = head + base[depth:]
                 rows.append(turn_metrics(_ranked(reranked), question.evidence))
         results.setdefault("offline", {})[label] = _mean(rows)
 
@@ -223,6 +243,9 @@ def offline(
         measure(f"first {judged} judged hits", judged=judged)
     for l2 in (0.1, 1.0, 10.0, 100.0):
         measure(f"all judged hits, l2 {l2:g}", l2=l2)
+    # The judged hits were the first SHOWN of each recall: how deep to re-rank.
+    for depth in (5, 10, 20, 50):
+        measure(f"all judged hits, re-rank the best {depth} only", depth=depth)
 
 
 def _first_recalls(examples: Sequence[learned.Example], judged: int) -> list[learned.Example]:
@@ -249,6 +272,16 @@ def markdown(results: dict[str, Any]) -> str:
             row = results[split][state]
             cells = " | ".join(f"{row[k]:.3f}" for k in METRICS)
             lines.append(f"| {title} ({results[split]['questions']} q) | {state} | {cells} |")
+    lines += ["", "| split | hit@1 better / worse | hit@10 better / worse | MRR diff [95%] |"]
+    lines.append("|---|---|---|---|")
+    for split in ("loco", "within"):
+        p = results[split]["paired"]
+        low, high = p["mrr 95% interval"]
+        lines.append(
+            f"| {split} | {p['hit@1 better']} / {p['hit@1 worse']}"
+            f" | {p['hit@10 better']} / {p['hit@10 worse']}"
+            f" | {p['mrr diff']:+.4f} [{low:+.4f}, {high:+.4f}] |"
+        )
     lines += ["", "| offline re-rank of the held-out recalls | " + " | ".join(METRICS) + " |"]
     lines.append("|---" * (len(METRICS) + 1) + "|")
     for label, row in results.get("offline", {}).items():
