@@ -100,8 +100,8 @@ def recall(
     scorer: learned.ScorerWeights | None = None,
 ) -> HitList:
     """Run the pipeline; without a query vector it is keyword search alone.
-    With a learned ``scorer``, the best ``scorer.DEPTH`` candidates are
-    re-ranked by it before the list is cut to ``limit``."""
+    With a learned ``scorer``, the best ``scorer.DEPTH`` candidates (``limit``
+    when larger) are re-ranked by it before the list is cut to ``limit``."""
     mode = "text" if query_vector is None or dense_index is None else "hybrid"
     notice = TEXT_ONLY_NOTICE if mode == "text" else None
     passed: tuple[str, ...] = ()
