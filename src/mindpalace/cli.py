@@ -250,8 +250,14 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
     judged.add_argument("--useful", dest="useful", action="store_true", help="it helped")
     judged.add_argument("--not-useful", dest="useful", action="store_false", help="it did not")
 
-    p = command("signals", "Export recorded signals as training pairs (JSON lines).")
-    p.add_argument("action", choices=["export"], help="export: the training pairs")
+    p = command(
+        "signals", "Export recorded signals as training pairs (JSON lines), or train the scorer."
+    )
+    p.add_argument(
+        "action",
+        choices=["export", "train"],
+        help="export: the training pairs; train: fit this agent's scorer to them",
+    )
     p.add_argument("--output", "-o", help="file to write (default: standard output)")
 
     p = command(
@@ -466,6 +472,8 @@ def _feedback(palace: Palace, args: argparse.Namespace) -> Any:
 
 
 def _signals(palace: Palace, args: argparse.Namespace) -> Any:
+    if args.action == "train":
+        return palace.signals.train().to_dict()
     if args.output:
         with open(args.output, "w", encoding="utf-8") as out:
             count = palace.signals.export_pairs(out)

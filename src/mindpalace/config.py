@@ -16,6 +16,9 @@ variable                    meaning
 ``MINDPALACE_PEER``         on: palaces are peer-facing (each needs a channel); off (default)
 ``MINDPALACE_SIGNALS``      on (default): record write sources, recall outcomes
                             and feedback in the signals table; off: record nothing
+``MINDPALACE_SCORER``       off (default): rank by the pipeline's formula; on: re-rank
+                            with the agent's learned scorer once trained
+                            (``mindpalace signals train``)
 ``MINDPALACE_EXTRACT_URL``  base URL of an OpenAI-compatible chat service: entity
                             extraction by an LLM, added to the rules (optional)
 ``MINDPALACE_EXTRACT_MODEL`` its model name
@@ -49,6 +52,7 @@ ENV_EMBED_DIMS = "MINDPALACE_EMBED_DIMS"
 ENV_EMBED_KEY_ENV = "MINDPALACE_EMBED_KEY_ENV"
 ENV_PEER = "MINDPALACE_PEER"
 ENV_SIGNALS = "MINDPALACE_SIGNALS"
+ENV_SCORER = "MINDPALACE_SCORER"
 ENV_TOKENS = "MINDPALACE_TOKENS"
 ENV_EXTRACT_URL = "MINDPALACE_EXTRACT_URL"
 ENV_EXTRACT_MODEL = "MINDPALACE_EXTRACT_MODEL"
@@ -120,6 +124,9 @@ class Settings:
             was explicitly shared (``Scope.peer``).
         signals: record write sources, recall outcomes and feedback in the
             signals table (never in the memories themselves).
+        scorer: re-rank recall with the agent's learned scorer, once
+            ``palace.signals.train()`` has trained one (off by default:
+            BENCHMARKS.md, "Learned scorer").
         tokens: the HTTP server's bearer tokens (``AGENT=TOKEN`` pairs), if set.
         extract_url / extract_model / extract_key_env: an optional LLM entity
             extractor (OpenAI-compatible chat completions).
@@ -135,6 +142,7 @@ class Settings:
     embed_key_env: str | None = None
     peer: bool = False
     signals: bool = True
+    scorer: bool = False
     tokens: str | None = field(default=None, repr=False)
     extract_url: str | None = None
     extract_model: str | None = None
@@ -159,6 +167,7 @@ class Settings:
             embed_key_env=env.get(ENV_EMBED_KEY_ENV) or None,
             peer=_switch(env, ENV_PEER, False),
             signals=_switch(env, ENV_SIGNALS, True),
+            scorer=_switch(env, ENV_SCORER, False),
             tokens=env.get(ENV_TOKENS) or None,
             extract_url=env.get(ENV_EXTRACT_URL) or None,
             extract_model=env.get(ENV_EXTRACT_MODEL) or None,

@@ -578,6 +578,7 @@ class Palace:
             query_vector=vector,
             dense_index=self.semantic.dense() if vector is not None else None,
             options=self.recall_options if expand else replace(self.recall_options, expand=False),
+            scorer=self.signals.active_scorer(),
         )
         if not prior.neutral:
             hits = modes.apply_mode(

@@ -8,26 +8,34 @@ to the store's separate signals table, and ``MINDPALACE_SIGNALS=off``
 A *training pair* is one judged hit: the query of the last recall (by the
 same agent, through the same channel) that returned the memory before the
 feedback, the rank and score it had there, the memory's write source, and
-the label (useful or not).
+the label (useful or not), and the hit's features then
+(``retrieval.scorer.HIT_FEATURES``, recorded with each recall).
+
+``train()`` fits the agent's learned scorer to its own pairs (never another
+agent's or channel's) and stores the weights; recall uses them when
+``MINDPALACE_SCORER=on`` (``retrieval/scorer.py`` holds the model).
 """
 
 from __future__ import annotations
 
+import bisect
 import json
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections import defaultdict
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import IO, TYPE_CHECKING, Any
 
 from mindpalace.errors import BusyError, ValidationError
 from mindpalace.ids import IdGenerator
 from mindpalace.models import HitList, Scope
+from mindpalace.retrieval import scorer as learned
 from mindpalace.store.base import Signal
 
 if TYPE_CHECKING:
     from mindpalace.palace import Palace
 
-__all__ = ["Signals", "TrainingPair"]
+__all__ = ["Signals", "TrainingPair", "TrainingReport"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +51,8 @@ class TrainingPair:
     source: str | None
     recalled_at: datetime
     judged_at: datetime
+    recall: int = 0  # the recall signal's sequence number (groups pairs by recall)
+    features: Mapping[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (times as ISO 8601)."""
@@ -56,6 +66,37 @@ class TrainingPair:
             "source": self.source,
             "recalled_at": self.recalled_at.isoformat(),
             "judged_at": self.judged_at.isoformat(),
+            "recall": self.recall,
+            "features": dict(self.features),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class TrainingReport:
+    """What ``Signals.train`` did.
+
+    Attributes:
+        trained: whether new weights were stored.
+        judged: training pairs (judged hits) of this agent and channel.
+        comparisons: useful/not-useful pairs within one recall among them.
+        reason: why nothing was trained, when nothing was.
+        weights: the stored weights, when trained.
+    """
+
+    trained: bool
+    judged: int
+    comparisons: int
+    reason: str | None = None
+    weights: learned.ScorerWeights | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "trained": self.trained,
+            "judged": self.judged,
+            "comparisons": self.comparisons,
+            "reason": self.reason,
+            "weights": self.weights.to_dict() if self.weights else None,
         }
 
 
@@ -95,8 +136,15 @@ class Signals:
             data={
                 "recall": recall_id,
                 "mode": hits.mode,
+                "features": list(learned.HIT_FEATURES),
                 "hits": [
-                    {"id": h.memory.id, "rank": rank, "score": round(h.score, 6)}
+                    {
+                        "id": h.memory.id,
+                        "rank": rank,
+                        "score": round(h.score, 6),
+                        # what the scorer trains on, as it was at this recall
+                        "f": [round(v, 6) for v in learned.hit_features(h, at)],
+                    }
                     for rank, h in enumerate(hits, start=1)
                 ],
             },
@@ -152,30 +200,34 @@ class Signals:
             channel=None if scope.unscoped else scope.channel or "",
         )
         source: dict[str, str] = {}
-        last: dict[tuple[str, str | None, str], tuple[Signal, int, float, str]] = {}
+        last: dict[tuple[str, str | None, str], tuple[Signal, Mapping[str, Any]]] = {}
         for signal in signals:
             if signal.kind == "store" and signal.memory_id:
                 source[signal.memory_id] = str(signal.data.get("source"))
             elif signal.kind == "recall":
-                mode = str(signal.data.get("mode", ""))
                 for hit in signal.data.get("hits", []):
                     key = (signal.agent_id, signal.channel, str(hit["id"]))
-                    last[key] = (signal, int(hit["rank"]), float(hit["score"]), mode)
+                    last[key] = (signal, hit)
             elif signal.kind == "feedback" and signal.memory_id:
                 found = last.get((signal.agent_id, signal.channel, signal.memory_id))
                 if found is None:  # judged without a recall: no outcome features
                     continue
-                recall, rank, score, mode = found
+                recall, hit = found
+                names = recall.data.get("features", ())
                 yield TrainingPair(
                     query=recall.query or "",
                     memory_id=signal.memory_id,
                     useful=bool(signal.data.get("useful")),
-                    rank=rank,
-                    score=score,
-                    mode=mode,
+                    rank=int(hit["rank"]),
+                    score=float(hit["score"]),
+                    mode=str(recall.data.get("mode", "")),
                     source=source.get(signal.memory_id),
                     recalled_at=recall.at,
                     judged_at=signal.at,
+                    recall=recall.seq,
+                    features={
+                        str(n): float(v) for n, v in zip(names, hit.get("f", ()), strict=False)
+                    },
                 )
 
     def export_pairs(self, out: IO[str]) -> int:
@@ -185,3 +237,93 @@ class Signals:
             out.write(json.dumps(pair.to_dict(), ensure_ascii=False, sort_keys=True) + "\n")
             count += 1
         return count
+
+    # -- the learned scorer ---------------------------------------------------------
+
+    def train(self) -> TrainingReport:
+        """Fit this agent's scorer to its own training pairs (this agent,
+        this channel, memories it can see) and store the weights, replacing
+        earlier ones. An explicit step: recall never trains. Below
+        ``scorer.MIN_JUDGED`` judged hits or ``scorer.MIN_COMPARISONS``
+        useful/not-useful comparisons nothing is stored and recall keeps the
+        pipeline's order.
+
+        Raises:
+            ValidationError: the palace is opened with management access (a
+                scorer belongs to one agent: open the palace as that agent).
+        """
+        scope = self._palace.scope
+        if scope.unscoped:
+            raise ValidationError(
+                "scope",
+                "management",
+                reason="a scorer is trained for one agent: open the palace as that agent",
+            )
+        if not self.enabled:
+            return TrainingReport(False, 0, 0, reason="signals are off (MINDPALACE_SIGNALS=off)")
+        examples = training_examples(self.pairs())
+        compared = len(learned.comparisons(examples))
+        weights = learned.train(examples, now=self._palace.now())
+        if weights is None:
+            return TrainingReport(
+                False,
+                len(examples),
+                compared,
+                reason=(
+                    f"not enough judgments: {len(examples)} judged hits and {compared}"
+                    f" comparisons, {learned.MIN_JUDGED} and {learned.MIN_COMPARISONS} needed"
+                ),
+            )
+        self._palace.store.save_scorer(
+            agent_id=scope.agent_id,
+            channel=scope.channel,
+            data=weights.to_dict(),
+            at=self._palace.now(),
+        )
+        return TrainingReport(True, len(examples), compared, weights=weights)
+
+    def weights(self) -> learned.ScorerWeights | None:
+        """This agent's trained scorer weights (this channel), or None."""
+        scope = self._palace.scope
+        if scope.unscoped:
+            return None
+        data = self._palace.store.load_scorer(agent_id=scope.agent_id, channel=scope.channel)
+        return learned.ScorerWeights.from_dict(data) if data else None
+
+    def active_scorer(self) -> learned.ScorerWeights | None:
+        """The weights recall should use: this agent's trained scorer when
+        ``MINDPALACE_SCORER=on``, else None (the pipeline's order)."""
+        if not self._palace.settings.scorer:
+            return None
+        weights = self.weights()
+        return weights if weights is not None and weights.trained else None
+
+
+def training_examples(pairs: Sequence[TrainingPair]) -> list[learned.Example]:
+    """Scorer examples from training pairs: each pair's recorded features
+    plus how often its memory had been judged useful / not useful before
+    that recall (what recall would have read then)."""
+    history: dict[str, list[tuple[datetime, bool]]] = defaultdict(list)
+    for pair in pairs:
+        history[pair.memory_id].append((pair.judged_at, pair.useful))
+    for judged in history.values():
+        judged.sort(key=lambda item: item[0])
+    examples = []
+    for pair in pairs:
+        judged = history[pair.memory_id]
+        before = judged[: bisect.bisect_left([at for at, _ in judged], pair.recalled_at)]
+        useful = sum(1 for _, good in before if good)
+        examples.append(
+            learned.Example(
+                group=str(pair.recall),
+                features=learned.features_of(
+                    list(pair.features.values()),
+                    list(pair.features),
+                    useful=useful,
+                    useless=len(before) - useful,
+                ),
+                useful=pair.useful,
+                memory_id=pair.memory_id,
+            )
+        )
+    return examples

@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mindpalace.models import Hit, HitList, Memory, RecallFilters, Scope
+from mindpalace.retrieval import scorer as learned
 from mindpalace.retrieval import stages
 from mindpalace.retrieval.dense import DenseIndex
 from mindpalace.retrieval.fusion import rrf
@@ -96,8 +97,11 @@ def recall(
     query_vector: npt.NDArray[np.float32] | None,
     dense_index: DenseIndex | None,
     options: RecallOptions,
+    scorer: learned.ScorerWeights | None = None,
 ) -> HitList:
-    """Run the pipeline; without a query vector it is keyword search alone."""
+    """Run the pipeline; without a query vector it is keyword search alone.
+    With a learned ``scorer``, the best ``scorer.DEPTH`` candidates (``limit``
+    when larger) are re-ranked by it before the list is cut to ``limit``."""
     mode = "text" if query_vector is None or dense_index is None else "hybrid"
     notice = TEXT_ONLY_NOTICE if mode == "text" else None
     passed: tuple[str, ...] = ()
@@ -112,6 +116,7 @@ def recall(
                 return HitList([], mode=mode, notice=NOTHING_RELEVANT.format(terms=names))
 
     clock = _Stopwatch()
+    wanted, limit = limit, limit if scorer is None else max(limit, learned.DEPTH)
     terms = query_terms(query)
     pool = max(options.candidates, limit)
     text_matches = store.search_text(terms, scope, filters, limit=pool)
@@ -137,6 +142,10 @@ def recall(
             options=options,
             clock=clock,
         )
+    if scorer is not None:
+        hits = learned.rescore(store, hits, scorer, scope=scope, now=now, limit=wanted)
+        clock.lap("scorer")
+    limit = wanted
     if passed:
         hits[:] = [replace(hit, gates=passed + hit.gates) for hit in hits]
     _add_constraints(store, hits, query=query, scope=scope, filters=filters, now=now, limit=limit)

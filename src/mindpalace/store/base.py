@@ -527,6 +527,23 @@ class Store(Protocol):
         given, of ``channel`` only."""
         ...
 
+    def feedback_counts(
+        self, memory_ids: Sequence[str], *, agent_id: str, channel: str | None
+    ) -> dict[str, tuple[int, int]]:
+        """(useful, not useful) feedback on each memory by one agent through
+        one channel (memories never judged are left out)."""
+        ...
+
+    def save_scorer(
+        self, *, agent_id: str, channel: str | None, data: Mapping[str, Any], at: datetime
+    ) -> None:
+        """Replace the learned scorer weights of one agent and channel."""
+        ...
+
+    def load_scorer(self, *, agent_id: str, channel: str | None) -> dict[str, Any] | None:
+        """The learned scorer weights of one agent and channel, or None."""
+        ...
+
     # -- skills (store/skills_sql.py) ---------------------------------------------
 
     def skills(

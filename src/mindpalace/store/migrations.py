@@ -260,12 +260,30 @@ def _v5_kinds(d: Dialect) -> list[str]:
     ]
 
 
+def _v6_scorer(d: Dialect) -> list[str]:
+    return [
+        # The learned scorer's weights, one row per agent and channel (the
+        # scope its training pairs came from); written by an explicit
+        # training step, only read by recall.
+        f"""
+        CREATE TABLE scorer_weights (
+            agent_id TEXT NOT NULL,
+            channel TEXT NOT NULL DEFAULT '',
+            trained_at {d.float_type} NOT NULL,
+            data TEXT NOT NULL,
+            PRIMARY KEY (agent_id, channel)
+        )
+        """,
+    ]
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "memories, tags, embeddings, full-text index", _v1_memories),
     Migration(2, "entities, mentions, edges, memory links, signals", _v2_graph),
     Migration(3, "skills: names and definition digests", _v3_skills),
     Migration(4, "typed relations between entities", _v4_relations),
     Migration(5, "personal-data kinds: kind, project, completed", _v5_kinds),
+    Migration(6, "scorer weights per agent and channel", _v6_scorer),
 )
 
 

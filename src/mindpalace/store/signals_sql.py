@@ -9,7 +9,8 @@ palace's change counters (a recall must not make caches reload).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from mindpalace.store.base import AddResult, Signal
@@ -120,3 +121,59 @@ class SignalStore(SqlCore):
                     seq=int(seq),
                 )
             last = int(rows[-1][0])
+
+    # -- the learned scorer (retrieval/scorer.py) -----------------------------------
+
+    def feedback_counts(
+        self, memory_ids: Sequence[str], *, agent_id: str, channel: str | None
+    ) -> dict[str, tuple[int, int]]:
+        """(useful, not useful) judgments of each memory by one agent
+        through one channel; memories never judged are left out."""
+        ids = sorted(set(memory_ids))
+        if not ids:
+            return {}
+        with self._read() as cur:
+            rows = self._exec(
+                cur,
+                "SELECT memory_id, data FROM signals WHERE kind = 'feedback'"
+                f" AND agent_id = ? AND channel = ? AND {in_list('memory_id', ids)}",
+                [agent_id, channel or "", *ids],
+            ).fetchall()
+        counts: dict[str, list[int]] = {}
+        for memory_id, data in rows:
+            useful = bool(json.loads(data).get("useful"))
+            entry = counts.setdefault(str(memory_id), [0, 0])
+            entry[0 if useful else 1] += 1
+        return {key: (good, bad) for key, (good, bad) in counts.items()}
+
+    def save_scorer(
+        self, *, agent_id: str, channel: str | None, data: Mapping[str, Any], at: datetime
+    ) -> None:
+        """Set the scorer weights of one agent and channel (one transaction;
+        not a change of the palace: caches stay warm)."""
+        with self._write() as cur:
+            self._exec(
+                cur,
+                "INSERT INTO scorer_weights (agent_id, channel, trained_at, data)"
+                " VALUES (?, ?, ?, ?) ON CONFLICT (agent_id, channel)"
+                " DO UPDATE SET trained_at = excluded.trained_at, data = excluded.data",
+                (
+                    agent_id,
+                    channel or "",
+                    to_epoch(at),
+                    json.dumps(dict(data), sort_keys=True),
+                ),
+            )
+
+    def load_scorer(self, *, agent_id: str, channel: str | None) -> dict[str, Any] | None:
+        """The scorer weights of one agent and channel, or None."""
+        with self._read() as cur:
+            row = self._exec(
+                cur,
+                "SELECT data FROM scorer_weights WHERE agent_id = ? AND channel = ?",
+                (agent_id, channel or ""),
+            ).fetchone()
+        if row is None:
+            return None
+        data: dict[str, Any] = json.loads(row[0])
+        return data

@@ -35,6 +35,7 @@ TABLE_ORDER = (
     "entity_relations",
     "skills",
     "signals",
+    "scorer_weights",
 )
 # Bookkeeping each palace keeps for itself: the schema version, the change
 # counters of in-process caches, PostgreSQL's BM25 collection statistics.
