@@ -22,6 +22,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -57,10 +58,15 @@ class Config:
     options: RecallOptions
     abstain: bool = False  # measure abstention on foreign questions
     embedder: str = "local"  # local (MiniLM int8 ONNX) or static (model2vec table)
+    # The palace clock at question time: "conversation" is a day after the
+    # conversation's last session (the questions are asked after it), so
+    # "in June" names that conversation's June; "wall" is the real clock.
+    clock: str = "conversation"
 
 
 PLAIN = Ingest("plain", "", "")
-CONTEXT = Ingest("context", "prev", "date")
+CONTEXT = Ingest("context", "prev", "date")  # Palace.add_messages, dates it states resolved
+NODATES = Ingest("context-nodates", "prev", "date")  # add_messages(dates=False)
 
 # Everything after fusion switched off: the plain retrievers and fusions.
 BARE = RecallOptions(
@@ -71,6 +77,8 @@ BARE = RecallOptions(
     expand=False,
 )
 DEFAULT = RecallOptions()
+# Date awareness switched off at query time (the issue 4 pipeline).
+UNDATED = replace(DEFAULT, time_window_weight=0.0, time_when_weight=0.0)
 CONFIGS = [
     Config("bm25", PLAIN, replace(BARE, dense_weight=0.0)),
     Config("dense", PLAIN, replace(BARE, sparse_weight=0.0)),
@@ -105,6 +113,27 @@ CONFIGS = [
     Config("graph: 10 seeds", CONTEXT, replace(DEFAULT, graph_seeds=10)),
     Config("graph: hub cap 20", CONTEXT, replace(DEFAULT, graph_max_degree=20)),
     Config("graph: weight 0.1", CONTEXT, replace(DEFAULT, graph_weight=0.1)),
+    Config("dates off (issue 4 pipeline)", NODATES, UNDATED, abstain=True),
+    Config("dates off, wall clock", NODATES, UNDATED, clock="wall"),
+    Config("dates: ingest only", CONTEXT, UNDATED),
+    *(
+        Config(f"dates: when {when}", CONTEXT, replace(UNDATED, time_when_weight=when))
+        for when in (0.1, 0.2, 0.3)
+    ),
+    *(
+        Config(f"dates: window {window}", CONTEXT, replace(UNDATED, time_window_weight=window))
+        for window in (0.1, 0.2, 0.3)
+    ),
+    Config("dates: window + when (default)", CONTEXT, DEFAULT, abstain=True),
+    *(
+        Config(
+            f"dates: grid window {w} when {h}",
+            CONTEXT,
+            replace(UNDATED, time_window_weight=w, time_when_weight=h),
+        )
+        for w in (0.1, 0.2)
+        for h in (0.1, 0.2, 0.3)
+    ),
     Config("static model: dense", PLAIN, replace(BARE, sparse_weight=0.0), embedder="static"),
     Config("static model: default pipeline", CONTEXT, DEFAULT, abstain=True, embedder="static"),
 ]
@@ -173,6 +202,7 @@ class Palaces:
             name: from_settings(Settings(embedder=name)) for name in ("local", "static")
         }
         self.palaces: dict[tuple[str, str, str, str], Palace] = {}
+        self.wall_clock = False  # else each palace's clock is its conversation's end
         self.server = None
         if "postgres" in backends:
             from bench.pgserver import ThrowawayPostgres
@@ -190,11 +220,16 @@ class Palaces:
         if backend == "postgres":
             assert self.server is not None
             target = self.server.create(name)
-        p = Palace(target, embedder=self.embedders[embedder])
+        after = conversation.turns[-1].when + timedelta(days=1)
+        p = Palace(
+            target,
+            embedder=self.embedders[embedder],
+            clock=lambda: datetime.now(timezone.utc) if self.wall_clock else after,
+        )
         start = time.perf_counter()
-        if ingest is CONTEXT:  # the product's own conversation ingest
+        if ingest in (CONTEXT, NODATES):  # the product's own conversation ingest
             source = data_dir() / f"{conversation.name}.json"
-            p.add_messages(read_messages(source, format="locomo"))
+            p.add_messages(read_messages(source, format="locomo"), dates=ingest is CONTEXT)
         else:
             p.remember_many(_records(conversation, ingest))
         self.palaces[key] = p
@@ -230,6 +265,7 @@ def run(
             stage_ms: dict[str, list[float]] = defaultdict(list)
             abstained = 0
             foreign_total = 0
+            palaces.wall_clock = config.clock == "wall"
             for own, foreign in iter_pairs(conversations):
                 palace = palaces.get(own, config.ingest, config.embedder, backend)
                 palace.recall_options = config.options
@@ -311,7 +347,7 @@ def markdown(results: dict[str, Any]) -> str:
             f"| {name} | {budget} | {row['latency_p50_ms']:.1f} | {row['latency_p95_ms']:.1f} |"
         )
     lines.append("")
-    stages = ("sparse", "dense", "fusion", "graph", "rank", "constraints")
+    stages = ("sparse", "dense", "fusion", "graph", "time", "rank", "constraints")
     lines.append("| configuration | " + " | ".join(f"{s} p50 ms" for s in stages) + " |")
     lines.append("|---" * (len(stages) + 1) + "|")
     for name, result in results.items():
@@ -334,6 +370,16 @@ def markdown(results: dict[str, Any]) -> str:
             + " | ".join(f"{cats[c]['hit@10']:.3f}" if c in cats else "-" for c in (1, 2, 3, 4))
             + " |"
         )
+    lines.append("")
+    lines.append(
+        "| configuration | cat 1 R@10 | cat 2 R@10 | cat 3 R@10 | cat 4 R@10 | cat 2 sess H@1 |"
+    )
+    lines.append("|---|---|---|---|---|---|")
+    for name, result in results.items():
+        cats = result["by_category"]
+        cells = [f"{cats[c]['recall@10']:.3f}" if c in cats else "-" for c in (1, 2, 3, 4)]
+        cells.append(f"{cats[2]['session_hit@1']:.3f}" if 2 in cats else "-")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
