@@ -43,7 +43,8 @@ class Ingest:
 
     ``CONTEXT`` is ``Palace.add_messages`` over the LoCoMo file: each turn
     gets its session, the previous turn as keyword context, and its date in
-    words as title. ``PLAIN`` is one bare memory per turn.
+    words as title; the dates it states, resolved, are added to its context
+    (``NODATES`` without them, as before issue 6). ``PLAIN`` is one bare memory per turn.
     """
 
     name: str
@@ -84,56 +85,39 @@ CONFIGS = [
     Config("dense", PLAIN, replace(BARE, sparse_weight=0.0)),
     Config("fused rrf k=60", PLAIN, replace(BARE, fusion="rrf")),
     Config("fused weighted 0.4/0.6", PLAIN, BARE),
-    Config("+context: bm25", CONTEXT, replace(BARE, dense_weight=0.0)),
-    Config("+context: dense", CONTEXT, replace(BARE, sparse_weight=0.0)),
-    Config("+context: fused rrf", CONTEXT, replace(BARE, fusion="rrf")),
-    Config("+context: fused weighted", CONTEXT, BARE),
+    Config("+context: bm25", NODATES, replace(BARE, dense_weight=0.0)),
+    Config("+context: dense", NODATES, replace(BARE, sparse_weight=0.0)),
+    Config("+context: fused rrf", NODATES, replace(BARE, fusion="rrf")),
+    Config("+context: fused weighted", NODATES, BARE),
     Config(
         "+session support",
-        CONTEXT,
-        replace(DEFAULT, unknown_entity_gate=False, dense_floor=-1.0, expand=False),
+        NODATES,
+        replace(UNDATED, unknown_entity_gate=False, dense_floor=-1.0, expand=False),
         abstain=True,
     ),
     Config(
         "+dense floor 0.3",
-        CONTEXT,
-        replace(DEFAULT, unknown_entity_gate=False, expand=False),
+        NODATES,
+        replace(UNDATED, unknown_entity_gate=False, expand=False),
         abstain=True,
     ),
     Config(
         "+unknown-entity gate, no graph",
-        CONTEXT,
-        replace(DEFAULT, expand=False),
+        NODATES,
+        replace(UNDATED, expand=False),
         abstain=True,
     ),
-    Config("+graph propagation (default)", CONTEXT, DEFAULT, abstain=True),
-    Config("graph: one hop", CONTEXT, replace(DEFAULT, graph_hops=1)),
-    Config("graph: weight 0.3", CONTEXT, replace(DEFAULT, graph_weight=0.3)),
-    Config("graph: weight 0.6", CONTEXT, replace(DEFAULT, graph_weight=0.6)),
-    Config("graph: 10 seeds", CONTEXT, replace(DEFAULT, graph_seeds=10)),
-    Config("graph: hub cap 20", CONTEXT, replace(DEFAULT, graph_max_degree=20)),
-    Config("graph: weight 0.1", CONTEXT, replace(DEFAULT, graph_weight=0.1)),
+    Config("+graph propagation (issue 4 default)", NODATES, UNDATED, abstain=True),
+    Config("graph: one hop", NODATES, replace(UNDATED, graph_hops=1)),
+    Config("graph: weight 0.3", NODATES, replace(UNDATED, graph_weight=0.3)),
+    Config("graph: weight 0.6", NODATES, replace(UNDATED, graph_weight=0.6)),
+    Config("graph: 10 seeds", NODATES, replace(UNDATED, graph_seeds=10)),
+    Config("graph: hub cap 20", NODATES, replace(UNDATED, graph_max_degree=20)),
+    Config("graph: weight 0.1", NODATES, replace(UNDATED, graph_weight=0.1)),
     Config("dates off (issue 4 pipeline)", NODATES, UNDATED, abstain=True),
     Config("dates off, wall clock", NODATES, UNDATED, clock="wall"),
     Config("dates: ingest only", CONTEXT, UNDATED),
-    *(
-        Config(f"dates: when {when}", CONTEXT, replace(UNDATED, time_when_weight=when))
-        for when in (0.1, 0.2, 0.3)
-    ),
-    *(
-        Config(f"dates: window {window}", CONTEXT, replace(UNDATED, time_window_weight=window))
-        for window in (0.1, 0.2, 0.3)
-    ),
-    Config("dates: window + when (default)", CONTEXT, DEFAULT, abstain=True),
-    *(
-        Config(
-            f"dates: grid window {w} when {h}",
-            CONTEXT,
-            replace(UNDATED, time_window_weight=w, time_when_weight=h),
-        )
-        for w in (0.1, 0.2)
-        for h in (0.1, 0.2, 0.3)
-    ),
+    Config("dates: ingest + time prior (default)", CONTEXT, DEFAULT, abstain=True),
     Config("static model: dense", PLAIN, replace(BARE, sparse_weight=0.0), embedder="static"),
     Config("static model: default pipeline", CONTEXT, DEFAULT, abstain=True, embedder="static"),
 ]

@@ -90,7 +90,7 @@ class RecallOptions:
     graph_budget_ms: float = 25.0
     redundancy: float = 0.95
     time_window_weight: float = 0.2
-    time_when_weight: float = 0.2
+    time_when_weight: float = 0.3
     time_pool: int = 50
 
 
