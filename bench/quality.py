@@ -22,6 +22,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,8 @@ class Ingest:
 
     ``CONTEXT`` is ``Palace.add_messages`` over the LoCoMo file: each turn
     gets its session, the previous turn as keyword context, and its date in
-    words as title. ``PLAIN`` is one bare memory per turn.
+    words as title; the dates it states, resolved, are added to its context
+    (``NODATES`` without them, as before issue 6). ``PLAIN`` is one bare memory per turn.
     """
 
     name: str
@@ -57,10 +59,15 @@ class Config:
     options: RecallOptions
     abstain: bool = False  # measure abstention on foreign questions
     embedder: str = "local"  # local (MiniLM int8 ONNX) or static (model2vec table)
+    # The palace clock at question time: "conversation" is a day after the
+    # conversation's last session (the questions are asked after it), so
+    # "in June" names that conversation's June; "wall" is the real clock.
+    clock: str = "conversation"
 
 
 PLAIN = Ingest("plain", "", "")
-CONTEXT = Ingest("context", "prev", "date")
+CONTEXT = Ingest("context", "prev", "date")  # Palace.add_messages, dates it states resolved
+NODATES = Ingest("context-nodates", "prev", "date")  # add_messages(dates=False)
 
 # Everything after fusion switched off: the plain retrievers and fusions.
 BARE = RecallOptions(
@@ -71,40 +78,46 @@ BARE = RecallOptions(
     expand=False,
 )
 DEFAULT = RecallOptions()
+# Date awareness switched off at query time (the issue 4 pipeline).
+UNDATED = replace(DEFAULT, time_window_weight=0.0, time_when_weight=0.0)
 CONFIGS = [
     Config("bm25", PLAIN, replace(BARE, dense_weight=0.0)),
     Config("dense", PLAIN, replace(BARE, sparse_weight=0.0)),
     Config("fused rrf k=60", PLAIN, replace(BARE, fusion="rrf")),
     Config("fused weighted 0.4/0.6", PLAIN, BARE),
-    Config("+context: bm25", CONTEXT, replace(BARE, dense_weight=0.0)),
-    Config("+context: dense", CONTEXT, replace(BARE, sparse_weight=0.0)),
-    Config("+context: fused rrf", CONTEXT, replace(BARE, fusion="rrf")),
-    Config("+context: fused weighted", CONTEXT, BARE),
+    Config("+context: bm25", NODATES, replace(BARE, dense_weight=0.0)),
+    Config("+context: dense", NODATES, replace(BARE, sparse_weight=0.0)),
+    Config("+context: fused rrf", NODATES, replace(BARE, fusion="rrf")),
+    Config("+context: fused weighted", NODATES, BARE),
     Config(
         "+session support",
-        CONTEXT,
-        replace(DEFAULT, unknown_entity_gate=False, dense_floor=-1.0, expand=False),
+        NODATES,
+        replace(UNDATED, unknown_entity_gate=False, dense_floor=-1.0, expand=False),
         abstain=True,
     ),
     Config(
         "+dense floor 0.3",
-        CONTEXT,
-        replace(DEFAULT, unknown_entity_gate=False, expand=False),
+        NODATES,
+        replace(UNDATED, unknown_entity_gate=False, expand=False),
         abstain=True,
     ),
     Config(
         "+unknown-entity gate, no graph",
-        CONTEXT,
-        replace(DEFAULT, expand=False),
+        NODATES,
+        replace(UNDATED, expand=False),
         abstain=True,
     ),
-    Config("+graph propagation (default)", CONTEXT, DEFAULT, abstain=True),
-    Config("graph: one hop", CONTEXT, replace(DEFAULT, graph_hops=1)),
-    Config("graph: weight 0.3", CONTEXT, replace(DEFAULT, graph_weight=0.3)),
-    Config("graph: weight 0.6", CONTEXT, replace(DEFAULT, graph_weight=0.6)),
-    Config("graph: 10 seeds", CONTEXT, replace(DEFAULT, graph_seeds=10)),
-    Config("graph: hub cap 20", CONTEXT, replace(DEFAULT, graph_max_degree=20)),
-    Config("graph: weight 0.1", CONTEXT, replace(DEFAULT, graph_weight=0.1)),
+    Config("+graph propagation (issue 4 default)", NODATES, UNDATED, abstain=True),
+    Config("graph: one hop", NODATES, replace(UNDATED, graph_hops=1)),
+    Config("graph: weight 0.3", NODATES, replace(UNDATED, graph_weight=0.3)),
+    Config("graph: weight 0.6", NODATES, replace(UNDATED, graph_weight=0.6)),
+    Config("graph: 10 seeds", NODATES, replace(UNDATED, graph_seeds=10)),
+    Config("graph: hub cap 20", NODATES, replace(UNDATED, graph_max_degree=20)),
+    Config("graph: weight 0.1", NODATES, replace(UNDATED, graph_weight=0.1)),
+    Config("dates off (issue 4 pipeline)", NODATES, UNDATED, abstain=True),
+    Config("dates off, wall clock", NODATES, UNDATED, clock="wall"),
+    Config("dates: ingest only", CONTEXT, UNDATED),
+    Config("dates: ingest + time prior (default)", CONTEXT, DEFAULT, abstain=True),
     Config("static model: dense", PLAIN, replace(BARE, sparse_weight=0.0), embedder="static"),
     Config("static model: default pipeline", CONTEXT, DEFAULT, abstain=True, embedder="static"),
 ]
@@ -173,6 +186,7 @@ class Palaces:
             name: from_settings(Settings(embedder=name)) for name in ("local", "static")
         }
         self.palaces: dict[tuple[str, str, str, str], Palace] = {}
+        self.wall_clock = False  # else each palace's clock is its conversation's end
         self.server = None
         if "postgres" in backends:
             from bench.pgserver import ThrowawayPostgres
@@ -190,11 +204,16 @@ class Palaces:
         if backend == "postgres":
             assert self.server is not None
             target = self.server.create(name)
-        p = Palace(target, embedder=self.embedders[embedder])
+        after = conversation.turns[-1].when + timedelta(days=1)
+        p = Palace(
+            target,
+            embedder=self.embedders[embedder],
+            clock=lambda: datetime.now(timezone.utc) if self.wall_clock else after,
+        )
         start = time.perf_counter()
-        if ingest is CONTEXT:  # the product's own conversation ingest
+        if ingest in (CONTEXT, NODATES):  # the product's own conversation ingest
             source = data_dir() / f"{conversation.name}.json"
-            p.add_messages(read_messages(source, format="locomo"))
+            p.add_messages(read_messages(source, format="locomo"), dates=ingest is CONTEXT)
         else:
             p.remember_many(_records(conversation, ingest))
         self.palaces[key] = p
@@ -230,6 +249,7 @@ def run(
             stage_ms: dict[str, list[float]] = defaultdict(list)
             abstained = 0
             foreign_total = 0
+            palaces.wall_clock = config.clock == "wall"
             for own, foreign in iter_pairs(conversations):
                 palace = palaces.get(own, config.ingest, config.embedder, backend)
                 palace.recall_options = config.options
@@ -311,7 +331,7 @@ def markdown(results: dict[str, Any]) -> str:
             f"| {name} | {budget} | {row['latency_p50_ms']:.1f} | {row['latency_p95_ms']:.1f} |"
         )
     lines.append("")
-    stages = ("sparse", "dense", "fusion", "graph", "rank", "constraints")
+    stages = ("sparse", "dense", "fusion", "graph", "time", "rank", "constraints")
     lines.append("| configuration | " + " | ".join(f"{s} p50 ms" for s in stages) + " |")
     lines.append("|---" * (len(stages) + 1) + "|")
     for name, result in results.items():
@@ -334,6 +354,16 @@ def markdown(results: dict[str, Any]) -> str:
             + " | ".join(f"{cats[c]['hit@10']:.3f}" if c in cats else "-" for c in (1, 2, 3, 4))
             + " |"
         )
+    lines.append("")
+    lines.append(
+        "| configuration | cat 1 R@10 | cat 2 R@10 | cat 3 R@10 | cat 4 R@10 | cat 2 sess H@1 |"
+    )
+    lines.append("|---|---|---|---|---|---|")
+    for name, result in results.items():
+        cats = result["by_category"]
+        cells = [f"{cats[c]['recall@10']:.3f}" if c in cats else "-" for c in (1, 2, 3, 4)]
+        cells.append(f"{cats[2]['session_hit@1']:.3f}" if 2 in cats else "-")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

@@ -682,6 +682,7 @@ class Palace:
         session: str | None = None,
         batch: int = 512,
         progress: Progress | None = None,
+        dates: bool = True,
     ) -> list[Memory]:
         """Remember conversation turns, in order: one memory each, category
         ``conversation``, store ``episodic``, content ``"{speaker}: {text}"``.
@@ -701,12 +702,15 @@ class Palace:
             session: the session of turns that name none.
             batch: turns per transaction (and per embedding batch).
             progress: called with (done, total) after each batch.
+            dates: add the dates a turn states, resolved against its time,
+                to its keyword context ("yesterday" on 8 May 2023 is indexed
+                as "when: 7 May 2023"; ``retrieval.temporal``).
 
         Raises:
             ValidationError: naming the first invalid turn; earlier batches stay.
         """
         return transcripts.add_messages(
-            self, messages, session=session, batch=batch, progress=progress
+            self, messages, session=session, batch=batch, progress=progress, dates=dates
         )
 
     def search_messages(

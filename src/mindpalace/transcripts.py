@@ -4,18 +4,20 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from mindpalace.conversations import Message, spoken_date
 from mindpalace.errors import ValidationError
 from mindpalace.models import Category, Memory, MessageMatch, RecallFilters, StoreKind
 from mindpalace.retrieval.indexing import Progress
+from mindpalace.retrieval.temporal import find_times
 from mindpalace.validation import check_limit, check_query
 
 if TYPE_CHECKING:
     from mindpalace.palace import Palace
 
-__all__ = ["add_messages", "search_messages"]
+__all__ = ["add_messages", "date_context", "search_messages"]
 
 MAX_MATCHES = 100
 MAX_TRANSCRIPT = 10_000
@@ -28,6 +30,7 @@ def add_messages(
     session: str | None,
     batch: int,
     progress: Progress | None,
+    dates: bool = True,
 ) -> list[Memory]:
     """See ``Palace.add_messages``."""
     turns = list(messages)
@@ -58,11 +61,14 @@ def add_messages(
                 else f"{which}|#{place}"
             )
             content = f"{message.who}: {message.content.strip()}"
+            context = [previous[which]] if which is not None and which in previous else []
+            if dates:
+                context += date_context(message.content, when)
             records.append(
                 {
                     "content": content,
                     "title": spoken_date(when),
-                    "context": previous.get(which) if which is not None else None,
+                    "context": "\n".join(context) or None,
                     "session": which,
                     "category": Category.CONVERSATION,
                     "store": StoreKind.EPISODIC,
@@ -82,6 +88,14 @@ def add_messages(
         if progress is not None:
             progress(min(start + batch, len(turns)), len(turns))
     return stored
+
+
+def date_context(text: str, when: datetime) -> list[str]:
+    """The dates a turn states, resolved against its time, as a keyword
+    context line: "I went yesterday" said on 8 May 2023 gives
+    ``["when: 7 May 2023"]``, so a question naming that date finds it."""
+    labels = dict.fromkeys(m.label for m in find_times(text, when))
+    return [f"when: {'; '.join(labels)}"] if labels else []
 
 
 def search_messages(

@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from mindpalace.models import Hit, HitList, Memory, RecallFilters, Scope
 from mindpalace.retrieval import scorer as learned
-from mindpalace.retrieval import stages
+from mindpalace.retrieval import stages, timestage
 from mindpalace.retrieval.dense import DenseIndex
 from mindpalace.retrieval.fusion import rrf
 from mindpalace.retrieval.graphstage import Expansion, constraints_for, expand, redundant
@@ -63,6 +63,12 @@ class RecallOptions:
         graph_budget_ms: past this, the second hop is skipped.
         redundancy: a memory only the graph brought in is dropped when its
             embedding is this close (cosine) to a hit already chosen.
+        time_window_weight: share of relevance added to a memory whose time
+            falls in a time the query names ("last week", "in May 2023";
+            ``timestage``); 0 turns it off.
+        time_when_weight: share added to a memory that states a time when
+            the query asks when; 0 turns it off.
+        time_pool: how many of the best candidates the time prior looks at.
     """
 
     candidates: int = 200
@@ -84,6 +90,9 @@ class RecallOptions:
     graph_max_degree: int = 50
     graph_budget_ms: float = 25.0
     redundancy: float = 0.95
+    time_window_weight: float = 0.2
+    time_when_weight: float = 0.3
+    time_pool: int = 50
 
 
 def recall(
@@ -117,6 +126,7 @@ def recall(
 
     clock = _Stopwatch()
     wanted, limit = limit, limit if scorer is None else max(limit, learned.DEPTH)
+    when = timestage.read_query(query, now)
     terms = query_terms(query)
     pool = max(options.candidates, limit)
     text_matches = store.search_text(terms, scope, filters, limit=pool)
@@ -126,7 +136,15 @@ def recall(
             [t for t in terms if len(t) >= 3], scope, filters, limit=limit
         )
         hits = _text_only(
-            text_matches, substring, now=now, limit=limit, options=options, notice=notice
+            store,
+            text_matches,
+            substring,
+            scope=scope,
+            when=when,
+            now=now,
+            limit=limit,
+            options=options,
+            notice=notice,
         )
     else:
         assert query_vector is not None and dense_index is not None
@@ -137,6 +155,7 @@ def recall(
             dense_index=dense_index,
             scope=scope,
             filters=filters,
+            when=when,
             now=now,
             limit=limit,
             options=options,
@@ -203,18 +222,33 @@ def _add_constraints(
 
 
 def _text_only(
+    store: Store,
     matches: list[TextMatch],
     substring: list[Memory],
     *,
+    scope: Scope,
+    when: timestage.TimeQuery,
     now: datetime,
     limit: int,
     options: RecallOptions,
     notice: str | None,
 ) -> HitList:
     best = max((m.bm25 for m in matches), default=0.0)
+    # The time prior, as in hybrid recall, over the keyword matches.
+    timed, boosts = timestage.apply(
+        store,
+        [(m.bm25 / best if best > 0 else 0.0, m.memory.id, None) for m in matches],
+        {m.memory.id: m.memory for m in matches},
+        scope=scope,
+        query=when,
+        pool=max(options.time_pool, limit),
+        window_weight=options.time_window_weight,
+        when_weight=options.time_when_weight,
+    )
+    lifted = {key: value for value, key, _ in timed}
     scored = []
     for rank, match in enumerate(matches, start=1):
-        relevance = match.bm25 / best if best > 0 else 0.0
+        relevance = lifted[match.memory.id]
         factor = stages.prior(match.memory, now, options.prior_weights)
         scored.append((relevance * factor, rank, match, relevance, factor))
     scored.sort(key=lambda item: (-item[0], item[1]))
@@ -222,20 +256,19 @@ def _text_only(
     for score, rank, match, relevance, factor in scored[:limit]:
         if score < options.floor:
             continue
-        hits.append(
-            Hit(
-                memory=match.memory,
-                score=score,
-                confidence=stages.confidence(match.memory, now),
-                ranks={"bm25": rank, "final": len(hits) + 1},
-                stage_scores={
-                    "keyword": relevance,
-                    "relevance": relevance,
-                    "prior": factor,
-                    "final": score,
-                },
-            )
+        hit = Hit(
+            memory=match.memory,
+            score=min(1.0, score),
+            confidence=stages.confidence(match.memory, now),
+            ranks={"bm25": rank, "final": len(hits) + 1},
+            stage_scores={
+                "keyword": match.bm25 / best if best > 0 else 0.0,
+                "relevance": relevance,
+                "prior": factor,
+                "final": score,
+            },
         )
+        hits.append(timestage.mark(hit, boosts))
     # Substring matches the index missed (partial words), newest first,
     # below every full-text match.
     seen = {hit.memory.id for hit in hits}
@@ -264,6 +297,7 @@ def _hybrid(
     dense_index: DenseIndex,
     scope: Scope,
     filters: RecallFilters,
+    when: timestage.TimeQuery,
     now: datetime,
     limit: int,
     options: RecallOptions,
@@ -330,6 +364,17 @@ def _hybrid(
         )
         candidates = expansion.candidates
     clock.lap("graph")
+    candidates, boosts = timestage.apply(
+        store,
+        candidates,
+        memories,
+        scope=scope,
+        query=when,
+        pool=max(options.time_pool, limit),
+        window_weight=options.time_window_weight,
+        when_weight=options.time_when_weight,
+    )
+    clock.lap("time")
     candidates.sort(key=lambda item: (-item[0], item[1]))
     wanted = [key for _, key, _ in candidates[: limit * 2 + 10] if key not in memories]
     memories.update(store.get_many(wanted, scope))
@@ -349,6 +394,8 @@ def _hybrid(
         limit=limit,
         options=options,
     )
+    if boosts:
+        hits[:] = [timestage.mark(hit, boosts) for hit in hits]
     clock.lap("rank")
     return hits
 

@@ -1,0 +1,614 @@
+"""Time expressions: found in text and resolved against a reference time.
+
+Pure functions, no I/O. ``find_times(text, reference)`` returns every time
+expression it recognises with the interval it names:
+
+* absolute: ``7 May 2023``, ``May 7th, 2023``, ``2023-05-07``, ``May 2023``,
+  ``summer 2022``, ``in 2022``, ``in May``, ``on Friday``;
+* relative: ``yesterday``, ``today``, ``last night``, ``two days ago``,
+  ``a few weeks ago``, ``last week``, ``this weekend``, ``next Friday``,
+  ``last month``, ``earlier this year``, ``the other day``, ``last summer``;
+* open ranges around any of them: ``before June 2023``, ``since May``,
+  ``after 2022``, ``until Friday``.
+
+Intervals are half-open ``[start, end)`` in the reference's time zone; a
+``None`` end is open. Weeks start on Monday; a weekend is Saturday and
+Sunday; seasons are meteorological (northern hemisphere: summer is June to
+August, winter December to February). A month, season or weekday named
+without a year or modifier is the occurrence nearest the reference (ties go
+to the past), or, with ``prefer="past"`` (queries: people ask about what
+happened), the latest one that began by the reference.
+
+Vague amounts have ranges: "a couple of" is 2, "a few" 2-4, "several" 3-6.
+What is not recognised is left alone: "recently", "before the trip".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+from functools import lru_cache
+from typing import Any
+
+__all__ = [
+    "Interval",
+    "TimeMention",
+    "asks_when",
+    "find_times",
+    "overlaps",
+    "spoken_day",
+]
+
+_MONTHS = {
+    "jan": 1, "january": 1, "feb": 2, "february": 2, "mar": 3, "march": 3,
+    "apr": 4, "april": 4, "may": 5, "jun": 6, "june": 6, "jul": 7, "july": 7,
+    "aug": 8, "august": 8, "sep": 9, "sept": 9, "september": 9, "oct": 10,
+    "october": 10, "nov": 11, "november": 11, "dec": 12, "december": 12,
+}  # fmt: skip
+# Month names that are also ordinary words are dates only when capitalised.
+_WORDLIKE_MONTHS = frozenset({"may", "march", "mar", "august", "aug", "jan"})
+_WEEKDAYS = {
+    "monday": 0, "mon": 0, "tuesday": 1, "tue": 1, "tues": 1, "wednesday": 2, "wed": 2,
+    "thursday": 3, "thu": 3, "thur": 3, "thurs": 3, "friday": 4, "fri": 4,
+    "saturday": 5, "sat": 5, "sunday": 6, "sun": 6,
+}  # fmt: skip
+_SEASONS = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}  # first month
+_NUMBERS = {
+    "a": (1, 1), "an": (1, 1), "one": (1, 1), "two": (2, 2), "three": (3, 3),
+    "four": (4, 4), "five": (5, 5), "six": (6, 6), "seven": (7, 7), "eight": (8, 8),
+    "nine": (9, 9), "ten": (10, 10), "eleven": (11, 11), "twelve": (12, 12),
+    "few": (2, 4), "a few": (2, 4), "couple": (2, 2), "a couple": (2, 2),
+    "couple of": (2, 2), "a couple of": (2, 2), "several": (3, 6),
+}  # fmt: skip
+_MAX_AMOUNT = 200  # "300 years ago" is history, not memory
+
+_MONTH = (
+    r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
+)
+_FULL_MONTH = (
+    r"january|february|march|april|may|june|july|august|september|sept|october|november|december"
+)
+_WEEKDAY = (
+    r"monday|mon|tuesday|tues|tue|wednesday|wed|thursday|thurs|thur|thu|friday|fri"
+    r"|saturday|sat|sunday|sun"
+)
+_FULL_WEEKDAY = r"monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_SEASON = r"spring|summer|fall|autumn|winter"
+_NUM = r"\d{1,3}|a\s+couple(?:\s+of)?|couple(?:\s+of)?|a\s+few|few|several|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"  # noqa: E501
+_UNIT = r"days?|nights?|weeks?|weekends?|fortnights?|months?|years?"
+_ORD = r"(?:st|nd|rd|th)?"
+
+_PATTERN = re.compile(
+    rf"""
+    \b
+    (?:(?P<op>before|after|since|until|till|by)\s+)?
+    (?:(?P<pre>in|on|during|over|of|from|through|around)\s+)?
+    (?:(?P<the>the)\s+)?
+    (?:(?P<mod>early|mid|late)[\s-]+)?
+    (?:
+        (?P<iso_y>\d{{4}})-(?P<iso_m>\d{{1,2}})(?:-(?P<iso_d>\d{{1,2}}))?\b(?!-)
+      | (?P<dmy_d>\d{{1,2}}){_ORD}\s+(?:of\s+)?(?P<dmy_m>{_MONTH})\b\.?
+            (?:,?\s*(?P<dmy_y>\d{{4}})\b)?
+      | (?P<mdy_m>{_MONTH})\.?\s+(?P<mdy_d>\d{{1,2}}){_ORD}\b(?!:\d)
+            (?:,?\s*(?P<mdy_y>\d{{4}})\b)?
+      | (?P<my_m>{_MONTH})\.?,?\s+(?:of\s+)?(?P<my_y>\d{{4}})\b
+      | (?P<sy_s>{_SEASON})\s+(?:of\s+)?(?P<sy_y>\d{{4}})\b
+      | (?P<ago_n>{_NUM})\s+(?P<ago_u>{_UNIT})\s+(?:ago|back)\b
+      | (?P<other>other\s+day)\b
+      | (?P<dby>day\s+before\s+yesterday|day\s+after\s+tomorrow)\b
+      | (?P<word>yesterday|today|tonight|tomorrow|last\s+night
+            |this\s+(?:morning|afternoon|evening))\b
+      | (?P<edge>earlier|later)\s+this\s+(?P<edge_u>week|month|year)\b
+      | (?P<rel>this\s+past|this\s+coming|last|past|previous|this|next|coming)
+            \s+(?P<rel_u>week|weekend|month|year|{_SEASON}|{_WEEKDAY}|{_FULL_MONTH})\b
+      | (?P<bwd>{_FULL_WEEKDAY})\b
+      | (?P<bs>{_SEASON})\b
+      | (?P<bm>{_FULL_MONTH})\b
+      | (?P<by>(?:19|20)\d{{2}})\b(?![-/:])
+    )
+    """,
+    re.IGNORECASE | re.VERBOSE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """A half-open span of time ``[start, end)``; ``None`` ends are open."""
+
+    start: datetime | None
+    end: datetime | None
+
+    def contains(self, moment: datetime) -> bool:
+        """Whether ``moment`` falls inside."""
+        return (self.start is None or self.start <= moment) and (
+            self.end is None or moment < self.end
+        )
+
+
+def overlaps(a: Interval, b: Interval) -> bool:
+    """Whether two intervals share any moment."""
+    return (a.end is None or b.start is None or b.start < a.end) and (
+        b.end is None or a.start is None or a.start < b.end
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class TimeMention:
+    """One time expression: where it is, what it says, what it resolves to.
+
+    Attributes:
+        text: the expression as written.
+        start / end: its character span in the text.
+        interval: the time it names.
+        label: that time in words, for indexing and explain
+            ("7 May 2023", "week of 1 May 2023", "before June 2023").
+        relative: whether it needed the reference to resolve.
+    """
+
+    text: str
+    start: int
+    end: int
+    interval: Interval
+    label: str
+    relative: bool
+
+
+def spoken_day(day: date) -> str:
+    """``7 May 2023``."""
+    return f"{day.day} {day:%B} {day.year}"
+
+
+# -- calendar arithmetic -------------------------------------------------------------
+
+
+class _Calendar:
+    """Day-aligned intervals in the reference's time zone."""
+
+    def __init__(self, reference: datetime) -> None:
+        self.tz = reference.tzinfo
+        self.today = reference.date()
+
+    def at(self, day: date) -> datetime:
+        return datetime.combine(day, time(), tzinfo=self.tz)
+
+    def days(self, first: date, last: date) -> Interval:
+        """From the start of ``first`` to the end of ``last``."""
+        return Interval(self.at(first), self.at(last + timedelta(days=1)))
+
+    def month(self, year: int, month: int) -> Interval:
+        following = date(year + 1, 1, 1) if month == 12 else date(year, month + 1, 1)
+        return Interval(self.at(date(year, month, 1)), self.at(following))
+
+    def year(self, year: int) -> Interval:
+        return Interval(self.at(date(year, 1, 1)), self.at(date(year + 1, 1, 1)))
+
+    def season(self, year: int, first_month: int) -> Interval:
+        # Winter 2023 is December 2023 to February 2024.
+        start = date(year, first_month, 1)
+        end_year, end_month = (year + 1, first_month + 3 - 12) if first_month > 9 else (year, 0)
+        end = date(end_year, end_month, 1) if end_month else date(year, first_month + 3, 1)
+        return Interval(self.at(start), self.at(end))
+
+    def week_start(self, day: date) -> date:
+        return day - timedelta(days=day.weekday())
+
+
+def _shift_month(year: int, month: int, by: int) -> tuple[int, int]:
+    index = year * 12 + (month - 1) + by
+    return index // 12, index % 12 + 1
+
+
+def _pick(candidates: list[tuple[Interval, str]], today: date, prefer: str) -> tuple[Interval, str]:
+    """The occurrence nearest ``today`` (ties to the past), or with ``past``
+    the latest that began by ``today``; candidates are in time order."""
+    if prefer == "past":
+        begun = [c for c in candidates if c[0].start is not None and c[0].start.date() <= today]
+        return begun[-1] if begun else candidates[0]
+
+    def distance(item: tuple[Interval, str]) -> tuple[int, int]:
+        interval = item[0]
+        assert interval.start is not None and interval.end is not None
+        first, last = interval.start.date(), interval.end.date() - timedelta(days=1)
+        if first <= today <= last:
+            return (0, 0)
+        if today < first:
+            return ((first - today).days, 1)
+        return ((today - last).days, 0)
+
+    return min(candidates, key=distance)
+
+
+def _month_label(year: int, month: int) -> str:
+    return f"{date(year, month, 1):%B} {year}"
+
+
+def _season_name(first_month: int) -> str:
+    return {3: "spring", 6: "summer", 9: "autumn", 12: "winter"}[first_month]
+
+
+# -- resolution ----------------------------------------------------------------------
+
+_Resolved = tuple[Interval, str, bool]  # interval, label, relative
+
+
+def _number(text: str) -> tuple[int, int] | None:
+    word = " ".join(text.lower().split())
+    if word.isdigit():
+        value = int(word)
+        return (value, value) if 0 < value <= _MAX_AMOUNT else None
+    return _NUMBERS.get(word)
+
+
+def _unit_ago(cal: _Calendar, unit: str, amount: int) -> tuple[Interval, str]:
+    today = cal.today
+    unit = unit.lower().rstrip("s")
+    if unit in ("day", "night"):
+        day = today - timedelta(days=amount)
+        return cal.days(day, day), spoken_day(day)
+    if unit in ("week", "fortnight"):
+        # "two weeks ago" is about fourteen days back, give or take three.
+        centre = today - timedelta(days=amount * (7 if unit == "week" else 14))
+        return (
+            cal.days(centre - timedelta(days=3), centre + timedelta(days=3)),
+            f"week of {spoken_day(centre - timedelta(days=3))}",
+        )
+    if unit == "weekend":
+        saturday = cal.week_start(today) - timedelta(days=7 * amount) + timedelta(days=5)
+        return cal.days(saturday, saturday + timedelta(days=1)), (
+            f"weekend of {spoken_day(saturday)}"
+        )
+    if unit == "month":
+        year, month = _shift_month(today.year, today.month, -amount)
+        return cal.month(year, month), _month_label(year, month)
+    year = today.year - amount  # years
+    return cal.year(year), str(year)
+
+
+def _span_label(interval: Interval) -> str:
+    assert interval.start is not None and interval.end is not None
+    last = interval.end.date() - timedelta(days=1)
+    return f"{spoken_day(interval.start.date())} to {spoken_day(last)}"
+
+
+def _hull(a: Interval, b: Interval) -> Interval:
+    assert a.start is not None and b.start is not None and a.end is not None and b.end is not None
+    return Interval(min(a.start, b.start), max(a.end, b.end))
+
+
+def _relative(cal: _Calendar, rel: str, unit: str) -> tuple[Interval, str]:
+    """ "last / this / next" + a unit, weekday, season or month."""
+    today = cal.today
+    rel = " ".join(rel.lower().split())
+    step = {"last": -1, "past": -1, "previous": -1, "this past": -1, "next": 1, "coming": 1}
+    offset = step.get(rel, 0)  # "this", "this coming": within the current unit
+    word = unit.lower()
+    if word == "week":
+        monday = cal.week_start(today) + timedelta(days=7 * offset)
+        return cal.days(monday, monday + timedelta(days=6)), f"week of {spoken_day(monday)}"
+    if word == "weekend":
+        saturday = cal.week_start(today) + timedelta(days=7 * offset + 5)
+        return cal.days(saturday, saturday + timedelta(days=1)), (
+            f"weekend of {spoken_day(saturday)}"
+        )
+    if word == "month":
+        year, month = _shift_month(today.year, today.month, offset)
+        return cal.month(year, month), _month_label(year, month)
+    if word == "year":
+        return cal.year(today.year + offset), str(today.year + offset)
+    if word in _SEASONS:
+        first = _SEASONS[word]
+        # This season's occurrence in the current year (in January and
+        # February, "this winter" began the December before).
+        base = today.year - 1 if first == 12 and today.month <= 2 else today.year
+        this_one = cal.season(base, first)
+        assert this_one.start is not None and this_one.end is not None
+        year = base
+        if offset < 0:  # the latest that has ended
+            year = base if this_one.end.date() <= today else base - 1
+        elif offset > 0:  # the first that has not begun
+            year = base if this_one.start.date() > today else base + 1
+        return cal.season(year, first), f"{_season_name(first)} {year}"
+    if word in _WEEKDAYS:
+        wanted = _WEEKDAYS[word]
+        if offset < 0:  # the latest before today
+            day = today - timedelta(days=(today.weekday() - wanted) % 7 or 7)
+        elif offset > 0:  # the first after today
+            day = today + timedelta(days=(wanted - today.weekday()) % 7 or 7)
+        else:  # that day of this week
+            day = cal.week_start(today) + timedelta(days=wanted)
+        return cal.days(day, day), spoken_day(day)
+    month = _MONTHS[word]
+    if offset < 0:  # the latest before this month
+        year = today.year if month < today.month else today.year - 1
+    elif offset > 0:  # the first after this month
+        year = today.year if month > today.month else today.year + 1
+    else:
+        year = today.year
+    return cal.month(year, month), _month_label(year, month)
+
+
+def _bare_month(cal: _Calendar, month: int, prefer: str) -> tuple[Interval, str]:
+    year = cal.today.year
+    options = [(cal.month(y, month), _month_label(y, month)) for y in (year - 1, year, year + 1)]
+    return _pick(options, cal.today, prefer)
+
+
+def _bare_season(cal: _Calendar, first: int, prefer: str) -> tuple[Interval, str]:
+    year = cal.today.year
+    options = [
+        (cal.season(y, first), f"{_season_name(first)} {y}") for y in (year - 2, year - 1, year)
+    ] + [(cal.season(year + 1, first), f"{_season_name(first)} {year + 1}")]
+    return _pick(options, cal.today, prefer)
+
+
+def _bare_weekday(cal: _Calendar, weekday: int) -> tuple[Interval, str]:
+    # "on Friday": the latest Friday before today (memories mostly report).
+    back = (cal.today.weekday() - weekday) % 7 or 7
+    day = cal.today - timedelta(days=back)
+    return cal.days(day, day), spoken_day(day)
+
+
+def _day_month(
+    cal: _Calendar, day: int, month: int, year: int | None, prefer: str
+) -> tuple[Interval, str, bool] | None:
+    if year is not None:
+        try:
+            moment = date(year, month, day)
+        except ValueError:
+            return None
+        return cal.days(moment, moment), spoken_day(moment), False
+    options = []
+    for y in (cal.today.year - 1, cal.today.year, cal.today.year + 1):
+        try:
+            moment = date(y, month, day)
+        except ValueError:  # 29 February
+            continue
+        options.append((cal.days(moment, moment), spoken_day(moment)))
+    if not options:
+        return None
+    interval, label = _pick(options, cal.today, prefer)
+    return interval, label, True
+
+
+def _month_ok(word: str, *, attached: bool) -> bool:
+    """A month name is a date when capitalised, or lower-case and not a word
+    people use otherwise ("may", "march")."""
+    if word[:1].isupper():
+        return True
+    return word.lower() not in _WORDLIKE_MONTHS and (attached or len(word) > 3)
+
+
+def _year(text: str | None) -> int | None:
+    if text is None:
+        return None
+    value = int(text)
+    return value if 1 <= value <= 9998 else None
+
+
+_Group = Callable[[str], "str | Any"]
+
+
+def _resolve(match: re.Match[str], cal: _Calendar, prefer: str) -> _Resolved | None:
+    g = match.group
+    if g("iso_y") or g("dmy_d") or g("mdy_d") or g("my_m") or g("sy_s"):
+        return _absolute(g, cal, prefer)
+    if g("ago_n") or g("other") or g("dby") or g("word") or g("edge") or g("rel"):
+        return _relative_form(g, cal)
+    return _bare(g, cal, prefer)
+
+
+def _absolute(g: _Group, cal: _Calendar, prefer: str) -> _Resolved | None:
+    if g("iso_y"):
+        year, month = _year(g("iso_y")), int(g("iso_m"))
+        if year is None or not 1 <= month <= 12:
+            return None
+        if g("iso_d"):
+            try:
+                day = date(year, month, int(g("iso_d")))
+            except ValueError:
+                return None
+            return cal.days(day, day), spoken_day(day), False
+        return cal.month(year, month), _month_label(year, month), False
+    if g("dmy_d") or g("mdy_d"):
+        word = g("dmy_m") or g("mdy_m")
+        if not _month_ok(word, attached=True):
+            return None
+        year_text = g("dmy_y") or g("mdy_y")
+        if year_text is not None and _year(year_text) is None:
+            return None
+        return _day_month(
+            cal, int(g("dmy_d") or g("mdy_d")), _MONTHS[word.lower()], _year(year_text), prefer
+        )
+    if g("my_m"):
+        year = _year(g("my_y"))
+        if year is None or not _month_ok(g("my_m"), attached=True):
+            return None
+        month = _MONTHS[g("my_m").lower()]
+        return cal.month(year, month), _month_label(year, month), False
+    if g("sy_s"):
+        year = _year(g("sy_y"))
+        if year is None:
+            return None
+        first = _SEASONS[g("sy_s").lower()]
+        return cal.season(year, first), f"{_season_name(first)} {year}", False
+    return None
+
+
+def _relative_form(g: _Group, cal: _Calendar) -> _Resolved | None:
+    if g("ago_n"):
+        amounts = _number(g("ago_n"))
+        if amounts is None:
+            return None
+        low, high = amounts
+        near, label = _unit_ago(cal, g("ago_u"), low)
+        if high != low:
+            far, _ = _unit_ago(cal, g("ago_u"), high)
+            near = _hull(far, near)
+            label = _span_label(near)
+        return near, label, True
+    if g("other"):
+        if not g("the"):
+            return None  # "every other day"
+        first, last = cal.today - timedelta(days=6), cal.today - timedelta(days=1)
+        return cal.days(first, last), f"{spoken_day(first)} to {spoken_day(last)}", True
+    if g("dby"):
+        shift = -2 if "before" in g("dby").lower() else 2
+        day = cal.today + timedelta(days=shift)
+        return cal.days(day, day), spoken_day(day), True
+    if g("word"):
+        word = " ".join(g("word").lower().split())
+        shift = {"yesterday": -1, "last night": -1, "tomorrow": 1}.get(word, 0)
+        day = cal.today + timedelta(days=shift)
+        return cal.days(day, day), spoken_day(day), True
+    if g("edge"):
+        unit = g("edge_u").lower()
+        if unit == "week":
+            first = cal.week_start(cal.today)
+            last = first + timedelta(days=6)
+        elif unit == "month":
+            first = cal.today.replace(day=1)
+            month = cal.month(first.year, first.month)
+            assert month.end is not None
+            last = month.end.date() - timedelta(days=1)
+        else:
+            first, last = date(cal.today.year, 1, 1), date(cal.today.year, 12, 31)
+        if g("edge").lower() == "earlier":
+            last = cal.today
+        else:
+            first = cal.today
+        return cal.days(first, last), f"{spoken_day(first)} to {spoken_day(last)}", True
+    if g("rel"):
+        unit = g("rel_u")
+        if unit.lower() in _MONTHS and not _month_ok(unit, attached=True):
+            return None
+        if g("the") and g("rel").lower() in ("past", "last", "next", "coming"):
+            return _rolling(cal, g("rel").lower(), unit.lower())
+        interval, label = _relative(cal, g("rel"), unit)
+        return interval, label, True
+    return None
+
+
+def _bare(g: _Group, cal: _Calendar, prefer: str) -> _Resolved | None:
+    if not (g("pre") or g("op") or g("mod")):
+        return None  # a bare name: "Friday", "summer", "2023" alone are not dates here
+    if g("bwd"):
+        if (g("pre") or "").lower() != "on" and not g("op"):
+            return None
+        interval, label = _bare_weekday(cal, _WEEKDAYS[g("bwd").lower()])
+        return interval, label, True
+    if g("bs"):
+        interval, label = _bare_season(cal, _SEASONS[g("bs").lower()], prefer)
+        return interval, label, True
+    if g("bm"):
+        if not _month_ok(g("bm"), attached=False):
+            return None
+        interval, label = _bare_month(cal, _MONTHS[g("bm").lower()], prefer)
+        return interval, label, True
+    if g("by"):
+        if (g("pre") or "").lower() == "on":
+            return None
+        year = int(g("by"))
+        return cal.year(year), str(year), False
+    return None
+
+
+def _rolling(cal: _Calendar, rel: str, unit: str) -> _Resolved | None:
+    """ "the past week": the seven days up to today; "the next month": the
+    thirty days from today."""
+    length = {"week": 7, "weekend": 2, "month": 30, "year": 365}.get(unit)
+    if length is None:
+        return None
+    if rel in ("past", "last"):
+        first, last = cal.today - timedelta(days=length), cal.today
+    else:
+        first, last = cal.today, cal.today + timedelta(days=length)
+    return cal.days(first, last), f"{spoken_day(first)} to {spoken_day(last)}", True
+
+
+def _frame(resolved: _Resolved, op: str | None) -> _Resolved:
+    interval, label, relative = resolved
+    if not op:
+        return resolved
+    op = op.lower()
+    if op == "before":
+        return Interval(None, interval.start), f"before {label}", relative
+    if op == "after":
+        return Interval(interval.end, None), f"after {label}", relative
+    if op == "since":
+        return Interval(interval.start, None), f"since {label}", relative
+    return Interval(None, interval.end), f"until {label}", relative  # until, till, by
+
+
+def find_times(text: str, reference: datetime, *, prefer: str = "nearest") -> list[TimeMention]:
+    """Every time expression in ``text``, resolved against ``reference``.
+
+    Args:
+        text: any text.
+        reference: when the text was written (or the query asked).
+        prefer: ``"nearest"`` or ``"past"``: which occurrence a month,
+            season or date without a year names.
+
+    Returns:
+        The mentions in text order; unrecognised or impossible dates
+        ("31 February") are skipped.
+    """
+    if prefer not in ("nearest", "past"):
+        raise ValueError(f"prefer must be 'nearest' or 'past', not {prefer!r}")
+    return list(_find_cached(text, reference, prefer))
+
+
+@lru_cache(maxsize=8192)
+def _find_cached(text: str, reference: datetime, prefer: str) -> tuple[TimeMention, ...]:
+    # Recall re-reads the same memories for query after query: cached.
+    if not _may_name_time(text):
+        return ()
+    cal = _Calendar(reference)
+    found = []
+    for match in _PATTERN.finditer(text):
+        try:
+            resolved = _resolve(match, cal, prefer)
+        except (OverflowError, ValueError):  # beyond year 1..9999
+            continue
+        if resolved is None:
+            continue
+        interval, label, relative = _frame(resolved, match.group("op"))
+        found.append(
+            TimeMention(match.group(), match.start(), match.end(), interval, label, relative)
+        )
+    return tuple(found)
+
+
+# Most texts name no time: a set lookup over their words decides whether to
+# run the pattern (which costs a few hundred microseconds a text).
+_KEYWORDS = frozenset(
+    {*_MONTHS, *_WEEKDAYS, *_SEASONS}
+    | set(
+        "yesterday today tonight tomorrow ago week weeks weekend weekends fortnight"
+        " fortnights month months year years night nights day days morning afternoon"
+        " evening".split()
+    )
+)
+_SEPARATORS = str.maketrans({c: " " for c in ".,;:!?()[]{}\"'-/\n\t"})
+
+
+def _may_name_time(text: str) -> bool:
+    words = text.lower().translate(_SEPARATORS).split()
+    if not _KEYWORDS.isdisjoint(words):
+        return True
+    return any(len(w) == 4 and w.isdigit() for w in words)
+
+
+_ASKS_WHEN = re.compile(
+    r"(?:^|[.?!;]\s*)\s*(?:when\b|since\s+when\b|what\s+(?:date|day|month|year|time|week)\b"
+    r"|which\s+(?:date|day|month|year|week)\b|how\s+long\s+ago\b|on\s+what\s+(?:date|day)\b)",
+    re.IGNORECASE,
+)
+
+
+def asks_when(query: str) -> bool:
+    """Whether a question asks for a time ("When did...", "What year...",
+    "How long ago..."), from its form alone."""
+    return bool(_ASKS_WHEN.search(query))

@@ -1,0 +1,178 @@
+"""Date awareness in recall: the time prior.
+
+A query may say when ("what did we decide last week", "in May 2023",
+"before June 2023") or ask when ("When did Caroline go to the support
+group?"). ``read_query`` finds both, resolving the query's time expressions
+against the palace clock (relative ones in a query that also names a date,
+"last week, as mentioned on 6 November 2023", against that date).
+
+``time_prior`` is the stage, a pure function: a memory's relevance is
+multiplied by
+
+    1 + window_weight x [its time falls in a window the query names]
+      + when_weight x [the query asks when and the memory states a time]
+
+where a memory's time is its ``created_at`` and every time its content
+states, resolved against ``created_at`` ("yesterday" in a turn of 8 May 2023
+is 7 May 2023). A soft prior, never a filter: only the caller's explicit
+``created_after`` / ``created_before`` filter. ``apply`` runs it over the
+best candidates of a recall and says why in ``explain`` (stage score
+``time``, and a gate line).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from mindpalace.models import Hit, Memory, Scope
+from mindpalace.retrieval.temporal import (
+    Interval,
+    TimeMention,
+    asks_when,
+    find_times,
+    overlaps,
+)
+from mindpalace.store.base import Store
+
+__all__ = ["TimeBoost", "TimeQuery", "apply", "mark", "read_query", "stated_times", "time_prior"]
+
+Candidate = tuple[float, str, int | None]
+
+
+@dataclass(frozen=True, slots=True)
+class TimeQuery:
+    """What a query says about time.
+
+    Attributes:
+        windows: the times it names, resolved.
+        labels: those times in words, for explain.
+        asks_when: whether it asks for a time.
+    """
+
+    windows: tuple[Interval, ...] = ()
+    labels: tuple[str, ...] = ()
+    asks_when: bool = False
+
+    @property
+    def active(self) -> bool:
+        """Whether the time prior has anything to do."""
+        return bool(self.windows) or self.asks_when
+
+
+@dataclass(frozen=True, slots=True)
+class TimeBoost:
+    """The factor the prior gave a memory, and why."""
+
+    factor: float
+    reason: str
+
+
+def read_query(query: str, now: datetime) -> TimeQuery:
+    """The time windows a query names and whether it asks when.
+
+    Occurrences without a year are the latest that began by ``now`` (people
+    ask about what happened). Relative expressions in a query that also
+    names an absolute date are resolved against that date.
+    """
+    mentions = find_times(query, now, prefer="past")
+    absolute = [m for m in mentions if not m.relative]
+    if absolute and len(absolute) < len(mentions):
+        anchor = absolute[0].interval.start or absolute[0].interval.end
+        if anchor is not None:
+            again = {(m.start, m.end): m for m in find_times(query, anchor, prefer="past")}
+            mentions = [m if not m.relative else again.get((m.start, m.end), m) for m in mentions]
+    return TimeQuery(
+        windows=tuple(m.interval for m in mentions),
+        labels=tuple(m.label for m in mentions),
+        asks_when=asks_when(query),
+    )
+
+
+def stated_times(memory: Memory) -> list[TimeMention]:
+    """The times a memory's content states, resolved against when it was written."""
+    return find_times(memory.content, memory.created_at)
+
+
+def time_prior(
+    created_at: datetime,
+    stated: Sequence[TimeMention],
+    query: TimeQuery,
+    *,
+    window_weight: float,
+    when_weight: float,
+) -> TimeBoost | None:
+    """The stage: how much a memory's time lifts its relevance (module
+    docstring); None when it does not."""
+    factor = 1.0
+    reasons = []
+    if query.windows and window_weight:
+        for window, label in zip(query.windows, query.labels, strict=True):
+            if window.contains(created_at):
+                factor += window_weight
+                reasons.append(f"written {created_at:%Y-%m-%d}, in {label}")
+                break
+            said = next((m for m in stated if overlaps(m.interval, window)), None)
+            if said is not None:
+                factor += window_weight
+                reasons.append(f"says {said.text!r} ({said.label}), in {label}")
+                break
+    if query.asks_when and when_weight and stated:
+        factor += when_weight
+        first = stated[0]
+        reasons.append(f"the query asks when; it says {first.text!r} ({first.label})")
+    if factor == 1.0:
+        return None
+    return TimeBoost(factor, "time: " + "; ".join(reasons))
+
+
+def apply(
+    store: Store,
+    candidates: list[Candidate],
+    memories: dict[str, Memory],
+    *,
+    scope: Scope,
+    query: TimeQuery,
+    pool: int,
+    window_weight: float,
+    when_weight: float,
+) -> tuple[list[Candidate], dict[str, TimeBoost]]:
+    """The time prior over the ``pool`` best candidates (hydrated into
+    ``memories`` as needed); the rest keep their values."""
+    if not query.active or not (window_weight or when_weight):
+        return candidates, {}
+    ordered = sorted(candidates, key=lambda item: (-item[0], item[1]))
+    head = ordered[:pool]
+    missing = [key for _, key, _ in head if key not in memories]
+    if missing:
+        memories.update(store.get_many(missing, scope))
+    boosts: dict[str, TimeBoost] = {}
+    out: list[Candidate] = []
+    for value, key, row in head:
+        memory = memories.get(key)
+        boost = None
+        if memory is not None:
+            boost = time_prior(
+                memory.created_at,
+                stated_times(memory),
+                query,
+                window_weight=window_weight,
+                when_weight=when_weight,
+            )
+        if boost is not None:
+            boosts[key] = boost
+        out.append((value * boost.factor if boost else value, key, row))
+    return out + ordered[pool:], boosts
+
+
+def mark(hit: Hit, boosts: Mapping[str, TimeBoost]) -> Hit:
+    """``hit`` with its time factor in ``stage_scores`` and the reason among its gates."""
+    boost = boosts.get(hit.memory.id)
+    if boost is None:
+        return hit
+    return replace(
+        hit,
+        stage_scores={**hit.stage_scores, "time": boost.factor},
+        gates=(*hit.gates, boost.reason),
+    )

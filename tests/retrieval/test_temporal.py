@@ -1,0 +1,244 @@
+"""Time expressions: the phrases (table), and invariants (hypothesis)."""
+
+from __future__ import annotations
+
+import itertools
+from datetime import date, datetime, timedelta, timezone
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mindpalace.retrieval.temporal import Interval, asks_when, find_times, overlaps
+from mindpalace.retrieval.timestage import TimeQuery, read_query, time_prior
+
+UTC = timezone.utc
+# Monday 8 May 2023, 13:56: a LoCoMo-like session time.
+REF = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+
+
+def _day(y: int, m: int, d: int) -> datetime:
+    return datetime(y, m, d, tzinfo=UTC)
+
+
+def _days(first: tuple[int, int, int], last: tuple[int, int, int]) -> Interval:
+    return Interval(_day(*first), _day(*last) + timedelta(days=1))
+
+
+TABLE: list[tuple[str, Interval, str]] = [
+    # absolute
+    ("on 7 May 2023", _days((2023, 5, 7), (2023, 5, 7)), "7 May 2023"),
+    ("the 7th of May, 2023", _days((2023, 5, 7), (2023, 5, 7)), "7 May 2023"),
+    ("May 7th, 2023", _days((2023, 5, 7), (2023, 5, 7)), "7 May 2023"),
+    ("2023-05-07", _days((2023, 5, 7), (2023, 5, 7)), "7 May 2023"),
+    ("in May 2023", Interval(_day(2023, 5, 1), _day(2023, 6, 1)), "May 2023"),
+    ("2023-02", Interval(_day(2023, 2, 1), _day(2023, 3, 1)), "February 2023"),
+    ("in 2022", Interval(_day(2022, 1, 1), _day(2023, 1, 1)), "2022"),
+    ("summer 2021", Interval(_day(2021, 6, 1), _day(2021, 9, 1)), "summer 2021"),
+    ("winter of 2022", Interval(_day(2022, 12, 1), _day(2023, 3, 1)), "winter 2022"),
+    ("in March", Interval(_day(2023, 3, 1), _day(2023, 4, 1)), "March 2023"),
+    ("on Friday", _days((2023, 5, 5), (2023, 5, 5)), "5 May 2023"),
+    ("on 12 May", _days((2023, 5, 12), (2023, 5, 12)), "12 May 2023"),
+    # relative
+    ("yesterday", _days((2023, 5, 7), (2023, 5, 7)), "7 May 2023"),
+    ("today", _days((2023, 5, 8), (2023, 5, 8)), "8 May 2023"),
+    ("last night", _days((2023, 5, 7), (2023, 5, 7)), "7 May 2023"),
+    ("tomorrow", _days((2023, 5, 9), (2023, 5, 9)), "9 May 2023"),
+    ("the day before yesterday", _days((2023, 5, 6), (2023, 5, 6)), "6 May 2023"),
+    ("two days ago", _days((2023, 5, 6), (2023, 5, 6)), "6 May 2023"),
+    ("3 days ago", _days((2023, 5, 5), (2023, 5, 5)), "5 May 2023"),
+    ("last week", _days((2023, 5, 1), (2023, 5, 7)), "week of 1 May 2023"),
+    ("this week", _days((2023, 5, 8), (2023, 5, 14)), "week of 8 May 2023"),
+    ("next week", _days((2023, 5, 15), (2023, 5, 21)), "week of 15 May 2023"),
+    ("last weekend", _days((2023, 5, 6), (2023, 5, 7)), "weekend of 6 May 2023"),
+    ("this weekend", _days((2023, 5, 13), (2023, 5, 14)), "weekend of 13 May 2023"),
+    ("two weekends ago", _days((2023, 4, 29), (2023, 4, 30)), "weekend of 29 April 2023"),
+    ("last month", Interval(_day(2023, 4, 1), _day(2023, 5, 1)), "April 2023"),
+    ("next month", Interval(_day(2023, 6, 1), _day(2023, 7, 1)), "June 2023"),
+    ("last year", Interval(_day(2022, 1, 1), _day(2023, 1, 1)), "2022"),
+    ("ten years ago", Interval(_day(2013, 1, 1), _day(2014, 1, 1)), "2013"),
+    ("next Friday", _days((2023, 5, 12), (2023, 5, 12)), "12 May 2023"),
+    ("last Fri", _days((2023, 5, 5), (2023, 5, 5)), "5 May 2023"),
+    ("last Tues", _days((2023, 5, 2), (2023, 5, 2)), "2 May 2023"),
+    ("this Friday", _days((2023, 5, 12), (2023, 5, 12)), "12 May 2023"),
+    ("a few weeks ago", _days((2023, 4, 7), (2023, 4, 27)), "7 April 2023 to 27 April 2023"),
+    ("a couple of days ago", _days((2023, 5, 6), (2023, 5, 6)), "6 May 2023"),
+    ("two weeks ago", _days((2023, 4, 21), (2023, 4, 27)), "week of 21 April 2023"),
+    ("last summer", Interval(_day(2022, 6, 1), _day(2022, 9, 1)), "summer 2022"),
+    ("the other day", _days((2023, 5, 2), (2023, 5, 7)), "2 May 2023 to 7 May 2023"),
+    ("earlier this month", _days((2023, 5, 1), (2023, 5, 8)), "1 May 2023 to 8 May 2023"),
+    ("last March", Interval(_day(2023, 3, 1), _day(2023, 4, 1)), "March 2023"),
+    ("next May", Interval(_day(2024, 5, 1), _day(2024, 6, 1)), "May 2024"),
+    # open ranges
+    ("before June 2023", Interval(None, _day(2023, 6, 1)), "before June 2023"),
+    ("after 2022", Interval(_day(2023, 1, 1), None), "after 2022"),
+    ("since last week", Interval(_day(2023, 5, 1), None), "since week of 1 May 2023"),
+    ("until Friday", Interval(None, _day(2023, 5, 6)), "until 5 May 2023"),
+]
+
+
+@pytest.mark.parametrize(("phrase", "interval", "label"), TABLE, ids=[row[0] for row in TABLE])
+def test_phrases(phrase: str, interval: Interval, label: str) -> None:
+    found = find_times(f"She said it happened {phrase}, I think.", REF)
+    assert len(found) == 1, found
+    assert found[0].interval == interval
+    assert found[0].label == label
+    assert phrase.endswith(found[0].text) or found[0].text.endswith(phrase.rsplit(maxsplit=1)[-1])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "You may 5 times try again",  # "may" the verb
+        "I march on",
+        "every other day",
+        "I sat in the sun",
+        "4 years of practice",
+        "Friday is my favourite",  # a bare weekday names no date here
+        "room 2023 is free",
+        "call 555-1234",
+        "on 31 February 2023",  # no such day
+        "",
+    ],
+)
+def test_not_dates(text: str) -> None:
+    assert find_times(text, REF) == []
+
+
+def test_several_in_text_order() -> None:
+    found = find_times("Yesterday was busy; next week too. We met on 2 April 2023.", REF)
+    assert [m.label for m in found] == ["7 May 2023", "week of 15 May 2023", "2 April 2023"]
+    assert [m.relative for m in found] == [True, True, False]
+
+
+def test_prefer_past_for_queries() -> None:
+    # On 8 May 2023, the nearest September is 2023's; asked about, the past one.
+    assert find_times("in September", REF)[0].label == "September 2023"
+    assert find_times("in September", REF, prefer="past")[0].label == "September 2022"
+    with pytest.raises(ValueError, match="nearest"):
+        find_times("in May", REF, prefer="future")
+
+
+def test_asks_when() -> None:
+    assert asks_when("When did Caroline go to the support group?")
+    assert asks_when("what year did they move?")
+    assert asks_when("How long ago was her birthday?")
+    assert asks_when("Nice. When is the party?")
+    assert not asks_when("What did you do when it rained?")
+    assert not asks_when("Where did Jon move from?")
+
+
+def test_query_relative_to_a_date_it_names() -> None:
+    q = read_query("What was the issue last week, as mentioned on 6 November 2023?", REF)
+    assert q.labels == ("week of 30 October 2023", "6 November 2023")
+    plain = read_query("what did we decide last week", REF)
+    assert plain.labels == ("week of 1 May 2023",) and not plain.asks_when
+
+
+def test_time_prior() -> None:
+    in_may = read_query("what happened in May 2023", REF)
+    boost = time_prior(REF, [], in_may, window_weight=0.2, when_weight=0.3)
+    assert boost is not None and boost.factor == pytest.approx(1.2)
+    assert "in May 2023" in boost.reason
+    # Written in June about a day in May: in the window by what it says.
+    later = datetime(2023, 6, 2, tzinfo=UTC)
+    said = find_times("we met on 30 May", later)
+    boost = time_prior(later, said, in_may, window_weight=0.2, when_weight=0.3)
+    assert boost is not None and "says 'on 30 May'" in boost.reason
+    assert time_prior(later, [], in_may, window_weight=0.2, when_weight=0.3) is None
+    when = read_query("When did we meet?", REF)
+    boost = time_prior(later, said, when, window_weight=0.2, when_weight=0.3)
+    assert boost is not None and boost.factor == pytest.approx(1.3)
+    assert time_prior(later, [], when, window_weight=0.2, when_weight=0.3) is None
+    assert time_prior(later, said, TimeQuery(), window_weight=0.2, when_weight=0.3) is None
+
+
+# -- invariants ----------------------------------------------------------------------
+
+PHRASES = [row[0] for row in TABLE] + [
+    "in the summer",
+    "on Sunday",
+    "in June",
+    "the past week",
+    "later this year",
+    "a few years back",
+    "several months ago",
+    "12 days ago",
+]
+references = st.datetimes(
+    min_value=datetime(1901, 1, 1), max_value=datetime(2098, 12, 31), timezones=st.just(UTC)
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(max_size=200), reference=references)
+def test_any_text_never_crashes(text: str, reference: datetime) -> None:
+    for mention in find_times(text, reference):
+        assert text[mention.start : mention.end] == mention.text
+        iv = mention.interval
+        assert iv.start is not None or iv.end is not None
+        if iv.start is not None and iv.end is not None:
+            assert iv.start < iv.end
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    pieces=st.lists(st.sampled_from([*PHRASES, "and then", "we", "Caroline", "."]), max_size=8),
+    reference=references,
+)
+def test_intervals_well_formed_and_in_order(pieces: list[str], reference: datetime) -> None:
+    text = " ".join(pieces)
+    found = find_times(text, reference)
+    starts = [m.start for m in found]
+    assert starts == sorted(starts)
+    for before, after in itertools.pairwise(found):
+        assert before.end <= after.start  # no overlapping mentions
+    for mention in found:
+        iv = mention.interval
+        if iv.start is not None and iv.end is not None:
+            assert iv.start < iv.end
+            assert iv.start.tzinfo is not None
+        assert mention.label
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    phrase=st.sampled_from(PHRASES),
+    first=references,
+    gap=st.timedeltas(min_value=timedelta(0), max_value=timedelta(days=800)),
+    prefer=st.sampled_from(["nearest", "past"]),
+)
+def test_resolution_is_monotone_in_the_reference(
+    phrase: str, first: datetime, gap: timedelta, prefer: str
+) -> None:
+    """A later reference never resolves a phrase to an earlier time."""
+    second = first + gap
+    a = find_times(phrase, first, prefer=prefer)
+    b = find_times(phrase, second, prefer=prefer)
+    assert [m.text for m in a] == [m.text for m in b]  # what is found ignores the reference
+    for x, y in zip(a, b, strict=True):
+        for u, v in ((x.interval.start, y.interval.start), (x.interval.end, y.interval.end)):
+            if u is not None and v is not None:
+                assert u <= v
+        if not x.relative:
+            assert x.interval == y.interval
+
+
+@settings(max_examples=100, deadline=None)
+@given(day=st.dates(min_value=date(1950, 1, 1), max_value=date(2090, 12, 31)))
+def test_written_dates_round_trip(day: date) -> None:
+    """A date written out resolves to exactly that day, whatever the reference."""
+    text = f"on {day.day} {day:%B} {day.year}"
+    found = find_times(text, REF)
+    assert len(found) == 1
+    assert found[0].interval.start == datetime(day.year, day.month, day.day, tzinfo=UTC)
+    assert found[0].interval.contains(found[0].interval.start)  # type: ignore[arg-type]
+
+
+def test_overlaps_with_open_ends() -> None:
+    may = Interval(_day(2023, 5, 1), _day(2023, 6, 1))
+    assert overlaps(may, Interval(None, _day(2023, 5, 2)))
+    assert not overlaps(may, Interval(None, _day(2023, 5, 1)))
+    assert overlaps(may, Interval(_day(2023, 5, 31), None))
+    assert not overlaps(may, Interval(_day(2023, 6, 1), None))
+    assert overlaps(Interval(None, None), may)

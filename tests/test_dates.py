@@ -1,0 +1,154 @@
+"""Date awareness on a conversation with real timestamps (both backends):
+the dates turns state are indexed at ingest; time in a query lifts the
+memories of that time; the Python API and the CLI agree."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+
+from mindpalace import Palace
+from mindpalace.config import Settings
+from mindpalace.conversations import read_messages
+from mindpalace.retrieval.pipeline import RecallOptions
+
+# A billing team's chat, written for these tests. Recall runs on Wednesday
+# 10 June 2026, so "last week" is Monday 1 to Sunday 7 June 2026.
+NOW = datetime(2026, 6, 10, 10, 0, tzinfo=timezone.utc)
+CHAT = [
+    ("2026-04-14T10:00:00Z", "Ana", "We decided to move the billing service onto Postgres."),
+    ("2026-04-14T10:01:00Z", "Ben", "Good, that billing decision makes the audit easier."),
+    ("2026-05-06T09:00:00Z", "Ben", "The billing migration to Postgres finished yesterday."),
+    ("2026-05-20T09:00:00Z", "Ana", "We decided to drop the legacy billing export."),
+    ("2026-06-03T15:00:00Z", "Ben", "Freeze billing deploys until the audit, we decided."),
+    ("2026-06-03T15:01:00Z", "Ana", "Agreed, no deploys for now."),
+    ("2026-06-09T09:00:00Z", "Ana", "Billing dashboards look green; we decided nothing new."),
+    ("2026-06-09T09:02:00Z", "Ben", "Back in May we decided invoices go out monthly."),
+]
+LAST_WEEK = "Ben: Freeze billing deploys until the audit, we decided."
+IN_MAY = {
+    "Ben: The billing migration to Postgres finished yesterday.",
+    "Ana: We decided to drop the legacy billing export.",
+    "Ben: Back in May we decided invoices go out monthly.",
+}
+OFF = RecallOptions(time_window_weight=0.0, time_when_weight=0.0)
+
+
+def _chat_file(tmp_path: Path) -> Path:
+    path = tmp_path / "billing.jsonl"
+    rows = [{"timestamp": t, "speaker": who, "content": text} for t, who, text in CHAT]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    return path
+
+
+def _palace(make_palace: Callable[..., Palace], clock: object, tmp_path: Path) -> Palace:
+    palace = make_palace()
+    palace.add_messages(read_messages(_chat_file(tmp_path), session="billing"))
+    clock.now = NOW  # type: ignore[attr-defined]
+    return palace
+
+
+def test_ingest_indexes_the_dates_a_turn_states(
+    make_palace: Callable[..., Palace], clock: object, tmp_path: Path
+) -> None:
+    palace = _palace(make_palace, clock, tmp_path)
+    turns = {m.content: m for m in palace.recent(20, session="billing")}
+    said = turns["Ben: The billing migration to Postgres finished yesterday."]
+    assert said.context is not None
+    assert said.context.splitlines() == [
+        "Ben: Good, that billing decision makes the audit easier.",
+        "when: 5 May 2026",
+    ]
+    assert turns["Ben: Back in May we decided invoices go out monthly."].context == (
+        "Ana: Billing dashboards look green; we decided nothing new.\nwhen: May 2026"
+    )
+    # A turn that states no time keeps only its neighbour as context.
+    assert turns["Ana: Agreed, no deploys for now."].context == LAST_WEEK
+    hits = palace.recall("what happened on 5 May 2026", limit=3)
+    found = next(h for h in hits[:2] if h.memory.id == said.id)
+    assert found.stage_scores["keyword"] == 1.0  # the best keyword match: "5 May 2026"
+
+
+def test_last_week_ranks_last_weeks_decision_first(
+    make_palace: Callable[..., Palace], clock: object, tmp_path: Path
+) -> None:
+    palace = _palace(make_palace, clock, tmp_path)
+    query = "what did we decide about billing last week"
+    hits = palace.recall(query, limit=5)
+    assert hits[0].memory.content == LAST_WEEK
+    assert hits[0].stage_scores["time"] > 1.0
+    assert any("week of 1 June 2026" in gate for gate in hits[0].gates)
+    # Without date awareness the same palace ranks it lower: the prior did it.
+    palace.recall_options = OFF
+    plain = palace.recall(query, limit=5)
+    assert [h.memory.content for h in plain].index(LAST_WEEK) > 0
+    assert all("time" not in h.stage_scores for h in plain)
+
+
+def test_in_may_ranks_mays_memories_first(
+    make_palace: Callable[..., Palace], clock: object, tmp_path: Path
+) -> None:
+    palace = _palace(make_palace, clock, tmp_path)
+    hits = palace.recall("billing decisions in May", limit=8)
+    top = [h.memory.content for h in hits[:3]]
+    assert set(top) == IN_MAY
+    # Written in June, found by what it says about May.
+    june = next(h for h in hits if h.memory.content.startswith("Ben: Back in May"))
+    assert any("says 'in May'" in gate for gate in june.gates)
+
+
+def test_soft_prior_not_a_filter_unless_asked(
+    make_palace: Callable[..., Palace], clock: object, tmp_path: Path
+) -> None:
+    palace = _palace(make_palace, clock, tmp_path)
+    hits = palace.recall("billing decisions in May", limit=8)
+    assert len(hits) > len(IN_MAY)  # April and June memories still come, lower
+    only = palace.recall(
+        "billing decisions", limit=8, created_after="2026-05-01", created_before="2026-06-01"
+    )
+    assert {h.memory.content for h in only} <= IN_MAY
+    assert all(h.memory.created_at.month == 5 for h in only)
+
+
+def test_when_questions_prefer_turns_that_state_a_time(
+    make_palace: Callable[..., Palace], clock: object, tmp_path: Path
+) -> None:
+    palace = _palace(make_palace, clock, tmp_path)
+    hits = palace.recall("When did the billing migration to Postgres finish?", limit=3)
+    assert hits[0].memory.content == "Ben: The billing migration to Postgres finished yesterday."
+    assert any("the query asks when" in gate for gate in hits[0].gates)
+
+
+def test_text_search_fallback_uses_dates_too(
+    make_palace: Callable[..., Palace], clock: object, tmp_path: Path
+) -> None:
+    palace = make_palace(settings=Settings(embedder="none"))  # keyword search only
+    palace.add_messages(read_messages(_chat_file(tmp_path), session="billing"))
+    clock.now = NOW  # type: ignore[attr-defined]
+    hits = palace.recall("what did we decide about billing last week", limit=5)
+    assert hits.mode == "text"
+    assert hits[0].memory.content == LAST_WEEK
+    assert 0.0 <= hits[0].score <= 1.0
+
+
+def test_cli_recall_with_a_date(store_target: str, tmp_path: Path) -> None:
+    base = [sys.executable, "-m", "mindpalace.cli", "--db", store_target]
+    subprocess.run(
+        [*base, "ingest", str(_chat_file(tmp_path)), "--session", "billing"],
+        capture_output=True,
+        check=True,
+    )
+    out = subprocess.run(
+        [*base, "recall", "billing decisions in May 2026", "--limit", "5", "--explain"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    hits = json.loads(out.stdout)
+    assert {h["content"] for h in hits[:3]} == IN_MAY
+    assert hits[0]["explain"]["scores"]["time"] > 1.0
+    assert any("May 2026" in gate for gate in hits[0]["explain"]["gates"])
