@@ -450,13 +450,25 @@ class GraphSql(SqlCore):
         f_sql, f_params = filter_clause(filters)
         out: dict[str, list[Memory]] = defaultdict(list)
         with self._read() as cur:
+            # Constraints are few (a partial index lists them): find them
+            # first, so the join starts from them, not from every visible
+            # memory (145 ms at 100k memories when the planner chose that).
+            seqs = [
+                int(r[0])
+                for r in self._exec(
+                    cur, "SELECT seq FROM memories WHERE is_constraint = 1 LIMIT 501"
+                ).fetchall()
+            ]
+            if not seqs:
+                return {}
+            among = f" AND {in_list('m.seq', seqs)}" if len(seqs) <= 500 else ""
             rows = self._exec(
                 cur,
                 f"SELECT e.norm, {SELECT_MEMORY} FROM memories m"
                 " JOIN mentions x ON x.memory_seq = m.seq JOIN entities e ON e.seq = x.entity_seq"
-                f" WHERE m.is_constraint = 1 AND {in_list('e.norm', norms)} AND {s_sql}"
+                f" WHERE m.is_constraint = 1{among} AND {in_list('e.norm', norms)} AND {s_sql}"
                 f" AND {f_sql} ORDER BY m.created_at DESC, m.id DESC LIMIT ?",
-                [*norms, *s_params, *f_params, limit],
+                [*(seqs if among else []), *norms, *s_params, *f_params, limit],
             ).fetchall()
         for row in rows:
             out[str(row[0])].append(row_to_memory(row[1:]))
