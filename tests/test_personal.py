@@ -521,13 +521,14 @@ def test_migrate_between_backends_keeps_kinds(
 
 
 def test_migration_5_marks_earlier_turns_as_messages(store_target: str) -> None:
-    # A palace as migration 4 left it: migrations 5 and 6 taken back out.
+    # A palace as migration 4 left it: migrations 5 to 7 taken back out.
     old = open_store(store_target)
     with old._mutate(structural=True) as cur:  # type: ignore[attr-defined]
         old._exec(cur, "DROP INDEX memories_kind")  # type: ignore[attr-defined]
         for column in ("kind", "project", "completed"):
             old._exec(cur, f"ALTER TABLE memories DROP COLUMN {column}")  # type: ignore[attr-defined]
         old._exec(cur, "DROP TABLE scorer_weights")  # type: ignore[attr-defined]  # migration 6
+        old._exec(cur, "DROP INDEX memories_constraints")  # type: ignore[attr-defined]  # 7
         old._exec(cur, "DELETE FROM schema_migrations WHERE version >= 5")  # type: ignore[attr-defined]
         columns = "id, agent_id, content, content_hash, type, store, category, source, visibility"
         for memory_id, category in (("mem_turn", "conversation"), ("mem_fact", "fact")):

@@ -61,3 +61,10 @@ class Dialect(abc.ABC):
     @abc.abstractmethod
     def text_query(self, terms: Sequence[str]) -> TextQuery:
         """A query matching any of ``terms`` (non-empty, normalised words)."""
+
+    def ranked_text_query(self, terms: Sequence[str]) -> TextQuery | None:
+        """The same match and score over the text index alone (no join to
+        ``memories``): ``source`` yields the columns ``seq`` and ``score``,
+        so a backend can rank first and join only the best rows. None where
+        the backend has no such shortcut (the joined query is used)."""
+        return None

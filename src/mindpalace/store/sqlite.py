@@ -94,6 +94,21 @@ class SQLiteDialect(Dialect):
             params=(match,),
         )
 
+    def ranked_text_query(self, terms: Sequence[str]) -> TextQuery:
+        """FTS5 alone, best first: the join to ``memories`` (scope, filters)
+        then touches only the rows that can make the list."""
+        match = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+        weights = ", ".join(str(w) for w in _BM25_WEIGHTS)
+        return TextQuery(
+            source=(
+                f"(SELECT rowid AS seq, -bm25(memories_fts, {weights}) AS score"
+                " FROM memories_fts WHERE memories_fts MATCH ? ORDER BY score DESC LIMIT ?)"
+            ),
+            where="",
+            score="score",
+            params=(match,),
+        )
+
 
 def _lower(value: str | None) -> str | None:
     return value.lower() if isinstance(value, str) else value

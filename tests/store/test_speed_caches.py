@@ -1,0 +1,102 @@
+"""The speed work's caches and shortcuts give the answers of the plain queries:
+per-scope term counts cached until the next write (by any connection), the
+rank-first keyword window, and capped hub degrees."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from mindpalace import Palace
+from mindpalace.config import Settings
+from mindpalace.models import RecallFilters, Scope
+from mindpalace.retrieval.sparse import query_terms
+from mindpalace.store import Store, open_store
+from mindpalace.store.scoped_text import ScopedTextSearch
+
+NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+def _palace(store: Store, agent: str) -> Palace:
+    return Palace(store=store, agent_id=agent, settings=Settings(agent_id=agent, embedder="none"))
+
+
+def _raw(store: Store, scope: Scope, query: str, limit: int = 50) -> list[tuple[str, float]]:
+    matches = store.search_text(query_terms(query), scope, RecallFilters(), limit=limit)
+    return [(m.memory.content, round(m.bm25, 9)) for m in matches]
+
+
+def _fresh(store: Store) -> ScopedTextSearch:
+    assert isinstance(store, ScopedTextSearch)
+    store._count_cache().clear()
+    store._size_cache().clear()
+    return store
+
+
+def test_term_counts_follow_writes_of_another_connection(store: Store, store_target: str) -> None:
+    ann = _palace(store, "ann")
+    bob = _palace(store, "bob")
+    for i in range(6):
+        ann.remember(f"kiwi harvest note {i}", visibility="shared")
+        bob.remember(f"private plum list {i}")
+    before = _raw(store, ann.scope, "kiwi plum")
+    assert before  # cached now
+    other = open_store(store_target, busy_timeout=10)  # another connection, as another process
+    try:
+        writer = _palace(other, "ann")
+        writer.remember("kiwi and plum together", visibility="shared")
+        writer.remember("only kiwi again", visibility="shared")
+    finally:
+        other.close()
+    cached = _raw(store, ann.scope, "kiwi plum")
+    assert cached != before  # the new rows moved the idf: the test can fail
+    assert cached == _raw(_fresh(store), ann.scope, "kiwi plum")
+
+
+def test_rank_first_window_matches_the_joined_query(store: Store) -> None:
+    """Most matches invisible to the caller: the window must grow until it
+    finds every visible one, in the same order the joined query gives."""
+    ann = _palace(store, "ann")
+    bob = _palace(store, "bob")
+    # Bob's short rows outrank Ann's long ones: the first window holds none of hers.
+    bob.remember_many([{"content": f"apple pie {i}"} for i in range(700)])
+    ann.remember_many(
+        [
+            {"content": f"apple idea {i} {'with many more words to make it long ' * (1 + i % 3)}"}
+            for i in range(30)
+        ]
+    )
+    got = _raw(store, ann.scope, "apple", limit=20)
+    assert len(got) == 20
+    assert all("idea" in content for content, _ in got)
+    assert isinstance(store, ScopedTextSearch)
+    # The plain per-term query over joined rows, for comparison.
+    plain = SqlOnly(store)
+    assert got == plain.top(ann.scope, "apple", 20)
+
+
+class SqlOnly:
+    """The joined query (no window), scored through the same re-weighting."""
+
+    def __init__(self, store: ScopedTextSearch) -> None:
+        self.store = store
+
+    def top(self, scope: Scope, term: str, limit: int) -> list[tuple[str, float]]:
+        dialect = self.store.dialect
+        original = type(dialect).ranked_text_query
+        try:
+            type(dialect).ranked_text_query = lambda self, terms: None  # type: ignore[method-assign,assignment,misc]
+            return _raw(_fresh(self.store), scope, term, limit)
+        finally:
+            type(dialect).ranked_text_query = original  # type: ignore[method-assign]
+
+
+def test_hub_degree_is_capped_and_small_entities_are_exact(store: Store) -> None:
+    ann = _palace(store, "ann")
+    ann.remember_many([{"content": f"Zoltan reviewed item {i}"} for i in range(12)])
+    ann.remember_many([{"content": f"Yvette fixed bug {i}"} for i in range(3)])
+    members = store.entity_members(["zoltan", "yvette"], ann.scope, RecallFilters(), max_degree=5)
+    assert members["zoltan"] == (6, [])
+    degree, ids = members["yvette"]
+    assert degree == 3 and len(ids) == 3 and ids == sorted(ids)
+    wide = store.entity_members(["zoltan"], ann.scope, RecallFilters(), max_degree=50)
+    assert wide["zoltan"][0] == 12 and len(wide["zoltan"][1]) == 12
