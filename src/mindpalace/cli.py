@@ -19,7 +19,7 @@ from typing import Any
 from mindpalace import __version__
 from mindpalace.conversations import FORMATS, read_messages
 from mindpalace.errors import MindPalaceError, ValidationError
-from mindpalace.family import DIRECTIONS, EMPTY_HINT
+from mindpalace.family import DIRECTIONS
 from mindpalace.models import Category, MemoryType, Source, StoreKind, Visibility, parse_enum
 from mindpalace.palace import Palace
 from mindpalace.retrieval.modes import MODES, check_mode
@@ -334,8 +334,6 @@ def _recall(palace: Palace, args: argparse.Namespace) -> Any:
     )
     if hits.notice:
         print(f"mindpalace recall: {hits.notice}", file=sys.stderr)
-    if not hits:
-        print(f"mindpalace recall: nothing found. {EMPTY_HINT}", file=sys.stderr)
     return [hit.to_dict(explain=args.explain) for hit in hits]
 
 
