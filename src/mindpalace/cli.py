@@ -377,8 +377,6 @@ def _recall(palace: Palace, args: argparse.Namespace) -> Any:
     )
     if hits.notice:
         print(f"mindpalace recall: {hits.notice}", file=sys.stderr)
-    if not hits:
-        print(f"mindpalace recall: nothing found. {EMPTY_HINT}", file=sys.stderr)
     return [hit.to_dict(explain=args.explain) for hit in hits]
 
 
