@@ -484,6 +484,12 @@ def _rss_child(kind: str, size: str, embedder: str) -> None:
         assert model is not None
         for q in qs:
             naive.recall(model.embed_one(q.text), q.text, q.agent)
+    # VmHWM, not ru_maxrss: Linux carries ru_maxrss across fork and exec,
+    # so a child started by a big parent would report the parent's peak.
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            print(int(line.split()[1]) / 1024)
+            return
     print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 
 

@@ -109,10 +109,20 @@ class VectorTable:
         seq, kind, project), in write order."""
 
         def factor(index: int) -> tuple[npt.NDArray[np.int32], tuple[str, ...]]:
-            names, codes = np.unique(
-                np.array([str(r[index]) for r in rows], dtype=object), return_inverse=True
+            # Codes into the sorted distinct names (what np.unique gives),
+            # found by hashing: sorting 100k strings per column was 40% of
+            # loading a 100k palace's vectors.
+            seen: dict[str, int] = {}
+            raw = np.fromiter(
+                (seen.setdefault(str(r[index]), len(seen)) for r in rows),
+                dtype=np.int32,
+                count=len(rows),
             )
-            return codes.astype(np.int32).reshape(-1), tuple(str(n) for n in names)
+            names = sorted(seen)
+            remap = np.empty(len(seen), dtype=np.int32)
+            for code, name in enumerate(names):
+                remap[seen[name]] = code
+            return remap[raw] if len(rows) else raw, tuple(names)
 
         count = len(rows)
         if count:
