@@ -90,14 +90,19 @@ def _percentiles(values: Sequence[float]) -> dict[str, float]:
     }
 
 
+_STAGES: dict[str, list[float]] = {}
+
+
 def _recall_loop(palace: Palace, queries: Sequence[str], seconds: float) -> list[float]:
     out: list[float] = []
     end = time.time() + seconds
     i = 0
     while time.time() < end or not out:
         start = time.perf_counter()
-        palace.recall(queries[i % len(queries)])
+        hits = palace.recall(queries[i % len(queries)])
         out.append(time.perf_counter() - start)
+        for stage, ms in (hits.timings or {}).items():
+            _STAGES.setdefault(stage, []).append(ms)
         i += 1
     return out
 
@@ -140,7 +145,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         queries += [f"what did {name} say about the {rng.choice(_WORDS)}" for name in _NAMES]
         with Palace(url, agent_id="agent0", embedder=embedder) as reader:
             _recall_loop(reader, queries[:5], 0)  # warm: loads the dense index
+            _STAGES.clear()
             report["recall_alone"] = _percentiles(_recall_loop(reader, queries, args.seconds / 2))
+            report["recall_alone"]["stage_p50_ms"] = {
+                k: round(statistics.median(v), 1) for k, v in _STAGES.items()
+            }
             for count in (int(c) for c in args.writers.split(",")):
                 ctx = mp.get_context("spawn")
                 results: Any = ctx.Queue()
