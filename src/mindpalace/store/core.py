@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime, timezone
 from typing import Any
 
@@ -45,6 +45,13 @@ class SqlCore(abc.ABC):
         making a reader wait; ``BusyError`` when it does."""
         return self._write()
 
+    def _bulk(self, cur: Cursor) -> AbstractContextManager[object]:
+        """Around many statements of one write transaction whose results are
+        not all read at once: a backend with per-statement round trips sends
+        them together (PostgreSQL's pipeline mode); others do nothing. Inside
+        it, ``rowcount`` may not be read."""
+        return nullcontext()
+
     @abc.abstractmethod
     def _is_unique_violation(self, exc: BaseException) -> bool:
         """Whether ``exc`` is the backend's unique-constraint error."""
@@ -63,6 +70,12 @@ class SqlCore(abc.ABC):
     def _exec(self, cur: Cursor, sql: str, params: Sequence[Any] = ()) -> Cursor:
         cur.execute(self.dialect.sql(sql), tuple(params))
         return cur
+
+    def _exec_many(self, cur: Cursor, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        """One statement for many parameter rows (no results): a single batch
+        on backends that pipeline it."""
+        if rows:
+            cur.executemany(self.dialect.sql(sql), [tuple(r) for r in rows])
 
     # -- schema -------------------------------------------------------------------
 

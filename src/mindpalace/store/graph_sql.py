@@ -37,7 +37,7 @@ from mindpalace.store.fragments import (
     to_epoch,
 )
 
-__all__ = ["EDGE_STEP", "MAX_EDGE_MENTIONS", "EntityRef", "GraphSql"]
+__all__ = ["EDGE_STEP", "MAX_EDGE_MENTIONS", "EntityLookup", "EntityRef", "GraphSql"]
 
 # A new co-occurrence edge starts at this weight; each further co-occurrence
 # moves it this share of the way to 1 (consolidation strengthens and decays).
@@ -86,6 +86,34 @@ def _entity(row: Sequence[object], aliases: tuple[str, ...] = ()) -> Entity:
     )
 
 
+class EntityLookup:
+    """Entities by scope and normalised name (and by alias), kept current
+    by the transaction that links a batch of memories."""
+
+    def __init__(self) -> None:
+        self._by_norm: dict[tuple[tuple[object, ...], str], int] = {}
+        self._by_alias: dict[tuple[tuple[object, ...], str], set[int]] = defaultdict(set)
+        self.types: dict[int, str] = {}
+
+    def add(self, part: tuple[object, ...], norm: str, seq: int, type_: str) -> None:
+        self._by_norm[(part, norm)] = seq
+        self.types[seq] = type_
+
+    def add_alias(self, part: tuple[object, ...], alias: str, seq: int, type_: str) -> None:
+        self._by_alias[(part, alias)].add(seq)
+        self.types.setdefault(seq, type_)
+
+    def find(self, part: tuple[object, ...], norm: str) -> int | None:
+        """The entity of scope ``part`` named ``norm``; else the one entity
+        answering to it as an alias ("Alice" for the "Alice Chen" of this
+        scope), when only one does."""
+        seq = self._by_norm.get((part, norm))
+        if seq is not None:
+            return seq
+        by_alias = self._by_alias.get((part, norm), set())
+        return next(iter(by_alias)) if len(by_alias) == 1 else None
+
+
 class GraphSql(SqlCore):
     """Entity linking and graph reads, written once for every backend."""
 
@@ -93,38 +121,62 @@ class GraphSql(SqlCore):
 
     # -- writing (inside the caller's transaction) ----------------------------------
 
+    def _entity_lookup(self, cur: Cursor, mentions: Iterable[Mention]) -> EntityLookup:
+        """Every entity (and alias) of any scope that ``mentions`` may resolve
+        to, in two queries: a batch links against it instead of asking once
+        per mention, which costs a round trip each on a server."""
+        lookup = EntityLookup()
+        norms = sorted({m.norm for m in mentions})
+        for i in range(0, len(norms), 500):
+            chunk = norms[i : i + 500]
+            for row in self._exec(
+                cur,
+                "SELECT seq, type, agent_id, visibility, group_name, channel, norm"
+                f" FROM entities WHERE {in_list('norm', chunk)}",
+                chunk,
+            ).fetchall():
+                lookup.add(tuple(row[2:6]), str(row[6]), int(row[0]), str(row[1]))
+            for row in self._exec(
+                cur,
+                "SELECT e.seq, e.type, e.agent_id, e.visibility, e.group_name, e.channel, a.alias"
+                " FROM entity_aliases a JOIN entities e ON e.seq = a.entity_seq"
+                f" WHERE {in_list('a.alias', chunk)}",
+                chunk,
+            ).fetchall():
+                lookup.add_alias(tuple(row[2:6]), str(row[6]), int(row[0]), str(row[1]))
+        return lookup
+
     def _link_mentions(
-        self, cur: Cursor, memory: Memory, seq: int, mentions: Sequence[Mention], now: datetime
+        self,
+        cur: Cursor,
+        memory: Memory,
+        seq: int,
+        mentions: Sequence[Mention],
+        now: datetime,
+        *,
+        lookup: EntityLookup | None = None,
     ) -> dict[str, int]:
         """Resolve ``mentions`` to entities of the memory's scope (creating
         what is new), record them, and strengthen co-occurrence edges;
-        returns the entity each mention key resolved to."""
+        returns the entity each mention key resolved to. ``lookup`` (from
+        ``_entity_lookup`` over every mention of a batch, in this
+        transaction) saves the per-call lookup queries."""
         resolved: dict[str, int] = {}
         if not mentions:
             return resolved
+        if lookup is None:
+            lookup = self._entity_lookup(cur, mentions)
         part = (memory.agent_id, memory.visibility.value, memory.group or "", memory.channel or "")
-        where = "agent_id = ? AND visibility = ? AND group_name = ? AND channel = ?"
-        e_where = "e.agent_id = ? AND e.visibility = ? AND e.group_name = ? AND e.channel = ?"
-        find = f"SELECT seq, type FROM entities WHERE {where} AND norm = ?"
         at = to_epoch(now)
         linked: list[int] = []
         for mention in mentions:
-            row = self._exec(cur, find, (*part, mention.norm)).fetchone()
-            if row is None:
-                # "Alice" may be the "Alice Chen" of this scope, when only one answers to it.
-                rows = self._exec(
-                    cur,
-                    "SELECT e.seq, e.type FROM entity_aliases a JOIN entities e"
-                    f" ON e.seq = a.entity_seq WHERE a.alias = ? AND {e_where}",
-                    (mention.norm, *part),
-                ).fetchall()
-                row = rows[0] if len(rows) == 1 else None
-            if row is None:
-                self._exec(
+            entity_seq = lookup.find(part, mention.norm)
+            if entity_seq is None:
+                row = self._exec(
                     cur,
                     "INSERT INTO entities (id, agent_id, visibility, group_name, channel, name,"
                     " norm, type, kind, mentions, created_at, updated_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)",
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?) RETURNING seq",
                     (
                         self._entity_ids.next(now),
                         *part,
@@ -135,22 +187,28 @@ class GraphSql(SqlCore):
                         at,
                         at,
                     ),
+                ).fetchone()
+                entity_seq = int(row[0])
+                lookup.add(part, mention.norm, entity_seq, mention.type.value)
+                self._exec_many(
+                    cur,
+                    "INSERT INTO entity_aliases (entity_seq, alias) VALUES (?, ?)"
+                    " ON CONFLICT (alias, entity_seq) DO NOTHING",
+                    [(entity_seq, alias) for alias in mention.aliases],
                 )
-                row = self._exec(cur, find, (*part, mention.norm)).fetchone()
                 for alias in mention.aliases:
-                    self._exec(
-                        cur,
-                        "INSERT INTO entity_aliases (entity_seq, alias) VALUES (?, ?)"
-                        " ON CONFLICT (alias, entity_seq) DO NOTHING",
-                        (row[0], alias),
-                    )
-            entity_seq = int(row[0])
+                    lookup.add_alias(part, alias, entity_seq, mention.type.value)
             resolved[mention.norm] = entity_seq
             if entity_seq in linked:
                 continue
             linked.append(entity_seq)
             # Evidence of a type settles an unknown one; a known type stays.
-            known = mention.type is not MemoryType.UNKNOWN and row[1] == MemoryType.UNKNOWN.value
+            known = (
+                mention.type is not MemoryType.UNKNOWN
+                and lookup.types[entity_seq] == MemoryType.UNKNOWN.value
+            )
+            if known:
+                lookup.types[entity_seq] = mention.type.value
             self._exec(
                 cur,
                 "UPDATE entities SET mentions = mentions + 1, updated_at = ?"

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -286,6 +286,13 @@ class PostgresStore(ScopedTextSearch, SqlStore):
     def _read(self) -> Iterator[Cursor]:
         with self._connection() as conn, conn.cursor() as cur:
             yield cur
+
+    def _bulk(self, cur: Cursor) -> AbstractContextManager[object]:
+        """Pipeline mode: statements whose results are not read go out
+        without waiting for each reply, so a bulk write costs a round trip
+        per statement read, not per statement (bench/pgwrites.py)."""
+        pipeline: AbstractContextManager[object] = cur.connection.pipeline()
+        return pipeline
 
     def _is_unique_violation(self, exc: BaseException) -> bool:
         return isinstance(exc, pg_errors.UniqueViolation)

@@ -34,7 +34,7 @@ from mindpalace.store.fragments import (
     scope_clause,
     to_epoch,
 )
-from mindpalace.store.graph_sql import GraphSql
+from mindpalace.store.graph_sql import EntityLookup, GraphSql
 from mindpalace.store.relations_sql import RelationsSql
 from mindpalace.store.signals_sql import SignalStore
 from mindpalace.store.skills_sql import SkillsSql
@@ -46,6 +46,18 @@ __all__ = ["Cursor", "SqlStore"]
 _STRENGTH_BUMP = 0.2
 
 
+def _dedup_key(memory: Memory | NewMemory) -> tuple[str, ...]:
+    """What de-duplication compares: scope and normalised text (the
+    ``memories_dedup`` index)."""
+    return (
+        memory.agent_id,
+        memory.visibility.value,
+        memory.group or "",
+        memory.channel or "",
+        memory.content_hash,
+    )
+
+
 class SqlStore(GraphSql, RelationsSql, UpkeepSql, SkillsSql, SignalStore):
     """The ``Store`` protocol over SQL; subclasses bring connection and dialect."""
 
@@ -53,43 +65,28 @@ class SqlStore(GraphSql, RelationsSql, UpkeepSql, SkillsSql, SignalStore):
         """Insert the row and its tags; returns its ``seq``."""
         columns = ", ".join((*MEMORY_COLUMNS, "embed_hash"))
         marks = ", ".join("?" for _ in range(len(MEMORY_COLUMNS) + 1))
-        self._exec(
+        row = self._exec(
             cur,
-            f"INSERT INTO memories ({columns}) VALUES ({marks})",
+            f"INSERT INTO memories ({columns}) VALUES ({marks}) RETURNING seq",
             (*memory_row(memory), embed_hash),
-        )
-        row = self._exec(cur, "SELECT seq FROM memories WHERE id = ?", (memory.id,)).fetchone()
-        for tag in memory.tags:
-            self._exec(
-                cur, "INSERT INTO memory_tags (memory_seq, tag) VALUES (?, ?)", (row[0], tag)
+        ).fetchone()
+        if memory.tags:
+            self._exec_many(
+                cur,
+                "INSERT INTO memory_tags (memory_seq, tag) VALUES (?, ?)",
+                [(row[0], tag) for tag in memory.tags],
             )
         return int(row[0])
 
     def _put_vectors(self, cur: Cursor, vectors: VectorBatch | None) -> None:
         if vectors is None:
             return
-        for text_hash, blob in vectors.vectors.items():
-            self._exec(
-                cur,
-                "INSERT INTO embeddings (model, text_hash, vector) VALUES (?, ?, ?)"
-                " ON CONFLICT (model, text_hash) DO NOTHING",
-                (vectors.model, text_hash, blob),
-            )
-
-    def _find_duplicate(self, cur: Cursor, memory: Memory | NewMemory) -> str | None:
-        row = self._exec(
+        self._exec_many(
             cur,
-            "SELECT id FROM memories WHERE agent_id = ? AND visibility = ? AND group_name = ?"
-            " AND channel = ? AND content_hash = ?",
-            (
-                memory.agent_id,
-                memory.visibility.value,
-                memory.group or "",
-                memory.channel or "",
-                memory.content_hash,
-            ),
-        ).fetchone()
-        return None if row is None else str(row[0])
+            "INSERT INTO embeddings (model, text_hash, vector) VALUES (?, ?, ?)"
+            " ON CONFLICT (model, text_hash) DO NOTHING",
+            [(vectors.model, text_hash, blob) for text_hash, blob in vectors.vectors.items()],
+        )
 
     def _get(self, cur: Cursor, memory_id: str) -> Memory | None:
         row = self._exec(
@@ -136,18 +133,68 @@ class SqlStore(GraphSql, RelationsSql, UpkeepSql, SkillsSql, SignalStore):
         vectors: VectorBatch | None,
         signals: bool,
     ) -> list[AddResult]:
-        results: list[AddResult] = []
-        with self._mutate() as cur:
+        with self._mutate() as cur, self._bulk(cur):
             self._put_vectors(cur, vectors)
-            for new, memory_id in items:
-                result = self._add_in(cur, new, memory_id, now)
-                if signals:
+            lookup = self._entity_lookup(cur, [m for new, _ in items for m in new.mentions])
+            known = self._existing(cur, [new for new, _ in items])
+            written = [
+                self._add_in(cur, new, memory_id, now, lookup=lookup, known=known)
+                for new, memory_id in items
+            ]
+            # Read back once, after every write of the batch: one query, not
+            # one per memory (a round trip each on a server).
+            stored = self._get_all(cur, [memory_id for memory_id, _ in written])
+            results = [AddResult(stored[memory_id], created) for memory_id, created in written]
+            if signals:
+                for result in results:
                     self._store_signal(cur, result)
-                results.append(result)
         return results
 
-    def _add_in(self, cur: Cursor, new: NewMemory, memory_id: str, now: datetime) -> AddResult:
-        existing = self._find_duplicate(cur, new)
+    def _existing(
+        self, cur: Cursor, memories: Sequence[Memory | NewMemory]
+    ) -> dict[tuple[str, ...], str]:
+        """Ids of the stored memories with the scoped content hash of any of
+        ``memories``, by de-duplication key (``_dedup_key``)."""
+        hashes = sorted({m.content_hash for m in memories})
+        found: dict[tuple[str, ...], str] = {}
+        for i in range(0, len(hashes), 500):
+            chunk = hashes[i : i + 500]
+            for row in self._exec(
+                cur,
+                "SELECT agent_id, visibility, group_name, channel, content_hash, id"
+                f" FROM memories WHERE {in_list('content_hash', chunk)}",
+                chunk,
+            ).fetchall():
+                found[tuple(str(v) for v in row[:5])] = str(row[5])
+        return found
+
+    def _get_all(self, cur: Cursor, memory_ids: Sequence[str]) -> dict[str, Memory]:
+        """The memories ``memory_ids`` (unscoped: the writer's own batch)."""
+        wanted = list(dict.fromkeys(memory_ids))
+        found: dict[str, Memory] = {}
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i : i + 500]
+            for row in self._exec(
+                cur,
+                f"SELECT {SELECT_MEMORY} FROM memories m WHERE {in_list('m.id', chunk)}",
+                chunk,
+            ).fetchall():
+                memory = row_to_memory(row)
+                found[memory.id] = memory
+        return found
+
+    def _add_in(
+        self,
+        cur: Cursor,
+        new: NewMemory,
+        memory_id: str,
+        now: datetime,
+        *,
+        lookup: EntityLookup,
+        known: dict[tuple[str, ...], str],
+    ) -> tuple[str, bool]:
+        """Write one memory of a batch; its id and whether it was created."""
+        existing = known.get(_dedup_key(new))
         if existing is not None:
             row = self._exec(cur, "SELECT archived FROM memories WHERE id = ?", (existing,))
             if row.fetchone()[0]:  # reviving an archived memory changes an existing row
@@ -158,9 +205,7 @@ class SqlStore(GraphSql, RelationsSql, UpkeepSql, SkillsSql, SignalStore):
                 " updated_at = ?, archived = 0 WHERE id = ?",
                 (_STRENGTH_BUMP, to_epoch(now), existing),
             )
-            found = self._get(cur, existing)
-            assert found is not None
-            return AddResult(found, created=False)
+            return existing, False
         memory = Memory(
             id=memory_id,
             content=new.content,
@@ -194,14 +239,13 @@ class SqlStore(GraphSql, RelationsSql, UpkeepSql, SkillsSql, SignalStore):
             completed=new.completed,
         )
         seq = self._insert(cur, memory, new.embed_hash)
-        entities = self._link_mentions(cur, memory, seq, new.mentions, now)
+        known[_dedup_key(memory)] = memory_id
+        entities = self._link_mentions(cur, memory, seq, new.mentions, now, lookup=lookup)
         self._link_relations(cur, seq, entities, new.relations)
         if new.supersedes and self._supersede(cur, memory, seq, new.supersedes, now):
             # Closing facts changes existing rows: warm indexes must reload.
             self._exec(cur, "UPDATE palace_meta SET value = value + 1 WHERE key = 'epoch'")
-        stored = self._get(cur, memory_id)
-        assert stored is not None
-        return AddResult(stored, created=True)
+        return memory_id, True
 
     def archive(self, memory_id: str, *, owner: str | None, now: datetime) -> bool:
         """Mark archived; False when no such memory of ``owner``."""
@@ -267,17 +311,24 @@ class SqlStore(GraphSql, RelationsSql, UpkeepSql, SkillsSql, SignalStore):
         stated = relations or {}
         when = now or datetime.now(timezone.utc)
         inserted = skipped = 0
-        with self._mutate() as cur:
+        with self._mutate() as cur, self._bulk(cur):
             self._put_vectors(cur, vectors)
-            for memory in memories:
-                taken = self._exec(
-                    cur, "SELECT 1 FROM memories WHERE id = ?", (memory.id,)
-                ).fetchone()
-                if taken is not None or self._find_duplicate(cur, memory) is not None:
+            # Read inside the transaction: the caller's iterable may be a
+            # stream, and its whole import is one write either way.
+            batch = list(memories)
+            lookup = self._entity_lookup(cur, [m for ms in found.values() for m in ms])
+            known = self._existing(cur, batch)
+            taken = set(self._get_all(cur, [m.id for m in batch]))
+            for memory in batch:
+                if memory.id in taken or _dedup_key(memory) in known:
                     skipped += 1
                     continue
                 seq = self._insert(cur, memory, hashes.get(memory.id))
-                entities = self._link_mentions(cur, memory, seq, found.get(memory.id, ()), when)
+                taken.add(memory.id)
+                known[_dedup_key(memory)] = memory.id
+                entities = self._link_mentions(
+                    cur, memory, seq, found.get(memory.id, ()), when, lookup=lookup
+                )
                 self._link_relations(cur, seq, entities, stated.get(memory.id, ()))
                 inserted += 1
         return ImportReport(inserted=inserted, skipped=skipped)
