@@ -7,7 +7,6 @@ stages, shape the result. No SQL lives here.
 from __future__ import annotations
 
 import inspect
-import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime, timezone
@@ -15,7 +14,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
-from mindpalace import embed, transcripts
+from mindpalace import backup, embed, transcripts
 from mindpalace.config import Settings, default_db_path
 from mindpalace.conversations import Message
 from mindpalace.embed.base import Embedder
@@ -45,13 +44,12 @@ from mindpalace.models import (
 from mindpalace.personal import Personal, SearchResults
 from mindpalace.retrieval import modes, pipeline
 from mindpalace.retrieval.indexing import Progress, SemanticIndex, embed_text, text_hash
-from mindpalace.scoping import build_scope, check_import, write_channel
+from mindpalace.scoping import build_scope, write_channel
 from mindpalace.signals import Signals
 from mindpalace.skills import ContextBlock, Skills
 from mindpalace.store import ImportReport, Signal, Store, open_store
 from mindpalace.validation import (
     EXPORT_FORMAT,
-    EXPORT_VERSION,
     check_content,
     check_context,
     check_identifier,
@@ -64,7 +62,6 @@ from mindpalace.validation import (
     check_unit,
     content_hash,
     parse_datetime,
-    parse_export,
     parse_many,
 )
 
@@ -766,19 +763,7 @@ class Palace:
         The first line is a header naming the format; each further line is one
         memory with every field. Returns the number of memories written.
         """
-        header = {
-            "format": EXPORT_FORMAT,
-            "version": EXPORT_VERSION,
-            "schema_version": self.store.schema_version(),
-            "exported_at": self._clock().isoformat(),
-        }
-        out.write(json.dumps(header) + "\n")
-        count = 0
-        for memory in self.store.iter_memories(self.scope):
-            record = memory.to_dict()  # its "kind" is the memory's kind
-            out.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
-            count += 1
-        return count
+        return backup.export_jsonl(self, out)
 
     def import_jsonl(self, lines: Iterable[str]) -> ImportReport:
         """Restore memories from ``export_jsonl`` output, in one transaction.
@@ -792,28 +777,9 @@ class Palace:
 
         Raises:
             PermissionDenied: a record belongs to another agent or channel.
-
-        Raises:
             ValidationError: naming the line number of the first bad record.
         """
-        memories = list(parse_export(lines, max_chars=self.settings.max_content_chars))
-        check_import(self.scope, memories)
-        texts = {m.id: embed_text(m.title, m.content) for m in memories}
-        vectors = self.semantic.vectors_for(list(texts.values())) if memories else None
-        hashes = (
-            {memory_id: text_hash(text) for memory_id, text in texts.items()}
-            if vectors is not None
-            else {}
-        )
-        graphs = {m.id: extract_graph([m.title, m.content], self.extractor) for m in memories}
-        return self.store.import_memories(
-            memories,
-            embed_hashes=hashes,
-            vectors=vectors,
-            mentions={key: found[0] for key, found in graphs.items()},
-            relations={key: found[1] for key, found in graphs.items()},
-            now=self._clock(),
-        )
+        return backup.import_jsonl(self, lines)
 
 
 # remember_many's record keys: remember's arguments, plus ``identity`` (what
