@@ -35,7 +35,7 @@ from mindpalace.store.base import Signal
 if TYPE_CHECKING:
     from mindpalace.palace import Palace
 
-__all__ = ["Signals", "TrainingPair", "TrainingReport"]
+__all__ = ["Signals", "TrainingPair", "TrainingReport", "training_examples"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -52,6 +52,7 @@ __all__ = [
     "MIN_JUDGED",
     "Example",
     "ScorerWeights",
+    "comparisons",
     "enough",
     "features_of",
     "hit_features",
