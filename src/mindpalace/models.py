@@ -292,6 +292,41 @@ class NewMemory:
     project: str | None = None
     completed: bool | None = None  # issues only: None for every other kind
 
+    def stored(self, memory_id: str, now: datetime) -> Memory:
+        """The memory this becomes when first written as ``memory_id`` at ``now``."""
+        return Memory(
+            id=memory_id,
+            content=self.content,
+            content_hash=self.content_hash,
+            agent_id=self.agent_id,
+            title=self.title,
+            context=self.context,
+            session=self.session,
+            type=self.type,
+            store=self.store,
+            category=self.category,
+            tags=self.tags,
+            source=self.source,
+            visibility=self.visibility,
+            group=self.group,
+            channel=self.channel,
+            created_at=self.created_at or now,
+            updated_at=now,
+            last_accessed_at=None,
+            valid_from=self.valid_from,
+            valid_to=self.valid_to,
+            superseded_by=None,
+            strength=self.strength,
+            confidence=self.confidence,
+            access_count=0,
+            archived=False,
+            constraint=self.constraint,
+            metadata=dict(self.metadata),
+            kind=self.kind,
+            project=self.project,
+            completed=self.completed,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Memory:

@@ -286,7 +286,7 @@ class SkillsSql(SqlCore):
             [*owner.params(), write.name],
         ).fetchone()
         if row is None:
-            memory = _memory_of(new, write.memory_id, now)
+            memory = new.stored(write.memory_id, now)
             self._insert(cur, memory, new.embed_hash)
             seq = self._exec(
                 cur, "SELECT seq FROM memories WHERE id = ?", (write.memory_id,)
@@ -443,38 +443,3 @@ class SkillsSql(SqlCore):
                 (watermark_key, watermark),
             )
         return changed
-
-
-def _memory_of(new: NewMemory, memory_id: str, now: datetime) -> Memory:
-    return Memory(
-        id=memory_id,
-        content=new.content,
-        content_hash=new.content_hash,
-        agent_id=new.agent_id,
-        title=new.title,
-        context=new.context,
-        session=new.session,
-        type=new.type,
-        store=new.store,
-        category=new.category,
-        tags=new.tags,
-        source=new.source,
-        visibility=new.visibility,
-        group=new.group,
-        channel=new.channel,
-        created_at=new.created_at or now,
-        updated_at=now,
-        last_accessed_at=None,
-        valid_from=new.valid_from,
-        valid_to=new.valid_to,
-        superseded_by=None,
-        strength=new.strength,
-        confidence=new.confidence,
-        access_count=0,
-        archived=False,
-        constraint=new.constraint,
-        metadata=dict(new.metadata),
-        kind=new.kind,
-        project=new.project,
-        completed=new.completed,
-    )

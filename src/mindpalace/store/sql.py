@@ -206,38 +206,7 @@ class SqlStore(GraphSql, RelationsSql, UpkeepSql, SkillsSql, SignalStore):
                 (_STRENGTH_BUMP, to_epoch(now), existing),
             )
             return existing, False
-        memory = Memory(
-            id=memory_id,
-            content=new.content,
-            content_hash=new.content_hash,
-            agent_id=new.agent_id,
-            title=new.title,
-            context=new.context,
-            session=new.session,
-            type=new.type,
-            store=new.store,
-            category=new.category,
-            tags=new.tags,
-            source=new.source,
-            visibility=new.visibility,
-            group=new.group,
-            channel=new.channel,
-            created_at=new.created_at or now,
-            updated_at=now,
-            last_accessed_at=None,
-            valid_from=new.valid_from,
-            valid_to=new.valid_to,
-            superseded_by=None,
-            strength=new.strength,
-            confidence=new.confidence,
-            access_count=0,
-            archived=False,
-            constraint=new.constraint,
-            metadata=dict(new.metadata),
-            kind=new.kind,
-            project=new.project,
-            completed=new.completed,
-        )
+        memory = new.stored(memory_id, now)
         seq = self._insert(cur, memory, new.embed_hash)
         known[_dedup_key(memory)] = memory_id
         entities = self._link_mentions(cur, memory, seq, new.mentions, now, lookup=lookup)
