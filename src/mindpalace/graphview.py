@@ -183,7 +183,7 @@ def _plan(
 def _duplicates(store: Store, dense: DenseIndex, agent: str) -> list[tuple[str, str, float]]:
     table = dense.table
     scope = Scope(agent_id=agent)
-    mask = dense.mask(scope, RecallFilters())
+    mask = dense.mask(scope, RecallFilters()) & dense.embedded
     mask &= table.agent == table.agent_names.index(agent) if agent in table.agent_names else False
     skip = {Category.CONVERSATION.value}
     mask &= ~np.isin(table.category, [i for i, n in enumerate(table.category_names) if n in skip])

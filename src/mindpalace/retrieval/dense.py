@@ -7,12 +7,15 @@ lost to a post-filter.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
+from dataclasses import replace
 
 import numpy as np
 import numpy.typing as npt
 
 from mindpalace.models import RecallFilters, Scope, Visibility
+from mindpalace.retrieval.keyword import KeywordIndex
+from mindpalace.retrieval.mentions import MentionIndex
 from mindpalace.store.base import VectorTable
 from mindpalace.store.fragments import to_epoch
 
@@ -42,8 +45,21 @@ class DenseIndex:
         generation: int,
         epoch: int = 0,
         row_of: dict[str, int] | None = None,
+        keyword: KeywordIndex | None = None,
+        mentions: MentionIndex | None = None,
     ) -> None:
+        #: which rows mention which entity (None: ask the store)
+        self.mentions = mentions
+        # The keyword index is built from the rows' texts, which are then
+        # dropped: the store keeps them, the index needs only its postings.
+        if keyword is None and table.texts is not None:
+            keyword = KeywordIndex(table.texts)
+        self.keyword = keyword if keyword is not None and len(keyword) == len(table) else None
+        table = replace(table, texts=None) if table.texts is not None else table
         self.table = table
+        self.embedded: Mask = (
+            table.embedded if table.embedded.shape[0] == len(table) else np.ones(len(table), bool)
+        )
         self.generation = generation
         self.epoch = epoch
         self.last_seq = int(table.seq[-1]) if len(table) else 0
@@ -74,43 +90,47 @@ class DenseIndex:
     def __len__(self) -> int:
         return len(self.table)
 
-    def extended(self, more: VectorTable, *, generation: int) -> DenseIndex:
-        """A new index with ``more`` (rows written since ``last_seq``) appended."""
+    def extended(
+        self,
+        more: VectorTable,
+        *,
+        generation: int,
+        mentions: Sequence[tuple[str, int]] | None = None,
+    ) -> DenseIndex:
+        """A new index with ``more`` (rows written since ``last_seq``) appended,
+        and the ``mentions`` (entity key, memory seq) of those rows."""
         row_of = dict(self._row_of)
         start = len(self.table)
         for offset, memory_id in enumerate(more.ids):
             row_of[str(memory_id)] = start + offset
+        keyword = None
+        if self.keyword is not None and more.texts is not None:
+            keyword = self.keyword.extended(more.texts)
+        elif len(more) == 0:
+            keyword = self.keyword
         return DenseIndex(
-            self.table.extend(more), generation=generation, epoch=self.epoch, row_of=row_of
+            self.table.extend(replace(more, texts=None)),
+            generation=generation,
+            epoch=self.epoch,
+            row_of=row_of,
+            keyword=keyword,
+            mentions=self._more_mentions(more, mentions),
         )
+
+    def _more_mentions(
+        self, more: VectorTable, pairs: Sequence[tuple[str, int]] | None
+    ) -> MentionIndex | None:
+        if self.mentions is None or pairs is None:
+            return None
+        seqs = np.concatenate((self.table.seq, more.seq)) if len(more) else self.table.seq
+        return MentionIndex.build(pairs, seqs, base=self.mentions)
 
     def mask(
         self, scope: Scope, filters: RecallFilters, allowed_ids: Collection[str] | None = None
     ) -> Mask:
         """Rows ``scope`` may see that match ``filters`` (and ``allowed_ids``)."""
         t = self.table
-        rows = len(t)
-        keep: Mask = np.ones(rows, dtype=bool)
-        if not scope.unscoped:
-            # The rule of store/fragments.py ``scope_clause``, over arrays.
-            shared = _member(t.visibility, t.visibility_names, {Visibility.SHARED.value})
-            if scope.groups:
-                shared |= _member(t.visibility, t.visibility_names, {Visibility.GROUP.value}) & (
-                    _member(t.group, t.group_names, set(scope.groups))
-                )
-            visible = shared | _member(t.agent, t.agent_names, {scope.agent_id})
-            blank = _member(t.channel, t.channel_names, {""})
-            own = (
-                _member(t.channel, t.channel_names, {scope.channel})
-                if scope.channel
-                else np.zeros(rows, dtype=bool)
-            )
-            if scope.peer and not scope.channel:
-                keep[:] = False  # fail closed, as the SQL does
-            elif scope.peer:
-                keep &= visible & (own | (blank & shared))
-            else:
-                keep &= visible & (own | blank)
+        keep = self.scope_mask(scope)
         for column, names, wanted in (
             (t.type, t.type_names, filters.types),
             (t.store, t.store_names, filters.stores),
@@ -135,6 +155,33 @@ class DenseIndex:
             keep &= t.created_at < (to_epoch(filters.created_before) or 0.0)
         if allowed_ids is not None:
             keep &= np.isin(t.ids, np.array(list(allowed_ids), dtype=object))
+        return keep
+
+    def scope_mask(self, scope: Scope) -> Mask:
+        """Rows ``scope`` may see (whatever filters say)."""
+        t = self.table
+        rows = len(t)
+        keep: Mask = np.ones(rows, dtype=bool)
+        if not scope.unscoped:
+            # The rule of store/fragments.py ``scope_clause``, over arrays.
+            shared = _member(t.visibility, t.visibility_names, {Visibility.SHARED.value})
+            if scope.groups:
+                shared |= _member(t.visibility, t.visibility_names, {Visibility.GROUP.value}) & (
+                    _member(t.group, t.group_names, set(scope.groups))
+                )
+            visible = shared | _member(t.agent, t.agent_names, {scope.agent_id})
+            blank = _member(t.channel, t.channel_names, {""})
+            own = (
+                _member(t.channel, t.channel_names, {scope.channel})
+                if scope.channel
+                else np.zeros(rows, dtype=bool)
+            )
+            if scope.peer and not scope.channel:
+                keep[:] = False  # fail closed, as the SQL does
+            elif scope.peer:
+                keep &= visible & (own | (blank & shared))
+            else:
+                keep &= visible & (own | blank)
         return keep
 
     def row_of(self, memory_id: str) -> int | None:

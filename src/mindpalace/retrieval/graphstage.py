@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 
 import numpy as np
+import numpy.typing as npt
 
 from mindpalace.graph.extract import extract_mentions
 from mindpalace.models import Association, Memory, RecallFilters, Scope
@@ -50,9 +51,21 @@ def expand(
     hops: int,
     max_degree: int,
     budget_ms: float,
+    visible: npt.NDArray[np.bool_] | None = None,
 ) -> Expansion:
     """Add ``weight`` x the propagated score of every memory reached from the
-    top ``seeds`` candidates (new candidates for memories not yet in the list)."""
+    top ``seeds`` candidates (new candidates for memories not yet in the list).
+
+    With ``visible`` (the rows of ``dense_index`` that scope and filters
+    admit) and a warm mention index, entity members are read from memory.
+    """
+
+    def members_of(norms: list[str]) -> dict[str, tuple[int, list[str]]]:
+        warm = dense_index.mentions if dense_index is not None else None
+        if warm is not None and visible is not None and dense_index is not None:
+            return warm.members(norms, visible, dense_index.table.ids, max_degree=max_degree)
+        return store.entity_members(norms, scope, filters, max_degree=max_degree)
+
     started = time.perf_counter()
     ordered = sorted(candidates, key=lambda c: (-c[0], c[1]))
     top = [(key, value) for value, key, _ in ordered[:seeds] if value > 0]
@@ -62,7 +75,7 @@ def expand(
     seed_entities = {key: [e.norm for e in found.get(key, [])] for key, _ in top}
     names = {e.norm: e.name for entities in found.values() for e in entities}
     norms = sorted({n for keys in seed_entities.values() for n in keys})
-    members = store.entity_members(norms, scope, filters, max_degree=max_degree)
+    members = members_of(norms)
     co: dict[str, list[tuple[str, float]]] = {}
     if hops >= 2 and (time.perf_counter() - started) * 1000 < budget_ms / 2:
         usable = [n for n in norms if 2 <= members.get(n, (0, []))[0] <= max_degree]
@@ -71,7 +84,7 @@ def expand(
         if far:
             members = {
                 **members,
-                **store.entity_members(far, scope, filters, max_degree=max_degree),
+                **members_of(far),
             }
     graph = GraphSlice(seed_entities=seed_entities, members=members, co=co, names=names)
     result = propagate(top, graph, hops=hops, max_degree=max_degree)

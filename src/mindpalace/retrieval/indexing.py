@@ -18,6 +18,7 @@ from mindpalace.embed.base import Embedder
 from mindpalace.errors import EmbeddingError, EmbeddingMismatch
 from mindpalace.models import EmbeddingConfig, Scope
 from mindpalace.retrieval.dense import DenseIndex
+from mindpalace.retrieval.mentions import MentionIndex
 from mindpalace.store.base import Store, VectorBatch
 
 __all__ = ["SemanticIndex", "embed_text", "text_hash", "vector_key"]
@@ -147,10 +148,13 @@ class SemanticIndex:
             generation, epoch = self.store.change_counters()
             index = self._dense
             if index is None or index.epoch != epoch or self._key != key:
-                index = DenseIndex(self.store.load_vectors(key), generation=generation, epoch=epoch)
+                table = self.store.load_vectors(key, texts=True)
+                mentions = MentionIndex.build(self.store.load_mentions(), table.seq)
+                index = DenseIndex(table, generation=generation, epoch=epoch, mentions=mentions)
             elif index.generation != generation:
-                more = self.store.load_vectors(key, after_seq=index.last_seq)
-                index = index.extended(more, generation=generation)
+                more = self.store.load_vectors(key, after_seq=index.last_seq, texts=True)
+                pairs = self.store.load_mentions(after_seq=index.last_seq)
+                index = index.extended(more, generation=generation, mentions=pairs)
             self._dense, self._key = index, key
             return index
 

@@ -24,6 +24,7 @@ from mindpalace.retrieval import stages, timestage
 from mindpalace.retrieval.dense import DenseIndex
 from mindpalace.retrieval.fusion import rrf
 from mindpalace.retrieval.graphstage import Expansion, constraints_for, expand, redundant
+from mindpalace.retrieval.keyword import top_rows
 from mindpalace.retrieval.sparse import query_terms, salient_terms
 from mindpalace.store.base import Store, TextMatch
 
@@ -129,7 +130,9 @@ def recall(
     when = timestage.read_query(query, now)
     terms = query_terms(query)
     pool = max(options.candidates, limit)
-    text_matches = store.search_text(terms, scope, filters, limit=pool)
+    warm = mode == "hybrid" and dense_index is not None and dense_index.keyword is not None
+    # With a warm keyword index the hybrid path scores keywords in memory.
+    text_matches = [] if warm else store.search_text(terms, scope, filters, limit=pool)
     clock.lap("sparse")
     if mode == "text":
         substring = store.search_substring(
@@ -151,6 +154,7 @@ def recall(
         hits = _hybrid(
             store,
             text_matches,
+            terms=terms if warm else None,
             query_vector=query_vector,
             dense_index=dense_index,
             scope=scope,
@@ -293,6 +297,7 @@ def _hybrid(
     store: Store,
     text_matches: list[TextMatch],
     *,
+    terms: list[str] | None,
     query_vector: npt.NDArray[np.float32],
     dense_index: DenseIndex,
     scope: Scope,
@@ -308,35 +313,33 @@ def _hybrid(
     narrow = filters.tags or filters.completed is not None
     allowed = store.ids_matching(scope, filters) if narrow else None
     mask = dense_index.mask(scope, filters, allowed)
+    bm25, loose, memories, sparse_rank = _keyword_rows(
+        text_matches,
+        terms,
+        dense_index,
+        scope=scope,
+        mask=mask,
+        pool=max(options.candidates, limit),
+    )
+    clock.lap("sparse")
     sims = dense_index.scores(query_vector)
+    # Rows without a vector (their embedding failed) take part by keywords only.
+    dense_mask = mask & dense_index.embedded
     clock.lap("dense")
-    rows = len(dense_index)
-
-    # Keyword scores on the dense rows; memories without a vector kept aside.
-    bm25 = np.zeros(rows, dtype=np.float64)
-    loose: dict[str, float] = {}
-    memories: dict[str, Memory] = {}
-    for match in text_matches:
-        memories[match.memory.id] = match.memory
-        row = dense_index.row_of(match.memory.id)
-        if row is not None and mask[row]:
-            bm25[row] = match.bm25
-        else:
-            loose[match.memory.id] = match.bm25
 
     if options.fusion == "rrf":
         fused_rows, fused_loose = _rrf_arrays(
-            bm25, loose, sims, mask, options, pool=max(options.candidates, limit)
+            bm25, loose, sims, dense_mask, options, pool=max(options.candidates, limit)
         )
     else:
         best_bm25 = max(float(bm25.max(initial=0.0)), max(loose.values(), default=0.0))
         scale = 1.0 / best_bm25 if best_bm25 > 0 else 0.0
-        dense_norm = stages.range_normalise(sims, mask)
+        dense_norm = stages.range_normalise(sims, dense_mask)
         fused_rows = options.sparse_weight * scale * bm25 + options.dense_weight * dense_norm
         fused_loose = {key: options.sparse_weight * scale * v for key, v in loose.items()}
     # Normalisation used every visible row; candidacy needs keyword evidence
     # or a cosine above the floor.
-    eligible = mask & ((bm25 > 0) | (sims >= options.dense_floor))
+    eligible = mask & ((bm25 > 0) | (dense_index.embedded & (sims >= options.dense_floor)))
     fused_rows = np.where(mask, fused_rows, -np.inf)
 
     support = _session_support(fused_rows, eligible, dense_index, limit=limit, options=options)
@@ -361,6 +364,7 @@ def _hybrid(
             hops=options.graph_hops,
             max_degree=options.graph_max_degree,
             budget_ms=options.graph_budget_ms,
+            visible=mask,
         )
         candidates = expansion.candidates
     clock.lap("graph")
@@ -381,11 +385,11 @@ def _hybrid(
     hits = _build_hits(
         candidates,
         memories=memories,
-        text_matches=text_matches,
+        sparse_rank=sparse_rank,
         bm25=bm25,
         loose=loose,
         sims=sims,
-        mask=mask,
+        mask=dense_mask,
         fused_rows=fused_rows,
         support=support,
         expansion=expansion,
@@ -400,11 +404,47 @@ def _hybrid(
     return hits
 
 
+def _keyword_rows(
+    text_matches: list[TextMatch],
+    terms: list[str] | None,
+    dense_index: DenseIndex,
+    *,
+    scope: Scope,
+    mask: npt.NDArray[np.bool_],
+    pool: int,
+) -> tuple[npt.NDArray[np.float64], dict[str, float], dict[str, Memory], dict[str, int]]:
+    """Keyword scores over the index's rows: from its warm keyword index
+    when ``terms`` are given, else from the store's ``text_matches``
+    (memories the index lacks kept aside as ``loose``). Also the memories
+    already read and each found memory's keyword rank (1 is the best)."""
+    bm25 = np.zeros(len(dense_index), dtype=np.float64)
+    loose: dict[str, float] = {}
+    memories: dict[str, Memory] = {}
+    sparse_rank: dict[str, int] = {}
+    if terms is not None and dense_index.keyword is not None:
+        scored = dense_index.keyword.scores(terms, dense_index.scope_mask(scope))
+        table = dense_index.table
+        best = top_rows(scored, mask, created_at=table.created_at, ids=table.ids, limit=pool)
+        for rank, best_row in enumerate(best, start=1):
+            bm25[best_row] = scored[best_row]
+            sparse_rank[str(table.ids[best_row])] = rank
+        return bm25, loose, memories, sparse_rank
+    for rank, match in enumerate(text_matches, start=1):
+        memories[match.memory.id] = match.memory
+        sparse_rank[match.memory.id] = rank
+        row = dense_index.row_of(match.memory.id)
+        if row is not None and mask[row]:
+            bm25[row] = match.bm25
+        else:
+            loose[match.memory.id] = match.bm25
+    return bm25, loose, memories, sparse_rank
+
+
 def _build_hits(
     candidates: list[tuple[float, str, int | None]],
     *,
     memories: Mapping[str, Memory],
-    text_matches: list[TextMatch],
+    sparse_rank: Mapping[str, int],
     bm25: npt.NDArray[np.float64],
     loose: Mapping[str, float],
     sims: npt.NDArray[np.float32],
@@ -425,7 +465,6 @@ def _build_hits(
     # agent's memories included, so raw values would leak their counts.
     best = max(float(bm25.max(initial=0.0)), max(loose.values(), default=0.0))
     dense_rank = stages.ranks_of(sims, mask)
-    sparse_rank = {m.memory.id: i for i, m in enumerate(text_matches, start=1)}
     # Priors need the memory: re-rank the hydrated head of the list.
     ranked = [
         (value * stages.prior(memories[key], now, options.prior_weights), value, key, row)
@@ -440,7 +479,8 @@ def _build_hits(
         if len(hits) >= limit:
             break
         memory = memories[key]
-        cosine = float(sims[row]) if row is not None else -1.0
+        embedded = row is not None and bool(dense_index.embedded[row])
+        cosine = float(sims[row]) if row is not None and embedded else -1.0
         by_graph_only = (
             key in reached
             and key not in sparse_rank
@@ -472,11 +512,12 @@ def _build_hits(
         if key in reached:
             scores["graph"] = reached[key].score
         if row is not None:
+            scores["fused"] = float(fused_rows[row])
+            scores["session_support"] = support.get(row, 0.0)
+        if row is not None and embedded:
             chosen_rows.append(row)
             ranks["dense"] = int(dense_rank(row))
             scores["dense"] = cosine
-            scores["fused"] = float(fused_rows[row])
-            scores["session_support"] = support.get(row, 0.0)
         hits.append(
             Hit(
                 memory=memory,

@@ -302,7 +302,8 @@ class Skills:
         vector = palace.semantic.query_vector(query)
         index = palace.semantic.dense() if vector is not None else None
         if vector is not None and index is not None and len(index):
-            sims = np.where(index.mask(palace.scope, filters), index.scores(vector), -np.inf)
+            visible = index.mask(palace.scope, filters) & index.embedded
+            sims = np.where(visible, index.scores(vector), -np.inf)
             for row in np.argsort(-sims, kind="stable")[:pool]:
                 key = str(index.table.ids[row])
                 if np.isfinite(sims[row]) and key in catalogue:

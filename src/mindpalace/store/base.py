@@ -98,6 +98,10 @@ class VectorTable:
     kind_names: tuple[str, ...]
     project: npt.NDArray[np.int32]  # code into project_names; "" is no project
     project_names: tuple[str, ...]
+    #: rows that have a vector of the model (the others' ``matrix`` rows are 0)
+    embedded: npt.NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    #: (title, content, context, tags) per row, when loaded for the keyword index
+    texts: tuple[tuple[str | None, str, str | None, str], ...] | None = None
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])
@@ -125,12 +129,18 @@ class VectorTable:
             return remap[raw] if len(rows) else raw, tuple(names)
 
         count = len(rows)
-        if count:
-            dims = len(rows[0][11]) // 4
+        embedded = np.fromiter((r[11] is not None for r in rows), dtype=bool, count=count)
+        dims = next((len(r[11]) // 4 for r in rows if r[11] is not None), dimensions)
+        if count and embedded.all():
             matrix = np.frombuffer(b"".join(r[11] for r in rows), dtype=np.float32)
             matrix = matrix.reshape(count, dims)
         else:
-            matrix = np.zeros((0, dimensions), dtype=np.float32)
+            matrix = np.zeros((count, dims), dtype=np.float32)
+            for i in np.flatnonzero(embedded).tolist():
+                matrix[i] = np.frombuffer(rows[i][11], dtype=np.float32)
+        texts = None
+        if count and len(rows[0]) > 17:
+            texts = tuple((r[17], r[18], r[19], r[20]) for r in rows)
         agent, agent_names = factor(1)
         visibility, visibility_names = factor(2)
         group, group_names = factor(3)
@@ -171,6 +181,8 @@ class VectorTable:
             kind_names=kind_names,
             project=project,
             project_names=project_names,
+            embedded=embedded,
+            texts=texts,
         )
 
     def extend(self, more: VectorTable) -> VectorTable:
@@ -192,7 +204,7 @@ class VectorTable:
             codes = remap[getattr(more, column)] if remap.size else getattr(more, column)
             merged[column] = np.concatenate((getattr(self, column), codes)).astype(np.int32)
             merged[f"{column}_names"] = tuple(names)
-        for column in ("ids", "matrix", "archived", "superseded", "created_at", "seq"):
+        for column in ("ids", "matrix", "archived", "superseded", "created_at", "seq", "embedded"):
             merged[column] = np.concatenate((getattr(self, column), getattr(more, column)))
         return VectorTable(**merged)
 
@@ -329,9 +341,11 @@ class Store(Protocol):
         """(generation, epoch): the epoch changes only when existing rows change."""
         ...
 
-    def load_vectors(self, model: str, *, after_seq: int = 0) -> VectorTable:
-        """Vectors for ``model`` of memories written after ``after_seq``, in write
-        order, with their scope and filter columns."""
+    def load_vectors(self, model: str, *, after_seq: int = 0, texts: bool = False) -> VectorTable:
+        """Every memory written after ``after_seq``, in write order, with its
+        vector for ``model`` (a zero row and ``embedded`` false when it has
+        none), its scope and filter columns and, with ``texts``, its indexed
+        text."""
         ...
 
     def get_many(self, memory_ids: Sequence[str], scope: Scope) -> dict[str, Memory]:
@@ -436,6 +450,11 @@ class Store(Protocol):
         self, norms: Sequence[str], scope: Scope, *, per_entity: int = 10
     ) -> dict[str, list[tuple[str, float]]]:
         """The strongest visible co-occurrence neighbours of each entity key."""
+        ...
+
+    def load_mentions(self, *, after_seq: int = 0) -> list[tuple[str, int]]:
+        """(entity key, memory seq) of every mention of memories written after
+        ``after_seq``, unscoped: for a warm index that applies scope itself."""
         ...
 
     def fact_candidates(

@@ -431,6 +431,18 @@ class GraphSql(SqlCore):
                     out[norm] = (len(ids), sorted(ids))
         return out
 
+    def load_mentions(self, *, after_seq: int = 0) -> list[tuple[str, int]]:
+        """(entity key, memory seq) of every mention of memories written after
+        ``after_seq``, unscoped: the warm mention index applies scope itself."""
+        with self._read() as cur:
+            rows = self._exec(
+                cur,
+                "SELECT DISTINCT e.norm, x.memory_seq FROM mentions x"
+                " JOIN entities e ON e.seq = x.entity_seq WHERE x.memory_seq > ?",
+                (after_seq,),
+            ).fetchall()
+        return [(str(norm), int(seq)) for norm, seq in rows]
+
     def co_occurring(
         self, norms: Sequence[str], scope: Scope, *, per_entity: int = 10
     ) -> dict[str, list[tuple[str, float]]]:

@@ -367,17 +367,20 @@ class SqlStore(GraphSql, RelationsSql, UpkeepSql, SkillsSql, SignalStore):
             )
         return int(rows.get("generation", 0)), int(rows.get("epoch", 0))
 
-    def load_vectors(self, model: str, *, after_seq: int = 0) -> VectorTable:
-        """The vectors for ``model`` of memories written after ``after_seq``,
-        in write order, with the columns scope and filters need."""
+    def load_vectors(self, model: str, *, after_seq: int = 0, texts: bool = False) -> VectorTable:
+        """Every memory written after ``after_seq``, in write order, with its
+        vector for ``model`` (NULL when it has none), the columns scope and
+        filters need and, with ``texts``, the text the keyword index reads."""
+        text_columns = ", m.title, m.content, m.context, m.tags" if texts else ""
         with self._read() as cur:
             rows = self._exec(
                 cur,
                 "SELECT m.id, m.agent_id, m.visibility, m.group_name, m.channel, m.archived,"
                 " m.superseded_by IS NOT NULL, m.type, m.store, m.category, m.created_at,"
                 " e.vector, COALESCE(m.session_id, ''), m.source, m.seq, m.kind, m.project"
+                f"{text_columns}"
                 " FROM memories m"
-                " JOIN embeddings e ON e.model = ? AND e.text_hash = m.embed_hash"
+                " LEFT JOIN embeddings e ON e.model = ? AND e.text_hash = m.embed_hash"
                 " WHERE m.seq > ? ORDER BY m.seq",
                 (model, after_seq),
             ).fetchall()
@@ -392,10 +395,14 @@ class SqlStore(GraphSql, RelationsSql, UpkeepSql, SkillsSql, SignalStore):
         with self._read() as cur:
             for i in range(0, len(memory_ids), 500):
                 chunk = list(memory_ids[i : i + 500])
+                # The wanted ids drive the join (CROSS JOIN fixes SQLite's
+                # order): without it SQLite may walk every row the scope
+                # admits through its indexes, 50x slower at 10k memories.
+                wanted = ", ".join("(?)" for _ in chunk)
                 rows = self._exec(
                     cur,
-                    f"SELECT {SELECT_MEMORY} FROM memories m"
-                    f" WHERE {in_list('m.id', chunk)} AND {s_sql}",
+                    f"SELECT {SELECT_MEMORY} FROM (VALUES {wanted}) AS w"
+                    f" CROSS JOIN memories m WHERE m.id = w.column1 AND {s_sql}",
                     [*chunk, *s_params],
                 ).fetchall()
                 for row in rows:

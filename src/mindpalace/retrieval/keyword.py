@@ -1,0 +1,224 @@
+"""A warm, in-memory keyword index: BM25 over postings held in numpy arrays.
+
+Scores are FTS5's ``bm25()`` as SQLite computes it (fts5_aux.c; Robertson &
+Zaragoza, "The Probabilistic Relevance Framework: BM25 and Beyond", 2009)
+over the same text the SQLite backend indexes (title, content, context and
+tags, weighted 1.5 / 1.0 / 0.5 / 1.0), cut into the same terms
+(``words.py``)::
+
+    score(d) = sum over query phrases p of
+               idf(p) * f(p, d) * (k1 + 1) / (f(p, d) + k1 * (1 - b + b * |d| / avgdl))
+
+with ``f(p, d)`` the column-weighted count of ``p`` in ``d``, ``|d|`` its
+length in tokens over every column, ``avgdl`` the mean length over the whole
+index, k1 = 1.2, b = 0.75, and ``idf(p) = ln((N - n + 0.5) / (n + 0.5))``
+floored at 1e-6. As in ``store/scoped_text.py``, N and n count only the rows
+the caller's scope may see, so other agents' memories never move a score;
+what stays global is ``avgdl``, one aggregate number.
+
+Against FTS5 on disk, this index answers in a few milliseconds at 100k
+memories where FTS5 spends most of a recall computing ``bm25()`` for every
+row that shares a common word with the query. It is the same on every
+backend, so PostgreSQL ranks exactly as SQLite does.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from mindpalace.retrieval import words
+
+__all__ = ["COLUMN_WEIGHTS", "KeywordIndex", "fts5_idf"]
+
+#: title, content, context, tags (the SQLite backend's ``bm25()`` weights)
+COLUMN_WEIGHTS = (1.5, 1.0, 0.5, 1.0)
+K1 = 1.2
+B = 0.75
+
+Rows = npt.NDArray[np.int32]
+Floats = npt.NDArray[np.float64]
+Mask = npt.NDArray[np.bool_]
+
+
+def fts5_idf(total: int, hits: int) -> float:
+    """FTS5's idf: ln((N - n + 0.5) / (n + 0.5)), floored at 1e-6."""
+    idf = math.log(max(total - hits + 0.5, 1e-9) / (hits + 0.5)) if total else 0.0
+    return idf if idf > 0 else 1e-6
+
+
+class _Segment:
+    """Postings of a run of rows, grouped by term: term ``t``'s rows are
+    ``rows[start[t]:start[t + 1]]`` (ascending), with weighted counts ``tf``."""
+
+    __slots__ = ("rows", "start", "tf")
+
+    def __init__(self, terms: npt.NDArray[np.int64], rows: Rows, tf: Floats, vocab: int) -> None:
+        order = np.argsort(terms, kind="stable")
+        self.rows: Rows = rows[order]
+        self.tf: Floats = tf[order]
+        counts = np.bincount(terms, minlength=vocab) if terms.size else np.zeros(vocab, np.int64)
+        self.start = np.zeros(vocab + 1, dtype=np.int64)
+        np.cumsum(counts, out=self.start[1:])
+
+    def __len__(self) -> int:
+        return int(self.rows.shape[0])
+
+    def postings(self, term: int) -> tuple[Rows, Floats]:
+        if term + 1 >= self.start.shape[0]:
+            return self.rows[:0], self.tf[:0]
+        lo, hi = int(self.start[term]), int(self.start[term + 1])
+        return self.rows[lo:hi], self.tf[lo:hi]
+
+
+class KeywordIndex:
+    """BM25 over rows ``0..n-1`` (the dense index's rows, in write order).
+
+    Built from each row's (title, content, context, tags); rows written later
+    are added with ``extended``, which keeps the built postings and adds a
+    segment (segments merge once they outgrow a fifth of the index).
+    """
+
+    def __init__(
+        self,
+        texts: Sequence[Sequence[str | None]],
+        *,
+        vocab: dict[str, int] | None = None,
+        segments: tuple[_Segment, ...] = (),
+        lengths: Floats | None = None,
+    ) -> None:
+        self._vocab: dict[str, int] = dict(vocab) if vocab is not None else {}
+        first = 0 if lengths is None else int(lengths.shape[0])
+        terms, rows, tf, new_lengths = self._postings(texts, first)
+        self.lengths: Floats = (
+            new_lengths if lengths is None else np.concatenate((lengths, new_lengths))
+        )
+        segment = _Segment(terms, rows, tf, len(self._vocab))
+        parts = [*segments, segment] if len(segment) else list(segments)
+        # One built segment and one tail of later rows: the tail is merged
+        # into itself on every extension (it is small) and into the built
+        # segment once it outgrows a fifth of it.
+        if len(parts) > 2:
+            parts = [parts[0], self._merge(parts[1:])]
+        if len(parts) == 2 and len(parts[1]) * 5 > len(parts[0]):
+            parts = [self._merge(parts)]
+        self._segments: tuple[_Segment, ...] = tuple(parts)
+        total = float(self.lengths.sum())
+        count = int(self.lengths.shape[0])
+        avgdl = total / count if count and total > 0 else 1.0
+        self._norm: Floats = K1 * (1.0 - B + B * self.lengths / avgdl)
+
+    def __len__(self) -> int:
+        return int(self.lengths.shape[0])
+
+    def _postings(
+        self, texts: Sequence[Sequence[str | None]], first: int
+    ) -> tuple[npt.NDArray[np.int64], Rows, Floats, Floats]:
+        vocab = self._vocab
+        term_ids: list[int] = []
+        row_ids: list[int] = []
+        weights: list[float] = []
+        lengths = np.zeros(len(texts), dtype=np.float64)
+        for offset, columns in enumerate(texts):
+            counts: dict[str, float] = {}
+            size = 0
+            for text, weight in zip(columns, COLUMN_WEIGHTS, strict=True):
+                if not text:
+                    continue
+                found = words.terms(text)
+                size += len(found)
+                for term, times in Counter(found).items():
+                    counts[term] = counts.get(term, 0.0) + weight * times
+            lengths[offset] = size
+            row = first + offset
+            for term, value in counts.items():
+                term_ids.append(vocab.setdefault(term, len(vocab)))
+                row_ids.append(row)
+                weights.append(value)
+        return (
+            np.array(term_ids, dtype=np.int64),
+            np.array(row_ids, dtype=np.int32),
+            np.array(weights, dtype=np.float64),
+            lengths,
+        )
+
+    def _merge(self, parts: Sequence[_Segment]) -> _Segment:
+        vocab = len(self._vocab)
+        terms = []
+        for part in parts:
+            counts = np.diff(part.start)
+            terms.append(np.repeat(np.arange(counts.shape[0], dtype=np.int64), counts))
+        # Stable by term: rows stay ascending, as every later part's rows
+        # come after the earlier parts' ones.
+        return _Segment(
+            np.concatenate(terms),
+            np.concatenate([p.rows for p in parts]),
+            np.concatenate([p.tf for p in parts]),
+            vocab,
+        )
+
+    def extended(self, texts: Sequence[Sequence[str | None]]) -> KeywordIndex:
+        """A new index with rows for ``texts`` after this one's."""
+        if not texts:
+            return self
+        return KeywordIndex(texts, vocab=self._vocab, segments=self._segments, lengths=self.lengths)
+
+    def postings(self, phrase: str) -> tuple[Rows, Floats]:
+        """Rows holding the (already cut and stemmed) term, and its weighted counts."""
+        term = self._vocab.get(phrase)
+        if term is None:
+            return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float64)
+        found = [segment.postings(term) for segment in self._segments]
+        if len(found) == 1:
+            return found[0]
+        return np.concatenate([r for r, _ in found]), np.concatenate([t for _, t in found])
+
+    def scores(self, query_words: Sequence[str], visible: Mask) -> Floats:
+        """BM25 of every row for ``query_words`` (each an FTS5 phrase of one
+        word), idf counted over the ``visible`` rows. Rows outside
+        ``visible`` are scored too: mask them before use."""
+        rows_total = len(self)
+        out = np.zeros(rows_total, dtype=np.float64)
+        seen = int(np.count_nonzero(visible))
+        whole = seen == rows_total
+        for word in query_words:
+            # A word FTS5 would cut in several tokens is a phrase there;
+            # here each token counts on its own (rare: "a·b", scripts
+            # unicode61 splits).
+            for term in words.terms(word):
+                rows, tf = self.postings(term)
+                if rows.shape[0] == 0:
+                    continue
+                if whole:
+                    idf = fts5_idf(rows_total, int(rows.shape[0]))
+                else:
+                    hits = int(np.count_nonzero(visible[rows]))
+                    if not hits:
+                        continue
+                    idf = fts5_idf(max(seen, hits), hits)
+                out[rows] += idf * tf * (K1 + 1.0) / (tf + self._norm[rows])
+        return out
+
+
+def top_rows(
+    scores: Floats,
+    candidates: Mask,
+    *,
+    created_at: npt.NDArray[np.float64],
+    ids: npt.NDArray[np.object_],
+    limit: int,
+) -> list[int]:
+    """The ``limit`` best rows with a positive score among ``candidates``:
+    best first, then newest, then highest id (the SQL backends' order)."""
+    chosen = np.flatnonzero(candidates & (scores > 0))
+    if chosen.shape[0] > limit:
+        values = scores[chosen]
+        kth = np.partition(values, values.shape[0] - limit)[values.shape[0] - limit]
+        chosen = chosen[values >= kth]  # ties at the edge kept, cut below
+    ordered = sorted(chosen.tolist(), key=lambda r: str(ids[r]), reverse=True)
+    ordered.sort(key=lambda r: (-scores[r], -created_at[r]))
+    return ordered[:limit]

@@ -1,0 +1,75 @@
+"""A warm index of which memories mention which entity, for the graph stage.
+
+The store's ``entity_members`` answers the same question in SQL, one query
+per entity; recall asks it for every entity of its seeds and of their
+neighbours, which cost most of the graph stage at 10k memories. Here each
+entity key maps to the index rows of the memories that mention it, and the
+caller's scope-and-filter mask (``DenseIndex.mask``) decides what counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["MentionIndex"]
+
+Rows = npt.NDArray[np.int64]
+
+
+class MentionIndex:
+    """Entity key -> rows of the memories mentioning it (ascending)."""
+
+    def __init__(self, rows: dict[str, Rows] | None = None) -> None:
+        self._rows: dict[str, Rows] = rows if rows is not None else {}
+
+    @classmethod
+    def build(
+        cls,
+        pairs: Sequence[tuple[str, int]],
+        seqs: npt.NDArray[np.int64],
+        *,
+        base: MentionIndex | None = None,
+    ) -> MentionIndex:
+        """From (entity key, memory seq) pairs; ``seqs`` are the index rows'
+        seqs (ascending). Mentions of memories the rows do not hold yet are
+        left out: they come with those rows."""
+        found: dict[str, list[int]] = {}
+        if len(seqs):
+            for norm, seq in pairs:
+                row = int(np.searchsorted(seqs, seq))
+                if row < len(seqs) and int(seqs[row]) == seq:
+                    found.setdefault(norm, []).append(row)
+        merged = dict(base._rows) if base is not None else {}
+        for norm, more in found.items():
+            new = np.unique(np.array(more, dtype=np.int64))
+            old = merged.get(norm)
+            merged[norm] = new if old is None else np.union1d(old, new)
+        return cls(merged)
+
+    def members(
+        self,
+        norms: Sequence[str],
+        visible: npt.NDArray[np.bool_],
+        ids: npt.NDArray[np.object_],
+        *,
+        max_degree: int,
+    ) -> dict[str, tuple[int, list[str]]]:
+        """``Store.entity_members`` over the ``visible`` rows: per entity key,
+        how many visible memories mention it and, up to ``max_degree``,
+        their ids (a hub's degree is ``max_degree + 1`` and its list empty)."""
+        out: dict[str, tuple[int, list[str]]] = {}
+        for norm in dict.fromkeys(norms):
+            rows = self._rows.get(norm)
+            if rows is None:
+                continue
+            seen = rows[visible[rows]]
+            if not seen.shape[0]:
+                continue
+            if seen.shape[0] > max_degree:
+                out[norm] = (max_degree + 1, [])
+            else:
+                out[norm] = (int(seen.shape[0]), sorted(str(ids[r]) for r in seen.tolist()))
+        return out

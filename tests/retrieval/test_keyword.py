@@ -1,0 +1,135 @@
+"""The warm keyword index scores as SQLite's FTS5 ``bm25()`` does (checked
+against FTS5 itself), keeps scores equal when rows arrive later, counts idf
+over what the caller sees, and orders ties as the SQL does."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+
+import numpy as np
+import pytest
+
+from mindpalace.retrieval.keyword import COLUMN_WEIGHTS, KeywordIndex, fts5_idf, top_rows
+
+VOCAB = (
+    "billing billed bills invoice invoices deploy deploying deployed postgres kafka "
+    "rollback rollbacks audit audits freeze frozen migration migrations migrate team "
+    "review reviews reviewed ana ben carla falcon project service services queue"
+).split()
+
+
+def _corpus(count: int, seed: int = 7) -> list[tuple[str | None, str, str | None, str]]:
+    rng = random.Random(seed)
+
+    def words(low: int, high: int) -> str:
+        return " ".join(rng.choice(VOCAB) for _ in range(rng.randint(low, high)))
+
+    rows = []
+    for _ in range(count):
+        title = words(1, 4) if rng.random() < 0.3 else None
+        context = words(3, 12) if rng.random() < 0.5 else None
+        tags = '["' + rng.choice(VOCAB) + '"]' if rng.random() < 0.4 else "[]"
+        rows.append((title, words(3, 40), context, tags))
+    return rows
+
+
+def _fts5(rows: list[tuple[str | None, str, str | None, str]]) -> sqlite3.Connection:
+    db = sqlite3.connect(":memory:")
+    db.execute(
+        "CREATE VIRTUAL TABLE t USING fts5(title, content, context, tags,"
+        " tokenize = 'porter unicode61 remove_diacritics 2')"
+    )
+    db.executemany(
+        "INSERT INTO t (rowid, title, content, context, tags) VALUES (?, ?, ?, ?, ?)",
+        [(i + 1, *r) for i, r in enumerate(rows)],
+    )
+    return db
+
+
+def _reference(db: sqlite3.Connection, words: list[str], rows: int) -> np.ndarray:
+    weights = ", ".join(str(w) for w in COLUMN_WEIGHTS)
+    match = " OR ".join(f'"{w}"' for w in words)
+    out = np.zeros(rows)
+    for rowid, score in db.execute(
+        f"SELECT rowid, -bm25(t, {weights}) FROM t WHERE t MATCH ?", (match,)
+    ):
+        out[rowid - 1] = score
+    return out
+
+
+QUERIES = [
+    ["billing"],
+    ["deploying", "rollback"],
+    ["invoices", "audit", "falcon"],
+    ["migrations", "migrate"],  # two phrases, one stem: counted twice, as FTS5 does
+    ["nothing"],
+    ["queue", "service", "team", "review", "frozen"],
+]
+
+
+@pytest.mark.parametrize("words", QUERIES)
+def test_scores_equal_fts5_bm25(words: list[str]) -> None:
+    rows = _corpus(300)
+    index = KeywordIndex(rows)
+    expected = _reference(_fts5(rows), words, len(rows))
+    got = index.scores(words, np.ones(len(rows), dtype=bool))
+    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
+    assert ((got > 0) == (expected > 0)).all()
+
+
+@pytest.mark.parametrize("chunks", [[300], [1, 299], [150, 150], [200, 40, 30, 20, 10]])
+def test_rows_added_later_score_as_a_fresh_build(chunks: list[int]) -> None:
+    rows = _corpus(300)
+    index = KeywordIndex(rows[: chunks[0]])
+    start = chunks[0]
+    for size in chunks[1:]:
+        index = index.extended(rows[start : start + size])
+        start += size
+    fresh = KeywordIndex(rows)
+    visible = np.ones(len(rows), dtype=bool)
+    for words in QUERIES:
+        np.testing.assert_allclose(
+            index.scores(words, visible), fresh.scores(words, visible), rtol=1e-12
+        )
+
+
+def test_idf_counts_only_visible_rows() -> None:
+    rows = _corpus(300)
+    db = _fts5(rows)
+    index = KeywordIndex(rows)
+    visible = np.zeros(len(rows), dtype=bool)
+    visible[::3] = True
+    words = ["billing", "kafka", "freeze"]
+    got = index.scores(words, visible)
+    # What ScopedTextSearch computes: each term's FTS5 score re-weighted by
+    # idf over the visible rows / idf over the index (avgdl stays global).
+    expected = np.zeros(len(rows))
+    for word in words:
+        alone = _reference(db, [word], len(rows))
+        hits_all = int((alone > 0).sum())
+        hits_seen = int(((alone > 0) & visible).sum())
+        weight = fts5_idf(int(visible.sum()), hits_seen) / fts5_idf(len(rows), hits_all)
+        expected += alone * weight
+    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
+    # A word seen only outside the scope adds nothing to anyone.
+    hidden = KeywordIndex([(None, "secret word", None, "[]"), (None, "plain", None, "[]")])
+    scores = hidden.scores(["secret"], np.array([False, True]))
+    assert scores.tolist() == [0.0, 0.0]
+
+
+def test_top_rows_order_best_then_newest_then_highest_id() -> None:
+    scores = np.array([2.0, 3.0, 2.0, 0.0, 2.0, 1.0])
+    created = np.array([10.0, 5.0, 30.0, 40.0, 30.0, 50.0])
+    ids = np.array(["a", "b", "c", "d", "e", "f"], dtype=object)
+    candidates = np.array([True, True, True, True, True, False])
+    assert top_rows(scores, candidates, created_at=created, ids=ids, limit=10) == [1, 4, 2, 0]
+    assert top_rows(scores, candidates, created_at=created, ids=ids, limit=2) == [1, 4]
+
+
+def test_empty_index() -> None:
+    index = KeywordIndex([])
+    assert len(index) == 0
+    assert index.scores(["anything"], np.zeros(0, dtype=bool)).shape == (0,)
+    more = index.extended([(None, "first memory", None, "[]")])
+    assert more.scores(["first"], np.ones(1, dtype=bool))[0] > 0
