@@ -57,6 +57,50 @@ def test_events_in_queries(query: str, relation: str, text: str, terms: tuple[st
     assert [(e.relation, e.text, e.terms) for e in events] == [(relation, text, terms)]
 
 
+def test_two_events_in_one_query() -> None:
+    events = find_events("What happened after the race and before the party?")
+    assert [(e.relation, e.text) for e in events] == [
+        ("after", "the race"),
+        ("before", "the party"),
+    ]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    pieces=st.lists(
+        st.sampled_from(
+            [
+                "before",
+                "after",
+                "since",
+                "until",
+                "the",
+                "week",
+                "two days",
+                "trip",
+                "Caroline",
+                "moved",
+                "in May 2023",
+                "that",
+                "and",
+                ",",
+                "?",
+                "her birthday party",
+            ]
+        ),
+        max_size=10,
+    ),
+    noise=st.text(max_size=30),
+)
+def test_any_query_gives_well_formed_events(pieces: list[str], noise: str) -> None:
+    query = " ".join(pieces) + noise
+    for event in find_events(query, find_times(query, _day(2023, 12, 1), prefer="past")):
+        assert event.op in ("before", "after", "since", "until")
+        assert event.terms and event.text
+        assert set(event.required) <= set(event.terms)
+        assert event.offset is None or event.op in ("before", "after")
+
+
 def test_event_names_and_subject() -> None:
     [event] = find_events("Which city was John in before traveling to Chicago?")
     assert event.required == ("chicago",)  # a name pins the event down

@@ -54,7 +54,8 @@ SEARCH_LIMIT = 30  # keyword matches an event is looked for among
 MAX_WORDS = 6  # words of an event phrase
 
 _OP = re.compile(
-    r"\b(?P<op>before|after|since|until|till|prior\s+to)\s+(?P<rest>[^?!.;:,()\[\]\"\n]+)",
+    # The rest is a lookahead: "after the race and before the party" has two.
+    r"\b(?P<op>before|after|since|until|till|prior\s+to)\s+(?=(?P<rest>[^?!.;:,()\[\]\"\n]+))",
     re.IGNORECASE,
 )
 # A clause ends an event phrase: "after the trip when she ..." is "the trip".
