@@ -29,7 +29,6 @@ score.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -143,6 +142,8 @@ def find_events(query: str, dates: Sequence[TimeMention] = ()) -> list[EventPhra
     expressions ``temporal.find_times`` found in it (an operator of one of
     them, "before June 2023", is not an event's)."""
     events = []
+    salient = salient_terms(query)
+    dated = " ".join(m.text.lower() for m in dates)
     for match in _OP.finditer(query):
         start = match.start("op")
         if any(m.start <= start < m.end for m in dates):
@@ -166,8 +167,6 @@ def find_events(query: str, dates: Sequence[TimeMention] = ()) -> list[EventPhra
         if op == "since" and _HOW_LONG.search(query[:start]):
             continue
         offset = offset_ending(query[:start]) if op in ("before", "after") else None
-        salient = salient_terms(query)
-        dated = " ".join(m.text.lower() for m in dates)
         names = tuple(n for n in salient if n not in terms and n not in dated)
         required = tuple(t for t in terms if t in salient)
         events.append(EventPhrase(text, op, offset, terms, required, names))
@@ -210,8 +209,8 @@ def find_anchor(store: Store, event: EventPhrase, *, scope: Scope) -> Anchor | N
     window it gives; None when no visible memory mentions the event."""
     matches = store.search_text(list(event.terms), scope, RecallFilters(), limit=SEARCH_LIMIT)
     best: tuple[tuple[int, int, float], Memory, list[int]] | None = None
-    share = 1 / 2 if event.required else 2 / 3
-    needed = math.ceil(len(event.terms) * share)
+    count = len(event.terms)
+    needed = (count + 1) // 2 if event.required else (2 * count + 2) // 3  # rounded up
     for match in matches:
         places, found = _covered(match.memory, event.terms)
         if len(found) < needed or not found.issuperset(event.required):
