@@ -74,7 +74,21 @@ TABLE: list[tuple[str, Interval, str]] = [
     ("after 2022", Interval(_day(2023, 1, 1), None), "after 2022"),
     ("since last week", Interval(_day(2023, 5, 1), None), "since week of 1 May 2023"),
     ("until Friday", Interval(None, _day(2023, 5, 6)), "until 5 May 2023"),
-]
+    # spans next to a date
+    ("the week before 3 May 2023", _days((2023, 4, 26), (2023, 5, 2)),
+     "26 April 2023 to 2 May 2023"),
+    ("two weeks before 11 May 2023", _days((2023, 4, 24), (2023, 4, 30)),
+     "24 April 2023 to 30 April 2023"),
+    ("on the Sunday before 25 October 2022", _days((2022, 10, 23), (2022, 10, 23)),
+     "23 October 2022"),
+    ("the Saturday after October 28, 2023", _days((2023, 11, 4), (2023, 11, 4)),
+     "4 November 2023"),
+    ("the weekend before 4th October, 2023", _days((2023, 9, 30), (2023, 10, 1)),
+     "30 September 2023 to 1 October 2023"),
+    ("the day after 5 May", _days((2023, 5, 6), (2023, 5, 6)), "6 May 2023"),
+    ("the month after June 2023", _days((2023, 7, 1), (2023, 7, 31)),
+     "1 July 2023 to 31 July 2023"),
+]  # fmt: skip
 
 
 @pytest.mark.parametrize(("phrase", "interval", "label"), TABLE, ids=[row[0] for row in TABLE])

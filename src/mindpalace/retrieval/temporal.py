@@ -9,7 +9,10 @@ expression it recognises with the interval it names:
   ``a few weeks ago``, ``last week``, ``this weekend``, ``next Friday``,
   ``last month``, ``earlier this year``, ``the other day``, ``last summer``;
 * open ranges around any of them: ``before June 2023``, ``since May``,
-  ``after 2022``, ``until Friday``.
+  ``after 2022``, ``until Friday``;
+* spans next to a date: ``the week before 3 August 2023`` (the seven days
+  before it), ``two weeks before August 11, 2023`` (about fourteen days
+  before it, give or take three), ``the Saturday after October 28, 2023``.
 
 Intervals are half-open ``[start, end)`` in the reference's time zone; a
 ``None`` end is open. Weeks start on Monday; a weekend is Saturday and
@@ -20,7 +23,9 @@ to the past), or, with ``prefer="past"`` (queries: people ask about what
 happened), the latest one that began by the reference.
 
 Vague amounts have ranges: "a couple of" is 2, "a few" 2-4, "several" 3-6.
-What is not recognised is left alone: "recently", "before the trip".
+What is not recognised is left alone: "recently", "before the trip"
+(``anchored`` and ``offset_ending`` let ``retrieval.anchors`` frame such
+an event once the palace says when it was).
 """
 
 from __future__ import annotations
@@ -34,9 +39,12 @@ from typing import Any
 
 __all__ = [
     "Interval",
+    "Offset",
     "TimeMention",
+    "anchored",
     "asks_when",
     "find_times",
+    "offset_ending",
     "overlaps",
     "spoken_day",
 ]
@@ -81,9 +89,13 @@ _NUM = r"\d{1,3}|a\s+couple(?:\s+of)?|couple(?:\s+of)?|a\s+few|few|several|an?|o
 _UNIT = r"days?|nights?|weeks?|weekends?|fortnights?|months?|years?"
 _ORD = r"(?:st|nd|rd|th)?"
 
+# "the week", "two days", "the Saturday" right before "before" / "after".
+_OFFSET = rf"(?:the|{_NUM})\s+(?:{_UNIT}|{_FULL_WEEKDAY})"
+
 _PATTERN = re.compile(
     rf"""
     \b
+    (?:(?:(?:on|in|during|over)\s+)?(?P<off>{_OFFSET})\s+(?=(?:before|after)\s))?
     (?:(?P<op>before|after|since|until|till|by)\s+)?
     (?:(?P<pre>in|on|during|over|of|from|through|around)\s+)?
     (?:(?P<the>the)\s+)?
@@ -542,6 +554,146 @@ def _frame(resolved: _Resolved, op: str | None) -> _Resolved:
     return Interval(None, interval.end), f"until {label}", relative  # until, till, by
 
 
+# -- spans next to an anchor ------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Offset:
+    """How far from an anchor a time lies: "the week" (``adjacent``: the
+    seven days next to it), "two weeks" (about fourteen days away),
+    "the Saturday" (the nearest one on that side).
+
+    Attributes:
+        text: as written ("the week", "a few days").
+        unit: ``day``, ``week``, ``weekend``, ``fortnight``, ``month``,
+            ``year`` or a weekday's full name.
+        low / high: how many units (a range for vague amounts).
+        adjacent: "the" + unit: the span next to the anchor, not a point
+            that far from it.
+    """
+
+    text: str
+    unit: str
+    low: int
+    high: int
+    adjacent: bool
+
+
+_OFFSET_AT_END = re.compile(rf"\b(?:{_OFFSET})\s*$", re.IGNORECASE)
+_UNIT_DAYS = {"day": 1, "night": 1, "week": 7, "fortnight": 14, "month": 30, "year": 365}
+# A point "N units" away is that far give or take this many days ("two
+# weeks before" is 11 to 17 days before).
+_SLACK_DAYS = {"day": 0, "night": 0, "week": 3, "fortnight": 3, "month": 15, "year": 182}
+
+
+def _offset(text: str) -> Offset | None:
+    words = text.lower().split()
+    unit = words[-1]
+    if unit not in _WEEKDAYS:
+        unit = unit.rstrip("s") if unit != "days" else "day"
+    if words[0] == "the" and len(words) == 2:
+        return Offset(text, unit, 1, 1, adjacent=True)
+    if unit in _WEEKDAYS:
+        return None  # "two Fridays before" is not said
+    amounts = _number(" ".join(words[:-1]))
+    if amounts is None:
+        return None
+    return Offset(text, unit, amounts[0], amounts[1], adjacent=False)
+
+
+def offset_ending(text: str) -> Offset | None:
+    """The offset ``text`` ends with ("what did she do the week" gives "the
+    week"), or None."""
+    match = _OFFSET_AT_END.search(text)
+    return _offset(match.group().strip()) if match else None
+
+
+def _weekday_from(day: date, weekday: int, step: int) -> date:
+    """The first ``weekday`` strictly before ``day`` (step -1) or on/after it (+1)."""
+    if step < 0:
+        return day - timedelta(days=(day.weekday() - weekday) % 7 or 7)
+    return day + timedelta(days=(weekday - day.weekday()) % 7)
+
+
+def _point(cal: _Calendar, edge: date, offset: Offset, amount: int, step: int) -> Interval:
+    unit = "week" if offset.unit == "weekend" else offset.unit
+    centre = edge + timedelta(days=step * amount * _UNIT_DAYS[unit])
+    if offset.unit == "weekend":
+        saturday = _weekday_from(centre + timedelta(days=1 if step < 0 else 0), 5, step)
+        return cal.days(saturday, saturday + timedelta(days=1))
+    slack = timedelta(days=_SLACK_DAYS[unit])
+    return cal.days(centre - slack, centre + slack)
+
+
+def _add(day: date, unit: str, step: int) -> date:
+    """``day`` moved one unit; a month or year later keeps the day of the
+    month where it exists ("the month before 31 March" begins 28 February)."""
+    if unit in ("month", "year"):
+        year, month = _shift_month(day.year, day.month, step * (12 if unit == "year" else 1))
+        following = date(year + 1, 1, 1) if month == 12 else date(year, month + 1, 1)
+        return min(date(year, month, 1) + timedelta(days=day.day - 1), following - timedelta(1))
+    return day + timedelta(days=step * _UNIT_DAYS[unit])
+
+
+def anchored(anchor: Interval, op: str, offset: Offset | None, *, inclusive: bool) -> Interval:
+    """The time ``op`` (before, after, since, until, till, by) names
+    relative to ``anchor``, a bounded interval.
+
+    Without an offset the range is open: before the anchor began, after it
+    ended (with ``inclusive``, the anchor's own span is in the range: a
+    memory reporting an event is often written the day it happened). With
+    one it is the span next to the anchor ("the week before": the seven
+    days before it began; "the Saturday after": the first Saturday from its
+    end) or the point that far away ("two days after": the anchor's last day
+    plus two; "two weeks before": fourteen days before it, give or take
+    three; ranges for "a few"). Offsets apply to before and after only.
+
+    Raises:
+        ValueError: ``anchor`` has an open end, or ``op`` is not one of these.
+    """
+    if anchor.start is None or anchor.end is None:
+        raise ValueError("an anchor must have both ends")
+    op = op.lower()
+    if op not in ("before", "after", "since", "until", "till", "by"):
+        raise ValueError(f"op must be before, after, since, until, till or by, not {op!r}")
+    if offset is None or op not in ("before", "after"):
+        if op in ("before", "until", "till", "by"):
+            return Interval(None, anchor.end if inclusive or op != "before" else anchor.start)
+        return Interval(anchor.start if inclusive or op == "since" else anchor.end, None)
+    cal = _Calendar(anchor.start)
+    first = anchor.start.date()
+    last = (anchor.end - timedelta(microseconds=1)).date()
+    step, edge = (-1, first) if op == "before" else (1, last)
+    if offset.unit in _WEEKDAYS:
+        day = _weekday_from(
+            edge + timedelta(days=1 if step > 0 else 0), _WEEKDAYS[offset.unit], step
+        )
+        return cal.days(day, day)
+    if offset.adjacent:
+        if offset.unit == "weekend":
+            saturday = _weekday_from(edge + timedelta(days=1 if step < 0 else 0), 5, step)
+            if step < 0 and saturday + timedelta(days=1) >= edge:
+                saturday -= timedelta(days=7)  # the weekend that ended before the anchor
+            elif step > 0 and saturday <= edge:
+                saturday += timedelta(days=7)
+            return cal.days(saturday, saturday + timedelta(days=1))
+        if step < 0:
+            return Interval(cal.at(_add(edge, offset.unit, -1)), cal.at(edge))
+        after = edge + timedelta(days=1)
+        return Interval(cal.at(after), cal.at(_add(after, offset.unit, 1)))
+    near = _point(cal, edge, offset, offset.low, step)
+    if offset.high == offset.low:
+        return near
+    return _hull(near, _point(cal, edge, offset, offset.high, step))
+
+
+def _label(interval: Interval) -> str:
+    assert interval.start is not None and interval.end is not None
+    if interval.end - interval.start <= timedelta(days=1):
+        return spoken_day(interval.start.date())
+    return _span_label(interval)
+
+
 def find_times(text: str, reference: datetime, *, prefer: str = "nearest") -> list[TimeMention]:
     """Every time expression in ``text``, resolved against ``reference``.
 
@@ -574,7 +726,12 @@ def _find_cached(text: str, reference: datetime, prefer: str) -> tuple[TimeMenti
             continue
         if resolved is None:
             continue
-        interval, label, relative = _frame(resolved, match.group("op"))
+        offset = _offset(match.group("off")) if match.group("off") else None
+        if offset is not None and resolved[0].start is not None and resolved[0].end is not None:
+            interval = anchored(resolved[0], match.group("op"), offset, inclusive=False)
+            label, relative = _label(interval), resolved[2]
+        else:
+            interval, label, relative = _frame(resolved, match.group("op"))
         found.append(
             TimeMention(match.group(), match.start(), match.end(), interval, label, relative)
         )

@@ -4,7 +4,10 @@ A query may say when ("what did we decide last week", "in May 2023",
 "before June 2023") or ask when ("When did Caroline go to the support
 group?"). ``read_query`` finds both, resolving the query's time expressions
 against the palace clock (relative ones in a query that also names a date,
-"last week, as mentioned on 6 November 2023", against that date).
+"last week, as mentioned on 6 November 2023", against that date), and the
+events it dates things by ("before the trip", "the week after her birthday
+party"), which ``apply`` looks up under the caller's scope
+(``retrieval.anchors``) and turns into windows like the others.
 
 ``time_prior`` is the stage, a pure function: a memory's relevance is
 multiplied by
@@ -27,6 +30,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from mindpalace.models import Hit, Memory, Scope
+from mindpalace.retrieval.anchors import EventPhrase, find_events, resolve
 from mindpalace.retrieval.temporal import (
     Interval,
     TimeMention,
@@ -36,7 +40,16 @@ from mindpalace.retrieval.temporal import (
 )
 from mindpalace.store.base import Store
 
-__all__ = ["TimeBoost", "TimeQuery", "apply", "mark", "read_query", "stated_times", "time_prior"]
+__all__ = [
+    "TimeBoost",
+    "TimeQuery",
+    "anchor",
+    "apply",
+    "mark",
+    "read_query",
+    "stated_times",
+    "time_prior",
+]
 
 Candidate = tuple[float, str, int | None]
 
@@ -49,16 +62,18 @@ class TimeQuery:
         windows: the times it names, resolved.
         labels: those times in words, for explain.
         asks_when: whether it asks for a time.
+        events: the events it dates things by, not yet looked up.
     """
 
     windows: tuple[Interval, ...] = ()
     labels: tuple[str, ...] = ()
     asks_when: bool = False
+    events: tuple[EventPhrase, ...] = ()
 
     @property
     def active(self) -> bool:
         """Whether the time prior has anything to do."""
-        return bool(self.windows) or self.asks_when
+        return bool(self.windows) or self.asks_when or bool(self.events)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +102,22 @@ def read_query(query: str, now: datetime) -> TimeQuery:
         windows=tuple(m.interval for m in mentions),
         labels=tuple(m.label for m in mentions),
         asks_when=asks_when(query),
+        events=tuple(find_events(query, mentions)),
+    )
+
+
+def anchor(store: Store, query: TimeQuery, *, scope: Scope) -> TimeQuery:
+    """``query`` with its events looked up under ``scope``: each event some
+    visible memory dates adds its window ("before 'the trip' = 12 July 2023
+    (anchor mem_...)"); the others add nothing."""
+    if not query.events:
+        return query
+    found = resolve(store, query.events, scope=scope)
+    return replace(
+        query,
+        windows=query.windows + tuple(a.window for a in found),
+        labels=query.labels + tuple(a.label for a in found),
+        events=(),
     )
 
 
@@ -139,8 +170,12 @@ def apply(
     when_weight: float,
 ) -> tuple[list[Candidate], dict[str, TimeBoost]]:
     """The time prior over the ``pool`` best candidates (hydrated into
-    ``memories`` as needed); the rest keep their values."""
+    ``memories`` as needed); the rest keep their values. The query's events
+    are looked up first (``anchor``)."""
     if not query.active or not (window_weight or when_weight):
+        return candidates, {}
+    query = anchor(store, query, scope=scope) if window_weight else replace(query, events=())
+    if not query.active:
         return candidates, {}
     ordered = sorted(candidates, key=lambda item: (-item[0], item[1]))
     head = ordered[:pool]
