@@ -72,10 +72,13 @@ def test_a_memory_stored_without_vector_waits_for_reindex(tmp_path: Path) -> Non
     embedder.fail = False
     palace.remember("zebra crossing quartz", visibility="shared")  # same text: vector now exists
     index = palace.semantic.dense()
-    assert index is not None and index.row_of(lost.id) is None  # consistent: no stale hash
+    row = index.row_of(lost.id) if index is not None else None
+    assert index is not None and row is not None  # searchable by its words meanwhile
+    assert not index.embedded[row]  # consistent: no stale hash lends it a vector
     palace.reindex()
     index = palace.semantic.dense()
-    assert index is not None and index.row_of(lost.id) is not None
+    row = index.row_of(lost.id) if index is not None else None
+    assert index is not None and row is not None and index.embedded[row]
 
 
 @pytest.mark.parametrize(

@@ -88,6 +88,13 @@ def test_warm_indexes_answer_as_the_store_does(tmp_path: Path) -> None:
         )
 
     palaces = _fill(make)
+    for palace in palaces.values():
+        # A process's first recall on SQLite asks FTS5; the second builds
+        # the warm indexes.
+        first = palace.semantic.dense()
+        assert first is not None and first.keyword is None and first.mentions is None
+        second = palace.semantic.dense()
+        assert second is not None and second.keyword is not None and second.mentions is not None
     warm = {
         (agent, query): _shape(palace.recall(query, limit=10))
         for agent, palace in palaces.items()
@@ -133,3 +140,22 @@ def test_postgres_ranks_as_sqlite_when_warm(
             assert [c for c, _, _ in a] == [c for c, _, _ in b], (agent, query)
             assert [s for _, s, _ in a] == pytest.approx([s for _, s, _ in b], abs=1e-4)
     lite_store.close()
+
+
+def test_warm_indexes_follow_writes_and_archives(tmp_path: Path) -> None:
+    """Rows written after the warm indexes were built are searchable at once;
+    an archive (an epoch change) rebuilds them."""
+    store = SQLiteStore(tmp_path / "follow.db")
+    palace = Palace(store=store, settings=Settings(signals=False), embedder=HashingEmbedder())
+    palace.remember("the kafka brokers restart nightly")
+    palace.semantic.dense()
+    palace.semantic.dense()
+    later = palace.remember("Zanzibar gateway timeouts after the postgres upgrade")
+    hits = palace.recall("zanzibar gateway timeouts")
+    assert hits[0].memory.id == later.id
+    index = palace.semantic.dense()
+    assert index is not None and index.keyword is not None and len(index.keyword) == 2
+    assert index.mentions is not None
+    palace.forget(later.id)
+    assert all(h.memory.id != later.id for h in palace.recall("zanzibar gateway timeouts"))
+    store.close()

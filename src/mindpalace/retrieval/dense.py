@@ -117,6 +117,32 @@ class DenseIndex:
             mentions=self._more_mentions(more, mentions),
         )
 
+    def warmed(
+        self,
+        texts: Sequence[tuple[int, str | None, str, str | None, str]],
+        mentions: Sequence[tuple[str, int]],
+    ) -> DenseIndex:
+        """This index with its keyword and mention indexes built from the
+        rows' ``texts`` ((seq, title, content, context, tags), by seq) and
+        their ``mentions`` (entity key, memory seq)."""
+        seqs = self.table.seq
+        columns: list[tuple[str | None, str, str | None, str]] = [(None, "", None, "[]")] * len(
+            seqs
+        )
+        if len(seqs):
+            for seq, title, content, context, tags in texts:
+                row = int(np.searchsorted(seqs, seq))
+                if row < len(seqs) and int(seqs[row]) == seq:
+                    columns[row] = (title, content, context, tags)
+        return DenseIndex(
+            self.table,
+            generation=self.generation,
+            epoch=self.epoch,
+            row_of=self._row_of,
+            keyword=KeywordIndex(columns),
+            mentions=MentionIndex.build(mentions, seqs),
+        )
+
     def _more_mentions(
         self, more: VectorTable, pairs: Sequence[tuple[str, int]] | None
     ) -> MentionIndex | None:
@@ -185,7 +211,7 @@ class DenseIndex:
         return keep
 
     def row_of(self, memory_id: str) -> int | None:
-        """The row of a memory, if it has a vector here."""
+        """The row of a memory (``embedded`` says whether it has a vector)."""
         return self._row_of.get(memory_id)
 
     def scores(self, query: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:

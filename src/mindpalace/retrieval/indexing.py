@@ -61,6 +61,7 @@ class SemanticIndex:
         self._dense: DenseIndex | None = None
         self._key: str | None = None
         self._lock = threading.Lock()
+        self._uses = 0  # calls of dense(): the warm indexes come with the second
         self.failure: str | None = None  # why semantic search is unavailable, if it is
         self.broken: str | None = None  # why the configured embedder could not be built
 
@@ -140,21 +141,41 @@ class SemanticIndex:
     def dense(self) -> DenseIndex | None:
         """The warm dense index: rows written since it was built are appended;
         it is rebuilt only when existing rows changed (archive, delete, a
-        re-embedding), which the store's epoch tells."""
+        re-embedding), which the store's epoch tells.
+
+        From the second call (the first, where ``store.warm_at_once``) it
+        also carries the warm keyword and mention indexes; a process that
+        recalls once does not pay for building them.
+        """
         if self.embedder is None or not self.available:
             return None
         key = vector_key(self.embedder.config)
         with self._lock:
+            self._uses += 1
+            warm = self._uses >= 2 or self.store.warm_at_once
             generation, epoch = self.store.change_counters()
             index = self._dense
             if index is None or index.epoch != epoch or self._key != key:
-                table = self.store.load_vectors(key, texts=True)
-                mentions = MentionIndex.build(self.store.load_mentions(), table.seq)
+                table = self.store.load_vectors(key, texts=warm)
+                mentions = (
+                    MentionIndex.build(self.store.load_mentions(), table.seq) if warm else None
+                )
                 index = DenseIndex(table, generation=generation, epoch=epoch, mentions=mentions)
-            elif index.generation != generation:
-                more = self.store.load_vectors(key, after_seq=index.last_seq, texts=True)
-                pairs = self.store.load_mentions(after_seq=index.last_seq)
-                index = index.extended(more, generation=generation, mentions=pairs)
+            else:
+                if index.generation != generation:
+                    more = self.store.load_vectors(
+                        key, after_seq=index.last_seq, texts=index.keyword is not None
+                    )
+                    pairs = (
+                        self.store.load_mentions(after_seq=index.last_seq)
+                        if index.mentions is not None
+                        else None
+                    )
+                    index = index.extended(more, generation=generation, mentions=pairs)
+                if warm and (index.keyword is None or index.mentions is None):
+                    index = index.warmed(
+                        self.store.load_texts(upto_seq=index.last_seq), self.store.load_mentions()
+                    )
             self._dense, self._key = index, key
             return index
 

@@ -25,7 +25,6 @@ backend, so PostgreSQL ranks exactly as SQLite does.
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
@@ -88,10 +87,13 @@ class KeywordIndex:
         texts: Sequence[Sequence[str | None]],
         *,
         vocab: dict[str, int] | None = None,
+        token_ids: dict[str, int] | None = None,
         segments: tuple[_Segment, ...] = (),
         lengths: Floats | None = None,
     ) -> None:
         self._vocab: dict[str, int] = dict(vocab) if vocab is not None else {}
+        # token -> term id, so each distinct token is stemmed once
+        self._token_ids: dict[str, int] = dict(token_ids) if token_ids is not None else {}
         first = 0 if lengths is None else int(lengths.shape[0])
         terms, rows, tf, new_lengths = self._postings(texts, first)
         self.lengths: Floats = (
@@ -118,31 +120,37 @@ class KeywordIndex:
     def _postings(
         self, texts: Sequence[Sequence[str | None]], first: int
     ) -> tuple[npt.NDArray[np.int64], Rows, Floats, Floats]:
-        vocab = self._vocab
-        term_ids: list[int] = []
-        row_ids: list[int] = []
-        weights: list[float] = []
-        lengths = np.zeros(len(texts), dtype=np.float64)
+        # Token by token in Python this took ~0.1 ms a memory; here the
+        # tokens of all texts are listed at C speed, stemmed once per
+        # distinct word, and counted with numpy.
+        tokens: list[str] = []
+        segment_docs: list[int] = []
+        segment_weights: list[float] = []
+        segment_sizes: list[int] = []
         for offset, columns in enumerate(texts):
-            counts: dict[str, float] = {}
-            size = 0
             for text, weight in zip(columns, COLUMN_WEIGHTS, strict=True):
                 if not text:
                     continue
-                found = words.terms(text)
-                size += len(found)
-                for term, times in Counter(found).items():
-                    counts[term] = counts.get(term, 0.0) + weight * times
-            lengths[offset] = size
-            row = first + offset
-            for term, value in counts.items():
-                term_ids.append(vocab.setdefault(term, len(vocab)))
-                row_ids.append(row)
-                weights.append(value)
+                found = words.tokens(text)
+                tokens.extend(found)
+                segment_docs.append(offset)
+                segment_weights.append(weight)
+                segment_sizes.append(len(found))
+        ids = self._token_ids
+        for token in set(tokens).difference(ids):
+            ids[token] = self._vocab.setdefault(words.stem(token), len(self._vocab))
+        term = np.fromiter(map(ids.__getitem__, tokens), dtype=np.int64, count=len(tokens))
+        sizes = np.array(segment_sizes, dtype=np.int64)
+        doc = np.repeat(np.array(segment_docs, dtype=np.int64), sizes)
+        weights = np.repeat(np.array(segment_weights, dtype=np.float64), sizes)
+        lengths = np.bincount(doc, minlength=len(texts)).astype(np.float64)
+        width = max(len(self._vocab), 1)
+        keys, inverse = np.unique(doc * width + term, return_inverse=True)
+        tf = np.bincount(inverse.ravel(), weights=weights, minlength=keys.shape[0])
         return (
-            np.array(term_ids, dtype=np.int64),
-            np.array(row_ids, dtype=np.int32),
-            np.array(weights, dtype=np.float64),
+            (keys % width).astype(np.int64),
+            (keys // width + first).astype(np.int32),
+            tf.astype(np.float64),
             lengths,
         )
 

@@ -36,17 +36,29 @@ class MentionIndex:
         """From (entity key, memory seq) pairs; ``seqs`` are the index rows'
         seqs (ascending). Mentions of memories the rows do not hold yet are
         left out: they come with those rows."""
-        found: dict[str, list[int]] = {}
-        if len(seqs):
-            for norm, seq in pairs:
-                row = int(np.searchsorted(seqs, seq))
-                if row < len(seqs) and int(seqs[row]) == seq:
-                    found.setdefault(norm, []).append(row)
+        found: dict[str, Rows] = {}
+        if len(seqs) and pairs:
+            codes: dict[str, int] = {}
+            norm = np.fromiter(
+                (codes.setdefault(n, len(codes)) for n, _ in pairs),
+                dtype=np.int64,
+                count=len(pairs),
+            )
+            seq = np.fromiter((s for _, s in pairs), dtype=np.int64, count=len(pairs))
+            row = np.minimum(np.searchsorted(seqs, seq), len(seqs) - 1)
+            held = seqs[row] == seq
+            norm, row = norm[held], row[held]
+            order = np.lexsort((row, norm))
+            norm, row = norm[order], row[order]
+            cuts = np.flatnonzero(np.diff(norm)) + 1
+            names = list(codes)
+            for part_norm, part_rows in zip(np.split(norm, cuts), np.split(row, cuts), strict=True):
+                if part_norm.shape[0]:
+                    found[names[int(part_norm[0])]] = np.unique(part_rows)
         merged = dict(base._rows) if base is not None else {}
-        for norm, more in found.items():
-            new = np.unique(np.array(more, dtype=np.int64))
-            old = merged.get(norm)
-            merged[norm] = new if old is None else np.union1d(old, new)
+        for key, new in found.items():
+            old = merged.get(key)
+            merged[key] = new if old is None else np.union1d(old, new)
         return cls(merged)
 
     def members(

@@ -23,7 +23,7 @@ import sqlite3
 import threading
 from functools import lru_cache
 
-__all__ = ["porter", "terms", "tokens"]
+__all__ = ["porter", "stem", "terms", "tokens"]
 
 # unicode61 treats every ASCII character that is not a letter or digit as a
 # separator, so text splits there first; a chunk of ASCII letters and digits
@@ -75,8 +75,13 @@ def _chunk_tokens(chunk: str) -> tuple[str, ...]:
     return tuple(_UNICODE61.split(chunk))
 
 
+_ASCII_TOKEN = re.compile(r"[a-z0-9]+")
+
+
 def tokens(text: str) -> list[str]:
     """The folded tokens of ``text``, unstemmed, in order."""
+    if text.isascii():
+        return _ASCII_TOKEN.findall(text.lower())
     out: list[str] = []
     for chunk in _ASCII_SEPARATORS.split(text):
         if not chunk:
@@ -90,11 +95,12 @@ def tokens(text: str) -> list[str]:
 
 def terms(text: str) -> list[str]:
     """The index terms of ``text`` (folded, stemmed), in order."""
-    return [_stem(t) for t in tokens(text)]
+    return [stem(t) for t in tokens(text)]
 
 
 @lru_cache(maxsize=1 << 17)
-def _stem(token: str) -> str:
+def stem(token: str) -> str:
+    """The Porter stem of one folded token (cached)."""
     return porter(token)
 
 
@@ -219,6 +225,8 @@ _STEP4 = (
 
 
 def _longest(word: bytes, suffixes: tuple[bytes, ...]) -> bytes | None:
+    if not word.endswith(suffixes):  # one C call rules most words out
+        return None
     best = None
     for suffix in suffixes:
         if _ends(word, suffix) and (best is None or len(suffix) > len(best)):

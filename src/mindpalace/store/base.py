@@ -272,6 +272,11 @@ class Signal:
 class Store(Protocol):
     """A palace's storage: memories, their text index, and their scope rules."""
 
+    #: whether recall should build its warm keyword index at once, rather than
+    #: on a process's second recall (where the store's own text search is
+    #: slow, or ranks differently from the warm index)
+    warm_at_once: bool
+
     @property
     def location(self) -> str:
         """Where the data lives (a file path or a URL without password)."""
@@ -450,6 +455,11 @@ class Store(Protocol):
         self, norms: Sequence[str], scope: Scope, *, per_entity: int = 10
     ) -> dict[str, list[tuple[str, float]]]:
         """The strongest visible co-occurrence neighbours of each entity key."""
+        ...
+
+    def load_texts(self, *, upto_seq: int) -> list[tuple[int, str | None, str, str | None, str]]:
+        """(seq, title, content, context, tags) of every memory up to ``upto_seq``,
+        in write order, unscoped: for a warm index that applies scope itself."""
         ...
 
     def load_mentions(self, *, after_seq: int = 0) -> list[tuple[str, int]]:

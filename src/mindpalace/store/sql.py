@@ -367,6 +367,18 @@ class SqlStore(GraphSql, RelationsSql, UpkeepSql, SkillsSql, SignalStore):
             )
         return int(rows.get("generation", 0)), int(rows.get("epoch", 0))
 
+    def load_texts(self, *, upto_seq: int) -> list[tuple[int, str | None, str, str | None, str]]:
+        """(seq, title, content, context, tags) of every memory up to
+        ``upto_seq``, in write order, unscoped (for the warm keyword index)."""
+        with self._read() as cur:
+            rows = self._exec(
+                cur,
+                "SELECT seq, title, content, context, tags FROM memories"
+                " WHERE seq <= ? ORDER BY seq",
+                (upto_seq,),
+            ).fetchall()
+        return [(int(r[0]), r[1], str(r[2]), r[3], str(r[4])) for r in rows]
+
     def load_vectors(self, model: str, *, after_seq: int = 0, texts: bool = False) -> VectorTable:
         """Every memory written after ``after_seq``, in write order, with its
         vector for ``model`` (NULL when it has none), the columns scope and

@@ -123,6 +123,9 @@ class SQLiteStore(ScopedTextSearch, SqlStore):
     """A palace in one SQLite file (or ``:memory:``)."""
 
     dialect = SQLiteDialect()
+    # FTS5 ranks as the warm index does, and a one-shot process (the CLI)
+    # should not pay for building it.
+    warm_at_once = False
 
     def __init__(self, path: str | Path, *, busy_timeout: float = 30.0) -> None:
         self._path = str(path) if str(path) == ":memory:" else str(Path(path).expanduser())
