@@ -50,6 +50,8 @@ class DenseIndex:
     ) -> None:
         #: which rows mention which entity (None: ask the store)
         self.mentions = mentions
+        # Scope masks of this (immutable) index, by scope.
+        self._scopes: dict[Scope, Mask] = {}
         # The keyword index is built from the rows' texts, which are then
         # dropped: the store keeps them, the index needs only its postings.
         if keyword is None and table.texts is not None:
@@ -184,7 +186,17 @@ class DenseIndex:
         return keep
 
     def scope_mask(self, scope: Scope) -> Mask:
-        """Rows ``scope`` may see (whatever filters say)."""
+        """Rows ``scope`` may see (whatever filters say); a fresh array."""
+        cached = self._scopes.get(scope)
+        if cached is None:
+            cached = self._scope_mask(scope)
+            if len(self._scopes) >= 64:
+                self._scopes.clear()
+            self._scopes[scope] = cached
+        fresh: Mask = cached.copy()
+        return fresh
+
+    def _scope_mask(self, scope: Scope) -> Mask:
         t = self.table
         rows = len(t)
         keep: Mask = np.ones(rows, dtype=bool)
