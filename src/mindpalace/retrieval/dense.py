@@ -8,10 +8,12 @@ lost to a post-filter.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import replace
 
 import numpy as np
 import numpy.typing as npt
+from threadpoolctl import ThreadpoolController
 
 from mindpalace.models import RecallFilters, Scope, Visibility
 from mindpalace.retrieval.keyword import KeywordIndex
@@ -230,5 +232,26 @@ class DenseIndex:
         """Cosine of ``query`` to every row (mask it before use)."""
         if len(self.table) == 0:
             return np.zeros(0, dtype=np.float32)
-        sims: npt.NDArray[np.float32] = self.table.matrix @ query
+        if len(self.table) >= _THREADED_ROWS:
+            product: npt.NDArray[np.float32] = self.table.matrix @ query
+            return product
+        with _one_blas_thread():
+            sims: npt.NDArray[np.float32] = self.table.matrix @ query
         return sims
+
+
+# Below this many rows the product runs on one BLAS thread: OpenBLAS's
+# threads gain nothing on a small memory-bound product and, on a busy
+# machine, wait for each other (10k x 384 measured 1.3 ms on one thread
+# against 16 ms on two at load average 5; BENCHMARKS.md).
+_THREADED_ROWS = 50_000
+_CONTROLLER: list[ThreadpoolController] = []
+
+
+def _one_blas_thread() -> AbstractContextManager[object]:
+    """Limit BLAS to one thread for a block (the controller is made once,
+    on first use: it inspects the loaded libraries)."""
+    if not _CONTROLLER:
+        _CONTROLLER.append(ThreadpoolController())
+    limited: AbstractContextManager[object] = _CONTROLLER[0].limit(limits=1, user_api="blas")
+    return limited

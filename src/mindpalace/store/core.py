@@ -125,6 +125,21 @@ class SqlCore(abc.ABC):
             row = self._exec(cur, "SELECT MAX(version) FROM schema_migrations").fetchone()
         return int(row[0] or 0)
 
+    def generation(self) -> int:
+        """A number that changes whenever anything is written."""
+        return self.change_counters()[0]
+
+    def change_counters(self) -> tuple[int, int]:
+        """(generation, epoch): every write bumps the first; writes that change
+        existing rows (archive, delete, re-embedding) bump the second too."""
+        with self._read() as cur:
+            rows = dict(
+                self._exec(
+                    cur, "SELECT key, value FROM palace_meta WHERE key IN ('generation', 'epoch')"
+                ).fetchall()
+            )
+        return int(rows.get("generation", 0)), int(rows.get("epoch", 0))
+
     # -- writes -------------------------------------------------------------------
 
     @contextmanager

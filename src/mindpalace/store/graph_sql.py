@@ -118,6 +118,8 @@ class GraphSql(SqlCore):
     """Entity linking and graph reads, written once for every backend."""
 
     _entity_ids = IdGenerator("ent_")
+    # (scope, per_entity, key) -> (generation, neighbours): see co_occurring
+    _edge_cache: dict[tuple[Scope, int, str], tuple[int, tuple[tuple[str, float], ...]]]
 
     # -- writing (inside the caller's transaction) ----------------------------------
 
@@ -447,9 +449,44 @@ class GraphSql(SqlCore):
         self, norms: Sequence[str], scope: Scope, *, per_entity: int = 10
     ) -> dict[str, list[tuple[str, float]]]:
         """The strongest co-occurrence neighbours of each entity key, inside
-        the visible scopes (an edge joins two entities of one scope)."""
+        the visible scopes (an edge joins two entities of one scope).
+
+        Answers are cached per (scope, key) until the next write: recall asks
+        for the neighbours of every seed entity, and a hub-like entity's
+        edges cost milliseconds to read. ``generation`` is read on every
+        call, so other processes' writes invalidate the cache too.
+        """
         if not norms:
             return {}
+        generation = self.generation()
+        try:
+            cache = self._edge_cache
+        except AttributeError:
+            cache = {}
+            self._edge_cache = cache
+        out: dict[str, list[tuple[str, float]]] = {}
+        missing: list[str] = []
+        for norm in dict.fromkeys(norms):
+            hit = cache.get((scope, per_entity, norm))
+            if hit is not None and hit[0] == generation:
+                if hit[1]:
+                    out[norm] = list(hit[1])
+            else:
+                missing.append(norm)
+        if missing:
+            fresh = self._co_occurring(missing, scope, per_entity=per_entity)
+            if len(cache) > 20_000:
+                cache.clear()
+            for norm in missing:
+                found = fresh.get(norm, [])
+                cache[(scope, per_entity, norm)] = (generation, tuple(found))
+                if found:
+                    out[norm] = found
+        return out
+
+    def _co_occurring(
+        self, norms: Sequence[str], scope: Scope, *, per_entity: int
+    ) -> dict[str, list[tuple[str, float]]]:
         s_sql, s_params = scope_clause(scope, "a")
         found: dict[str, dict[str, float]] = defaultdict(dict)
         with self._read() as cur:

@@ -352,21 +352,6 @@ class SqlStore(GraphSql, RelationsSql, UpkeepSql, SkillsSql, SignalStore):
                 present.update(str(r[0]) for r in rows)
         return set(wanted) - present
 
-    def generation(self) -> int:
-        """A number that changes whenever anything is written."""
-        return self.change_counters()[0]
-
-    def change_counters(self) -> tuple[int, int]:
-        """(generation, epoch): every write bumps the first; writes that change
-        existing rows (archive, delete, re-embedding) bump the second too."""
-        with self._read() as cur:
-            rows = dict(
-                self._exec(
-                    cur, "SELECT key, value FROM palace_meta WHERE key IN ('generation', 'epoch')"
-                ).fetchall()
-            )
-        return int(rows.get("generation", 0)), int(rows.get("epoch", 0))
-
     def load_texts(self, *, upto_seq: int) -> list[tuple[int, str | None, str, str | None, str]]:
         """(seq, title, content, context, tags) of every memory up to
         ``upto_seq``, in write order, unscoped (for the warm keyword index)."""
