@@ -9,21 +9,42 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
 from threadpoolctl import ThreadpoolController
 
 from mindpalace.models import RecallFilters, Scope, Visibility
+from mindpalace.retrieval.ann import TAIL_ROWS, AnnIndex
 from mindpalace.retrieval.keyword import KeywordIndex
 from mindpalace.retrieval.mentions import MentionIndex
 from mindpalace.store.base import VectorTable
 from mindpalace.store.fragments import to_epoch
 
-__all__ = ["DenseIndex"]
+__all__ = ["DenseIndex", "DenseView", "Nearest"]
 
 Mask = npt.NDArray[np.bool_]
+Rows = npt.NDArray[np.int64]
+
+#: rows of the range sample (``Nearest.low``)
+SAMPLE_ROWS = 4_096
+
+
+@dataclass(frozen=True, slots=True)
+class Nearest:
+    """What an approximate dense search found, for the pipeline to score.
+
+    Attributes:
+        rows: candidate rows (the graph's nearest allowed rows and the
+            exactly scored tail's best), unscored.
+        low: an estimate of the lowest cosine over the allowed rows, from a
+            fixed random sample of the index (exact search takes the true
+            minimum; the estimate only shifts the range normalisation).
+    """
+
+    rows: Rows
+    low: float
 
 
 def _codes_of(names: tuple[str, ...], wanted: Collection[str]) -> list[int]:
@@ -49,9 +70,14 @@ class DenseIndex:
         row_of: dict[str, int] | None = None,
         keyword: KeywordIndex | None = None,
         mentions: MentionIndex | None = None,
+        ann: AnnIndex | None = None,
     ) -> None:
         #: which rows mention which entity (None: ask the store)
         self.mentions = mentions
+        #: the palace's HNSW graph (None: exact search only)
+        self.ann = ann
+        self._labels: tuple[int, Rows] = (-1, np.empty(0, dtype=np.int64))
+        self._sample: Rows | None = None
         # Scope masks of this (immutable) index, by scope.
         self._scopes: dict[Scope, Mask] = {}
         # The keyword index is built from the rows' texts, which are then
@@ -119,6 +145,7 @@ class DenseIndex:
             row_of=row_of,
             keyword=keyword,
             mentions=self._more_mentions(more, mentions),
+            ann=self.ann,
         )
 
     def warmed(
@@ -145,6 +172,7 @@ class DenseIndex:
             row_of=self._row_of,
             keyword=KeywordIndex(columns),
             mentions=MentionIndex.build(mentions, seqs),
+            ann=self.ann,
         )
 
     def _more_mentions(
@@ -238,6 +266,101 @@ class DenseIndex:
         with _one_blas_thread():
             sims: npt.NDArray[np.float32] = self.table.matrix @ query
         return sims
+
+    def nearest(self, query: npt.NDArray[np.float32], allowed: Mask, k: int) -> Nearest | None:
+        """Candidates for the ``k`` best cosines among ``allowed`` rows from
+        the HNSW graph and the tail of rows written since it was extended;
+        None when exact search should run instead (no graph, the graph busy
+        or far behind the writes)."""
+        ann = self.ann
+        if ann is None or len(ann) == 0 or len(self.table) == 0:
+            return None
+        table = self.table
+        start = int(np.searchsorted(table.seq, ann.covered_seq, side="right"))
+        if len(table) - start > TAIL_ROWS:
+            ann.sync(table)  # catch up in the background; exact meanwhile
+            return None
+        size, labels = self._labels
+        if size != len(ann):
+            size = len(ann)
+            labels = ann.labels_of(table)
+            self._labels = (size, labels)
+        found = ann.search(query, allowed, labels, k)
+        if found is None:
+            return None
+        tail = np.flatnonzero(allowed[start:]) + start
+        if tail.shape[0] > k:
+            sims = table.matrix[tail] @ query
+            tail = tail[np.argpartition(-sims, k - 1)[:k]]
+        return Nearest(np.concatenate((found, tail)).astype(np.int64), self._low(query, allowed))
+
+    def _low(self, query: npt.NDArray[np.float32], allowed: Mask) -> float:
+        """The lowest cosine over a fixed random sample of the allowed rows."""
+        if self._sample is None:
+            rng = np.random.default_rng(len(self.table))
+            size = min(SAMPLE_ROWS, len(self.table))
+            picked = rng.choice(len(self.table), size=size, replace=False)
+            self._sample = np.sort(picked).astype(np.int64)
+        rows = self._sample[allowed[self._sample]]
+        if rows.shape[0] == 0:
+            return -1.0
+        return float((self.table.matrix[rows] @ query).min())
+
+
+class DenseView:
+    """A query's cosines to an index's rows, as one array the pipeline reads.
+
+    Exact (``partial`` False): every row scored by one matrix product.
+    Partial: only the rows an approximate search proposed, the ``extra``
+    rows (keyword matches) and whatever ``fill`` is later asked for are
+    scored, exactly; the others read -1 (below every floor), and ``low``
+    estimates the minimum for range normalisation.
+
+    Args:
+        index: the dense index.
+        query: the unit query vector.
+        allowed: rows the caller may see that have a vector.
+        candidates: how many the approximate search proposes; 0 for exact.
+        extra: rows to score in any case.
+    """
+
+    def __init__(
+        self,
+        index: DenseIndex,
+        query: npt.NDArray[np.float32],
+        allowed: Mask,
+        *,
+        candidates: int,
+        extra: Rows,
+    ) -> None:
+        self._matrix = index.table.matrix
+        self._query = query
+        near = index.nearest(query, allowed, candidates) if candidates > 0 else None
+        self.low: float | None = None
+        self.known: Mask | None = None
+        if near is None:
+            self.sims = index.scores(query)
+            return
+        self.low = near.low
+        self.sims = np.full(len(index), -1.0, dtype=np.float32)
+        self.known = np.zeros(len(index), dtype=bool)
+        self.fill(np.concatenate((near.rows, extra)))
+
+    @property
+    def partial(self) -> bool:
+        """Whether only some rows are scored."""
+        return self.known is not None
+
+    def fill(self, rows: Rows) -> Rows:
+        """Score ``rows`` not scored yet; returns them."""
+        if self.known is None or rows.shape[0] == 0:
+            return np.empty(0, dtype=np.int64)
+        rows = np.unique(rows)
+        rows = rows[~self.known[rows]]
+        if rows.shape[0]:
+            self.sims[rows] = self._matrix[rows] @ self._query
+            self.known[rows] = True
+        return rows
 
 
 # Below this many rows the product runs on one BLAS thread: OpenBLAS's

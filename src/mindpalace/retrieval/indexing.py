@@ -17,11 +17,15 @@ import numpy.typing as npt
 from mindpalace.embed.base import Embedder
 from mindpalace.errors import EmbeddingError, EmbeddingMismatch
 from mindpalace.models import EmbeddingConfig, Scope
+from mindpalace.retrieval import ann
 from mindpalace.retrieval.dense import DenseIndex
 from mindpalace.retrieval.mentions import MentionIndex
 from mindpalace.store.base import Store, VectorBatch
 
-__all__ = ["SemanticIndex", "embed_text", "text_hash", "vector_key"]
+__all__ = ["ANN_ROWS", "SemanticIndex", "embed_text", "text_hash", "vector_key"]
+
+#: embedded memories from which a palace keeps an HNSW graph (``ann.py``)
+ANN_ROWS = 50_000
 
 Progress = Callable[[int, int], None]
 
@@ -53,11 +57,18 @@ class SemanticIndex:
     Args:
         store: the palace's store.
         embedder: the model; ``None`` means keyword search only.
+        ann_rows: from this many embedded memories on, the warm index keeps
+            an HNSW graph (built in the background) and dense search
+            proposes candidates from it; 0 turns it off.
     """
 
-    def __init__(self, store: Store, embedder: Embedder | None) -> None:
+    def __init__(
+        self, store: Store, embedder: Embedder | None, *, ann_rows: int = ANN_ROWS
+    ) -> None:
         self.store = store
         self.embedder = embedder
+        self.ann_rows = ann_rows
+        self._ann: ann.AnnIndex | None = None
         self._dense: DenseIndex | None = None
         self._key: str | None = None
         self._lock = threading.Lock()
@@ -160,7 +171,13 @@ class SemanticIndex:
                 mentions = (
                     MentionIndex.build(self.store.load_mentions(), table.seq) if warm else None
                 )
-                index = DenseIndex(table, generation=generation, epoch=epoch, mentions=mentions)
+                if self._key != key:
+                    self._ann = None
+                elif index is not None and self._ann is not None:
+                    self._ann.refresh(index.table, table)
+                index = DenseIndex(
+                    table, generation=generation, epoch=epoch, mentions=mentions, ann=self._ann
+                )
             else:
                 if index.generation != generation:
                     more = self.store.load_vectors(
@@ -176,8 +193,33 @@ class SemanticIndex:
                     index = index.warmed(
                         self.store.load_texts(upto_seq=index.last_seq), self.store.load_mentions()
                     )
+            index = self._with_graph(index)
             self._dense, self._key = index, key
             return index
+
+    def _with_graph(self, index: DenseIndex) -> DenseIndex:
+        """``index`` with the palace's HNSW graph once it is large enough;
+        the graph's first build runs in the background (exact search serves
+        meanwhile)."""
+        if index.ann is not None or not self.ann_rows or not ann.available():
+            return index
+        if int(index.embedded.sum()) < self.ann_rows:
+            return index
+        self._ann = ann.AnnIndex(index.table.matrix.shape[1])
+        self._ann.sync(index.table)
+        index.ann = self._ann
+        return index
+
+    def wait_for_graph(self) -> bool:
+        """Block until the HNSW graph covers the warm index (benchmarks and
+        tests); False when there is no graph."""
+        index = self.dense()
+        graph = self._ann
+        if graph is None or index is None:
+            return False
+        graph.wait()
+        graph.sync(index.table, wait=True)
+        return True
 
     # -- maintenance -----------------------------------------------------------------
 
@@ -206,6 +248,7 @@ class SemanticIndex:
                 progress(min(start + batch, len(memories)), len(memories))
         self.store.set_embedding_config(self.embedder.config, drop_vectors_except=model)
         self._dense = None
+        self._ann = None
         return embedded
 
 

@@ -21,7 +21,7 @@ import numpy.typing as npt
 from mindpalace.models import Hit, HitList, Memory, RecallFilters, Scope
 from mindpalace.retrieval import scorer as learned
 from mindpalace.retrieval import stages, timestage
-from mindpalace.retrieval.dense import DenseIndex
+from mindpalace.retrieval.dense import DenseIndex, DenseView
 from mindpalace.retrieval.fusion import rrf
 from mindpalace.retrieval.graphstage import Expansion, constraints_for, expand, redundant
 from mindpalace.retrieval.keyword import top_rows
@@ -70,6 +70,9 @@ class RecallOptions:
         time_when_weight: share added to a memory that states a time when
             the query asks when; 0 turns it off.
         time_pool: how many of the best candidates the time prior looks at.
+        ann_candidates: in a palace with an HNSW graph (``ann.py``), how
+            many nearest rows it proposes for exact scoring (weighted
+            fusion only); 0 scores every row exactly.
     """
 
     candidates: int = 200
@@ -94,6 +97,7 @@ class RecallOptions:
     time_window_weight: float = 0.2
     time_when_weight: float = 0.3
     time_pool: int = 50
+    ann_candidates: int = 400
 
 
 def recall(
@@ -322,9 +326,16 @@ def _hybrid(
         pool=max(options.candidates, limit),
     )
     clock.lap("sparse")
-    sims = dense_index.scores(query_vector)
     # Rows without a vector (their embedding failed) take part by keywords only.
     dense_mask = mask & dense_index.embedded
+    view = DenseView(
+        dense_index,
+        query_vector,
+        dense_mask,
+        candidates=options.ann_candidates if options.fusion == "weighted" else 0,
+        extra=np.flatnonzero(bm25 > 0),
+    )
+    sims = view.sims
     clock.lap("dense")
 
     if options.fusion == "rrf":
@@ -334,13 +345,20 @@ def _hybrid(
     else:
         best_bm25 = max(float(bm25.max(initial=0.0)), max(loose.values(), default=0.0))
         scale = 1.0 / best_bm25 if best_bm25 > 0 else 0.0
-        dense_norm = stages.range_normalise(sims, dense_mask)
+        dense_norm = stages.range_normalise(sims, dense_mask, low=view.low)
         fused_rows = options.sparse_weight * scale * bm25 + options.dense_weight * dense_norm
         fused_loose = {key: options.sparse_weight * scale * v for key, v in loose.items()}
     # Normalisation used every visible row; candidacy needs keyword evidence
     # or a cosine above the floor.
     eligible = mask & ((bm25 > 0) | (dense_index.embedded & (sims >= options.dense_floor)))
     fused_rows = np.where(mask, fused_rows, -np.inf)
+    if view.partial and view.fill(_session_rows(fused_rows, eligible, dense_index, limit)).size:
+        # Session support reads whole sessions of the best rows: their
+        # unscored turns are scored now, and the arrays recomputed.
+        dense_norm = stages.range_normalise(sims, dense_mask, low=view.low)
+        fused_rows = options.sparse_weight * scale * bm25 + options.dense_weight * dense_norm
+        eligible = mask & ((bm25 > 0) | (dense_index.embedded & (sims >= options.dense_floor)))
+        fused_rows = np.where(mask, fused_rows, -np.inf)
 
     support = _session_support(fused_rows, eligible, dense_index, limit=limit, options=options)
     # A context neighbour below the floor stays only if its session lifts it.
@@ -367,6 +385,7 @@ def _hybrid(
             visible=mask,
         )
         candidates = expansion.candidates
+    view.fill(np.array([row for _, _, row in candidates if row is not None], dtype=np.int64))
     clock.lap("graph")
     candidates, boosts = timestage.apply(
         store,
@@ -532,6 +551,46 @@ def _build_hits(
     return HitList(hits, mode="hybrid")
 
 
+def _session_top(
+    fused_rows: npt.NDArray[np.float64], eligible: npt.NDArray[np.bool_], limit: int
+) -> list[int]:
+    """The best eligible rows, which session support starts from."""
+    rows = fused_rows.shape[0]
+    k = min(max(limit * 5, 100), int(eligible.sum()))
+    if k <= 0:
+        return []
+    ranked = np.where(eligible, fused_rows, -np.inf)
+    top = np.argpartition(-ranked, k - 1)[:k] if rows > k else np.arange(rows)
+    return [int(r) for r in top if np.isfinite(ranked[r])]
+
+
+def _session_rows(
+    fused_rows: npt.NDArray[np.float64],
+    eligible: npt.NDArray[np.bool_],
+    dense_index: DenseIndex,
+    limit: int,
+) -> npt.NDArray[np.int64]:
+    """Every row of the sessions of the best eligible rows (at most
+    ``_SESSION_ROWS``, best sessions first)."""
+    parts: list[npt.NDArray[np.int64]] = []
+    starts: set[int] = set()
+    total = 0
+    for row in _session_top(fused_rows, eligible, limit):
+        start = int(dense_index.group_start[row])
+        if not dense_index.in_session[row] or start in starts:
+            continue
+        starts.add(start)
+        part = dense_index.order[start : int(dense_index.group_end[row])]
+        total += part.shape[0]
+        if total > _SESSION_ROWS:
+            break
+        parts.append(part)
+    return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
+
+
+_SESSION_ROWS = 20_000
+
+
 def _session_support(
     fused_rows: npt.NDArray[np.float64],
     eligible: npt.NDArray[np.bool_],
@@ -543,27 +602,22 @@ def _session_support(
     """Session support of the best eligible rows and of their same-session
     neighbours, which may climb on a strong memory next to them even below
     the relevance floor (they are its context)."""
-    rows = fused_rows.shape[0]
-    k = min(max(limit * 5, 100), int(eligible.sum()))
     chosen: set[int] = set()
-    if k > 0:
-        ranked = np.where(eligible, fused_rows, -np.inf)
-        top = np.argpartition(-ranked, k - 1)[:k] if rows > k else np.arange(rows)
-        for row in (int(r) for r in top if np.isfinite(ranked[r])):
-            chosen.add(row)
-            if not dense_index.in_session[row]:
-                continue
-            for step in (-1, 1):  # the nearest visible turn each side
-                near = stages.nearest_visible(
-                    fused_rows,
-                    dense_index.order,
-                    position=int(dense_index.position[row]),
-                    step=step,
-                    start=int(dense_index.group_start[row]),
-                    end=int(dense_index.group_end[row]),
-                )
-                if near is not None:
-                    chosen.add(near)
+    for row in _session_top(fused_rows, eligible, limit):
+        chosen.add(row)
+        if not dense_index.in_session[row]:
+            continue
+        for step in (-1, 1):  # the nearest visible turn each side
+            near = stages.nearest_visible(
+                fused_rows,
+                dense_index.order,
+                position=int(dense_index.position[row]),
+                step=step,
+                start=int(dense_index.group_start[row]),
+                end=int(dense_index.group_end[row]),
+            )
+            if near is not None:
+                chosen.add(near)
     return stages.session_support(
         fused_rows,
         sorted(chosen),

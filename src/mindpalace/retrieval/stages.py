@@ -38,16 +38,24 @@ RECENCY_HALF_LIFE_DAYS = 365.0
 
 
 def range_normalise(
-    values: npt.NDArray[np.float32], mask: npt.NDArray[np.bool_]
+    values: npt.NDArray[np.float32],
+    mask: npt.NDArray[np.bool_],
+    *,
+    low: float | None = None,
 ) -> npt.NDArray[np.float64]:
-    """``(v - min) / (max - min)`` over the masked entries; 0 elsewhere."""
+    """``(v - min) / (max - min)`` over the masked entries; 0 elsewhere.
+
+    A given ``low`` (an estimate of the minimum, when only some entries
+    were scored) replaces the minimum, and results are clipped to 0-1.
+    """
     out = np.zeros(values.shape[0], dtype=np.float64)
     if not mask.any():
         return out
     chosen = values[mask].astype(np.float64)
-    low, high = float(chosen.min()), float(chosen.max())
+    high = float(chosen.max())
+    low = float(chosen.min()) if low is None else min(low, high)
     if high > low:
-        out[mask] = (chosen - low) / (high - low)
+        out[mask] = np.clip((chosen - low) / (high - low), 0.0, 1.0)
     else:
         out[mask] = 1.0
     return out
