@@ -7,7 +7,7 @@ lost to a post-filter.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 
@@ -71,11 +71,17 @@ class DenseIndex:
         keyword: KeywordIndex | None = None,
         mentions: MentionIndex | None = None,
         ann: AnnIndex | None = None,
+        model: str = "",
     ) -> None:
         #: which rows mention which entity (None: ask the store)
         self.mentions = mentions
         #: the palace's HNSW graph (None: exact search only)
         self.ann = ann
+        #: the vectors' key (``indexing.vector_key``)
+        self.model = model
+        #: whether dense candidates come from the store's own index
+        #: (``Store.nearest``) rather than ``ann``
+        self.store_ann = False
         self._labels: tuple[int, Rows] = (-1, np.empty(0, dtype=np.int64))
         self._sample: Rows | None = None
         # Scope masks of this (immutable) index, by scope.
@@ -138,7 +144,7 @@ class DenseIndex:
             keyword = self.keyword.extended(more.texts)
         elif len(more) == 0:
             keyword = self.keyword
-        return DenseIndex(
+        index = DenseIndex(
             self.table.extend(replace(more, texts=None)),
             generation=generation,
             epoch=self.epoch,
@@ -146,7 +152,10 @@ class DenseIndex:
             keyword=keyword,
             mentions=self._more_mentions(more, mentions),
             ann=self.ann,
+            model=self.model,
         )
+        index.store_ann = self.store_ann
+        return index
 
     def warmed(
         self,
@@ -165,7 +174,7 @@ class DenseIndex:
                 row = int(np.searchsorted(seqs, seq))
                 if row < len(seqs) and int(seqs[row]) == seq:
                     columns[row] = (title, content, context, tags)
-        return DenseIndex(
+        index = DenseIndex(
             self.table,
             generation=self.generation,
             epoch=self.epoch,
@@ -173,7 +182,10 @@ class DenseIndex:
             keyword=KeywordIndex(columns),
             mentions=MentionIndex.build(mentions, seqs),
             ann=self.ann,
+            model=self.model,
         )
+        index.store_ann = self.store_ann
+        return index
 
     def _more_mentions(
         self, more: VectorTable, pairs: Sequence[tuple[str, int]] | None
@@ -294,6 +306,19 @@ class DenseIndex:
             tail = tail[np.argpartition(-sims, k - 1)[:k]]
         return Nearest(np.concatenate((found, tail)).astype(np.int64), self._low(query, allowed))
 
+    def nearest_of(
+        self, ids: Sequence[str] | None, query: npt.NDArray[np.float32], allowed: Mask
+    ) -> Nearest | None:
+        """Candidates the store's own index proposed (``Store.nearest``), as
+        rows; rows written after this index was built are not among them
+        (the next recall's index has them). None when the store has none."""
+        if ids is None:
+            return None
+        found = [self._row_of.get(memory_id) for memory_id in ids]
+        rows = np.array([row for row in found if row is not None], dtype=np.int64)
+        rows = rows[allowed[rows]] if rows.shape[0] else rows
+        return Nearest(rows, self._low(query, allowed))
+
     def _low(self, query: npt.NDArray[np.float32], allowed: Mask) -> float:
         """The lowest cosine over a fixed random sample of the allowed rows."""
         if self._sample is None:
@@ -322,6 +347,8 @@ class DenseView:
         allowed: rows the caller may see that have a vector.
         candidates: how many the approximate search proposes; 0 for exact.
         extra: rows to score in any case.
+        external: the store's own nearest-neighbour search (ids for a
+            count), used instead of the index's graph when given.
     """
 
     def __init__(
@@ -332,10 +359,15 @@ class DenseView:
         *,
         candidates: int,
         extra: Rows,
+        external: Callable[[int], Sequence[str] | None] | None = None,
     ) -> None:
         self._matrix = index.table.matrix
         self._query = query
-        near = index.nearest(query, allowed, candidates) if candidates > 0 else None
+        near = None
+        if candidates > 0 and external is not None:
+            near = index.nearest_of(external(candidates), query, allowed)
+        elif candidates > 0:
+            near = index.nearest(query, allowed, candidates)
         self.low: float | None = None
         self.known: Mask | None = None
         if near is None:

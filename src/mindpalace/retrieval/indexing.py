@@ -176,7 +176,12 @@ class SemanticIndex:
                 elif index is not None and self._ann is not None:
                     self._ann.refresh(index.table, table)
                 index = DenseIndex(
-                    table, generation=generation, epoch=epoch, mentions=mentions, ann=self._ann
+                    table,
+                    generation=generation,
+                    epoch=epoch,
+                    mentions=mentions,
+                    ann=self._ann,
+                    model=key,
                 )
             else:
                 if index.generation != generation:
@@ -201,9 +206,14 @@ class SemanticIndex:
         """``index`` with the palace's HNSW graph once it is large enough;
         the graph's first build runs in the background (exact search serves
         meanwhile)."""
-        if index.ann is not None or not self.ann_rows or not ann.available():
+        if index.ann is not None or index.store_ann or not self.ann_rows:
             return index
         if int(index.embedded.sum()) < self.ann_rows:
+            return index
+        if self.store.ann_in_store:
+            index.store_ann = True  # the store's own index proposes candidates
+            return index
+        if not ann.available():
             return index
         self._ann = ann.AnnIndex(index.table.matrix.shape[1])
         self._ann.sync(index.table)

@@ -334,6 +334,11 @@ def _hybrid(
         dense_mask,
         candidates=options.ann_candidates if options.fusion == "weighted" else 0,
         extra=np.flatnonzero(bm25 > 0),
+        external=(
+            (lambda k: store.nearest(dense_index.model, query_vector, scope, filters, limit=k))
+            if dense_index.store_ann
+            else None
+        ),
     )
     sims = view.sims
     clock.lap("dense")

@@ -276,6 +276,9 @@ class Store(Protocol):
     #: on a process's second recall (where the store's own text search is
     #: slow, or ranks differently from the warm index)
     warm_at_once: bool
+    #: whether the store keeps its own nearest-neighbour index of vectors
+    #: (``nearest``), which recall then uses instead of an in-process graph
+    ann_in_store: bool
 
     @property
     def location(self) -> str:
@@ -460,6 +463,20 @@ class Store(Protocol):
     def load_texts(self, *, upto_seq: int) -> list[tuple[int, str | None, str, str | None, str]]:
         """(seq, title, content, context, tags) of every memory up to ``upto_seq``,
         in write order, unscoped: for a warm index that applies scope itself."""
+        ...
+
+    def nearest(
+        self,
+        model: str,
+        query: npt.NDArray[np.float32],
+        scope: Scope,
+        filters: RecallFilters,
+        *,
+        limit: int,
+    ) -> list[str] | None:
+        """Ids of the ``limit`` visible memories matching ``filters`` whose
+        ``model`` vectors are nearest ``query`` (cosine), best first, from the
+        store's approximate index; None when the store has none."""
         ...
 
     def load_mentions(self, *, after_seq: int = 0) -> list[tuple[str, int]]:

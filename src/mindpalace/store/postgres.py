@@ -222,6 +222,7 @@ class PostgresStore(ScopedTextSearch, SqlStore):
     # BM25 in SQL is slow at scale and stems as Snowball does: recall uses
     # the warm keyword index (FTS5's terms) from its first call.
     warm_at_once = True
+    ann_in_store = False
 
     # Any constant would do: advisory locks are per database, and a palace
     # is one database.

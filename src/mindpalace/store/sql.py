@@ -11,6 +11,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from mindpalace.models import (
     EmbeddingConfig,
     Memory,
@@ -382,6 +385,19 @@ class SqlStore(GraphSql, RelationsSql, UpkeepSql, SkillsSql, SignalStore):
                 (model, after_seq),
             ).fetchall()
         return VectorTable.from_rows(rows)
+
+    def nearest(
+        self,
+        model: str,
+        query: npt.NDArray[np.float32],
+        scope: Scope,
+        filters: RecallFilters,
+        *,
+        limit: int,
+    ) -> list[str] | None:
+        """None: this store keeps no nearest-neighbour index (a backend that
+        does overrides this)."""
+        return None
 
     # -- reads --------------------------------------------------------------------
 

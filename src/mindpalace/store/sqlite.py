@@ -126,6 +126,8 @@ class SQLiteStore(ScopedTextSearch, SqlStore):
     # FTS5 ranks as the warm index does, and a one-shot process (the CLI)
     # should not pay for building it.
     warm_at_once = False
+    # Dense candidates come from the in-process HNSW graph (retrieval/ann.py).
+    ann_in_store = False
 
     def __init__(self, path: str | Path, *, busy_timeout: float = 30.0) -> None:
         self._path = str(path) if str(path) == ":memory:" else str(Path(path).expanduser())
