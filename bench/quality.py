@@ -187,6 +187,7 @@ class Palaces:
         }
         self.palaces: dict[tuple[str, str, str, str], Palace] = {}
         self.wall_clock = False  # else each palace's clock is its conversation's end
+        self.ann = 0  # > 0: every palace keeps an HNSW graph proposing this many candidates
         self.server = None
         if "postgres" in backends:
             from bench.pgserver import ThrowawayPostgres
@@ -216,6 +217,9 @@ class Palaces:
             p.add_messages(read_messages(source, format="locomo"), dates=ingest is CONTEXT)
         else:
             p.remember_many(_records(conversation, ingest))
+        if self.ann:
+            p.semantic.ann_rows = 1
+            p.semantic.wait_for_graph()
         self.palaces[key] = p
         print(
             f"  ingested {conversation.name} ({ingest.name}, {embedder}, {backend}):"
@@ -236,11 +240,13 @@ def run(
     conversations: Sequence[Conversation],
     *,
     backends: Sequence[str] = ("sqlite",),
+    ann: int = 0,
 ) -> dict[str, Any]:
     count = _tokens()
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as scratch:
         palaces = Palaces(Path(scratch), backends)
+        palaces.ann = ann
         for config, backend in ((c, b) for c in configs for b in backends):
             per_question: list[dict[str, float]] = []
             per_category: dict[int, list[dict[str, float]]] = defaultdict(list)
@@ -253,6 +259,8 @@ def run(
             for own, foreign in iter_pairs(conversations):
                 palace = palaces.get(own, config.ingest, config.embedder, backend)
                 palace.recall_options = config.options
+                if palaces.ann:
+                    palace.recall_options = replace(config.options, ann_candidates=palaces.ann)
                 for question in own.questions:
                     start = time.perf_counter()
                     hits = palace.recall(question.text, limit=DEPTH)
@@ -420,6 +428,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         default="sqlite",
         help="comma-separated: sqlite, postgres (default sqlite)",
     )
+    parser.add_argument(
+        "--ann",
+        type=int,
+        default=0,
+        help="give every palace an HNSW graph proposing this many dense candidates"
+        " (default 0: exact scoring, as palaces under 50k memories have)",
+    )
     args = parser.parse_args(argv)
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     unknown = sorted(set(backends) - {"sqlite", "postgres"})
@@ -433,7 +448,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(loco(conversations))
         return 0
     configs = [c for c in CONFIGS if not args.only or args.only in c.name]
-    results = run(configs, conversations, backends=backends)
+    results = run(configs, conversations, backends=backends, ann=args.ann)
     print(markdown(results))
     if args.json:
         for result in results.values():

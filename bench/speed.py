@@ -34,7 +34,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -324,6 +324,11 @@ class Suite:
         vectors = [self.model.embed_one(q.text) for q in self.queries]
         for q in self.queries[:10]:  # warm: indexes loaded, pages cached
             palaces[q.agent].recall(q.text)
+        started = time.perf_counter()
+        if palaces[AGENTS[0]].semantic.wait_for_graph():
+            f["graph_build_s"] = time.perf_counter() - started
+        for q in self.queries[:10]:
+            palaces[q.agent].recall(q.text)
         full: list[float] = []
         no_graph: list[float] = []
         no_embed: list[float] = []
@@ -331,7 +336,10 @@ class Suite:
         naive_full: list[float] = []
         naive_no_embed: list[float] = []
         embed_only: list[float] = []
+        exact_no_embed: list[float] = []
+        same_top10: list[float] = []
         stages: dict[str, list[float]] = {}
+        exact_options = replace(palaces[AGENTS[0]].recall_options, ann_candidates=0)
         for q, vector in zip(self.queries, vectors, strict=True):
             palace = palaces[q.agent]
             start = time.perf_counter()
@@ -360,6 +368,29 @@ class Suite:
                         )
                     )
                 )
+            # Every row scored exactly (no graph candidates), and how often
+            # the top 10 agree with the default's.
+            exact: list[Any] = []
+            exact_no_embed.append(
+                timed(
+                    lambda p=palace, t=q.text, v=vector, d=dense, out=exact: out.append(
+                        pipeline.recall(
+                            p.store,
+                            query=t,
+                            scope=p.scope,
+                            filters=RecallFilters(),
+                            limit=10,
+                            now=p.now(),
+                            query_vector=v,
+                            dense_index=d,
+                            options=exact_options,
+                        )
+                    )
+                )
+            )
+            ids = [h.memory.id for h in hits]
+            exact_ids = [h.memory.id for h in exact[0]]
+            same_top10.append(len(set(ids) & set(exact_ids)) / max(len(exact_ids), 1))
             embed_only.append(timed(lambda t=q.text: self.model.embed_one(t)))  # type: ignore[union-attr]
             naive_no_embed.append(
                 timed(lambda v=vector, t=q.text, a=q.agent: naive.recall(v, t, a))
@@ -371,6 +402,8 @@ class Suite:
         f["recall_no_graph"] = percentiles(no_graph)
         f["recall_no_embed"] = percentiles(no_embed)
         f["recall_no_embed_no_graph"] = percentiles(no_embed_no_graph)
+        f["recall_exact_no_embed"] = percentiles(exact_no_embed)
+        f["top10_same_as_exact"] = statistics.mean(same_top10)
         f["naive_recall"] = percentiles(naive_full)
         f["naive_recall_no_embed"] = percentiles(naive_no_embed)
         f["query_embed"] = percentiles(embed_only)
@@ -588,6 +621,22 @@ def markdown(results: Sequence[dict[str, Any]], meta: dict[str, Any]) -> str:
             f"{r['recall_no_embed_no_graph']['p95']:.1f} / "
             f"{r['recall_no_embed_no_graph']['p99']:.1f}"
         ),
+    )
+    row(
+        "same, every row scored exactly (no HNSW candidates)",
+        lambda r: (
+            f"{r['recall_exact_no_embed']['p50']:.1f} / "
+            f"{r['recall_exact_no_embed']['p95']:.1f} / "
+            f"{r['recall_exact_no_embed']['p99']:.1f}"
+        ),
+    )
+    row(
+        "top 10 shared with exact scoring",
+        lambda r: f"{r['top10_same_as_exact']:.3f}",
+    )
+    row(
+        "HNSW graph build s (background, once per process)",
+        lambda r: f"{r['graph_build_s']:.1f}" if "graph_build_s" in r else "no graph",
     )
     row(
         "query embedding alone p50 / p95 ms",

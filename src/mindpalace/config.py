@@ -23,6 +23,8 @@ variable                    meaning
                             extraction by an LLM, added to the rules (optional)
 ``MINDPALACE_EXTRACT_MODEL`` its model name
 ``MINDPALACE_EXTRACT_KEY_ENV`` name of the variable holding its API key
+``MINDPALACE_ANN_ROWS``     embedded memories from which recall keeps an HNSW graph
+                            for dense candidates (50,000; 0: always score every row)
 ``MINDPALACE_TOKENS``       server bearer tokens: ``AGENT=TOKEN`` pairs, comma-separated
                             (``*=TOKEN``: a shared token; the agent comes from a header)
 =========================== =====================================================
@@ -54,6 +56,7 @@ ENV_PEER = "MINDPALACE_PEER"
 ENV_SIGNALS = "MINDPALACE_SIGNALS"
 ENV_SCORER = "MINDPALACE_SCORER"
 ENV_TOKENS = "MINDPALACE_TOKENS"
+ENV_ANN_ROWS = "MINDPALACE_ANN_ROWS"
 ENV_EXTRACT_URL = "MINDPALACE_EXTRACT_URL"
 ENV_EXTRACT_MODEL = "MINDPALACE_EXTRACT_MODEL"
 ENV_EXTRACT_KEY_ENV = "MINDPALACE_EXTRACT_KEY_ENV"
@@ -63,6 +66,9 @@ SWITCH = ("on", "off")
 
 DEFAULT_MAX_CONTENT = 50_000
 DEFAULT_BUSY_TIMEOUT = 30.0
+# A graph pays from here: below it, one matrix product over every row costs
+# about as much as the graph's search (BENCHMARKS.md, "HNSW candidates").
+DEFAULT_ANN_ROWS = 50_000
 
 
 def _data_home(env: Mapping[str, str]) -> Path:
@@ -98,6 +104,15 @@ def _positive(env: Mapping[str, str], name: str, default: float) -> float:
     return value
 
 
+def _count(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = (env.get(name) or "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit():
+        raise ConfigError(f"{name} must be a whole number >= 0, got {raw!r}")
+    return int(raw)
+
+
 def _switch(env: Mapping[str, str], name: str, default: bool) -> bool:
     raw = (env.get(name) or "").strip().lower()
     if not raw:
@@ -127,6 +142,9 @@ class Settings:
         scorer: re-rank recall with the agent's learned scorer, once
             ``palace.signals.train()`` has trained one (off by default:
             BENCHMARKS.md, "Learned scorer").
+        ann_rows: from this many embedded memories on, recall keeps an HNSW
+            graph that proposes dense candidates (scored exactly); 0 turns it
+            off (every row scored, at any size).
         tokens: the HTTP server's bearer tokens (``AGENT=TOKEN`` pairs), if set.
         extract_url / extract_model / extract_key_env: an optional LLM entity
             extractor (OpenAI-compatible chat completions).
@@ -143,6 +161,7 @@ class Settings:
     peer: bool = False
     signals: bool = True
     scorer: bool = False
+    ann_rows: int = DEFAULT_ANN_ROWS
     tokens: str | None = field(default=None, repr=False)
     extract_url: str | None = None
     extract_model: str | None = None
@@ -168,6 +187,7 @@ class Settings:
             peer=_switch(env, ENV_PEER, False),
             signals=_switch(env, ENV_SIGNALS, True),
             scorer=_switch(env, ENV_SCORER, False),
+            ann_rows=_count(env, ENV_ANN_ROWS, DEFAULT_ANN_ROWS),
             tokens=env.get(ENV_TOKENS) or None,
             extract_url=env.get(ENV_EXTRACT_URL) or None,
             extract_model=env.get(ENV_EXTRACT_MODEL) or None,

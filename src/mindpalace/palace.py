@@ -146,7 +146,7 @@ class Palace:
                 embedder = embed.from_settings(self.settings)
             except EmbeddingError as exc:  # e.g. model files missing: degrade, don't fail
                 broken = str(exc)
-        self.semantic = SemanticIndex(store, embedder)
+        self.semantic = SemanticIndex(store, embedder, ann_rows=self.settings.ann_rows)
         if broken is not None:
             self.semantic.broken = broken
         self.recall_options = recall_options or pipeline.RecallOptions()

@@ -16,13 +16,21 @@ from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.embed import HashingEmbedder
 from mindpalace.models import HitList
-from mindpalace.retrieval import ann
+from mindpalace.retrieval import ann, dense
 from mindpalace.retrieval.dense import DenseIndex, DenseView
 from mindpalace.retrieval.pipeline import RecallOptions
 from mindpalace.store.base import VectorTable
 from mindpalace.store.sqlite import SQLiteStore
 
 pytestmark = pytest.mark.skipif(not ann.available(), reason="faiss is not installed")
+
+
+@pytest.fixture(autouse=True)
+def _graph_at_any_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Small palaces here stand for big ones: the graph is asked whenever
+    more than a quarter of the rows are visible (not only past 20,000)."""
+    monkeypatch.setattr(dense, "GATHER_ROWS", 0)
+
 
 PEOPLE = ["Ana Ruiz", "Ben Okafor", "Carla Diaz", "Project Falcon", "the Billing service"]
 TOPICS = (
@@ -68,7 +76,8 @@ def test_the_graph_proposes_only_allowed_rows(share: float, k: int, seed: int) -
     found = graph.search(matrix[seed % 600], allowed, graph.labels_of(table), k)
     assert found is not None
     assert allowed[found].all()
-    assert len(found) == min(k, int(allowed.sum()))
+    if share >= 0.3:  # recall uses the graph only when many rows are visible
+        assert len(found) == min(k, int(allowed.sum()))
 
 
 def test_the_graph_finds_the_exact_neighbours() -> None:
@@ -124,6 +133,19 @@ def test_the_tail_past_the_graph_is_scored_exactly() -> None:
     assert view.sims[unseen] == -1.0
     view.fill(np.array([unseen]))
     assert view.sims[unseen] == pytest.approx(float(matrix[unseen] @ matrix[350]), abs=1e-6)
+
+
+def test_a_narrow_scope_is_scored_exactly_without_the_graph() -> None:
+    matrix = _unit(2_000, seed=6)
+    graph = ann.AnnIndex(matrix.shape[1])
+    index = DenseIndex(_table(matrix), generation=1, ann=graph)
+    graph.sync(index.table, wait=True)
+    allowed = np.zeros(2_000, dtype=bool)
+    allowed[::10] = True  # a tenth visible: below a quarter of the index
+    view = DenseView(index, matrix[0], allowed, candidates=50, extra=np.empty(0, np.int64))
+    assert not view.partial
+    np.testing.assert_allclose(view.sims[allowed], matrix[allowed] @ matrix[0], atol=1e-6)
+    assert (view.sims[~allowed] == -1.0).all()
 
 
 def _records(seed: int = 5, count: int = 900) -> list[tuple[str, dict[str, object]]]:
@@ -200,3 +222,20 @@ def test_the_graph_follows_writes_and_forgets(tmp_path: Path) -> None:
     palace.forget(later.id)
     assert all(h.memory.id != later.id for h in palace.recall("zanzibar gateway timeouts"))
     store.close()
+
+
+def test_the_graph_size_comes_from_the_environment(tmp_path: Path) -> None:
+    from mindpalace import ConfigError
+
+    assert Settings.from_env({}).ann_rows == 50_000
+    assert Settings.from_env({"MINDPALACE_ANN_ROWS": "0"}).ann_rows == 0
+    for bad in ("-1", "many", "1e5"):
+        with pytest.raises(ConfigError, match="MINDPALACE_ANN_ROWS must be a whole number"):
+            Settings.from_env({"MINDPALACE_ANN_ROWS": bad})
+    palace = Palace(
+        tmp_path / "p.db", settings=Settings(signals=False, ann_rows=0), embedder=HashingEmbedder()
+    )
+    palace.remember_many([{"content": f"kafka broker {i} restarts nightly"} for i in range(20)])
+    assert palace.semantic.ann_rows == 0
+    assert not palace.semantic.wait_for_graph()  # never built, at any size
+    palace.close()

@@ -29,6 +29,9 @@ Rows = npt.NDArray[np.int64]
 
 #: rows of the range sample (``Nearest.low``)
 SAMPLE_ROWS = 4_096
+#: up to this many visible rows (or a quarter of the index), dense search
+#: scores just them, exactly, rather than asking a graph
+GATHER_ROWS = 20_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -335,7 +338,8 @@ class DenseIndex:
 class DenseView:
     """A query's cosines to an index's rows, as one array the pipeline reads.
 
-    Exact (``partial`` False): every row scored by one matrix product.
+    Exact (``partial`` False): every row scored by one matrix product, or,
+    when few are allowed, every allowed row (the others read -1).
     Partial: only the rows an approximate search proposed, the ``extra``
     rows (keyword matches) and whatever ``fill`` is later asked for are
     scored, exactly; the others read -1 (below every floor), and ``low``
@@ -363,13 +367,23 @@ class DenseView:
     ) -> None:
         self._matrix = index.table.matrix
         self._query = query
+        self.low: float | None = None
+        self.known: Mask | None = None
         near = None
+        count = int(allowed.sum()) if candidates > 0 else 0
+        if candidates > 0 and count <= max(GATHER_ROWS, len(index) // 4):
+            # Few rows visible (a narrow scope or filter): score just those,
+            # exactly; a graph search under so selective a filter may come
+            # up short, and gathering them costs less than the graph walk.
+            rows = np.flatnonzero(allowed)
+            self.sims = np.full(len(index), -1.0, dtype=np.float32)
+            if rows.shape[0]:
+                self.sims[rows] = self._matrix[rows] @ query
+            return
         if candidates > 0 and external is not None:
             near = index.nearest_of(external(candidates), query, allowed)
         elif candidates > 0:
             near = index.nearest(query, allowed, candidates)
-        self.low: float | None = None
-        self.known: Mask | None = None
         if near is None:
             self.sims = index.scores(query)
             return

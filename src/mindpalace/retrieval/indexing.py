@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 import numpy as np
 import numpy.typing as npt
 
+from mindpalace.config import DEFAULT_ANN_ROWS
 from mindpalace.embed.base import Embedder
 from mindpalace.errors import EmbeddingError, EmbeddingMismatch
 from mindpalace.models import EmbeddingConfig, Scope
@@ -22,10 +23,7 @@ from mindpalace.retrieval.dense import DenseIndex
 from mindpalace.retrieval.mentions import MentionIndex
 from mindpalace.store.base import Store, VectorBatch
 
-__all__ = ["ANN_ROWS", "SemanticIndex", "embed_text", "text_hash", "vector_key"]
-
-#: embedded memories from which a palace keeps an HNSW graph (``ann.py``)
-ANN_ROWS = 50_000
+__all__ = ["SemanticIndex", "embed_text", "text_hash", "vector_key"]
 
 Progress = Callable[[int, int], None]
 
@@ -63,7 +61,7 @@ class SemanticIndex:
     """
 
     def __init__(
-        self, store: Store, embedder: Embedder | None, *, ann_rows: int = ANN_ROWS
+        self, store: Store, embedder: Embedder | None, *, ann_rows: int = DEFAULT_ANN_ROWS
     ) -> None:
         self.store = store
         self.embedder = embedder
