@@ -87,6 +87,7 @@ class DenseIndex:
         self.store_ann = False
         self._labels: tuple[int, Rows] = (-1, np.empty(0, dtype=np.int64))
         self._sample: Rows | None = None
+        self._sample_matrix = np.empty((0, 0), dtype=np.float32)
         # Scope masks of this (immutable) index, by scope.
         self._scopes: dict[Scope, Mask] = {}
         # The keyword index is built from the rows' texts, which are then
@@ -329,10 +330,11 @@ class DenseIndex:
             size = min(SAMPLE_ROWS, len(self.table))
             picked = rng.choice(len(self.table), size=size, replace=False)
             self._sample = np.sort(picked).astype(np.int64)
-        rows = self._sample[allowed[self._sample]]
-        if rows.shape[0] == 0:
+            self._sample_matrix = np.ascontiguousarray(self.table.matrix[self._sample])
+        keep = allowed[self._sample]
+        if not keep.any():
             return -1.0
-        return float((self.table.matrix[rows] @ query).min())
+        return float((self._sample_matrix @ query)[keep].min())
 
 
 class DenseView:

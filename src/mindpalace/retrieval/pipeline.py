@@ -343,6 +343,7 @@ def _hybrid(
     sims = view.sims
     clock.lap("dense")
 
+    scale = 0.0
     if options.fusion == "rrf":
         fused_rows, fused_loose = _rrf_arrays(
             bm25, loose, sims, dense_mask, options, pool=max(options.candidates, limit)
@@ -350,18 +351,17 @@ def _hybrid(
     else:
         best_bm25 = max(float(bm25.max(initial=0.0)), max(loose.values(), default=0.0))
         scale = 1.0 / best_bm25 if best_bm25 > 0 else 0.0
-        dense_norm = stages.range_normalise(sims, dense_mask, low=view.low)
-        fused_rows = options.sparse_weight * scale * bm25 + options.dense_weight * dense_norm
         fused_loose = {key: options.sparse_weight * scale * v for key, v in loose.items()}
-    # Normalisation used every visible row; candidacy needs keyword evidence
-    # or a cosine above the floor.
-    eligible = mask & ((bm25 > 0) | (dense_index.embedded & (sims >= options.dense_floor)))
-    fused_rows = np.where(mask, fused_rows, -np.inf)
-    if view.partial and view.fill(_session_rows(fused_rows, eligible, dense_index, limit)).size:
-        # Session support reads whole sessions of the best rows: their
-        # unscored turns are scored now, and the arrays recomputed.
-        dense_norm = stages.range_normalise(sims, dense_mask, low=view.low)
-        fused_rows = options.sparse_weight * scale * bm25 + options.dense_weight * dense_norm
+    if view.partial:
+        fused_rows, eligible = _fuse_scored(
+            view, bm25, mask, dense_mask, dense_index, scale=scale, limit=limit, options=options
+        )
+    else:
+        if options.fusion != "rrf":
+            dense_norm = stages.range_normalise(sims, dense_mask)
+            fused_rows = options.sparse_weight * scale * bm25 + options.dense_weight * dense_norm
+        # Normalisation used every visible row; candidacy needs keyword
+        # evidence or a cosine above the floor.
         eligible = mask & ((bm25 > 0) | (dense_index.embedded & (sims >= options.dense_floor)))
         fused_rows = np.where(mask, fused_rows, -np.inf)
 
@@ -556,17 +556,61 @@ def _build_hits(
     return HitList(hits, mode="hybrid")
 
 
+def _fuse_scored(
+    view: DenseView,
+    bm25: npt.NDArray[np.float64],
+    mask: npt.NDArray[np.bool_],
+    dense_mask: npt.NDArray[np.bool_],
+    dense_index: DenseIndex,
+    *,
+    scale: float,
+    limit: int,
+    options: RecallOptions,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_]]:
+    """Weighted fusion when only some rows were scored (``view.partial``):
+    the same formula as over every row, evaluated on the scored rows; an
+    unscored visible row has no keyword match and a cosine below the best
+    proposals', so it fuses to 0 and is not a candidate. The whole sessions
+    of the best rows are then scored too, since session support reads them."""
+    sims, known = view.sims, view.known
+    assert known is not None
+    fused_rows = np.where(mask, 0.0, -np.inf)
+    eligible = np.zeros(mask.shape[0], dtype=bool)
+    scored = np.flatnonzero(known)
+    visible = scored[dense_mask[scored]]
+    high = float(sims[visible].max()) if visible.shape[0] else 0.0
+    low = min(view.low if view.low is not None else high, high)
+
+    def fuse(rows: npt.NDArray[np.int64]) -> None:
+        rows = rows[mask[rows]]
+        if high > low:
+            dense = np.clip((sims[rows] - low) / (high - low), 0.0, 1.0)
+        else:
+            dense = np.ones(rows.shape[0])
+        dense = np.where(dense_mask[rows], dense, 0.0)
+        fused_rows[rows] = options.sparse_weight * scale * bm25[rows] + (
+            options.dense_weight * dense
+        )
+        eligible[rows] = (bm25[rows] > 0) | (
+            dense_index.embedded[rows] & (sims[rows] >= options.dense_floor)
+        )
+
+    fuse(scored)
+    fuse(view.fill(_session_rows(fused_rows, eligible, dense_index, limit)))
+    return fused_rows, eligible
+
+
 def _session_top(
     fused_rows: npt.NDArray[np.float64], eligible: npt.NDArray[np.bool_], limit: int
 ) -> list[int]:
     """The best eligible rows, which session support starts from."""
-    rows = fused_rows.shape[0]
-    k = min(max(limit * 5, 100), int(eligible.sum()))
+    chosen = np.flatnonzero(eligible)
+    k = min(max(limit * 5, 100), chosen.shape[0])
     if k <= 0:
         return []
-    ranked = np.where(eligible, fused_rows, -np.inf)
-    top = np.argpartition(-ranked, k - 1)[:k] if rows > k else np.arange(rows)
-    return [int(r) for r in top if np.isfinite(ranked[r])]
+    if chosen.shape[0] > k:
+        chosen = chosen[np.argpartition(-fused_rows[chosen], k - 1)[:k]]
+    return [int(r) for r in chosen if np.isfinite(fused_rows[r])]
 
 
 def _session_rows(
