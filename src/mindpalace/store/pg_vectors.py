@@ -28,7 +28,6 @@ from psycopg.adapt import Dumper
 from psycopg.pq import Format
 
 __all__ = [
-    "DECODE_FUNCTION",
     "EF_SEARCH",
     "MAX_DIMENSIONS",
     "PgVector",
@@ -92,7 +91,7 @@ class PgVectorDumper(Dumper):
 # 8-bit exponent and 23-bit fraction from the four bytes, as IEEE 754 says.
 # Pure SQL, so it runs wherever pgvector does; ~0.7 ms for 384 dimensions,
 # against ~0.1 ms for the binary parameter the writer sends instead.
-DECODE_FUNCTION = """
+_DECODE = """
 CREATE FUNCTION mp_vector(b BYTEA) RETURNS vector
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
     SELECT array_agg(
@@ -116,7 +115,7 @@ _SCHEMA = [
     # extension), unless an administrator created it already.
     "CREATE EXTENSION IF NOT EXISTS vector",
     "ALTER TABLE embeddings ADD COLUMN vec vector",
-    DECODE_FUNCTION,
+    _DECODE,
     """
     CREATE FUNCTION mp_embeddings_vec() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
