@@ -4,6 +4,7 @@ duplicated. One command, on the embedded server of ``bench/pgserver.py``::
 
     python -m bench.pgspeed                          # 100,000 memories, 4 and 8 writers
     python -m bench.pgspeed --size 10000 --writers 4 --seconds 20
+    python -m bench.pgspeed --size 20000 --writers "" --ann   # pgvector vs exact only
 
 The palace is built with the ``static`` embedder (MiniLM embeds ~500
 texts/s here; the store work is the same either way) and with synthetic
@@ -14,6 +15,15 @@ run ``remember`` in a loop with distinct texts and report every id only
 after it returned (committed); afterwards every reported id must be in the
 palace exactly once, and nothing else they wrote may be. Prints one JSON
 report. A benchmark, not a test.
+
+``--ann`` adds, side by side in the same run, recall with dense candidates
+from pgvector's HNSW index (``Store.nearest``, what a palace of 50,000
+embedded memories uses) against recall scoring every visible row exactly
+from the warm matrix: the two alternate query by query, so machine load
+falls on both alike. It also reports ``nearest`` alone (latency, and recall
+of its candidates against the exact top-k under the same scope), how often
+the two recalls return the same top 10, and the plan of a ``nearest`` query
+(the HNSW index must be in it).
 """
 
 from __future__ import annotations
@@ -29,11 +39,17 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+import psycopg
+
 from bench.pgserver import ThrowawayPostgres
 from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.embed import from_settings
-from mindpalace.models import Scope
+from mindpalace.embed.base import Embedder
+from mindpalace.models import RecallFilters, Scope
+from mindpalace.retrieval.indexing import vector_key
+from mindpalace.store.postgres import PostgresStore
 
 _WORDS = (
     "deploy release budget meeting design review server database cache latency"
@@ -107,11 +123,97 @@ def _recall_loop(palace: Palace, queries: Sequence[str], seconds: float) -> list
     return out
 
 
+def _build(url: str, embedder: Embedder, size: int, rng: random.Random) -> dict[str, float]:
+    """Write ``size`` memories, 1,000 per ``remember_many``, over the agents."""
+    start = time.perf_counter()
+    done = 0
+    while done < size:
+        n = min(1000, size - done)
+        agent = f"agent{(done // 1000) % _AGENTS}"
+        with Palace(url, agent_id=agent, embedder=embedder) as builder:
+            builder.remember_many(
+                [
+                    {"content": _text(rng, done + k), "session": f"s{(done + k) // 50}"}
+                    for k in range(n)
+                ]
+            )
+        done += n
+        print(f"  built {done}", file=sys.stderr)
+    build_s = time.perf_counter() - start
+    return {"seconds": round(build_s, 1), "memories_per_s": round(size / build_s, 1)}
+
+
+def _compare_ann(
+    url: str, embedder: Embedder, queries: Sequence[str], rounds: int
+) -> dict[str, Any]:
+    """Recall with pgvector candidates against exact recall, alternating."""
+    # Fresh planner statistics, as autovacuum keeps them in a palace at rest.
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("ANALYZE")
+    palaces = {}
+    for name, rows in (("exact", 0), ("pgvector", 1)):
+        palace = Palace(url, agent_id="agent0", embedder=embedder)
+        palace.semantic.ann_rows = rows
+        palace.recall(queries[0])
+        palace.recall(queries[1])  # warm: dense, keyword and mention indexes
+        palaces[name] = palace
+    times: dict[str, list[float]] = {name: [] for name in palaces}
+    dense: dict[str, list[float]] = {name: [] for name in palaces}
+    same_top = 0
+    for i, query in enumerate(list(queries) * rounds):
+        got = {}
+        for name in sorted(palaces, reverse=i % 2 == 1):
+            start = time.perf_counter()
+            hits = palaces[name].recall(query)
+            times[name].append(time.perf_counter() - start)
+            dense[name].append((hits.timings or {}).get("dense", 0.0))
+            got[name] = [h.memory.id for h in hits[:10]]
+        same_top += got["exact"] == got["pgvector"]
+    out: dict[str, Any] = {}
+    for name in palaces:
+        out[f"recall_{name}"] = _percentiles(times[name])
+        out[f"recall_{name}"]["dense_stage_p50_ms"] = round(statistics.median(dense[name]), 1)
+    out["same_top10_share"] = round(same_top / (len(queries) * rounds), 3)
+    # nearest alone: latency and its candidates against the exact top-k.
+    palace = palaces["exact"]
+    store = palace.store
+    assert isinstance(store, PostgresStore)
+    index = palace.semantic.dense()
+    assert index is not None
+    key = vector_key(embedder.config)
+    visible = index.mask(palace.scope, RecallFilters()) & index.embedded
+    for k in (10, 400):  # the pipeline asks for ann_candidates = 400
+        found, lat = [], []
+        for query in queries:
+            vector = embedder.embed_one(query)
+            start = time.perf_counter()
+            near = store.nearest(key, vector, palace.scope, RecallFilters(), limit=k) or []
+            lat.append(time.perf_counter() - start)
+            sims = np.where(visible, index.scores(vector), -np.inf)
+            exact = {str(i) for i in index.table.ids[np.argsort(-sims)[:k]]}
+            found.append(len(exact & set(near)) / k)
+        out[f"nearest_k{k}"] = {**_percentiles(lat), "recall": round(statistics.fmean(found), 3)}
+    sql, params = store.nearest_query(
+        key, embedder.embed_one(queries[0]), palace.scope, RecallFilters(), limit=400
+    )
+    with store._read() as cur:
+        plan = [str(r[0]) for r in store._exec(cur, "EXPLAIN " + sql, params).fetchall()]
+    out["nearest_plan"] = [line.split("  Order By")[0] for line in plan if "Scan" in line]
+    out["visible_rows"] = int(visible.sum())
+    for palace in palaces.values():
+        palace.close()
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--writers", default="4,8", help="comma-separated writer counts")
     parser.add_argument("--seconds", type=float, default=30.0, help="per writer phase")
+    parser.add_argument(
+        "--ann", action="store_true", help="also compare pgvector candidates with exact recall"
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="--ann: passes over the queries")
     args = parser.parse_args(argv)
     rng = random.Random(7)
     embedder = from_settings(Settings(embedder="static"))
@@ -119,30 +221,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     report: dict[str, Any] = {"size": args.size, "embedder": "static"}
     try:
         url = server.create("speed")
-        start = time.perf_counter()
-        done = 0
-        while done < args.size:
-            n = min(1000, args.size - done)
-            agent = f"agent{(done // 1000) % _AGENTS}"
-            with Palace(url, agent_id=agent, embedder=embedder) as builder:
-                builder.remember_many(
-                    [
-                        {"content": _text(rng, done + k), "session": f"s{(done + k) // 50}"}
-                        for k in range(n)
-                    ]
-                )
-            done += n
-            print(f"  built {done}", file=sys.stderr)
-        build_s = time.perf_counter() - start
-        report["build"] = {
-            "seconds": round(build_s, 1),
-            "memories_per_s": round(args.size / build_s, 1),
-        }
+        report["build"] = _build(url, embedder, args.size, rng)
         queries = [
             " ".join([rng.choice(_WORDS), *rng.choices(_RARE, weights=_RARE_WEIGHTS, k=3)])
             for _ in range(50)
         ]
         queries += [f"what did {name} say about the {rng.choice(_WORDS)}" for name in _NAMES]
+        if args.ann:
+            report["ann"] = _compare_ann(url, embedder, queries, args.rounds)
         with Palace(url, agent_id="agent0", embedder=embedder) as reader:
             _recall_loop(reader, queries[:5], 0)  # warm: loads the dense index
             _STAGES.clear()
@@ -150,7 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             report["recall_alone"]["stage_p50_ms"] = {
                 k: round(statistics.median(v), 1) for k, v in _STAGES.items()
             }
-            for count in (int(c) for c in args.writers.split(",")):
+            for count in (int(c) for c in args.writers.split(",") if c):
                 ctx = mp.get_context("spawn")
                 results: Any = ctx.Queue()
                 deadline = time.time() + args.seconds + 5  # 5 s for the writers to start

@@ -8,6 +8,7 @@ the truth is exact cosine top-k under the same filter, in numpy::
 
     python -m bench.pgvector_ann                 # 20,000 x 384, 200 queries
     python -m bench.pgvector_ann --rows 100000
+    python -m bench.pgvector_ann --write-cost    # what keeping ``vec`` costs a write
 
 Runs on the throwaway server of bench/pgserver.py.
 
@@ -19,9 +20,10 @@ ef_search 40: 0.990, 2.4, ef_search 100: 1.000, 2.2, build 103 s; IVFFlat
 Choice: HNSW with ef_search 100. It needs no training, so it stays accurate
 as a palace grows (IVFFlat's lists are fixed when the index is built and
 need rebuilding); its build cost is paid a row at a time as memories
-arrive. The product's dense path remains the exact in-process index, the
-same on both backends; pgvector is the measured option for palaces too big
-for one process's memory.
+arrive. PostgreSQL palaces now use it (store/pg_vectors.py: an expression
+index over ``vec::vector(D)``, searched with ef_search 100 and the iterative
+scan) once they hold 50,000 embedded memories; ``bench.pgspeed --ann``
+measures recall through it.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ import psycopg
 from pgvector.psycopg import register_vector
 
 from bench.pgserver import ThrowawayPostgres
+from mindpalace.store.pg_vectors import PgVector, PgVectorDumper
 
 K = 10
 AGENTS = 10
@@ -80,11 +83,43 @@ def _search(
     return {int(r[0]) for r in rows}, (time.perf_counter() - start) * 1000
 
 
+def _write_cost(
+    conn: psycopg.Connection[tuple[object, ...]], data: npt.NDArray[np.float32]
+) -> None:
+    """Per-row cost of an embeddings insert (pipelined executemany, as the
+    store writes): the bytes alone, with ``vec`` sent in binary (what
+    PostgresStore does), and with ``vec`` decoded from the bytes in SQL
+    (what the trigger does for rows written without it; ``mp_vector`` is
+    there: the server's databases come from a migrated palace)."""
+    conn.adapters.register_dumper(PgVector, PgVectorDumper)
+    conn.execute("CREATE TABLE writes (k INT PRIMARY KEY, vector BYTEA NOT NULL, vec vector)")
+    blobs = [row.tobytes() for row in data]
+    variants = {
+        "bytes only": ("INSERT INTO writes (k, vector) VALUES (%s, %s)", lambda b: ()),
+        "bytes + vec in binary": (
+            "INSERT INTO writes (k, vector, vec) VALUES (%s, %s, %s)",
+            lambda b: (PgVector(b),),
+        ),
+        "bytes + vec decoded in SQL": (
+            "INSERT INTO writes (k, vector, vec) VALUES (%s, %s, mp_vector(%s))",
+            lambda b: (b,),
+        ),
+    }
+    print("| insert | ms per row |\n|---|---|")
+    for name, (sql, extra) in variants.items():
+        conn.execute("TRUNCATE writes")
+        start = time.perf_counter()
+        with conn.cursor() as cur, conn.pipeline():
+            cur.executemany(sql, [(i, b, *extra(b)) for i, b in enumerate(blobs)])
+        print(f"| {name} | {(time.perf_counter() - start) * 1000 / len(blobs):.3f} |")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--rows", type=int, default=20_000, help="vectors stored")
     parser.add_argument("--dims", type=int, default=384, help="vector size")
     parser.add_argument("--queries", type=int, default=200, help="queries measured")
+    parser.add_argument("--write-cost", action="store_true", help="only the cost of keeping vec")
     args = parser.parse_args(argv)
     data, queries = _data(args.rows, args.dims, args.queries)
     rng = np.random.default_rng(11)
@@ -96,6 +131,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         url = server.create("vectors")
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            if args.write_cost:
+                _write_cost(conn, data[: min(args.rows, 5000)])
+                return 0
             register_vector(conn)
             conn.execute(
                 f"CREATE TABLE vectors (id BIGINT PRIMARY KEY, agent_id TEXT NOT NULL,"

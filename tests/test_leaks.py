@@ -38,7 +38,8 @@ from mindpalace import NotFoundError, Palace, PermissionDenied, ValidationError
 from mindpalace.config import Settings
 from mindpalace.conversations import Message
 from mindpalace.embed import HashingEmbedder
-from mindpalace.models import Scope
+from mindpalace.models import RecallFilters, Scope
+from mindpalace.retrieval.indexing import vector_key
 from mindpalace.store import Store
 
 OPERATIONS = int(os.environ.get("LEAK_OPERATIONS", "10000"))
@@ -109,7 +110,7 @@ class World:
     def palace(self, reader: Reader, *, text_only: bool = False) -> Palace:
         key = (reader, text_only)
         if key not in self.palaces:
-            self.palaces[key] = Palace(
+            palace = self.palaces[key] = Palace(
                 store=self.store,
                 agent_id=reader.agent,
                 groups=reader.groups,
@@ -122,6 +123,8 @@ class World:
                 embedder=None if text_only else EMBEDDER,
                 clock=self.clock,
             )
+            if self.store.ann_in_store:  # dense candidates from the store's own index
+                palace.semantic.ann_rows = 1
         return self.palaces[key]
 
     def by_token(self) -> dict[str, Rec]:
@@ -330,6 +333,24 @@ def _search(probe: Probe, *, text_only: bool) -> None:
         assert target.id in {r.memory.id for r in journal}
 
 
+def surface_nearest(probe: Probe) -> None:
+    """The store's own nearest-neighbour search (pgvector on PostgreSQL)."""
+    target = probe.target
+    text = target.content if target else probe.word
+    found = probe.palace.store.nearest(
+        vector_key(EMBEDDER.config),
+        EMBEDDER.embed_one(text),
+        probe.palace.scope,
+        RecallFilters(),
+        limit=50,
+    )
+    if found is None:  # the backend has no such index
+        return
+    assert set(found) <= probe.seen_ids(archived=False)
+    if target is not None and probe.sees(target) and not target.archived:
+        assert target.id in found, f"{probe.reader} missed its visible {target}"
+
+
 def surface_search_hybrid(probe: Probe) -> None:
     _search(probe, text_only=False)
 
@@ -363,6 +384,7 @@ SURFACES: dict[str, Callable[[Probe], None]] = {
     "search": surface_search_hybrid,
     "search-text": surface_search_text,
     "projects": surface_projects,
+    "nearest": surface_nearest,
     "training-pairs": surface_training_pairs,
 }
 

@@ -521,7 +521,7 @@ def test_migrate_between_backends_keeps_kinds(
 
 
 def test_migration_5_marks_earlier_turns_as_messages(store_target: str) -> None:
-    # A palace as migration 4 left it: migrations 5 to 7 taken back out.
+    # A palace as migration 4 left it: migrations 5 to 8 taken back out.
     old = open_store(store_target)
     with old._mutate(structural=True) as cur:  # type: ignore[attr-defined]
         old._exec(cur, "DROP INDEX memories_kind")  # type: ignore[attr-defined]
@@ -529,6 +529,16 @@ def test_migration_5_marks_earlier_turns_as_messages(store_target: str) -> None:
             old._exec(cur, f"ALTER TABLE memories DROP COLUMN {column}")  # type: ignore[attr-defined]
         old._exec(cur, "DROP TABLE scorer_weights")  # type: ignore[attr-defined]  # migration 6
         old._exec(cur, "DROP INDEX memories_constraints")  # type: ignore[attr-defined]  # 7
+        if store_target.startswith("postgresql://"):  # 8: pgvector (nothing on SQLite)
+            for statement in (
+                "DROP TRIGGER embedding_config_index ON embedding_config",
+                "DROP TRIGGER embeddings_vec ON embeddings",
+                "DROP FUNCTION mp_embedding_config_index(), mp_vector_index(INTEGER),"
+                " mp_embeddings_vec(), mp_vector(BYTEA)",
+                "DROP INDEX memories_embed_hash",
+                "ALTER TABLE embeddings DROP COLUMN vec",  # and its HNSW index
+            ):
+                old._exec(cur, statement)  # type: ignore[attr-defined]
         old._exec(cur, "DELETE FROM schema_migrations WHERE version >= 5")  # type: ignore[attr-defined]
         columns = "id, agent_id, content, content_hash, type, store, category, source, visibility"
         for memory_id, category in (("mem_turn", "conversation"), ("mem_fact", "fact")):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
+import numpy as np
 import pytest
 
 from mindpalace.models import (
@@ -16,6 +17,7 @@ from mindpalace.models import (
     Visibility,
 )
 from mindpalace.store import Store
+from mindpalace.store.base import VectorBatch
 from mindpalace.validation import content_hash
 
 T0 = datetime(2026, 3, 1, tzinfo=timezone.utc)
@@ -114,15 +116,25 @@ def test_archive_and_delete_respect_owner(store: Store) -> None:
     ],
 )
 def test_scope_rules_on_every_read(store: Store, scope: Scope, visible: set[str]) -> None:
-    store.add(new("zeta iso"), memory_id="iso", now=T0)
-    store.add(new("zeta shared", visibility=Visibility.SHARED), memory_id="shared", now=T0)
-    store.add(new("zeta group", visibility=Visibility.GROUP, group="g1"), memory_id="group", now=T0)
-    store.add(new("zeta chan", channel="c1"), memory_id="chan", now=T0)
+    rows = [
+        ("iso", new("zeta iso", embed_hash="h_iso")),
+        ("shared", new("zeta shared", visibility=Visibility.SHARED, embed_hash="h_shared")),
+        ("group", new("zeta group", visibility=Visibility.GROUP, group="g1", embed_hash="h_group")),
+        ("chan", new("zeta chan", channel="c1", embed_hash="h_chan")),
+    ]
+    vectors = {f"h_{i}": np.eye(4, dtype=np.float32)[n].tobytes() for n, (i, _) in enumerate(rows)}
+    for memory_id, memory in rows:
+        store.add(memory, memory_id=memory_id, now=T0, vectors=VectorBatch("t/t/4", vectors))
     assert {m.memory.id for m in store.search_text(["zeta"], scope, ANY, limit=50)} == visible
     assert {m.id for m in store.list_memories(scope, ANY, limit=50)} == visible
     assert {m.id for m in store.iter_memories(scope)} == visible
     assert {i for i in ("iso", "shared", "group", "chan") if store.get(i, scope)} == visible
     assert store.stats(scope).memories == len(visible)
+    # A backend's own nearest-neighbour index (None: the backend has none).
+    query = np.full(4, 0.5, dtype=np.float32)
+    near = store.nearest("t/t/4", query, scope, ANY, limit=50)
+    assert near is None or set(near) == visible
+    assert (near is None) == (not store.ann_in_store)
 
 
 def test_list_order_and_paging(store: Store) -> None:

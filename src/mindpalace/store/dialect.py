@@ -62,6 +62,12 @@ class Dialect(abc.ABC):
     def text_query(self, terms: Sequence[str]) -> TextQuery:
         """A query matching any of ``terms`` (non-empty, normalised words)."""
 
+    def vector_index_schema(self) -> list[str]:
+        """Statements giving the stored vectors a nearest-neighbour index the
+        backend keeps itself (none by default: recall's in-process graph
+        serves)."""
+        return []
+
     def ranked_text_query(self, terms: Sequence[str]) -> TextQuery | None:
         """The same match and score over the text index alone (no join to
         ``memories``): ``source`` yields the columns ``seq`` and ``score``,

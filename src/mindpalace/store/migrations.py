@@ -287,6 +287,13 @@ def _v7_constraint_index(d: Dialect) -> list[str]:
     ]
 
 
+def _v8_vector_index(d: Dialect) -> list[str]:
+    # Where the backend can search vectors itself (PostgreSQL with
+    # pgvector), a copy of each vector in its own type, kept filled on every
+    # write and backfilled here, and an HNSW index over it; nothing elsewhere.
+    return d.vector_index_schema()
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "memories, tags, embeddings, full-text index", _v1_memories),
     Migration(2, "entities, mentions, edges, memory links, signals", _v2_graph),
@@ -295,6 +302,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "personal-data kinds: kind, project, completed", _v5_kinds),
     Migration(6, "scorer weights per agent and channel", _v6_scorer),
     Migration(7, "partial index of constraint memories", _v7_constraint_index),
+    Migration(8, "a backend's own nearest-neighbour index of vectors", _v8_vector_index),
 )
 
 

@@ -9,6 +9,9 @@ Full text is a trigger-maintained ``tsvector`` (title, content, context, tags
 as weights A-D) under a GIN index; ranking is Okapi BM25 computed in SQL with
 the same parameters and column weights as SQLite's FTS5 ``bm25()``, because
 ``ts_rank`` ranks measurably worse (see ``PostgresDialect.text_query``).
+
+Vectors are also kept as pgvector ``vector`` values under an HNSW index
+(pg_vectors.py), so dense candidates come from the server (``nearest``).
 """
 
 from __future__ import annotations
@@ -20,9 +23,15 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import numpy as np
+import numpy.typing as npt
+
 from mindpalace.errors import BusyError, ConfigError, StorageError
+from mindpalace.models import RecallFilters, Scope
+from mindpalace.store.base import VectorBatch
 from mindpalace.store.core import Cursor
 from mindpalace.store.dialect import Dialect, TextQuery
+from mindpalace.store.fragments import filter_clause, scope_clause
 from mindpalace.store.scoped_text import ScopedTextSearch
 from mindpalace.store.sql import SqlStore
 
@@ -34,6 +43,10 @@ except ImportError as exc:  # pragma: no cover - depends on the install
     raise ConfigError(
         "PostgreSQL support needs the 'postgres' extra: pip install 'mindpalace[postgres]'"
     ) from exc
+
+# Needs psycopg: imported once the check above passed.
+from mindpalace.store import pg_vectors
+from mindpalace.store.pg_vectors import PgVector, PgVectorDumper
 
 __all__ = ["PostgresDialect", "PostgresStore"]
 
@@ -164,7 +177,7 @@ class PostgresDialect(Dialect):
     lower = "mp_lower"
     placeholder = "%s"
     list_tables_sql = "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
-    derived_columns = frozenset({"memories.fts", "memories.fts_len"})
+    derived_columns = frozenset({"memories.fts", "memories.fts_len", "embeddings.vec"})
 
     def sql(self, text: str) -> str:
         """Shared SQL for psycopg: a literal ``%`` doubled, ``?`` made ``%s``."""
@@ -182,6 +195,10 @@ class PostgresDialect(Dialect):
     def text_index_schema(self) -> list[str]:
         """The text search configuration, tsvector column, GIN index, BM25 functions."""
         return list(_TEXT_SCHEMA)
+
+    def vector_index_schema(self) -> list[str]:
+        """pgvector: the ``vec`` column, its trigger and backfill, the HNSW index."""
+        return pg_vectors.vector_schema()
 
     def text_query(self, terms: Sequence[str]) -> TextQuery:
         """Any-term match ranked by BM25.
@@ -222,7 +239,8 @@ class PostgresStore(ScopedTextSearch, SqlStore):
     # BM25 in SQL is slow at scale and stems as Snowball does: recall uses
     # the warm keyword index (FTS5's terms) from its first call.
     warm_at_once = True
-    ann_in_store = False
+    # Dense candidates come from pgvector's HNSW index (``nearest``).
+    ann_in_store = True
 
     # Any constant would do: advisory locks are per database, and a palace
     # is one database.
@@ -237,6 +255,7 @@ class PostgresStore(ScopedTextSearch, SqlStore):
         def configure(conn: psycopg.Connection[Any]) -> None:
             # A writer waits this long for the write lock, then is BusyError.
             conn.execute(f"SET lock_timeout = {lock_ms}")
+            conn.adapters.register_dumper(PgVector, PgVectorDumper)
 
         self._pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
             url,
@@ -300,6 +319,83 @@ class PostgresStore(ScopedTextSearch, SqlStore):
 
     def _is_unique_violation(self, exc: BaseException) -> bool:
         return isinstance(exc, pg_errors.UniqueViolation)
+
+    def _put_vectors(self, cur: Cursor, vectors: VectorBatch | None) -> None:
+        """The vectors with their pgvector copy, sent in binary: decoding the
+        bytes in the trigger instead costs ~7x more per row (pg_vectors.py)."""
+        if vectors is None:
+            return
+        self._exec_many(
+            cur,
+            "INSERT INTO embeddings (model, text_hash, vector, vec) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT (model, text_hash) DO NOTHING",
+            [
+                (vectors.model, text_hash, blob, PgVector(blob))
+                for text_hash, blob in vectors.vectors.items()
+            ],
+        )
+
+    def nearest(
+        self,
+        model: str,
+        query: npt.NDArray[np.float32],
+        scope: Scope,
+        filters: RecallFilters,
+        *,
+        limit: int,
+    ) -> list[str] | None:
+        """The ``limit`` visible memories matching ``filters`` nearest
+        ``query`` by cosine, through the HNSW index; None when the vectors'
+        size has no index (dense search stays exact).
+
+        Scope and filters are inside the query, like every read's. The
+        index is walked in order of distance and each embedding joined to
+        its memories; with pgvector's iterative scan the walk goes on past
+        ``ef_search`` candidates until ``limit`` rows pass scope and
+        filters (or ``hnsw.max_scan_tuples`` were seen), so a narrow scope
+        still gets its rows. ``relaxed_order`` may return them slightly out
+        of order; the outer query sorts the few found by exact distance.
+        """
+        if not 1 <= int(query.shape[0]) <= pg_vectors.MAX_DIMENSIONS:
+            return None
+        if limit <= 0:
+            return []
+        sql, params = self.nearest_query(model, query, scope, filters, limit=limit)
+        with self._connection() as conn, conn.transaction(), conn.cursor() as cur:
+            # Local settings (SET LOCAL): they end with this read's transaction.
+            cur.execute(
+                "SELECT set_config('hnsw.ef_search', %s, true),"
+                " set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+                (str(pg_vectors.ef_search(limit)),),
+            )
+            rows = self._exec(cur, sql, params).fetchall()
+        return [str(r[0]) for r in rows]
+
+    def nearest_query(
+        self,
+        model: str,
+        query: npt.NDArray[np.float32],
+        scope: Scope,
+        filters: RecallFilters,
+        *,
+        limit: int,
+    ) -> tuple[str, list[Any]]:
+        """The SQL and parameters of ``nearest`` (shared SQL: ``?``
+        placeholders), for tests and benchmarks to EXPLAIN."""
+        dims = int(query.shape[0])
+        s_sql, s_params = scope_clause(scope)
+        f_sql, f_params = filter_clause(filters)
+        # ORDER BY the index's own expression, and the partial index's
+        # predicate restated, so the planner can walk the HNSW index.
+        distance = f"e.vec::vector({dims}) <=> ?::vector({dims})"
+        sql = (
+            f"WITH near AS MATERIALIZED (SELECT m.id, {distance} AS distance"
+            " FROM embeddings e JOIN memories m ON m.embed_hash = e.text_hash"
+            f" WHERE e.model = ? AND vector_dims(e.vec) = {dims} AND {s_sql} AND {f_sql}"
+            " ORDER BY distance LIMIT ?)"
+            " SELECT id FROM near ORDER BY distance, id"
+        )
+        return sql, [PgVector.of(query), model, *s_params, *f_params, limit]
 
     def close(self) -> None:
         """Close the pool. Idempotent."""
