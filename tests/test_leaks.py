@@ -41,6 +41,7 @@ from mindpalace.embed import HashingEmbedder
 from mindpalace.models import RecallFilters, Scope
 from mindpalace.retrieval.indexing import vector_key
 from mindpalace.store import Store
+from mindpalace.store.postgres import PostgresStore
 
 OPERATIONS = int(os.environ.get("LEAK_OPERATIONS", "10000"))
 # Shrinking a failure of this machine takes minutes; LEAK_SHRINK=0 skips it.
@@ -123,7 +124,8 @@ class World:
                 embedder=None if text_only else EMBEDDER,
                 clock=self.clock,
             )
-            if self.store.ann_in_store:  # dense candidates from the store's own index
+            if isinstance(self.store, PostgresStore):  # candidates from pgvector's index
+                self.store.ann_in_store = True
                 palace.semantic.ann_rows = 1
         return self.palaces[key]
 

@@ -29,6 +29,7 @@ from mindpalace.models import (
     Scope,
     Visibility,
 )
+from mindpalace.retrieval import dense
 from mindpalace.retrieval.indexing import vector_key
 from mindpalace.retrieval.pipeline import RecallOptions
 from mindpalace.store import core, migrate
@@ -144,6 +145,7 @@ def test_every_write_path_fills_vec(
         try:
             assert _vec_state(migrated) == (7, 0, [index_name(64)])
             reader = Palace(store=migrated, agent_id="ann", settings=settings, embedder=embedder)
+            migrated.ann_in_store = True
             reader.semantic.ann_rows = 1
             assert reader.recall("kafka brokers")[0].memory.content == (
                 "Kafka brokers restart nightly"
@@ -404,6 +406,8 @@ def test_recall_through_pgvector_answers_as_exact_recall(
         return found
 
     monkeypatch.setattr(pg, "nearest", counted)
+    monkeypatch.setattr(pg, "ann_in_store", True)  # pgvector proposes, not the process's graph
+    monkeypatch.setattr(dense, "GATHER_ROWS", 0)  # a small palace standing for a big one
     compared = 0
     for agent, groups in AGENTS:
         through_index, exact = palace(agent, groups, 1), palace(agent, groups, 0)

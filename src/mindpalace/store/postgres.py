@@ -239,8 +239,12 @@ class PostgresStore(ScopedTextSearch, SqlStore):
     # BM25 in SQL is slow at scale and stems as Snowball does: recall uses
     # the warm keyword index (FTS5's terms) from its first call.
     warm_at_once = True
-    # Dense candidates come from pgvector's HNSW index (``nearest``).
-    ann_in_store = True
+    # pgvector's HNSW index answers ``nearest`` (scoped, filtered), but recall
+    # takes its dense candidates from the in-process graph, as on SQLite:
+    # measured, 400 candidates cost 130 ms through pgvector against about
+    # 1 ms in process (BENCHMARKS.md, "pgvector in recall"). An instance
+    # may set this True to use pgvector instead.
+    ann_in_store = False
 
     # Any constant would do: advisory locks are per database, and a palace
     # is one database.
@@ -261,7 +265,7 @@ class PostgresStore(ScopedTextSearch, SqlStore):
             url,
             min_size=1,
             max_size=max_connections,
-            kwargs={"autocommit": True},
+            kwargs={"autocommit": True, "prepare_threshold": None},
             configure=configure,
             timeout=busy_timeout,
             open=False,
