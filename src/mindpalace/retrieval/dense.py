@@ -29,6 +29,8 @@ Rows = npt.NDArray[np.int64]
 
 #: rows of the range sample (``Nearest.low``)
 SAMPLE_ROWS = 4_096
+#: farthest rows the graph is asked for (the range's low end)
+_FARTHEST = 8
 #: up to this many visible rows (or a quarter of the index), dense search
 #: scores just them, exactly, rather than asking a graph
 GATHER_ROWS = 20_000
@@ -302,13 +304,22 @@ class DenseIndex:
             labels = ann.labels_of(table)
             self._labels = (size, labels)
         found = ann.search(query, allowed, labels, k)
-        if found is None:
+        # The lowest cosine is the nearest neighbour of the negated query:
+        # the graph finds it too, far better than a sample (the minimum is
+        # an outlier; range normalisation needs it).
+        far = ann.search(-query, allowed, labels, _FARTHEST)
+        if found is None or far is None:
             return None
+        low = self._low(query, allowed)
+        if far.shape[0]:
+            low = min(low, float((table.matrix[far] @ query).min()))
         tail = np.flatnonzero(allowed[start:]) + start
-        if tail.shape[0] > k:
+        if tail.shape[0]:
             sims = table.matrix[tail] @ query
-            tail = tail[np.argpartition(-sims, k - 1)[:k]]
-        return Nearest(np.concatenate((found, tail)).astype(np.int64), self._low(query, allowed))
+            low = min(low, float(sims.min()))
+            if tail.shape[0] > k:
+                tail = tail[np.argpartition(-sims, k - 1)[:k]]
+        return Nearest(np.concatenate((found, tail)).astype(np.int64), low)
 
     def nearest_of(
         self, ids: Sequence[str] | None, query: npt.NDArray[np.float32], allowed: Mask
