@@ -48,6 +48,7 @@ def test_recall_carries_associative_context(palace: Palace) -> None:
 def test_constraints_surface_without_pushing_out_the_best(palace: Palace) -> None:
     for i in range(6):
         palace.remember(f"Falcon sprint {i} notes: latency work on the ingest path")
+    assert not palace.store.has_constraints()  # recall skips the name lookups
     rule = palace.remember("Never deploy Falcon on a Friday", category="rule", constraint=True)
     hits = palace.recall("Falcon sprint latency ingest notes", limit=3)
     ids = [h.memory.id for h in hits]
@@ -55,6 +56,7 @@ def test_constraints_surface_without_pushing_out_the_best(palace: Palace) -> Non
     assert rule.id in ids
     assert ids[0] != rule.id
     assert any(g.startswith("constraint:") for h in hits for g in h.gates if h.memory.id == rule.id)
+    assert palace.store.has_constraints()
 
 
 def test_entities_and_traversal_stay_in_scope(make_palace: Callable[..., Palace]) -> None:

@@ -138,6 +138,8 @@ def constraints_for(
 ) -> list[tuple[Memory, str]]:
     """Constraint memories mentioning an entity the query names, each with
     the entity name that ties it to the query."""
+    if not store.has_constraints():
+        return []  # the common case: no name lookups for nothing
     keys = sorted({k for found in query_entities(store, query, scope).values() for k in found})
     out: dict[str, tuple[Memory, str]] = {}
     for key, memories in store.constraints_mentioning(keys, scope, filters).items():

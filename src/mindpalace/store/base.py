@@ -498,6 +498,11 @@ class Store(Protocol):
         """Current memories of one scope and category mentioning any of ``norms``."""
         ...
 
+    def has_constraints(self) -> bool:
+        """Whether any memory (of any scope) is a constraint: recall skips
+        looking for the query's constraints in a palace that has none."""
+        ...
+
     def constraints_mentioning(
         self, norms: Sequence[str], scope: Scope, filters: RecallFilters, *, limit: int = 20
     ) -> dict[str, list[Memory]]:

@@ -551,6 +551,14 @@ class GraphSql(SqlCore):
             found[key].norms.add(str(norm))
         return list(found.values())
 
+    def has_constraints(self) -> bool:
+        """Whether any memory is a constraint (the partial index answers)."""
+        with self._read() as cur:
+            return (
+                self._exec(cur, "SELECT 1 FROM memories WHERE is_constraint = 1 LIMIT 1").fetchone()
+                is not None
+            )
+
     def constraints_mentioning(
         self, norms: Sequence[str], scope: Scope, filters: RecallFilters, *, limit: int = 20
     ) -> dict[str, list[Memory]]:
