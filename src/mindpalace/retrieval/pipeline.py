@@ -413,7 +413,9 @@ def _hybrid(
         bm25=bm25,
         loose=loose,
         sims=sims,
-        mask=dense_mask,
+        # Dense ranks count the rows scored (all of them unless the graph
+        # proposed candidates: then the best are among them).
+        mask=dense_mask if view.known is None else dense_mask & view.known,
         fused_rows=fused_rows,
         support=support,
         expansion=expansion,
