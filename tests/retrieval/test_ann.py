@@ -239,3 +239,19 @@ def test_the_graph_size_comes_from_the_environment(tmp_path: Path) -> None:
     assert palace.semantic.ann_rows == 0
     assert not palace.semantic.wait_for_graph()  # never built, at any size
     palace.close()
+
+
+def test_recalls_at_once_add_each_row_once() -> None:
+    import threading
+
+    matrix = _unit(3_000, seed=7)
+    table = _table(matrix)
+    graph = ann.AnnIndex(matrix.shape[1])
+    threads = [threading.Thread(target=graph.sync, args=(table,)) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    graph.wait()
+    graph.sync(table, wait=True)  # nothing left to add
+    assert len(graph) == 3_000 and graph.covered_seq == 3_000

@@ -70,6 +70,7 @@ class AnnIndex:
         self.ef_search = ef_search
         self._index: Any = None
         self._lock = threading.Lock()
+        self._syncing = threading.Lock()
         self._seqs = np.empty(0, dtype=np.int64)  # seq of each label
         self._covered = 0
         self._builder: threading.Thread | None = None
@@ -100,21 +101,22 @@ class AnnIndex:
         """Extend the graph with ``table``'s embedded rows past
         ``covered_seq``: in a background thread, unless ``wait`` or there
         are few of them."""
-        if self.building:
-            return
-        start = int(np.searchsorted(table.seq, self.covered_seq, side="right"))
-        rows = np.flatnonzero(table.embedded[start:]) + start
-        if rows.shape[0] == 0:
-            return
-        matrix = np.ascontiguousarray(table.matrix[rows], dtype=np.float32)
-        seqs = table.seq[rows].astype(np.int64)
-        if wait or rows.shape[0] <= STEP_ROWS:
-            self._add(matrix, seqs)
-            return
-        self._builder = threading.Thread(
-            target=self._add, args=(matrix, seqs), name="mindpalace-ann", daemon=True
-        )
-        self._builder.start()
+        with self._syncing:  # two recalls at once must not add the same rows twice
+            if self.building:
+                return
+            start = int(np.searchsorted(table.seq, self.covered_seq, side="right"))
+            rows = np.flatnonzero(table.embedded[start:]) + start
+            if rows.shape[0] == 0:
+                return
+            matrix = np.ascontiguousarray(table.matrix[rows], dtype=np.float32)
+            seqs = table.seq[rows].astype(np.int64)
+            if wait or rows.shape[0] <= STEP_ROWS:
+                self._add(matrix, seqs)
+                return
+            self._builder = threading.Thread(
+                target=self._add, args=(matrix, seqs), name="mindpalace-ann", daemon=True
+            )
+            self._builder.start()
 
     def refresh(self, old: VectorTable, new: VectorTable) -> None:
         """Re-add the rows whose vector changed between two loads of a
@@ -122,7 +124,6 @@ class AnnIndex:
         entry stays in the graph, mapped to the same memory: it can only
         propose it, and proposals are re-scored exactly."""
         _, in_old, in_new = np.intersect1d(old.seq, new.seq, return_indices=True)
-        in_old, in_new = in_old[in_old < len(old)], in_new[in_new < len(new)]
         covered = new.seq[in_new] <= self.covered_seq
         in_old, in_new = in_old[covered], in_new[covered]
         changed = np.any(old.matrix[in_old] != new.matrix[in_new], axis=1) & new.embedded[in_new]
