@@ -524,22 +524,21 @@ class GraphSql(SqlCore):
         if not norms:
             return []
         with self._read() as cur:
+            # From the scope's own entities (a memory mentions entities of
+            # its scope only: ``_link_mentions``) to their mentions, then the
+            # memories: starting from the agent's memories in date order read
+            # thousands of rows at 100k (80 ms a write).
+            part = (agent_id, visibility.value, group or "", channel or "")
             rows = self._exec(
                 cur,
-                "SELECT m.id, m.content, m.content_hash, e.norm FROM memories m"
-                " JOIN mentions x ON x.memory_seq = m.seq JOIN entities e ON e.seq = x.entity_seq"
-                " WHERE m.agent_id = ? AND m.visibility = ? AND m.group_name = ? AND m.channel = ?"
+                "SELECT m.id, m.content, m.content_hash, e.norm FROM entities e"
+                " CROSS JOIN mentions x CROSS JOIN memories m"
+                " WHERE e.agent_id = ? AND e.visibility = ? AND e.group_name = ? AND e.channel = ?"
+                f" AND {in_list('e.norm', norms)} AND x.entity_seq = e.seq AND m.seq = x.memory_seq"
+                " AND m.agent_id = ? AND m.visibility = ? AND m.group_name = ? AND m.channel = ?"
                 " AND m.superseded_by IS NULL AND m.archived = 0 AND m.category = ?"
-                f" AND {in_list('e.norm', norms)} ORDER BY m.created_at DESC, m.id DESC LIMIT ?",
-                (
-                    agent_id,
-                    visibility.value,
-                    group or "",
-                    channel or "",
-                    category,
-                    *norms,
-                    limit * 4,
-                ),
+                " ORDER BY m.created_at DESC, m.id DESC LIMIT ?",
+                (*part, *norms, *part, category, limit * 4),
             ).fetchall()
         found: dict[str, FactCandidate] = {}
         for memory_id, content, content_hash, norm in rows:

@@ -158,17 +158,25 @@ class SqlStore(GraphSql, RelationsSql, UpkeepSql, SkillsSql, SignalStore):
     ) -> dict[tuple[str, ...], str]:
         """Ids of the stored memories with the scoped content hash of any of
         ``memories``, by de-duplication key (``_dedup_key``)."""
-        hashes = sorted({m.content_hash for m in memories})
+        # By scope, then hash: the unique index leads with the scope columns
+        # (a lookup by hash alone scanned every memory: 150 ms at 100k).
+        by_scope: dict[tuple[str, ...], set[str]] = {}
+        for memory in memories:
+            key = _dedup_key(memory)
+            by_scope.setdefault(key[:4], set()).add(key[4])
         found: dict[tuple[str, ...], str] = {}
-        for i in range(0, len(hashes), 500):
-            chunk = hashes[i : i + 500]
-            for row in self._exec(
-                cur,
-                "SELECT agent_id, visibility, group_name, channel, content_hash, id"
-                f" FROM memories WHERE {in_list('content_hash', chunk)}",
-                chunk,
-            ).fetchall():
-                found[tuple(str(v) for v in row[:5])] = str(row[5])
+        for scope_key, wanted in sorted(by_scope.items()):
+            hashes = sorted(wanted)
+            for i in range(0, len(hashes), 500):
+                chunk = hashes[i : i + 500]
+                for row in self._exec(
+                    cur,
+                    "SELECT agent_id, visibility, group_name, channel, content_hash, id"
+                    " FROM memories WHERE agent_id = ? AND visibility = ? AND group_name = ?"
+                    f" AND channel = ? AND {in_list('content_hash', chunk)}",
+                    [*scope_key, *chunk],
+                ).fetchall():
+                    found[tuple(str(v) for v in row[:5])] = str(row[5])
         return found
 
     def _get_all(self, cur: Cursor, memory_ids: Sequence[str]) -> dict[str, Memory]:
