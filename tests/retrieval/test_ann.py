@@ -255,3 +255,32 @@ def test_recalls_at_once_add_each_row_once() -> None:
     graph.wait()
     graph.sync(table, wait=True)  # nothing left to add
     assert len(graph) == 3_000 and graph.covered_seq == 3_000
+
+
+def test_a_process_leaving_mid_build_exits_cleanly() -> None:
+    """The build runs in a daemon thread inside faiss: leaving the
+    interpreter under it must stop it, not abort the process."""
+    import subprocess
+    import sys
+
+    code = (
+        "import numpy as np\n"
+        "from mindpalace.retrieval import ann\n"
+        "from tests.retrieval.test_ann import _table, _unit\n"
+        "m = _unit(40_000, dims=64, seed=8)\n"
+        "g = ann.AnnIndex(64)\n"
+        "g.sync(_table(m))\n"
+        "assert g.building\n"
+        "print('left')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "left"
+    assert "terminate" not in done.stderr

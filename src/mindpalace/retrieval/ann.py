@@ -21,7 +21,9 @@ compares against approximate vectors, the exact re-scoring fixes the order.
 
 from __future__ import annotations
 
+import atexit
 import threading
+import weakref
 from typing import Any
 
 import numpy as np
@@ -45,6 +47,18 @@ TAIL_ROWS = 5_000
 STEP_ROWS = 4_096
 M = 32  # graph degree: 32 keeps recall@100 above 0.97 at 100k (BENCHMARKS.md)
 EF_CONSTRUCTION = 64
+
+
+# Graphs that may be building: stopped at interpreter exit, so that a
+# process leaving mid-build (a one-shot CLI on a PostgreSQL palace) exits
+# cleanly instead of aborting inside faiss.
+_GRAPHS: weakref.WeakSet[AnnIndex] = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_all() -> None:
+    for graph in list(_GRAPHS):
+        graph.stop()
 
 
 def available() -> bool:
@@ -74,7 +88,9 @@ class AnnIndex:
         self._seqs = np.empty(0, dtype=np.int64)  # seq of each label
         self._covered = 0
         self._builder: threading.Thread | None = None
+        self._stopping = threading.Event()
         self.error: str | None = None  # why the last background step failed
+        _GRAPHS.add(self)
 
     @property
     def covered_seq(self) -> int:
@@ -138,9 +154,18 @@ class AnnIndex:
         if builder is not None:
             builder.join()
 
+    def stop(self) -> None:
+        """End a background build after its current step (what it added
+        stays; a later ``sync`` goes on from there)."""
+        self._stopping.set()
+        self.wait()
+        self._stopping.clear()
+
     def _add(self, matrix: npt.NDArray[np.float32], seqs: npt.NDArray[np.int64]) -> None:
         try:
             for start in range(0, matrix.shape[0], STEP_ROWS):
+                if self._stopping.is_set():
+                    return
                 with self._lock:
                     if self._index is None:
                         self._index = self._new_index(matrix)

@@ -196,7 +196,8 @@ class SemanticIndex:
                     index = index.warmed(
                         self.store.load_texts(upto_seq=index.last_seq), self.store.load_mentions()
                     )
-            index = self._with_graph(index)
+            if warm:  # like the warm indexes: not for a process that recalls once
+                index = self._with_graph(index)
             self._dense, self._key = index, key
             return index
 
@@ -221,6 +222,8 @@ class SemanticIndex:
     def wait_for_graph(self) -> bool:
         """Block until the HNSW graph covers the warm index (benchmarks and
         tests); False when there is no graph."""
+        with self._lock:
+            self._uses = max(self._uses, 1)  # the next call warms, graph included
         index = self.dense()
         graph = self._ann
         if graph is None or index is None:
