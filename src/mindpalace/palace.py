@@ -48,6 +48,7 @@ from mindpalace.scoping import build_scope, write_channel
 from mindpalace.signals import Signals
 from mindpalace.skills import ContextBlock, Skills
 from mindpalace.store import ImportReport, Signal, Store, open_store
+from mindpalace.store.base import VectorBatch
 from mindpalace.validation import (
     EXPORT_FORMAT,
     check_content,
@@ -310,6 +311,14 @@ class Palace:
         Raises:
             ValidationError: naming the index of the first invalid record.
         """
+        news = self._prepare_many(records)
+        if not news:
+            return []
+        vectors = self.semantic.vectors_for([embed_text(n.title, n.content) for n in news])
+        return self._write_many(news, vectors)
+
+    def _prepare_many(self, records: Iterable[Mapping[str, Any]]) -> list[NewMemory]:
+        """remember_many's first half: validate and number, touching nothing."""
         news: list[NewMemory] = []
         for index, record in enumerate(records):
             if not isinstance(record, Mapping) or "content" not in record:
@@ -331,12 +340,15 @@ class Palace:
                 raise ValidationError(
                     exc.field, exc.value, reason=f"record {index}: {exc}"
                 ) from None
+        return self.personal.number_issues(news) if news else []
+
+    def _write_many(self, news: list[NewMemory], vectors: VectorBatch | None) -> list[Memory]:
+        """remember_many's second half: one transaction for ``news`` and
+        their ``vectors`` (None: not embedded; reindex will, later)."""
         if not news:
             return []
-        news = self.personal.number_issues(news)
         now = self._clock()
-        vectors = self.semantic.vectors_for([embed_text(n.title, n.content) for n in news])
-        if vectors is None:  # not embedded: reindex will, later
+        if vectors is None:
             news = [replace(n, embed_hash=None) for n in news]
         items = [(n, self._ids.next(now)) for n in news]
         added = self.store.add_many(items, now=now, vectors=vectors, signals=self._keep)
@@ -677,7 +689,7 @@ class Palace:
         messages: Iterable[Message],
         *,
         session: str | None = None,
-        batch: int = 512,
+        batch: int = 256,
         progress: Progress | None = None,
         dates: bool = True,
     ) -> list[Memory]:
@@ -697,7 +709,8 @@ class Palace:
         Args:
             messages: the turns, oldest first.
             session: the session of turns that name none.
-            batch: turns per transaction (and per embedding batch).
+            batch: turns per transaction (and per embedding batch); batch k+1
+                is embedded in a worker thread while batch k is written.
             progress: called with (done, total) after each batch.
             dates: add the dates a turn states, resolved against its time,
                 to its keyword context ("yesterday" on 8 May 2023 is indexed

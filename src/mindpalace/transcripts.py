@@ -4,14 +4,23 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mindpalace.conversations import Message, spoken_date
 from mindpalace.errors import ValidationError
-from mindpalace.models import Category, Memory, MessageMatch, RecallFilters, StoreKind
-from mindpalace.retrieval.indexing import Progress
+from mindpalace.models import (
+    Category,
+    Memory,
+    MessageMatch,
+    NewMemory,
+    RecallFilters,
+    StoreKind,
+)
+from mindpalace.retrieval.indexing import Progress, embed_text
 from mindpalace.retrieval.temporal import find_times
+from mindpalace.store.base import VectorBatch
 from mindpalace.validation import check_limit, check_query
 
 if TYPE_CHECKING:
@@ -32,62 +41,99 @@ def add_messages(
     progress: Progress | None,
     dates: bool = True,
 ) -> list[Memory]:
-    """See ``Palace.add_messages``."""
+    """See ``Palace.add_messages``.
+
+    A pipeline of three stages over batches of turns: while one worker
+    thread embeds batch k, this thread prepares batch k+1 (context,
+    validation) and then writes batch k-1, each batch in one transaction.
+    The model runs in onnxruntime without the GIL, so on two cores the
+    encoder and the Python work overlap instead of taking turns.
+    """
     turns = list(messages)
-    previous: dict[str | None, str] = {}
-    counted: dict[str | None, int] = {}
+    records = _TurnRecords(self, session=session, dates=dates)
     stored: list[Memory] = []
-    for start in range(0, len(turns), batch):
-        records = []
-        for message in turns[start : start + batch]:
-            which = message.session or session
-            if which is not None and which not in previous:
-                # Its text is copied into this (isolated) turn: only from a
-                # turn every reader of this one may read (our own, here).
-                last = self.memories(
-                    limit=1, sessions=[which], categories="conversation", visibility="isolated"
-                )
-                if last and (last[0].agent_id, last[0].channel) == self._own:
-                    previous[which] = last[0].content
-            when = message.created_at or self.now()
-            # What makes a turn this turn: its session and time, or, with
-            # no timestamp, its place among this call's turns of the session
-            # (so a transcript file re-ingested adds nothing).
-            place = counted.get(which, 0)
-            counted[which] = place + 1
-            turn = (
-                f"{which}|{message.created_at.isoformat()}"
-                if message.created_at
-                else f"{which}|#{place}"
-            )
-            content = f"{message.who}: {message.content.strip()}"
-            context = [previous[which]] if which is not None and which in previous else []
-            if dates:
-                context += date_context(message.content, when)
-            records.append(
-                {
-                    "content": content,
-                    "title": spoken_date(when),
-                    "context": "\n".join(context) or None,
-                    "session": which,
-                    "category": Category.CONVERSATION,
-                    "store": StoreKind.EPISODIC,
-                    "created_at": when,
-                    "metadata": {
-                        "role": message.role,
-                        "speaker": message.who,
-                        **dict(message.metadata),
-                        "turn": turn,
-                    },
-                    "identity": turn,
-                }
-            )
-            if which is not None:
-                previous[which] = content
-        stored += self.remember_many(records)
+    pending: tuple[list[NewMemory], Future[VectorBatch | None], int] | None = None
+
+    def write(job: tuple[list[NewMemory], Future[VectorBatch | None], int]) -> None:
+        news, vectors, done = job
+        stored.extend(self._write_many(news, vectors.result()))
         if progress is not None:
-            progress(min(start + batch, len(turns)), len(turns))
+            progress(done, len(turns))
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="mindpalace-embed") as worker:
+        for start in range(0, len(turns), batch):
+            chunk = turns[start : start + batch]
+            try:
+                news = self._prepare_many([records.next(message) for message in chunk])
+                embed = self.semantic.plan_vectors([embed_text(n.title, n.content) for n in news])
+            except BaseException:
+                if pending is not None:  # earlier batches stay, as documented
+                    write(pending)
+                raise
+            job = (news, worker.submit(embed), start + len(chunk))
+            if pending is not None:
+                write(pending)  # while the worker embeds this batch
+            pending = job
+        if pending is not None:
+            write(pending)
     return stored
+
+
+class _TurnRecords:
+    """Turns to remember_many records, in order: each turn's context is the
+    turn before it in its session (read from the palace for the first one)."""
+
+    def __init__(self, palace: Palace, *, session: str | None, dates: bool) -> None:
+        self._palace = palace
+        self._session = session
+        self._dates = dates
+        self._previous: dict[str | None, str] = {}
+        self._counted: dict[str | None, int] = {}
+
+    def next(self, message: Message) -> dict[str, Any]:
+        palace = self._palace
+        which = message.session or self._session
+        if which is not None and which not in self._previous:
+            # Its text is copied into this (isolated) turn: only from a
+            # turn every reader of this one may read (our own, here).
+            last = palace.memories(
+                limit=1, sessions=[which], categories="conversation", visibility="isolated"
+            )
+            if last and (last[0].agent_id, last[0].channel) == palace._own:
+                self._previous[which] = last[0].content
+        when = message.created_at or palace.now()
+        # What makes a turn this turn: its session and time, or, with
+        # no timestamp, its place among this call's turns of the session
+        # (so a transcript file re-ingested adds nothing).
+        place = self._counted.get(which, 0)
+        self._counted[which] = place + 1
+        turn = (
+            f"{which}|{message.created_at.isoformat()}"
+            if message.created_at
+            else f"{which}|#{place}"
+        )
+        content = f"{message.who}: {message.content.strip()}"
+        context = [self._previous[which]] if which is not None and which in self._previous else []
+        if self._dates:
+            context += date_context(message.content, when)
+        if which is not None:
+            self._previous[which] = content
+        return {
+            "content": content,
+            "title": spoken_date(when),
+            "context": "\n".join(context) or None,
+            "session": which,
+            "category": Category.CONVERSATION,
+            "store": StoreKind.EPISODIC,
+            "created_at": when,
+            "metadata": {
+                "role": message.role,
+                "speaker": message.who,
+                **dict(message.metadata),
+                "turn": turn,
+            },
+            "identity": turn,
+        }
 
 
 def date_context(text: str, when: datetime) -> list[str]:

@@ -117,23 +117,38 @@ class SemanticIndex:
         Raises:
             EmbeddingMismatch: the palace belongs to another model.
         """
-        if self.embedder is None:
-            return None
+        return self.plan_vectors(texts)()
+
+    def plan_vectors(self, texts: Sequence[str]) -> Callable[[], VectorBatch | None]:
+        """``vectors_for`` in two halves: the store is read now (in the
+        caller's thread); the returned call only runs the model, so it may
+        run in another thread while the caller goes on (bulk ingest embeds
+        one batch while it writes the one before).
+
+        Raises:
+            EmbeddingMismatch: the palace belongs to another model.
+        """
+        embedder = self.embedder
+        if embedder is None:
+            return lambda: None
         reason = self._config_state(claim=True)
         if reason is not None:
             raise EmbeddingMismatch(reason)
-        model = vector_key(self.embedder.config)
+        model = vector_key(embedder.config)
         by_hash = {text_hash(t): t for t in texts}
-        missing = self.store.missing_vectors(model, by_hash)
-        if not missing:
-            return VectorBatch(model, {})
-        order = sorted(missing)
-        try:
-            matrix = self.embedder.embed([by_hash[h] for h in order])
-        except EmbeddingError as exc:
-            self.failure = str(exc)
-            return None
-        return VectorBatch(model, _to_blobs(order, matrix))
+        order = sorted(self.store.missing_vectors(model, by_hash))
+
+        def run() -> VectorBatch | None:
+            if not order:
+                return VectorBatch(model, {})
+            try:
+                matrix = embedder.embed([by_hash[h] for h in order])
+            except EmbeddingError as exc:
+                self.failure = str(exc)
+                return None
+            return VectorBatch(model, _to_blobs(order, matrix))
+
+        return run
 
     # -- reading -------------------------------------------------------------------
 
