@@ -117,6 +117,37 @@ def test_labels_follow_deleted_rows_and_new_vectors() -> None:
     assert found is not None and found.tolist() == [new_row]
 
 
+@settings(max_examples=15, deadline=None)
+@given(share=st.floats(0.05, 1.0), seed=st.integers(0, 10_000), deleted=st.booleans())
+def test_one_mask_serves_several_searches_as_separate_ones(
+    share: float, seed: int, deleted: bool
+) -> None:
+    """``search_many`` answers each (query, k) as ``search`` alone would,
+    whether label i is row i (the shortcut) or rows were deleted (the gather)."""
+    matrix = _unit(500, seed=5)
+    table = _table(matrix)
+    graph = ann.AnnIndex(matrix.shape[1])
+    graph.sync(table, wait=True)
+    if deleted:  # rows 7 and 300 gone: labels and rows part ways
+        keep = np.setdiff1d(np.arange(500), [7, 300])
+        table = _table(matrix[keep], seqs=keep + 1)
+    labels = graph.labels_of(table)
+    assert np.array_equal(labels, np.arange(500)) is not deleted
+    allowed = np.random.default_rng(seed).random(len(table)) < share
+    query = matrix[seed % 500]
+    both = graph.search_many([(query, 12), (-query, 3)], allowed, labels)
+    assert both is not None
+    alone = [graph.search(query, allowed, labels, 12), graph.search(-query, allowed, labels, 3)]
+    for many, one in zip(both, alone, strict=True):
+        assert one is not None and many.tolist() == one.tolist()
+        assert allowed[many].all()
+    # The shortcut and the gather agree on which labels are allowed.
+    expected = np.zeros(len(graph), dtype=bool)
+    known = labels >= 0
+    expected[known] = allowed[labels[known]]
+    assert np.array_equal(graph._allowed_labels(allowed, labels, len(graph)), expected)
+
+
 def test_the_tail_past_the_graph_is_scored_exactly() -> None:
     matrix = _unit(400, seed=4)
     graph = ann.AnnIndex(matrix.shape[1])

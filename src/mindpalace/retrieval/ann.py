@@ -90,6 +90,8 @@ class AnnIndex:
         self._builder: threading.Thread | None = None
         self._stopping = threading.Event()
         self.error: str | None = None  # why the last background step failed
+        # (labels array, whether label i is row i): see _allowed_labels
+        self._identity: tuple[npt.NDArray[np.int64], bool] | None = None
         _GRAPHS.add(self)
 
     @property
@@ -204,22 +206,57 @@ class AnnIndex:
                 most as many labels as now (later labels are not returned).
             k: how many.
         """
+        found = self.search_many([(query, k)], allowed, labels)
+        return None if found is None else found[0]
+
+    def search_many(
+        self,
+        queries: list[tuple[npt.NDArray[np.float32], int]],
+        allowed: npt.NDArray[np.bool_],
+        labels: npt.NDArray[np.int64],
+    ) -> list[npt.NDArray[np.int64]] | None:
+        """``search`` for each (query, k) under one ``allowed`` mask, whose
+        bitmap is computed once; None when the graph is busy."""
         if not self._lock.acquire(blocking=False):
             return None
         try:
             index = self._index
             if index is None or labels.shape[0] == 0:
-                return np.empty(0, dtype=np.int64)
+                return [np.empty(0, dtype=np.int64) for _ in queries]
             faiss = _FAISS
-            ok = np.zeros(index.ntotal, dtype=bool)
-            known = labels >= 0
-            ok[: labels.shape[0]][known] = allowed[labels[known]]
+            ok = self._allowed_labels(allowed, labels, index.ntotal)
             bits = np.packbits(ok, bitorder="little")
             selector = faiss.IDSelectorBitmap(index.ntotal, faiss.swig_ptr(bits))
-            params = faiss.SearchParametersHNSW(sel=selector, efSearch=max(self.ef_search, k))
-            _, found = index.search(query.reshape(1, -1).astype(np.float32), k, params=params)
+            found = []
+            for query, k in queries:
+                params = faiss.SearchParametersHNSW(sel=selector, efSearch=max(self.ef_search, k))
+                _, hits = index.search(query.reshape(1, -1).astype(np.float32), k, params=params)
+                found.append(np.asarray(hits[0], dtype=np.int64))
         finally:
             self._lock.release()
-        hits = np.asarray(found[0], dtype=np.int64)
-        rows: npt.NDArray[np.int64] = labels[hits[hits >= 0]]
-        return rows
+        return [labels[hits[hits >= 0]] for hits in found]
+
+    def _allowed_labels(
+        self, allowed: npt.NDArray[np.bool_], labels: npt.NDArray[np.int64], ntotal: int
+    ) -> npt.NDArray[np.bool_]:
+        """Per label of the graph, whether its row is ``allowed``. Where
+        label i is row i (nothing deleted, every row embedded: the usual
+        case) that is ``allowed`` itself, without a gather over every row."""
+        identity = self._identity
+        if identity is None or identity[0] is not labels:
+            n = labels.shape[0]
+            same = n <= allowed.shape[0] and bool(
+                np.array_equal(labels, np.arange(n, dtype=labels.dtype))
+            )
+            identity = (labels, same)
+            self._identity = identity
+        n = labels.shape[0]
+        if identity[1] and n == ntotal:
+            return allowed[:n]
+        ok = np.zeros(ntotal, dtype=bool)
+        if identity[1]:
+            ok[:n] = allowed[:n]
+        else:
+            known = labels >= 0
+            ok[:n][known] = allowed[labels[known]]
+        return ok

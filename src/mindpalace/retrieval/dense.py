@@ -303,13 +303,13 @@ class DenseIndex:
             size = len(ann)
             labels = ann.labels_of(table)
             self._labels = (size, labels)
-        found = ann.search(query, allowed, labels, k)
         # The lowest cosine is the nearest neighbour of the negated query:
         # the graph finds it too, far better than a sample (the minimum is
         # an outlier; range normalisation needs it).
-        far = ann.search(-query, allowed, labels, _FARTHEST)
-        if found is None or far is None:
+        both = ann.search_many([(query, k), (-query, _FARTHEST)], allowed, labels)
+        if both is None:
             return None
+        found, far = both
         low = self._low(query, allowed)
         if far.shape[0]:
             low = min(low, float((table.matrix[far] @ query).min()))
