@@ -88,43 +88,69 @@ def from_epoch(value: float | None) -> datetime | None:
     return datetime.fromtimestamp(value, tz=timezone.utc)
 
 
+def _members(enum: type[Any]) -> dict[str, Any]:
+    return {member.value: member for member in enum}
+
+
+_TYPES = _members(MemoryType)
+_STORES = _members(StoreKind)
+_CATEGORIES = _members(Category)
+_SOURCES = _members(Source)
+_VISIBILITIES = _members(Visibility)
+_KINDS = _members(MemoryKind)
+
+
+def _enum(members: dict[str, Any], enum: type[Any], value: str) -> Any:
+    found = members.get(value)
+    return found if found is not None else enum(value)  # the enum's own error
+
+
 def row_to_memory(row: Sequence[Any]) -> Memory:
-    """A ``Memory`` from a row of ``MEMORY_COLUMNS``."""
-    r = dict(zip(MEMORY_COLUMNS, row, strict=True))
-    created = from_epoch(r["created_at"])
-    updated = from_epoch(r["updated_at"])
+    """A ``Memory`` from a row of ``MEMORY_COLUMNS``.
+
+    Recall reads dozens of rows a call, so the enum values are looked up in
+    dicts and the usual empty tags and metadata are not parsed.
+    """
+    (
+        id_, content, content_hash, agent_id, title, context, session_id, type_, store,
+        category, tags, source, visibility, group_name, channel, created_at, updated_at,
+        last_accessed_at, valid_from, valid_to, superseded_by, strength, confidence,
+        access_count, archived, is_constraint, metadata, kind, project, completed,
+    ) = row  # fmt: skip
+    created = from_epoch(created_at)
+    updated = from_epoch(updated_at)
     assert created is not None and updated is not None  # NOT NULL columns
     return Memory(
-        id=r["id"],
-        content=r["content"],
-        content_hash=r["content_hash"],
-        agent_id=r["agent_id"],
-        title=r["title"],
-        context=r["context"],
-        session=r["session_id"],
-        type=MemoryType(r["type"]),
-        store=StoreKind(r["store"]),
-        category=Category(r["category"]),
-        tags=tuple(json.loads(r["tags"])),
-        source=Source(r["source"]),
-        visibility=Visibility(r["visibility"]),
-        group=r["group_name"] or None,
-        channel=r["channel"] or None,
+        id=id_,
+        content=content,
+        content_hash=content_hash,
+        agent_id=agent_id,
+        title=title,
+        context=context,
+        session=session_id,
+        type=_enum(_TYPES, MemoryType, type_),
+        store=_enum(_STORES, StoreKind, store),
+        category=_enum(_CATEGORIES, Category, category),
+        tags=() if tags == "[]" else tuple(json.loads(tags)),
+        source=_enum(_SOURCES, Source, source),
+        visibility=_enum(_VISIBILITIES, Visibility, visibility),
+        group=group_name or None,
+        channel=channel or None,
         created_at=created,
         updated_at=updated,
-        last_accessed_at=from_epoch(r["last_accessed_at"]),
-        valid_from=from_epoch(r["valid_from"]),
-        valid_to=from_epoch(r["valid_to"]),
-        superseded_by=r["superseded_by"],
-        strength=float(r["strength"]),
-        confidence=float(r["confidence"]),
-        access_count=int(r["access_count"]),
-        archived=bool(r["archived"]),
-        constraint=bool(r["is_constraint"]),
-        metadata=json.loads(r["metadata"]),
-        kind=MemoryKind(r["kind"]),
-        project=r["project"] or None,
-        completed=None if r["completed"] is None else bool(r["completed"]),
+        last_accessed_at=from_epoch(last_accessed_at),
+        valid_from=from_epoch(valid_from),
+        valid_to=from_epoch(valid_to),
+        superseded_by=superseded_by,
+        strength=float(strength),
+        confidence=float(confidence),
+        access_count=int(access_count),
+        archived=bool(archived),
+        constraint=bool(is_constraint),
+        metadata={} if metadata == "{}" else json.loads(metadata),
+        kind=_enum(_KINDS, MemoryKind, kind),
+        project=project or None,
+        completed=None if completed is None else bool(completed),
     )
 
 
