@@ -71,6 +71,7 @@ COMMANDS = [
     "preflight",
     "mcp",
     "serve",
+    "daemon",
 ]
 
 ID_RE = re.compile(r"^mem_[0-9A-HJKMNP-TV-Z]{26}$")

@@ -1,4 +1,5 @@
-"""Settings. The only module that reads environment variables.
+"""Settings. The only module that reads environment variables (with
+``launch``, which finds the palace and the daemon before anything loads).
 
 =========================== =====================================================
 variable                    meaning
@@ -25,6 +26,8 @@ variable                    meaning
 ``MINDPALACE_EXTRACT_KEY_ENV`` name of the variable holding its API key
 ``MINDPALACE_ANN_ROWS``     embedded memories from which recall keeps an HNSW graph
                             for dense candidates (50,000; 0: always score every row)
+``MINDPALACE_DAEMON``       on (default): hand commands to a running daemon for the
+                            palace (``launch``); off: always run them in-process
 ``MINDPALACE_TOKENS``       server bearer tokens: ``AGENT=TOKEN`` pairs, comma-separated
                             (``*=TOKEN``: a shared token; the agent comes from a header)
 =========================== =====================================================

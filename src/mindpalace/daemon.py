@@ -1,0 +1,405 @@
+"""A warm palace behind a Unix socket, for the command line.
+
+``mindpalace daemon start`` runs ``python -m mindpalace.daemon`` in the
+background: it opens the palace once, builds its warm indexes, and answers
+the ``mindpalace`` launcher (``launch.py``) with exactly what the command
+line would have printed, running the same ``cli.run`` with a palace from
+its cache (one per agent, groups and channel; all share the store and the
+warm dense index, which follows other processes' writes through the
+store's change counters).
+
+Walls: the socket lives in a directory only its user can enter, and a
+connecting process of another user is refused (``SO_PEERCRED`` where the
+platform has it). Only commands that read nothing but their arguments are
+served, and only for the palace, settings and package version the daemon
+was started with; it declines everything else, and the launcher runs the
+command itself. It exits after ``idle`` seconds without a call, when its
+palace file is removed or replaced, on ``daemon stop`` and on SIGTERM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import signal
+import socket
+import socketserver
+import struct
+import subprocess
+import sys
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mindpalace import __version__
+from mindpalace.errors import ConfigError, ValidationError
+from mindpalace.launch import (
+    PROTOCOL,
+    fingerprint,
+    palace_target,
+    private_dir,
+    recv,
+    send,
+    socket_path,
+)
+
+if TYPE_CHECKING:
+    from mindpalace.palace import Palace
+
+__all__ = ["ACTIONS", "DEFAULT_IDLE", "SERVED", "Daemon", "daemon_command"]
+
+ACTIONS = ("start", "stop", "status")
+DEFAULT_IDLE = 3600.0
+#: Commands the daemon answers: they read only their arguments and the palace.
+SERVED = frozenset(
+    {
+        "complete",
+        "context",
+        "depends-on",
+        "entities",
+        "feedback",
+        "forget",
+        "get",
+        "history",
+        "list",
+        "preflight",
+        "recall",
+        "recent",
+        "remember",
+        "search",
+        "search-messages",
+        "stats",
+        "what-do-i-know",
+        "who-owns",
+        "why-did-we",
+    }
+)
+SERVED_SKILLS = frozenset({"activate", "get", "find"})
+_PALACES = 256  # scopes kept open; each is a cheap view over the shared store
+_START_WAIT = 300.0  # seconds `daemon start` waits for the warm-up
+
+
+def served(args: argparse.Namespace) -> str | None:
+    """Why the daemon declines ``args``, or None when it serves them."""
+    if args.command == "skills":
+        if args.skills_command not in SERVED_SKILLS:
+            return f"skills {args.skills_command} reads files"
+        return None
+    if args.command not in SERVED:
+        return f"{args.command} is run by the calling process"
+    if args.command == "remember" and args.content == "-":
+        return "remember - reads standard input"
+    return None
+
+
+class Daemon:
+    """Answers launcher requests for one palace (see the module docstring).
+
+    Args:
+        target: the palace, as ``launch.palace_target`` writes it.
+        idle: seconds without a request before ``serve`` returns (0: never).
+    """
+
+    def __init__(self, target: str, *, idle: float = DEFAULT_IDLE) -> None:
+        from mindpalace import cli  # noqa: PLC0415 - cli imports this module
+        from mindpalace.palace import Palace  # noqa: PLC0415 - the launcher needs none of it
+
+        self._cli = cli
+        self._palace_cls = Palace
+        self.target = target
+        self.idle = idle
+        self.settings = fingerprint(os.environ)
+        self.base = Palace(target)
+        self._palaces: OrderedDict[tuple[Any, ...], Palace] = OrderedDict()
+        self._lock = threading.Lock()
+        self.requests = 0
+        self.started = time.time()
+        self.last_call = time.monotonic()
+        self._identity = _file_identity(target)
+        self._server: socketserver.UnixStreamServer | None = None
+
+    def warm(self) -> None:
+        """Load the model and build the warm indexes before the first call."""
+        semantic = self.base.semantic
+        if semantic.query_vector("warm up") is not None:
+            semantic.dense()
+            semantic.dense()  # the second use builds the keyword and mention indexes
+
+    def palace_for(self, args: argparse.Namespace) -> Palace:
+        """The cached palace for ``args``' scope options (built on first use,
+        exactly as ``cli._open`` would build it, but over the shared store)."""
+        groups = tuple(g for g in (args.groups or "").split(",") if g.strip())
+        key = (args.agent, groups, args.channel, args.all_agents, args.peer)
+        with self._lock:
+            palace = self._palaces.get(key)
+            if palace is not None:
+                self._palaces.move_to_end(key)
+                return palace
+        palace = self._palace_cls(
+            store=self.base.store,
+            agent_id=args.agent,
+            groups=groups,
+            channel=args.channel,
+            management=args.all_agents,
+            peer=args.peer or None,
+            settings=self.base.settings,
+            embedder=self.base.semantic.embedder,
+            recall_options=self.base.recall_options,
+        )
+        palace.semantic = self.base.semantic  # one warm index, masked per call
+        with self._lock:
+            self._palaces[key] = palace
+            while len(self._palaces) > _PALACES:
+                self._palaces.popitem(last=False)
+        return palace
+
+    def answer(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The reply to one launcher request."""
+        self.last_call = time.monotonic()
+        control = request.get("control")
+        if control == "status":
+            return self.status()
+        if control == "stop":
+            threading.Thread(target=self.shutdown, daemon=True).start()
+            return {"stopping": True, **self.status()}
+        if request.get("protocol") != PROTOCOL or request.get("version") != __version__:
+            return {"declined": "another version of mindpalace"}
+        if request.get("settings") != self.settings:
+            return {"declined": "other MINDPALACE_* settings"}
+        argv, cwd = request.get("argv"), request.get("cwd")
+        if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+            return {"declined": "argv must be a list of strings"}
+        if not isinstance(cwd, str):
+            return {"declined": "cwd must be a string"}
+        args = self._parse(argv)
+        if args is None:
+            return {"declined": "arguments the parser rejects (its message comes from the caller)"}
+        reason = served(args)
+        if reason is not None:
+            return {"declined": reason}
+        target = request.get("target") if args.db is None else palace_target(args.db, {}, cwd)
+        if target != self.target:
+            return {"declined": "another palace"}
+        code, out, err = self._cli.run(args, lambda a: contextlib.nullcontext(self.palace_for(a)))
+        with self._lock:
+            self.requests += 1
+        return {"code": code, "stdout": out, "stderr": err}
+
+    def _parse(self, argv: list[str]) -> argparse.Namespace | None:
+        quiet = io.StringIO()
+        try:
+            with contextlib.redirect_stderr(quiet), contextlib.redirect_stdout(quiet):
+                return self._cli.build_parser().parse_args(argv)
+        except SystemExit:  # --help, --version, a usage error: the caller prints them
+            return None
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "running": True,
+            "pid": os.getpid(),
+            "palace": self.target,
+            "version": __version__,
+            "requests": self.requests,
+            "scopes": len(self._palaces),
+            "uptime_s": round(time.time() - self.started, 1),
+            "idle_s": self.idle,
+        }
+
+    def serve(self, path: str) -> None:
+        """Answer on the socket at ``path`` until stopped; then remove it."""
+        daemon = self
+
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(self) -> None:
+                conn: socket.socket = self.request
+                if not _same_user(conn):
+                    return
+                try:
+                    reply = daemon.answer(recv(conn))
+                except (OSError, ValueError) as exc:
+                    reply = {"declined": f"bad request: {exc}"}
+                with contextlib.suppress(OSError):
+                    send(conn, reply)
+
+        class Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+            daemon_threads = True
+
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        old = os.umask(0o077)
+        try:
+            server = Server(path, Handler)
+        finally:
+            os.umask(old)
+        self._server = server
+        watch = threading.Thread(target=self._watch, daemon=True)
+        watch.start()
+        try:
+            server.serve_forever(poll_interval=0.5)
+        finally:
+            server.server_close()
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+            self.base.close()
+
+    def shutdown(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+
+    def _watch(self) -> None:
+        while True:
+            time.sleep(1.0)
+            if self.idle and time.monotonic() - self.last_call > self.idle:
+                break
+            if _file_identity(self.target) != self._identity:  # removed or replaced
+                break
+        self.shutdown()
+
+
+def _file_identity(target: str) -> tuple[int, int] | None:
+    if "://" in target:
+        return None
+    try:
+        info = os.stat(target)
+    except OSError:
+        return (-1, -1)
+    return (info.st_dev, info.st_ino)
+
+
+def _same_user(conn: socket.socket) -> bool:
+    peercred = getattr(socket, "SO_PEERCRED", None)
+    if peercred is None:  # the private directory is the wall here
+        return True
+    raw = conn.getsockopt(socket.SOL_SOCKET, peercred, struct.calcsize("3i"))
+    _pid, uid, _gid = struct.unpack("3i", raw)
+    return bool(uid == os.getuid())
+
+
+# -- lifecycle (``mindpalace daemon start|stop|status``) --------------------------------
+
+
+def _control(path: str, what: str, timeout: float = 10.0) -> dict[str, Any] | None:
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.settimeout(timeout)
+    try:
+        conn.connect(path)
+        send(conn, {"control": what})
+        return recv(conn)
+    except (OSError, ValueError):
+        return None
+    finally:
+        conn.close()
+
+
+def _ensure_private_dir(path: str) -> None:
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(path, 0o700)
+    if not private_dir(path):
+        raise ConfigError(
+            f"the daemon's socket directory {path} must be a directory owned by you"
+            " that nobody else can enter (mode 700)"
+        )
+
+
+def daemon_command(args: argparse.Namespace) -> dict[str, Any]:
+    """``mindpalace daemon start|stop|status`` for the palace ``args`` name."""
+    if args.action not in ACTIONS:
+        raise ValidationError("action", args.action, valid=ACTIONS)
+    if not hasattr(socket, "AF_UNIX"):
+        raise ConfigError("the daemon needs Unix sockets, which this platform lacks")
+    if args.idle < 0:
+        raise ValidationError("idle", args.idle, reason="--idle must be 0 (never) or more seconds")
+    target = palace_target(args.db, os.environ, os.getcwd())
+    path = socket_path(target, os.environ)
+    if args.action == "status":
+        return _control(path, "status") or {"running": False, "palace": target}
+    if args.action == "stop":
+        reply = _control(path, "stop")
+        if reply is None:
+            return {"running": False, "palace": target}
+        deadline = time.monotonic() + 30
+        while os.path.exists(path) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return {"stopped": True, "pid": reply.get("pid"), "palace": target}
+    return _start(target, path, args.idle)
+
+
+def _start(target: str, path: str, idle: float) -> dict[str, Any]:
+    running = _control(path, "status")
+    if running is not None:
+        return {**running, "already_running": True}
+    _ensure_private_dir(os.path.dirname(path))
+    log = Path(path).with_suffix(".log")
+    with open(log, "w", encoding="utf-8") as log_file:  # the child's warm-up errors
+        child = subprocess.Popen(  # noqa: S603 - this interpreter, our module
+            [sys.executable, "-m", "mindpalace.daemon", target, "--idle", str(idle)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=log_file,
+            start_new_session=True,
+            close_fds=True,
+        )
+    deadline = time.monotonic() + _START_WAIT
+    while time.monotonic() < deadline:
+        status = _control(path, "status")
+        if status is not None:
+            return {**status, "started": True}
+        if child.poll() is not None:
+            reason = log.read_text(encoding="utf-8").strip().splitlines()
+            raise ConfigError(
+                f"the daemon for {target} exited with status {child.returncode}: "
+                + (reason[-1] if reason else "no message")
+            )
+        time.sleep(0.05)
+    child.terminate()
+    raise ConfigError(f"the daemon for {target} did not answer within {_START_WAIT:.0f} s")
+
+
+@contextlib.contextmanager
+def _exclusive(lock_path: str) -> Iterator[bool]:
+    """Hold an exclusive lock on ``lock_path``; yields False when another
+    daemon holds it."""
+    import fcntl  # noqa: PLC0415 - POSIX only, like the daemon
+
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)
+
+
+def run(target: str, idle: float) -> int:
+    """The daemon process: warm up, then serve until stopped."""
+    path = socket_path(target, os.environ)
+    _ensure_private_dir(os.path.dirname(path))
+    with _exclusive(str(Path(path).with_suffix(".lock"))) as mine:
+        if not mine:
+            print(f"a daemon already serves {target}", file=sys.stderr)
+            return 3
+        daemon = Daemon(target, idle=idle)
+        daemon.warm()
+        signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=daemon.shutdown).start())
+        daemon.serve(path)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m mindpalace.daemon")
+    parser.add_argument("target", help="the palace (absolute path or URL)")
+    parser.add_argument("--idle", type=float, default=DEFAULT_IDLE)
+    args = parser.parse_args(argv)
+    return run(args.target, args.idle)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,214 @@
+"""The ``mindpalace`` executable: hands the call to a warm daemon when one
+serves this palace, else runs the command line in this process.
+
+A cold process must import numpy, open the store and read every vector
+before it can recall (about 2 s at 100k memories); a daemon started with
+``mindpalace daemon start`` keeps all that warm, and this module reaches it
+with nothing but the standard library, so a call through it costs a Python
+start and one round trip on a Unix socket.
+
+The daemon answers only what it would answer exactly as this process would:
+the same palace (``--db`` or ``MINDPALACE_DB`` or the per-user default), the
+same ``MINDPALACE_*`` settings and the same package version; it declines
+everything else (commands that read files or stdin, servers, ``migrate``),
+and the call then runs here. ``MINDPALACE_DAEMON=off`` never asks.
+
+Like ``config``, this module reads environment variables: only to find the
+palace and to fingerprint the settings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import stat
+import struct
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from mindpalace import __version__  # the package's __init__ imports nothing heavy
+
+__all__ = ["PROTOCOL", "fingerprint", "main", "palace_target", "recv", "send", "socket_path"]
+
+PROTOCOL = 1
+ENV_DAEMON = "MINDPALACE_DAEMON"
+DAEMON_MODES = ("on", "off")
+# Variables that change nothing a command computes: where the palace is is
+# compared resolved; the daemon switch is this module's own.
+_NOT_SETTINGS = {"MINDPALACE_DB", ENV_DAEMON}
+# Variables that name other variables holding secrets: their values count.
+_KEY_NAMES = ("MINDPALACE_EMBED_KEY_ENV", "MINDPALACE_EXTRACT_KEY_ENV")
+_HEADER = struct.Struct("!I")
+_MAX_MESSAGE = 64 * 1024 * 1024
+# A Unix socket path has at most 107 bytes; ours add "/mindpalace-UID/" and
+# a 29-byte name to the base directory.
+_LONGEST_BASE = 60
+
+
+def _data_home(env: Mapping[str, str]) -> str:
+    home = env.get("HOME") or os.path.expanduser("~")
+    if sys.platform == "darwin":
+        return os.path.join(home, "Library", "Application Support")
+    return env.get("XDG_DATA_HOME") or os.path.join(home, ".local", "share")
+
+
+def palace_target(db: str | None, env: Mapping[str, str], cwd: str) -> str:
+    """The palace a command acts on, as one comparable string: a URL as
+    given, a path made absolute against ``cwd`` (``config.default_db_path``'s
+    rule when ``db`` is None)."""
+    if db is None:
+        db = env.get("MINDPALACE_DB") or os.path.join(_data_home(env), "mindpalace", "memories.db")
+    if "://" in db:
+        return db
+    return os.path.realpath(os.path.join(cwd, os.path.expanduser(db)))
+
+
+def fingerprint(env: Mapping[str, str]) -> str:
+    """A digest of every setting a command's result can depend on."""
+    items = sorted(
+        (k, v) for k, v in env.items() if k.startswith("MINDPALACE_") and k not in _NOT_SETTINGS
+    )
+    for name in _KEY_NAMES:
+        if env.get(name):
+            items.append((f"${env[name]}", env.get(env[name], "")))
+    return hashlib.sha256(json.dumps(items).encode()).hexdigest()
+
+
+def runtime_dir(env: Mapping[str, str]) -> str:
+    """Where the daemons' sockets live: a directory only this user can enter
+    (under /tmp when the usual place would make a socket path too long)."""
+    # /tmp is shared, but the directory made in it is checked private_dir.
+    base = env.get("XDG_RUNTIME_DIR") or env.get("TMPDIR") or "/tmp"  # noqa: S108
+    if len(base) > _LONGEST_BASE:
+        base = "/tmp"  # noqa: S108
+    return os.path.join(base, f"mindpalace-{os.getuid()}")
+
+
+def socket_path(target: str, env: Mapping[str, str]) -> str:
+    """The socket of the daemon serving ``target`` (a palace_target)."""
+    name = hashlib.sha256(target.encode()).hexdigest()[:24]
+    return os.path.join(runtime_dir(env), f"{name}.sock")
+
+
+def private_dir(path: str) -> bool:
+    """True when ``path`` is a directory owned by this user that nobody else
+    can enter (a socket elsewhere could be another user's)."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return (
+        stat.S_ISDIR(info.st_mode)
+        and info.st_uid == os.getuid()
+        and stat.S_IMODE(info.st_mode) & 0o077 == 0
+    )
+
+
+def send(conn: socket.socket, message: Mapping[str, Any]) -> None:
+    """One length-prefixed JSON message."""
+    body = json.dumps(message, ensure_ascii=False).encode()
+    conn.sendall(_HEADER.pack(len(body)) + body)
+
+
+def _exactly(conn: socket.socket, size: int) -> bytes:
+    chunks = []
+    while size:
+        chunk = conn.recv(min(size, 1 << 20))
+        if not chunk:
+            raise ConnectionError("the other side closed the connection")
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def recv(conn: socket.socket) -> dict[str, Any]:
+    """One length-prefixed JSON message (an object)."""
+    (size,) = _HEADER.unpack(_exactly(conn, _HEADER.size))
+    if size > _MAX_MESSAGE:
+        raise ConnectionError(f"message of {size} bytes is over the limit")
+    message = json.loads(_exactly(conn, size))
+    if not isinstance(message, dict):
+        raise ConnectionError("a message must be a JSON object")
+    return message
+
+
+def _db_option(argv: Sequence[str]) -> str | None:
+    """The last ``--db`` value in ``argv`` (argparse's rule), if any. A
+    wrong guess costs nothing: the daemon parses for itself and declines."""
+    found = None
+    for i, arg in enumerate(argv):
+        if arg == "--db" and i + 1 < len(argv):
+            found = argv[i + 1]
+        elif arg.startswith("--db="):
+            found = arg[len("--db=") :]
+    return found
+
+
+def daemon_mode(env: Mapping[str, str]) -> str:
+    """``MINDPALACE_DAEMON``: on (the default) or off.
+
+    Raises:
+        ValueError: another value, with a message naming the valid ones.
+    """
+    mode = (env.get(ENV_DAEMON) or "on").strip().lower()
+    if mode not in DAEMON_MODES:
+        raise ValueError(f"invalid {ENV_DAEMON} {mode!r}; valid options: {', '.join(DAEMON_MODES)}")
+    return mode
+
+
+def ask_daemon(argv: Sequence[str], env: Mapping[str, str], cwd: str) -> dict[str, Any] | None:
+    """The daemon's answer (exit code, stdout, stderr), or None when no
+    daemon serves this palace or it declined."""
+    if daemon_mode(env) == "off" or not hasattr(socket, "AF_UNIX"):
+        return None
+    target = palace_target(_db_option(argv), env, cwd)
+    path = socket_path(target, env)
+    if not private_dir(os.path.dirname(path)):
+        return None
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.connect(path)
+        send(
+            conn,
+            {
+                "protocol": PROTOCOL,
+                "version": __version__,
+                "argv": list(argv),
+                "cwd": cwd,
+                "target": target,
+                "settings": fingerprint(env),
+            },
+        )
+        answer = recv(conn)
+    except (OSError, ValueError):  # no daemon, a stale socket, a daemon gone mid-call
+        return None
+    finally:
+        conn.close()
+    if answer.get("declined") is not None:
+        return None
+    return answer
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The ``mindpalace`` command; returns the exit status."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        answer = ask_daemon(args, os.environ, os.getcwd())
+    except ValueError as exc:
+        print(f"mindpalace: error: {exc}", file=sys.stderr)
+        return 2
+    if answer is None:
+        from mindpalace.cli import main as run_here  # noqa: PLC0415 - only when no daemon answers
+
+        return run_here(args)
+    sys.stdout.write(str(answer.get("stdout", "")))
+    sys.stderr.write(str(answer.get("stderr", "")))
+    sys.stdout.flush()
+    return int(answer.get("code", 1))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,280 @@
+"""The warm daemon behind the ``mindpalace`` launcher, as real processes.
+
+Every call goes through ``python -m mindpalace.launch`` (what the installed
+``mindpalace`` executable runs), once with the daemon answering and once
+with ``MINDPALACE_DAEMON=off`` (the cold command line): the two must print
+the same bytes and exit with the same status. ``daemon status`` counts the
+calls the daemon answered, so each test also knows who answered.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.test_cli import clean_env
+
+from mindpalace.launch import palace_target, socket_path
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the daemon needs Unix sockets")
+
+# What depends on the backend (the answers, writes seen across processes)
+# runs on both; the daemon's own machinery once, on SQLite.
+
+
+class Launcher:
+    """Runs the launcher against one palace with one environment."""
+
+    def __init__(self, db: str, runtime: Path, home: Path) -> None:
+        self.db = db
+        self.env = clean_env(home, MINDPALACE_EMBEDDER="static", MINDPALACE_SIGNALS="off")
+        self.env.pop("XDG_RUNTIME_DIR", None)
+        self.env["TMPDIR"] = str(runtime)  # a short path: sockets have 107 bytes at most
+        self.started: list[str] = []
+
+    def run(
+        self,
+        *args: str,
+        db: str | None = None,
+        cold: bool = False,
+        input_text: str | None = None,
+        **extra: str,
+    ) -> subprocess.CompletedProcess[str]:
+        env = dict(self.env, **extra)
+        if cold:
+            env["MINDPALACE_DAEMON"] = "off"
+        return subprocess.run(
+            [sys.executable, "-m", "mindpalace.launch", "--db", db or self.db, *args],
+            env=env,
+            input=input_text,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+
+    def json(self, *args: str, **options: Any) -> Any:
+        result = self.run(*args, **options)
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout)
+
+    def start(self, *options: str) -> dict[str, Any]:
+        status: dict[str, Any] = self.json("daemon", "start", *options)
+        self.started.append(self.db)
+        return status
+
+    def served(self) -> int:
+        status = self.json("daemon", "status")
+        assert status["running"], status
+        return int(status["requests"])
+
+    def socket(self) -> str:
+        return socket_path(palace_target(self.db, self.env, os.getcwd()), self.env)
+
+    def both(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """Run ``args`` warm and cold; assert the daemon answered and that
+        both printed the same; return the warm run."""
+        before = self.served()
+        warm = self.run(*args)
+        assert self.served() == before + 1, f"the daemon did not answer {args}"
+        cold = self.run(*args, cold=True)
+        assert (warm.returncode, warm.stdout, warm.stderr) == (
+            cold.returncode,
+            cold.stdout,
+            cold.stderr,
+        ), args
+        return warm
+
+
+@pytest.fixture
+def launcher(store_target: str, tmp_path: Path) -> Iterator[Launcher]:
+    runtime = Path(tempfile.mkdtemp(prefix="mpd", dir="/tmp"))
+    tool = Launcher(store_target, runtime, tmp_path / "home")
+    yield tool
+    for db in tool.started:
+        tool.run("daemon", "stop", db=db)
+    shutil.rmtree(runtime, ignore_errors=True)
+
+
+def _wait_gone(path: str, seconds: float = 30.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while os.path.exists(path) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return not os.path.exists(path)
+
+
+def _seed(tool: Launcher) -> None:
+    for content, options in [
+        ("We deploy the billing service with blue-green releases on Fridays", ()),
+        ("Decision: Postgres stays the primary database for billing", ("--category", "decision")),
+        ("Maria owns the billing service and its on-call rota", ()),
+        ("The release checklist lives in the ops wiki", ("--tags", "ops,release")),
+        ("Private note: the staging password rotates monthly", ("--visibility", "isolated")),
+    ]:
+        tool.json("remember", content, *options, "--agent", "alice", cold=True)
+
+
+def test_the_daemon_prints_what_the_cold_command_prints(launcher: Launcher) -> None:
+    _seed(launcher)
+    status = launcher.start()
+    assert status["started"] and status["requests"] == 0
+    for args in [
+        ("--agent", "alice", "recall", "how do we deploy billing"),
+        ("--agent", "alice", "recall", "database decision", "--mode", "decision", "--limit", "3"),
+        ("--agent", "alice", "--plain", "recall", "who owns billing"),
+        ("--agent", "alice", "context", "billing release", "--max-tokens", "512"),
+        ("--agent", "alice", "list", "--limit", "10"),
+        ("--agent", "alice", "stats"),
+        ("--agent", "alice", "entities"),
+        ("--agent", "alice", "what-do-i-know", "billing"),
+        ("--agent", "bob", "recall", "staging password"),
+        ("--agent", "alice", "recall", "staging password"),
+    ]:
+        launcher.both(*args)
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+def test_bad_input_through_the_daemon_is_the_same_error(launcher: Launcher) -> None:
+    _seed(launcher)
+    launcher.start()
+    result = launcher.both("--agent", "alice", "recall", "billing", "--mode", "gossip")
+    assert result.returncode == 2 and "decision" in result.stderr  # names the valid modes
+    result = launcher.both("--agent", "alice", "remember", "x", "--store", "attic")
+    assert result.returncode == 2 and "semantic" in result.stderr
+    result = launcher.both("--agent", "alice", "get", "mem_nonexistent")
+    assert result.returncode == 1
+    # What the parser rejects is printed by the calling process, not the daemon.
+    before = launcher.served()
+    warm = launcher.run("recall", "billing", "--no-such-option")
+    assert warm.returncode == 2 and "--no-such-option" in warm.stderr
+    assert launcher.served() == before
+
+
+def test_scope_holds_through_the_shared_warm_index(launcher: Launcher) -> None:
+    _seed(launcher)
+    launcher.start()
+    private = "staging password rotates monthly"
+    bob = launcher.json("--agent", "bob", "recall", "staging password")
+    assert all(private not in m["content"] for m in bob)
+    alice = launcher.json("--agent", "alice", "recall", "staging password")
+    assert any(private in m["content"] for m in alice)
+    bob_again = launcher.json("--agent", "bob", "list", "--limit", "100")
+    assert all(private not in m["content"] for m in bob_again)
+
+
+def test_writes_through_and_around_the_daemon_are_seen(launcher: Launcher) -> None:
+    _seed(launcher)
+    launcher.start()
+    before = launcher.served()
+    written = launcher.json("--agent", "carol", "remember", "The ferry to Hydra leaves at 7:40")
+    assert launcher.served() == before + 1
+    cold = launcher.json("--agent", "carol", "get", written["id"], cold=True)
+    assert cold["content"] == "The ferry to Hydra leaves at 7:40"
+    # A write by another process appears in the daemon's next answer.
+    other = launcher.json(
+        "--agent", "carol", "remember", "The Hydra ferry moved to 8:15 in winter", cold=True
+    )
+    found = launcher.json("--agent", "carol", "recall", "Hydra ferry winter")
+    assert other["id"] in [m["id"] for m in found]
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+def test_what_the_daemon_does_not_serve_runs_here(launcher: Launcher, tmp_path: Path) -> None:
+    _seed(launcher)
+    launcher.start()
+    before = launcher.served()
+    out = tmp_path / "export.jsonl"
+    exported = launcher.run("--agent", "alice", "export", "--output", str(out))
+    assert exported.returncode == 0, exported.stderr
+    assert len(out.read_text().splitlines()) == 1 + 5  # a header, then the memories
+    piped = launcher.run("--agent", "alice", "remember", "-", input_text="from stdin")
+    assert piped.returncode == 0, piped.stderr
+    # Other settings, another palace: the daemon declines and the call runs here.
+    other = launcher.run("--agent", "alice", "stats", MINDPALACE_SCORER="on")
+    assert other.returncode == 0, other.stderr
+    elsewhere = launcher.run("--agent", "alice", "stats", db=str(tmp_path / "other.db"))
+    assert json.loads(elsewhere.stdout)["memories"] == 0
+    assert launcher.served() == before
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+def test_lifecycle_start_twice_stop_status(launcher: Launcher) -> None:
+    first = launcher.start()
+    again = launcher.start()
+    assert again["already_running"] and again["pid"] == first["pid"]
+    stopped = launcher.json("daemon", "stop")
+    assert stopped["stopped"] and stopped["pid"] == first["pid"]
+    assert _wait_gone(launcher.socket())
+    assert launcher.json("daemon", "status")["running"] is False
+    assert launcher.json("daemon", "stop")["running"] is False
+    switch = launcher.run("stats", MINDPALACE_DAEMON="sometimes")
+    assert switch.returncode == 2 and "valid options: on, off" in switch.stderr
+    bad = launcher.run("daemon", "restart")
+    assert bad.returncode == 2 and "start, stop, status" in bad.stderr
+    negative = launcher.run("daemon", "start", "--idle", "-5")
+    assert negative.returncode == 2 and "idle" in negative.stderr
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+def test_idle_daemon_exits(launcher: Launcher) -> None:
+    launcher.start("--idle", "1")
+    assert _wait_gone(launcher.socket(), 20)
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+def test_removed_palace_stops_its_daemon(launcher: Launcher) -> None:
+    _seed(launcher)
+    launcher.start()
+    for suffix in ("", "-wal", "-shm"):
+        Path(launcher.db + suffix).unlink(missing_ok=True)
+    assert _wait_gone(launcher.socket(), 20)
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+def test_a_socket_directory_others_can_enter_is_not_used(launcher: Launcher) -> None:
+    _seed(launcher)
+    launcher.start()
+    directory = os.path.dirname(launcher.socket())
+    os.chmod(directory, 0o755)  # noqa: S103 - the unsafe case under test
+    try:
+        before = int(launcher.json("daemon", "status")["requests"])  # status is not a call
+        launcher.json("--agent", "alice", "stats")
+        assert launcher.json("daemon", "status")["requests"] == before
+    finally:
+        os.chmod(directory, 0o700)
+    launcher.run("daemon", "stop")
+    assert _wait_gone(launcher.socket())
+    os.chmod(directory, 0o755)  # noqa: S103 - the unsafe case under test
+    refused = launcher.run("daemon", "start")
+    assert refused.returncode == 1 and "mode 700" in refused.stderr
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+def test_a_daemon_call_changes_the_file_as_a_cold_call_does(launcher: Launcher) -> None:
+    _seed(launcher)
+    launcher.start()
+    launcher.json("--agent", "alice", "forget", _first_id(launcher.db))
+    con = sqlite3.connect(launcher.db)
+    try:
+        archived = con.execute("SELECT COUNT(*) FROM memories WHERE archived = 1").fetchone()[0]
+    finally:
+        con.close()
+    assert archived == 1
+
+
+def _first_id(db: str) -> str:
+    con = sqlite3.connect(db)
+    try:
+        return str(con.execute("SELECT id FROM memories ORDER BY seq LIMIT 1").fetchone()[0])
+    finally:
+        con.close()
