@@ -81,15 +81,27 @@ def settings_for(embedder: str) -> Settings:
 # -- building ------------------------------------------------------------------
 
 
+def _stored(palace: Path, agent: str, content: str) -> bool:
+    with sqlite3_connect(palace) as conn:
+        row = conn.execute(
+            "SELECT 1 FROM memories WHERE agent_id = ? AND content = ? LIMIT 1", (agent, content)
+        ).fetchone()
+    return row is not None
+
+
 def build(size: int, embedder: str, *, log: Callable[[str], None] = print) -> Path:
-    """Write the corpus of ``size`` into a cached palace (once)."""
+    """Write the corpus of ``size`` into a cached palace (once). A build
+    that was stopped resumes where it stopped (the 1M build takes hours)."""
     path = palace_path(size, embedder)
     if path.exists():
         return path
     CACHE.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(".partial.db")
-    for leftover in CACHE.glob(partial.name + "*"):
-        leftover.unlink()
+    progress = path.with_suffix(".progress")
+    resume = int(progress.read_text()) if progress.exists() and partial.exists() else 0
+    if not resume:
+        for leftover in CACHE.glob(partial.name + "*"):
+            leftover.unlink()
     settings = settings_for(embedder)
     model = from_settings(settings)
     palaces = {
@@ -99,31 +111,48 @@ def build(size: int, embedder: str, *, log: Callable[[str], None] = print) -> Pa
         for agent in AGENTS
     }
     started = time.perf_counter()
-    done = 0
+    done = resume
     batch: list[Any] = []
 
-    def flush() -> None:
+    def flush(*, check: bool) -> None:
         by_agent: dict[str, list[dict[str, Any]]] = {}
         for record in batch:
             by_agent.setdefault(record.agent, []).append(record.fields)
-        for agent, fields in by_agent.items():
-            palaces[agent].remember_many(fields)
+        for agent, wanted in by_agent.items():
+            # The batch a stopped build was writing: some agents' parts may be in.
+            fields = (
+                [f for f in wanted if not _stored(partial, agent, f["content"])]
+                if check
+                else wanted
+            )
+            if fields:
+                palaces[agent].remember_many(fields)
         batch.clear()
 
-    for record in records(size):
+    if resume:
+        log(f"  resuming at {resume:,}/{size:,}")
+    checked = False
+    for i, record in enumerate(records(size)):
+        if i < resume:
+            continue
         batch.append(record)
         if len(batch) >= BUILD_BATCH:
             done += len(batch)
-            flush()
-            rate = done / (time.perf_counter() - started)
+            flush(check=bool(resume) and not checked)
+            checked = True
+            progress.write_text(str(done))
+            rate = (done - resume) / (time.perf_counter() - started)
             log(f"  built {done:,}/{size:,} ({rate:.0f}/s, eta {(size - done) / rate:.0f} s)")
     done += len(batch)
-    flush()
+    flush(check=bool(resume) and not checked)
     for palace in palaces.values():
         palace.close()
     with sqlite3_connect(partial) as conn:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     partial.rename(path)
+    progress.unlink(missing_ok=True)
+    for leftover in CACHE.glob(partial.name + "-*"):  # the emptied -wal and -shm
+        leftover.unlink()
     log(f"  built {size:,} in {time.perf_counter() - started:.0f} s -> {path}")
     return path
 
