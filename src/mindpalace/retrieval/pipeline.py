@@ -612,7 +612,8 @@ def _session_top(
         return []
     if chosen.shape[0] > k:
         chosen = chosen[np.argpartition(-fused_rows[chosen], k - 1)[:k]]
-    return [int(r) for r in chosen if np.isfinite(fused_rows[r])]
+    kept: list[int] = chosen[np.isfinite(fused_rows[chosen])].tolist()
+    return kept
 
 
 def _session_rows(
@@ -654,18 +655,21 @@ def _session_support(
     neighbours, which may climb on a strong memory next to them even below
     the relevance floor (they are its context)."""
     chosen: set[int] = set()
-    for row in _session_top(fused_rows, eligible, limit):
+    top = np.array(_session_top(fused_rows, eligible, limit), dtype=np.int64)
+    for row, inside, pos, start, end in zip(
+        top.tolist(),
+        dense_index.in_session[top].tolist(),
+        dense_index.position[top].tolist(),
+        dense_index.group_start[top].tolist(),
+        dense_index.group_end[top].tolist(),
+        strict=True,
+    ):
         chosen.add(row)
-        if not dense_index.in_session[row]:
+        if not inside:
             continue
         for step in (-1, 1):  # the nearest visible turn each side
             near = stages.nearest_visible(
-                fused_rows,
-                dense_index.order,
-                position=int(dense_index.position[row]),
-                step=step,
-                start=int(dense_index.group_start[row]),
-                end=int(dense_index.group_end[row]),
+                fused_rows, dense_index.order, position=pos, step=step, start=start, end=end
             )
             if near is not None:
                 chosen.add(near)

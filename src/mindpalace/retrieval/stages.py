@@ -103,17 +103,26 @@ def session_support(
     """
     support: dict[int, float] = {}
     session_mean: dict[int, float] = {}
-    for row in rows:
-        if not in_session[row]:
+    at = np.fromiter(rows, dtype=np.int64)
+    # Gathered once: indexing numpy arrays one scalar at a time is what the
+    # loop below would otherwise spend its time on.
+    for row, inside, pos, start, end in zip(
+        at.tolist(),
+        in_session[at].tolist(),
+        position[at].tolist(),
+        group_start[at].tolist(),
+        group_end[at].tolist(),
+        strict=True,
+    ):
+        if not inside:
             support[row] = 0.0
             continue
-        pos, start, end = int(position[row]), int(group_start[row]), int(group_end[row])
-        sides = (
-            nearest_visible(fused, order, position=pos, step=step, start=start, end=end)
-            for step in (-1, 1)
-        )
-        near = max((float(fused[r]) for r in sides if r is not None), default=0.0)
-        value = neighbour_weight * max(0.0, near)
+        near = 0.0
+        for step in (-1, 1):
+            r = nearest_visible(fused, order, position=pos, step=step, start=start, end=end)
+            if r is not None:
+                near = max(near, float(fused[r]))
+        value = neighbour_weight * near
         if session_weight:
             if start not in session_mean:
                 members = fused[order[start:end]]
