@@ -113,7 +113,12 @@ _WORDY_DATE = re.compile(
 _QUOTED = re.compile(r"[\"\u201c]([^\"\u201d\n]{3,80})[\"\u201d]")
 _WORD = re.compile(r"[A-Za-z\u00C0-\u024F][\w'\u2019&.-]*")
 _SPEAKER = re.compile(r"^\s*([A-Z][\w.-]*(?: [A-Z][\w.-]*){0,2}):\s")
-_SENTENCE_END = re.compile(r"[.!?:;]\s*$|^\s*$")
+# What may end the text before a word that opens a sentence.
+_OPENS_SENTENCE = (".", "!", "?", ":", ";", "\u201c", '"', "(", "-")
+_POSSESSIVE_S = re.compile(r"'s\b")
+_TRAILING_POSSESSIVE = re.compile(r"['\u2019]s$")
+_SPACES = re.compile(r"\s+")
+_SPACES_UNDERSCORES = re.compile(r"[\s_]+")
 
 
 def normalise_name(text: str, *, code: bool = False) -> str:
@@ -121,8 +126,8 @@ def normalise_name(text: str, *, code: bool = False) -> str:
     possessive "'s", edge punctuation and repeated spaces (underscores kept
     in code identifiers)."""
     folded = unicodedata.normalize("NFKC", text).casefold().replace("\u2019", "'")
-    folded = re.sub(r"'s\b", "", folded)
-    folded = re.sub(r"\s+" if code else r"[\s_]+", " ", folded)
+    folded = _POSSESSIVE_S.sub("", folded)
+    folded = (_SPACES if code else _SPACES_UNDERSCORES).sub(" ", folded)
     return folded.strip(" .,;:!?\"'()[]{}<>-")
 
 
@@ -144,8 +149,10 @@ def aliases_of(norm: str, kind: str, type_: MemoryType = MemoryType.UNKNOWN) -> 
 
 def _type_of_name(words: list[str], before: str, after: str, speaker: bool) -> MemoryType:
     lowered = [w.lower().rstrip(".") for w in words]
-    prev = before.rsplit(maxsplit=1)[-1].lower().rstrip(".") if before.split() else ""
-    nxt = after.split(maxsplit=1)[0].lower().strip(".,;:!?") if after.split() else ""
+    last = before.rsplit(maxsplit=1)
+    prev = last[-1].lower().rstrip(".") if last else ""
+    first = after.split(maxsplit=1)
+    nxt = first[0].lower().strip(".,;:!?") if first else ""
     if speaker or prev in _PERSON_TITLE or lowered[0] in _PERSON_TITLE:
         return MemoryType.PERSON
     if prev in ("from", "at", "in", "for"):  # an organisation or a place
@@ -237,10 +244,10 @@ class RuleExtractor:
             run, j = _capitalised_run(text, words, i)
             i = j
             start = run[0].start()
-            before = text[:start]
-            sentence_start = bool(_SENTENCE_END.search(before)) or before.rstrip().endswith(
-                ("\u201c", '"', "(", "-")
-            )
+            # Read from the last character before the name (a regex search
+            # of the whole prefix at every name was quadratic in the length).
+            tail = text[:start].rstrip()
+            sentence_start = not tail or tail.endswith(_OPENS_SENTENCE)
             # A capitalised common word opening a sentence is no name.
             while run and run[0].group(0).lower().rstrip(".'\u2019-") in _COMMON:
                 run = run[1:]
@@ -250,7 +257,7 @@ class RuleExtractor:
             if not run:
                 continue
             names = [w.group(0).rstrip(".,'\u2019-") for w in run]
-            names = [re.sub(r"['\u2019]s$", "", n) for n in names]
+            names = [_TRAILING_POSSESSIVE.sub("", n) for n in names]
             lowered = [n.lower() for n in names]
             if len(run) == 1 and (lowered[0] in _WEEKDAYS or lowered[0] in _MONTHS):
                 add(run[0].start(), run[0].end(), names[0], "date", MemoryType.UNKNOWN)
@@ -258,7 +265,7 @@ class RuleExtractor:
             if len(run) == 1 and sentence_start and len(names[0]) <= 2:
                 continue
             surface = text[run[0].start() : run[-1].end()].rstrip(".,'\u2019-")
-            surface = re.sub(r"['\u2019]s$", "", surface)
+            surface = _TRAILING_POSSESSIVE.sub("", surface)
             type_ = _type_of_name(names, text[: run[0].start()], text[run[-1].end() :], False)
             add(run[0].start(), run[0].start() + len(surface), surface, "name", type_)
 

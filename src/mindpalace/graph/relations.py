@@ -26,6 +26,7 @@ for a thing) and ``depends_on`` (what a thing needs).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -100,13 +101,23 @@ class _Span:
     norm: str
 
 
+_LISTED = re.compile(r"\band\b|&|,")
+
+
+@functools.lru_cache(maxsize=4096)
+def _whole_word(surface: str) -> re.Pattern[str]:
+    """``surface`` as a whole word (compiled once: re's own cache of 512
+    patterns thrashed on a batch's names)."""
+    return re.compile(rf"(?<!\w){re.escape(surface)}(?!\w)")
+
+
 def _spans(sentence: str, mentions: Sequence[Mention]) -> list[_Span]:
     """Where each mention occurs in the sentence (longest first wins overlaps)."""
     found: list[_Span] = []
     for mention in sorted(mentions, key=lambda m: -len(m.surface)):
         if len(mention.surface) < 2:
             continue
-        for match in re.finditer(rf"(?<!\w){re.escape(mention.surface)}(?!\w)", sentence):
+        for match in _whole_word(mention.surface).finditer(sentence):
             if not any(s.start < match.end() and match.start() < s.end for s in found):
                 found.append(_Span(match.start(), match.end(), mention.norm))
     return sorted(found, key=lambda s: s.start)
@@ -144,7 +155,7 @@ def _right(spans: list[_Span], sentence: str, at: int) -> list[_Span]:
 
 def _parts(mention: Mention) -> list[Mention]:
     """A name the extractor joined ("Redis and Postgres") as its parts."""
-    if mention.kind != "name" or not re.search(r"\band\b|&|,", mention.surface):
+    if mention.kind != "name" or not _LISTED.search(mention.surface):
         return [mention]
     parts = [p for p in _SPLIT.split(mention.surface) if p]
     if len(parts) < 2 or not all(p[:1].isupper() for p in parts):
