@@ -27,7 +27,8 @@ variable                    meaning
 ``MINDPALACE_ANN_ROWS``     embedded memories from which recall keeps an HNSW graph
                             for dense candidates (50,000; 0: always score every row)
 ``MINDPALACE_DAEMON``       on (default): hand commands to a running daemon for the
-                            palace (``launch``); off: always run them in-process
+                            palace (``launch``); off: always run them in-process;
+                            auto: also start one after a call that found none
 ``MINDPALACE_TOKENS``       server bearer tokens: ``AGENT=TOKEN`` pairs, comma-separated
                             (``*=TOKEN``: a shared token; the agent comes from a header)
 =========================== =====================================================

@@ -40,6 +40,7 @@ from mindpalace import __version__
 from mindpalace.errors import ConfigError, ValidationError
 from mindpalace.launch import (
     PROTOCOL,
+    SERVED,
     fingerprint,
     palace_target,
     private_dir,
@@ -55,30 +56,6 @@ __all__ = ["ACTIONS", "DEFAULT_IDLE", "SERVED", "Daemon", "daemon_command"]
 
 ACTIONS = ("start", "stop", "status")
 DEFAULT_IDLE = 3600.0
-#: Commands the daemon answers: they read only their arguments and the palace.
-SERVED = frozenset(
-    {
-        "complete",
-        "context",
-        "depends-on",
-        "entities",
-        "feedback",
-        "forget",
-        "get",
-        "history",
-        "list",
-        "preflight",
-        "recall",
-        "recent",
-        "remember",
-        "search",
-        "search-messages",
-        "stats",
-        "what-do-i-know",
-        "who-owns",
-        "why-did-we",
-    }
-)
 SERVED_SKILLS = frozenset({"activate", "get", "find"})
 _PALACES = 256  # scopes kept open; each is a cheap view over the shared store
 _START_WAIT = 300.0  # seconds `daemon start` waits for the warm-up

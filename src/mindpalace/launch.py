@@ -31,11 +31,47 @@ from typing import Any
 
 from mindpalace import __version__  # the package's __init__ imports nothing heavy
 
-__all__ = ["PROTOCOL", "fingerprint", "main", "palace_target", "recv", "send", "socket_path"]
+__all__ = [
+    "PROTOCOL",
+    "SERVED",
+    "fingerprint",
+    "main",
+    "palace_target",
+    "recv",
+    "send",
+    "socket_path",
+]
 
 PROTOCOL = 1
 ENV_DAEMON = "MINDPALACE_DAEMON"
-DAEMON_MODES = ("on", "off")
+DAEMON_MODES = ("on", "off", "auto")
+AUTO_IDLE = 3600.0
+#: Commands a daemon answers: they read only their arguments and the palace
+#: (``daemon.served`` has the rest of the rule).
+SERVED = frozenset(
+    {
+        "complete",
+        "context",
+        "depends-on",
+        "entities",
+        "feedback",
+        "forget",
+        "get",
+        "history",
+        "list",
+        "preflight",
+        "recall",
+        "recent",
+        "remember",
+        "search",
+        "search-messages",
+        "skills",
+        "stats",
+        "what-do-i-know",
+        "who-owns",
+        "why-did-we",
+    }
+)
 # Variables that change nothing a command computes: where the palace is is
 # compared resolved; the daemon switch is this module's own.
 _NOT_SETTINGS = {"MINDPALACE_DB", ENV_DAEMON}
@@ -148,7 +184,9 @@ def _db_option(argv: Sequence[str]) -> str | None:
 
 
 def daemon_mode(env: Mapping[str, str]) -> str:
-    """``MINDPALACE_DAEMON``: on (the default) or off.
+    """``MINDPALACE_DAEMON``: on (the default: use a running daemon), off
+    (never), or auto (also start one, in the background, after a call that
+    found none).
 
     Raises:
         ValueError: another value, with a message naming the valid ones.
@@ -192,10 +230,45 @@ def ask_daemon(argv: Sequence[str], env: Mapping[str, str], cwd: str) -> dict[st
     return answer
 
 
+def _reachable(path: str) -> bool:
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.connect(path)
+    except OSError:
+        return False
+    finally:
+        conn.close()
+    return True
+
+
+def start_in_background(argv: Sequence[str], env: Mapping[str, str], cwd: str) -> bool:
+    """``MINDPALACE_DAEMON=auto``: start a daemon for the palace of
+    ``argv`` when the command is one a daemon serves and none is reachable;
+    whether one was started. It warms up while this call returns; a second
+    one started meanwhile sees the first's lock and exits."""
+    if not SERVED.intersection(argv) or not hasattr(socket, "AF_UNIX"):
+        return False
+    target = palace_target(_db_option(argv), env, cwd)
+    if _reachable(socket_path(target, env)):
+        return False
+    import subprocess  # noqa: PLC0415 - 50 ms of imports a call through a daemon skips
+
+    subprocess.Popen(  # noqa: S603 - this interpreter, our module
+        [sys.executable, "-m", "mindpalace.daemon", target, "--idle", str(AUTO_IDLE)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        close_fds=True,
+    )
+    return True
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """The ``mindpalace`` command; returns the exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
     try:
+        mode = daemon_mode(os.environ)
         answer = ask_daemon(args, os.environ, os.getcwd())
     except ValueError as exc:
         print(f"mindpalace: error: {exc}", file=sys.stderr)
@@ -203,7 +276,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if answer is None:
         from mindpalace.cli import main as run_here  # noqa: PLC0415 - only when no daemon answers
 
-        return run_here(args)
+        code = run_here(args)
+        if mode == "auto" and code == 0:
+            start_in_background(args, os.environ, os.getcwd())
+        return code
     sys.stdout.write(str(answer.get("stdout", "")))
     sys.stderr.write(str(answer.get("stderr", "")))
     sys.stdout.flush()
