@@ -226,6 +226,27 @@ def test_lifecycle_start_twice_stop_status(launcher: Launcher) -> None:
 
 
 @pytest.mark.parametrize("backend", ["sqlite"])
+def test_a_relative_db_is_the_same_palace(launcher: Launcher) -> None:
+    _seed(launcher)
+    launcher.start()
+    here = Path(launcher.db).parent
+    before = launcher.served()
+    for option in (["--db", "palace.db"], ["--db=palace.db"]):
+        result = subprocess.run(
+            [sys.executable, "-m", "mindpalace.launch", *option, "--agent", "alice", "stats"],
+            env=launcher.env,
+            cwd=here,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert result.returncode == 0, result.stderr
+        assert json.loads(result.stdout)["memories"] == 5  # all that _seed wrote is hers
+    assert launcher.served() == before + 2
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
 def test_auto_starts_a_daemon_after_a_cold_call(launcher: Launcher) -> None:
     _seed(launcher)
     launcher.started.append(launcher.db)  # the fixture stops it
