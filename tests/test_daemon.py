@@ -12,10 +12,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
+import socket
 import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,7 +27,17 @@ from typing import Any
 import pytest
 from tests.test_cli import clean_env
 
-from mindpalace.launch import palace_target, socket_path
+from mindpalace import __version__, cli, launch
+from mindpalace.daemon import Daemon
+from mindpalace.launch import (
+    HANDSHAKE_WAIT,
+    PROTOCOL,
+    fingerprint,
+    palace_target,
+    recv,
+    send,
+    socket_path,
+)
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the daemon needs Unix sockets")
 
@@ -321,3 +334,140 @@ def _first_id(db: str) -> str:
         return str(con.execute("SELECT id FROM memories ORDER BY seq LIMIT 1").fetchone()[0])
     finally:
         con.close()
+
+
+# -- the handshake: the daemon runs only what the caller told it to go on with ------------
+
+
+def _request(tool: Launcher, *args: str) -> dict[str, Any]:
+    argv = ["--db", tool.db, *args]
+    return {
+        "protocol": PROTOCOL,
+        "version": __version__,
+        "argv": argv,
+        "cwd": os.getcwd(),
+        "target": palace_target(tool.db, tool.env, os.getcwd()),
+        "settings": fingerprint(tool.env),
+    }
+
+
+def _stored(db: str, content: str) -> int:
+    con = sqlite3.connect(db)
+    try:
+        return int(
+            con.execute("SELECT COUNT(*) FROM memories WHERE content = ?", (content,)).fetchone()[0]
+        )
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+def test_a_caller_that_never_says_go_runs_nothing(launcher: Launcher) -> None:
+    _seed(launcher)
+    launcher.start()
+    before = launcher.served()
+    content = "The quarterly audit starts on the third Monday"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.settimeout(30)
+        conn.connect(launcher.socket())
+        send(conn, _request(launcher, "--agent", "alice", "remember", content))
+        assert recv(conn) == {"accepted": True}
+    time.sleep(0.5)  # the daemon waits for "go" and reads the end of the connection
+    assert launcher.served() == before
+    assert _stored(launcher.db, content) == 0
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+def test_a_stopped_daemon_costs_a_wait_not_a_second_write(launcher: Launcher) -> None:
+    _seed(launcher)
+    pid = int(launcher.start()["pid"])
+    before = launcher.served()
+    content = "The pager rota changes hands on Mondays"
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        written = launcher.run("--agent", "alice", "remember", content)
+        waited = time.monotonic() - started
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert written.returncode == 0, written.stderr  # run here after the handshake wait
+    assert waited >= HANDSHAKE_WAIT
+    time.sleep(1.0)  # the resumed daemon reaches the abandoned call, and must not run it
+    assert launcher.served() == before
+    assert _stored(launcher.db, content) == 1
+    launcher.both("--agent", "alice", "stats")  # and it serves on
+
+
+class _ScriptedDaemon:
+    """A peer on the daemon's socket that plays one part of the handshake."""
+
+    def __init__(self, path: str, script: str) -> None:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.server.bind(path)
+        self.server.listen(1)
+        self.script = script
+        self.thread = threading.Thread(target=self._play, daemon=True)
+        self.thread.start()
+
+    def _play(self) -> None:
+        conn, _ = self.server.accept()
+        with conn:
+            recv(conn)
+            if self.script == "declines":
+                send(conn, {"declined": "another palace"})
+                return
+            if self.script == "silent":
+                time.sleep(3)
+                return
+            send(conn, {"accepted": True})
+            assert recv(conn) == {"go": True}
+            # "vanishes": the command may have run, and no answer comes
+
+    def close(self) -> None:
+        self.thread.join(10)
+        self.server.close()
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+@pytest.mark.parametrize("script", ["declines", "silent", "vanishes"])
+def test_the_launcher_falls_back_only_before_go(
+    launcher: Launcher, script: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(launch, "HANDSHAKE_WAIT", 0.5)
+    argv = ["--db", launcher.db, "--agent", "alice", "remember", "a note"]
+    peer = _ScriptedDaemon(launcher.socket(), script)
+    try:
+        answer = launch.ask_daemon(argv, launcher.env, os.getcwd())
+    finally:
+        peer.close()
+    if script == "vanishes":  # told to go: reported, never run a second time here
+        assert answer is not None and answer["code"] == 1
+        assert "went away during the call" in answer["stderr"]
+        assert "MINDPALACE_DAEMON=off" in answer["stderr"]
+    else:  # declined, or no "accepted" in time: the command runs here
+        assert answer is None
+
+
+def test_a_fault_in_a_command_is_an_error_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("MINDPALACE_EMBEDDER", "static")
+    daemon = Daemon(str(tmp_path / "palace.db"), idle=0)
+    try:
+        args = cli.build_parser().parse_args(["--agent", "alice", "stats"])
+
+        class Broken:  # a bug in a command, which the cold command line would not survive
+            @staticmethod
+            def run(*_: Any) -> tuple[int, str, str]:
+                raise RuntimeError("index out of step")
+
+        monkeypatch.setattr(daemon, "_cli", Broken)
+        reply = daemon.execute(args)
+        assert reply["code"] == 1 and "index out of step" in reply["stderr"]
+        assert "RuntimeError" in capsys.readouterr().err  # the daemon's log has the trace
+        monkeypatch.undo()
+        monkeypatch.setenv("MINDPALACE_EMBEDDER", "static")
+        assert daemon.execute(args)["code"] == 0  # and it serves on
+    finally:
+        daemon.base.close()

@@ -31,6 +31,7 @@ import subprocess
 import sys
 import threading
 import time
+import traceback
 from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
@@ -39,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from mindpalace import __version__
 from mindpalace.errors import ConfigError, ValidationError
 from mindpalace.launch import (
+    HANDSHAKE_WAIT,
     PROTOCOL,
     SERVED,
     fingerprint,
@@ -135,8 +137,10 @@ class Daemon:
                 self._palaces.popitem(last=False)
         return palace
 
-    def answer(self, request: dict[str, Any]) -> dict[str, Any]:
-        """The reply to one launcher request."""
+    def admit(self, request: dict[str, Any]) -> dict[str, Any] | argparse.Namespace:
+        """The reply to a launcher request that runs nothing (a control
+        command's answer, or why the daemon declines), or the parsed
+        arguments of a command it will run when the caller says go."""
         self.last_call = time.monotonic()
         control = request.get("control")
         if control == "status":
@@ -162,7 +166,20 @@ class Daemon:
         target = request.get("target") if args.db is None else palace_target(args.db, {}, cwd)
         if target != self.target:
             return {"declined": "another palace"}
-        code, out, err = self._cli.run(args, lambda a: contextlib.nullcontext(self.palace_for(a)))
+        return args
+
+    def execute(self, args: argparse.Namespace) -> dict[str, Any]:
+        """Run admitted ``args``: what the command line prints, and its exit
+        status. A fault the command line would not survive either (a bug,
+        a damaged file) is an error answer here, and the daemon serves on."""
+        self.last_call = time.monotonic()
+        try:
+            code, out, err = self._cli.run(
+                args, lambda a: contextlib.nullcontext(self.palace_for(a))
+            )
+        except Exception as exc:  # answered, logged, and the daemon lives on
+            traceback.print_exc()
+            code, out, err = 1, "", f"mindpalace {args.command}: error in the daemon: {exc!r}\n"
         with self._lock:
             self.requests += 1
         return {"code": code, "stdout": out, "stderr": err}
@@ -196,15 +213,26 @@ class Daemon:
                 conn: socket.socket = self.request
                 if not _same_user(conn):
                     return
-                try:
-                    reply = daemon.answer(recv(conn))
+                conn.settimeout(HANDSHAKE_WAIT)
+                try:  # request; accepted; go: a caller that gave up never says go
+                    verdict = daemon.admit(recv(conn))
+                    if isinstance(verdict, dict):
+                        send(conn, verdict)
+                        return
+                    send(conn, {"accepted": True})
+                    if recv(conn).get("go") is not True:
+                        return
                 except (OSError, ValueError) as exc:
-                    reply = {"declined": f"bad request: {exc}"}
+                    with contextlib.suppress(OSError):
+                        send(conn, {"declined": f"bad request: {exc}"})
+                    return
+                reply = daemon.execute(verdict)
                 with contextlib.suppress(OSError):
                     send(conn, reply)
 
         class Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
-            daemon_threads = True
+            daemon_threads = False  # closing waits for the calls in flight
+            block_on_close = True
 
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)

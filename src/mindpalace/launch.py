@@ -32,6 +32,8 @@ from typing import Any
 from mindpalace import __version__  # the package's __init__ imports nothing heavy
 
 __all__ = [
+    "ANSWER_WAIT",
+    "HANDSHAKE_WAIT",
     "PROTOCOL",
     "SERVED",
     "fingerprint",
@@ -42,7 +44,12 @@ __all__ = [
     "socket_path",
 ]
 
-PROTOCOL = 1
+PROTOCOL = 2
+#: Seconds to connect, send the request and hear "accepted"; past them the
+#: command runs here (the daemon never runs a call it was not told to go on).
+HANDSHAKE_WAIT = 5.0
+#: Seconds to wait for the answer once the daemon was told to go on.
+ANSWER_WAIT = 300.0
 ENV_DAEMON = "MINDPALACE_DAEMON"
 DAEMON_MODES = ("on", "off", "auto")
 AUTO_IDLE = 3600.0
@@ -199,35 +206,55 @@ def daemon_mode(env: Mapping[str, str]) -> str:
 
 def ask_daemon(argv: Sequence[str], env: Mapping[str, str], cwd: str) -> dict[str, Any] | None:
     """The daemon's answer (exit code, stdout, stderr), or None when no
-    daemon serves this palace or it declined."""
+    daemon serves this palace, it declined, or it did not accept the call
+    within ``HANDSHAKE_WAIT`` seconds.
+
+    The call is a handshake: request, "accepted", "go", answer. Until this
+    side says go the daemon runs nothing, so falling back to running the
+    command here is safe; after it, the command may have run there, and a
+    daemon that then goes away or falls silent is reported, not retried
+    (a write must not happen twice).
+    """
     if daemon_mode(env) == "off" or not hasattr(socket, "AF_UNIX"):
         return None
     target = palace_target(_db_option(argv), env, cwd)
     path = socket_path(target, env)
     if not private_dir(os.path.dirname(path)):
         return None
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        conn.connect(path)
-        send(
-            conn,
-            {
-                "protocol": PROTOCOL,
-                "version": __version__,
-                "argv": list(argv),
-                "cwd": cwd,
-                "target": target,
-                "settings": fingerprint(env),
-            },
-        )
-        answer = recv(conn)
-    except (OSError, ValueError):  # no daemon, a stale socket, a daemon gone mid-call
-        return None
-    finally:
-        conn.close()
-    if answer.get("declined") is not None:
-        return None
-    return answer
+    request = {
+        "protocol": PROTOCOL,
+        "version": __version__,
+        "argv": list(argv),
+        "cwd": cwd,
+        "target": target,
+        "settings": fingerprint(env),
+    }
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.settimeout(HANDSHAKE_WAIT)
+        try:
+            conn.connect(path)
+            send(conn, request)
+            if recv(conn).get("accepted") is not True:  # declined
+                return None
+            send(conn, {"go": True})
+        except (OSError, ValueError):  # no daemon, a stale socket, a stopped or busy one
+            return None
+        conn.settimeout(ANSWER_WAIT)
+        try:
+            return recv(conn)
+        except TimeoutError:
+            problem = f"did not answer within {ANSWER_WAIT:.0f} s"
+        except (OSError, ValueError) as exc:
+            problem = f"went away during the call ({exc})"
+    return {
+        "code": 1,
+        "stdout": "",
+        "stderr": (
+            f"mindpalace: error: the daemon serving {target} {problem}; the command may"
+            " have run there. `mindpalace daemon status` shows it, `mindpalace daemon stop`"
+            " stops it, and MINDPALACE_DAEMON=off runs commands without it.\n"
+        ),
+    }
 
 
 def _reachable(path: str) -> bool:
