@@ -20,7 +20,7 @@ from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.models import Memory
 from mindpalace.retrieval.anchors import find_events
-from mindpalace.retrieval.pipeline import RecallOptions
+from mindpalace.retrieval.pipeline import RecallOptions, warm_text_search
 from mindpalace.retrieval.temporal import Interval, Offset, anchored, find_times, offset_ending
 from mindpalace.retrieval.timestage import anchor, read_query
 
@@ -382,3 +382,33 @@ def test_text_search_fallback_anchors_too(
     pottery = next(h for h in hits if h.memory.content == POTTERY)
     assert f"(anchor {written[RACE].id})" in " ".join(pottery.gates)
     assert pottery.stage_scores["time"] > 1.0
+
+
+def test_the_warm_keyword_index_finds_the_anchors_the_store_finds(
+    make_palace: Callable[..., Palace], clock: object
+) -> None:
+    palace = make_palace()
+    bob = make_palace("bob")
+    _write(palace, DIARY)
+    _write(bob, BOBS)
+    clock.now = NOW  # type: ignore[attr-defined]
+    queries = [
+        "What did Caroline sign up for after the charity race?",
+        "Where did Caroline go hiking the week after her birthday party?",
+        "What did they do before the trip to Lisbon?",
+        "What did Caroline do after the volcano marathon?",
+        "What did Caroline do after the solar eclipse?",
+    ]
+    for who in (palace, bob):
+        who.semantic.dense()
+        dense = who.semantic.dense()  # the second use builds the keyword index
+        assert dense is not None and dense.keyword is not None
+        search = warm_text_search(who.store, dense, who.scope)
+        assert search is not None
+        found = 0
+        for query in queries:
+            asked = read_query(query, NOW)
+            warm = anchor(who.store, asked, scope=who.scope, search=search)
+            assert warm == anchor(who.store, asked, scope=who.scope), (who.scope.agent_id, query)
+            found += len(warm.windows)
+        assert found >= 2  # each of them dates some of these events, under their own scope

@@ -30,7 +30,7 @@ score.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -45,11 +45,14 @@ from mindpalace.retrieval.temporal import (
     offset_ending,
     spoken_day,
 )
-from mindpalace.store.base import Store
+from mindpalace.store.base import Store, TextMatch
 
 __all__ = ["Anchor", "EventPhrase", "find_anchor", "find_events", "resolve"]
 
 SEARCH_LIMIT = 30  # keyword matches an event is looked for among
+#: Keyword search under the caller's scope: (terms, limit) -> best matches
+#: (a warm in-memory index where the caller has one; else the store's).
+TextSearch = Callable[[Sequence[str], int], list[TextMatch]]
 MAX_WORDS = 6  # words of an event phrase
 
 _OP = re.compile(
@@ -204,10 +207,15 @@ def _time_of(memory: Memory, places: Sequence[int]) -> tuple[Interval, str, bool
     return Interval(start, start + timedelta(days=1)), spoken_day(start.date()), False
 
 
-def find_anchor(store: Store, event: EventPhrase, *, scope: Scope) -> Anchor | None:
+def find_anchor(
+    store: Store, event: EventPhrase, *, scope: Scope, search: TextSearch | None = None
+) -> Anchor | None:
     """The memory ``scope`` may see that best dates ``event``, and the
     window it gives; None when no visible memory mentions the event."""
-    matches = store.search_text(list(event.terms), scope, RecallFilters(), limit=SEARCH_LIMIT)
+    if search is not None:
+        matches = search(list(event.terms), SEARCH_LIMIT)
+    else:
+        matches = store.search_text(list(event.terms), scope, RecallFilters(), limit=SEARCH_LIMIT)
     best: tuple[tuple[int, int, float], Memory, list[int]] | None = None
     count = len(event.terms)
     needed = (count + 1) // 2 if event.required else (2 * count + 2) // 3  # rounded up
@@ -228,7 +236,13 @@ def find_anchor(store: Store, event: EventPhrase, *, scope: Scope) -> Anchor | N
     return Anchor(event, memory.id, time, time_label, window)
 
 
-def resolve(store: Store, events: Sequence[EventPhrase], *, scope: Scope) -> list[Anchor]:
+def resolve(
+    store: Store,
+    events: Sequence[EventPhrase],
+    *,
+    scope: Scope,
+    search: TextSearch | None = None,
+) -> list[Anchor]:
     """The anchors of those ``events`` some memory ``scope`` may see dates."""
-    found = (find_anchor(store, event, scope=scope) for event in events)
+    found = (find_anchor(store, event, scope=scope, search=search) for event in events)
     return [anchor for anchor in found if anchor is not None]

@@ -11,7 +11,7 @@ the later stages are arithmetic over score arrays (``fusion.py`` and
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -21,6 +21,7 @@ import numpy.typing as npt
 from mindpalace.models import Hit, HitList, Memory, RecallFilters, Scope
 from mindpalace.retrieval import scorer as learned
 from mindpalace.retrieval import stages, timestage
+from mindpalace.retrieval.anchors import TextSearch
 from mindpalace.retrieval.dense import DenseIndex, DenseView
 from mindpalace.retrieval.fusion import rrf
 from mindpalace.retrieval.graphstage import Expansion, constraints_for, expand, redundant
@@ -28,7 +29,7 @@ from mindpalace.retrieval.keyword import top_rows
 from mindpalace.retrieval.sparse import query_terms, salient_terms
 from mindpalace.store.base import Store, TextMatch
 
-__all__ = ["NOTHING_RELEVANT", "TEXT_ONLY_NOTICE", "RecallOptions", "recall"]
+__all__ = ["NOTHING_RELEVANT", "TEXT_ONLY_NOTICE", "RecallOptions", "recall", "warm_text_search"]
 
 TEXT_ONLY_NOTICE = "Using text search (semantic search is not available)."
 NOTHING_RELEVANT = "Nothing relevant is stored: the query names {terms}, which no memory mentions."
@@ -401,6 +402,7 @@ def _hybrid(
         pool=max(options.time_pool, limit),
         window_weight=options.time_window_weight,
         when_weight=options.time_when_weight,
+        search=warm_text_search(store, dense_index, scope) if terms is not None else None,
     )
     clock.lap("time")
     candidates.sort(key=lambda item: (-item[0], item[1]))
@@ -428,6 +430,30 @@ def _hybrid(
         hits[:] = [timestage.mark(hit, boosts) for hit in hits]
     clock.lap("rank")
     return hits
+
+
+def warm_text_search(store: Store, dense_index: DenseIndex, scope: Scope) -> TextSearch | None:
+    """Keyword search for event anchors over the warm keyword index, ranked
+    as the store's ``search_text`` ranks (per-scope idf; no filters but the
+    default ones): the store's counts the scope with a scan after every write."""
+    keyword = dense_index.keyword
+    if keyword is None:
+        return None
+
+    def search(terms: Sequence[str], limit: int) -> list[TextMatch]:
+        table = dense_index.table
+        scored = keyword.scores(terms, dense_index.scope_mask(scope))
+        visible = dense_index.mask(scope, RecallFilters())
+        rows = top_rows(scored, visible, created_at=table.created_at, ids=table.ids, limit=limit)
+        keys = [str(table.ids[row]) for row in rows]
+        found = store.get_many(keys, scope)
+        return [
+            TextMatch(found[key], float(scored[row]))
+            for key, row in zip(keys, rows, strict=True)
+            if key in found
+        ]
+
+    return search
 
 
 def _keyword_rows(

@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from mindpalace.models import Hit, Memory, Scope
-from mindpalace.retrieval.anchors import EventPhrase, find_events, resolve
+from mindpalace.retrieval.anchors import EventPhrase, TextSearch, find_events, resolve
 from mindpalace.retrieval.temporal import (
     Interval,
     TimeMention,
@@ -106,13 +106,15 @@ def read_query(query: str, now: datetime) -> TimeQuery:
     )
 
 
-def anchor(store: Store, query: TimeQuery, *, scope: Scope) -> TimeQuery:
+def anchor(
+    store: Store, query: TimeQuery, *, scope: Scope, search: TextSearch | None = None
+) -> TimeQuery:
     """``query`` with its events looked up under ``scope``: each event some
     visible memory dates adds its window ("before 'the trip' = 12 July 2023
     (anchor mem_...)"); the others add nothing."""
     if not query.events:
         return query
-    found = resolve(store, query.events, scope=scope)
+    found = resolve(store, query.events, scope=scope, search=search)
     return replace(
         query,
         windows=query.windows + tuple(a.window for a in found),
@@ -168,13 +170,17 @@ def apply(
     pool: int,
     window_weight: float,
     when_weight: float,
+    search: TextSearch | None = None,
 ) -> tuple[list[Candidate], dict[str, TimeBoost]]:
     """The time prior over the ``pool`` best candidates (hydrated into
     ``memories`` as needed); the rest keep their values. The query's events
-    are looked up first (``anchor``)."""
+    are looked up first (``anchor``, with ``search`` where given)."""
     if not query.active or not (window_weight or when_weight):
         return candidates, {}
-    query = anchor(store, query, scope=scope) if window_weight else replace(query, events=())
+    if window_weight:
+        query = anchor(store, query, scope=scope, search=search)
+    else:
+        query = replace(query, events=())
     if not query.active:
         return candidates, {}
     ordered = sorted(candidates, key=lambda item: (-item[0], item[1]))
