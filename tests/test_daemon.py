@@ -374,6 +374,7 @@ def test_a_caller_that_never_says_go_runs_nothing(launcher: Launcher) -> None:
         assert recv(conn) == {"accepted": True}
     time.sleep(0.5)  # the daemon waits for "go" and reads the end of the connection
     assert launcher.served() == before
+    launcher.json("daemon", "stop")  # waits for any call in flight
     assert _stored(launcher.db, content) == 0
 
 
@@ -407,13 +408,14 @@ class _ScriptedDaemon:
         self.server.bind(path)
         self.server.listen(1)
         self.script = script
+        self.heard: list[dict[str, Any]] = []
         self.thread = threading.Thread(target=self._play, daemon=True)
         self.thread.start()
 
     def _play(self) -> None:
         conn, _ = self.server.accept()
         with conn:
-            recv(conn)
+            self.heard.append(recv(conn))
             if self.script == "declines":
                 send(conn, {"declined": "another palace"})
                 return
@@ -421,31 +423,43 @@ class _ScriptedDaemon:
                 time.sleep(3)
                 return
             send(conn, {"accepted": True})
-            assert recv(conn) == {"go": True}
+            self.heard.append(recv(conn))
+            if self.script == "declines after go":  # "go" came after its wait
+                send(conn, {"declined": "bad request: timed out"})
+            elif self.script == "silent after go":
+                time.sleep(3)
             # "vanishes": the command may have run, and no answer comes
 
-    def close(self) -> None:
+    def close(self) -> list[dict[str, Any]]:
         self.thread.join(10)
         self.server.close()
+        return self.heard
 
 
 @pytest.mark.parametrize("backend", ["sqlite"])
-@pytest.mark.parametrize("script", ["declines", "silent", "vanishes"])
-def test_the_launcher_falls_back_only_before_go(
+@pytest.mark.parametrize(
+    "script", ["declines", "silent", "declines after go", "vanishes", "silent after go"]
+)
+def test_the_launcher_falls_back_only_when_nothing_ran(
     launcher: Launcher, script: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(launch, "HANDSHAKE_WAIT", 0.5)
+    monkeypatch.setattr(launch, "ANSWER_WAIT", 0.5)
     argv = ["--db", launcher.db, "--agent", "alice", "remember", "a note"]
     peer = _ScriptedDaemon(launcher.socket(), script)
     try:
         answer = launch.ask_daemon(argv, launcher.env, os.getcwd())
     finally:
-        peer.close()
-    if script == "vanishes":  # told to go: reported, never run a second time here
+        heard = peer.close()
+    assert heard[0]["argv"] == argv
+    told_to_go = heard[1:] == [{"go": True}]
+    assert told_to_go == (script not in {"declines", "silent"})
+    if script in {"vanishes", "silent after go"}:  # may have run: reported, never repeated
         assert answer is not None and answer["code"] == 1
-        assert "went away during the call" in answer["stderr"]
+        reason = "went away during the call" if script == "vanishes" else "did not answer within"
+        assert reason in answer["stderr"]
         assert "MINDPALACE_DAEMON=off" in answer["stderr"]
-    else:  # declined, or no "accepted" in time: the command runs here
+    else:  # nothing ran there: the command runs here
         assert answer is None
 
 
@@ -469,5 +483,8 @@ def test_a_fault_in_a_command_is_an_error_answer(
         monkeypatch.undo()
         monkeypatch.setenv("MINDPALACE_EMBEDDER", "static")
         assert daemon.execute(args)["code"] == 0  # and it serves on
+        # Once stopping, it starts nothing more: the caller runs the command.
+        assert daemon.settle(5.0)
+        assert daemon.execute(args) == {"declined": "the daemon is stopping"}
     finally:
         daemon.base.close()

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from mindpalace import __version__
 from mindpalace.errors import ConfigError, ValidationError
 from mindpalace.launch import (
+    ANSWER_WAIT,
     HANDSHAKE_WAIT,
     PROTOCOL,
     SERVED,
@@ -61,6 +62,8 @@ DEFAULT_IDLE = 3600.0
 SERVED_SKILLS = frozenset({"activate", "get", "find"})
 _PALACES = 256  # scopes kept open; each is a cheap view over the shared store
 _START_WAIT = 300.0  # seconds `daemon start` waits for the warm-up
+_SETTLE_WAIT = 20.0  # seconds a stopping daemon gives the calls in flight
+_STOP_WAIT = 30.0  # seconds `daemon stop` waits for the daemon to be gone
 
 
 def served(args: argparse.Namespace) -> str | None:
@@ -101,6 +104,9 @@ class Daemon:
         self.last_call = time.monotonic()
         self._identity = _file_identity(target)
         self._server: socketserver.UnixStreamServer | None = None
+        self._inflight = 0
+        self._closing = False
+        self._settled = threading.Condition(self._lock)
 
     def warm(self) -> None:
         """Load the model and build the warm indexes before the first call."""
@@ -170,9 +176,14 @@ class Daemon:
 
     def execute(self, args: argparse.Namespace) -> dict[str, Any]:
         """Run admitted ``args``: what the command line prints, and its exit
-        status. A fault the command line would not survive either (a bug,
-        a damaged file) is an error answer here, and the daemon serves on."""
+        status (or a decline, once the daemon is stopping). A fault the
+        command line would not survive either (a bug, a damaged file) is an
+        error answer here, and the daemon serves on."""
         self.last_call = time.monotonic()
+        with self._lock:
+            if self._closing:  # the caller runs it itself: nothing ran here
+                return {"declined": "the daemon is stopping"}
+            self._inflight += 1
         try:
             code, out, err = self._cli.run(
                 args, lambda a: contextlib.nullcontext(self.palace_for(a))
@@ -180,9 +191,19 @@ class Daemon:
         except Exception as exc:  # answered, logged, and the daemon lives on
             traceback.print_exc()
             code, out, err = 1, "", f"mindpalace {args.command}: error in the daemon: {exc!r}\n"
-        with self._lock:
-            self.requests += 1
+        finally:
+            with self._lock:
+                self._inflight -= 1
+                self.requests += 1
+                self._settled.notify_all()
         return {"code": code, "stdout": out, "stderr": err}
+
+    def settle(self, timeout: float) -> bool:
+        """Start no more commands, and wait up to ``timeout`` seconds for
+        those running now to finish; whether they all did."""
+        with self._lock:
+            self._closing = True
+            return self._settled.wait_for(lambda: self._inflight == 0, timeout)
 
     def _parse(self, argv: list[str]) -> argparse.Namespace | None:
         quiet = io.StringIO()
@@ -222,17 +243,18 @@ class Daemon:
                     send(conn, {"accepted": True})
                     if recv(conn).get("go") is not True:
                         return
-                except (OSError, ValueError) as exc:
+                except (OSError, ValueError, RecursionError) as exc:
                     with contextlib.suppress(OSError):
                         send(conn, {"declined": f"bad request: {exc}"})
                     return
                 reply = daemon.execute(verdict)
+                conn.settimeout(ANSWER_WAIT)  # a long answer to a slow reader
                 with contextlib.suppress(OSError):
                     send(conn, reply)
 
         class Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
-            daemon_threads = False  # closing waits for the calls in flight
-            block_on_close = True
+            daemon_threads = True  # ``settle`` waits for the calls in flight, boundedly
+            block_on_close = False
 
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
@@ -247,7 +269,12 @@ class Daemon:
         try:
             server.serve_forever(poll_interval=0.5)
         finally:
-            server.server_close()
+            server.server_close()  # no new calls; those running may finish
+            if not self.settle(_SETTLE_WAIT):
+                print(
+                    f"stopping with calls still running after {_SETTLE_WAIT:.0f} s",
+                    file=sys.stderr,
+                )
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
             self.base.close()
@@ -327,9 +354,11 @@ def daemon_command(args: argparse.Namespace) -> dict[str, Any]:
         reply = _control(path, "stop")
         if reply is None:
             return {"running": False, "palace": target}
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + _STOP_WAIT
         while os.path.exists(path) and time.monotonic() < deadline:
             time.sleep(0.05)
+        if os.path.exists(path):  # still finishing the calls in flight
+            return {"stopping": True, "pid": reply.get("pid"), "palace": target}
         return {"stopped": True, "pid": reply.get("pid"), "palace": target}
     return _start(target, path, args.idle)
 

@@ -45,8 +45,9 @@ __all__ = [
 ]
 
 PROTOCOL = 2
-#: Seconds to connect, send the request and hear "accepted"; past them the
-#: command runs here (the daemon never runs a call it was not told to go on).
+#: Seconds for each step before "go" (connect, send the request, hear
+#: "accepted"; the daemon waits as long for "go"); past them the command
+#: runs here (the daemon never runs a call it was not told to go on).
 HANDSHAKE_WAIT = 5.0
 #: Seconds to wait for the answer once the daemon was told to go on.
 ANSWER_WAIT = 300.0
@@ -237,15 +238,21 @@ def ask_daemon(argv: Sequence[str], env: Mapping[str, str], cwd: str) -> dict[st
             if recv(conn).get("accepted") is not True:  # declined
                 return None
             send(conn, {"go": True})
-        except (OSError, ValueError):  # no daemon, a stale socket, a stopped or busy one
+        except (OSError, ValueError, RecursionError):  # no daemon, a stale socket, a stopped one
             return None
         conn.settimeout(ANSWER_WAIT)
         try:
-            return recv(conn)
+            answer = recv(conn)
         except TimeoutError:
             problem = f"did not answer within {ANSWER_WAIT:.0f} s"
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, RecursionError) as exc:
             problem = f"went away during the call ({exc})"
+        else:
+            if answer.get("declined") is not None:  # "go" came too late: nothing ran
+                return None
+            if isinstance(answer.get("code"), int):
+                return answer
+            problem = "sent an answer without an exit status"
     return {
         "code": 1,
         "stdout": "",
