@@ -357,6 +357,28 @@ def test_same_text_is_embedded_once(make_palace: MakePalace, store: Store) -> No
     )  # ann's and bob's memory share a vector
 
 
+def test_a_repeated_query_is_embedded_once(make_palace: MakePalace) -> None:
+    counting = CountingEmbedder()
+    palace = make_palace(embedder=counting)
+    palace.remember(TEA)
+    asked = "what tea does Alice like"
+    before = len(counting.texts)
+    first = palace.recall(asked)
+    again = palace.recall(asked)
+    assert [h.memory.id for h in first] == [h.memory.id for h in again] != []
+    assert counting.texts[before:] == [asked]
+    vector = palace.semantic.query_vector(asked)
+    assert vector is not None and not vector.flags.writeable  # shared: nobody may change it
+    # Bounded: a text is embedded again once 512 newer ones were asked.
+    for i in range(512):
+        palace.semantic.query_vector(f"query number {i}")
+    palace.semantic.query_vector(asked)
+    assert counting.texts.count(asked) == 2
+    palace.semantic.forget_queries()
+    palace.semantic.query_vector("query number 511")
+    assert counting.texts.count("query number 511") == 2
+
+
 def test_remember_many_embeds_in_batches(make_palace: MakePalace) -> None:
     counting = CountingEmbedder(batch_size=64)
     palace = make_palace(embedder=counting)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
@@ -49,6 +50,9 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+_QUERY_VECTORS = 512  # query vectors kept, most recently asked first
+
+
 class SemanticIndex:
     """The embedding side of one palace.
 
@@ -71,6 +75,10 @@ class SemanticIndex:
         self._key: str | None = None
         self._lock = threading.Lock()
         self._uses = 0  # calls of dense(): the warm indexes come with the second
+        # Recent query vectors: an agent asks the same text of recall, context
+        # and skills in one turn, and a query's vector costs a forward pass.
+        self._queries: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
+        self._queries_lock = threading.Lock()
         self.failure: str | None = None  # why semantic search is unavailable, if it is
         self.broken: str | None = None  # why the configured embedder could not be built
 
@@ -156,11 +164,27 @@ class SemanticIndex:
         """The query's vector, or None (and ``failure`` set) when unavailable."""
         if not query.strip() or not self.available or self.embedder is None:
             return None
+        with self._queries_lock:
+            vector = self._queries.get(query)
+            if vector is not None:
+                self._queries.move_to_end(query)
+                return vector
         try:
-            return self.embedder.embed_one(query)
+            vector = self.embedder.embed_one(query)
         except EmbeddingError as exc:
             self.failure = str(exc)
             return None
+        vector.setflags(write=False)  # shared by every caller of this text
+        with self._queries_lock:
+            self._queries[query] = vector
+            while len(self._queries) > _QUERY_VECTORS:
+                self._queries.popitem(last=False)
+        return vector
+
+    def forget_queries(self) -> None:
+        """Drop the remembered query vectors (benchmarks time the model)."""
+        with self._queries_lock:
+            self._queries.clear()
 
     def dense(self) -> DenseIndex | None:
         """The warm dense index: rows written since it was built are appended;
