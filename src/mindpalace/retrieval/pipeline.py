@@ -433,9 +433,11 @@ def _hybrid(
 
 
 def warm_text_search(store: Store, dense_index: DenseIndex, scope: Scope) -> TextSearch | None:
-    """Keyword search for event anchors over the warm keyword index, ranked
-    as the store's ``search_text`` ranks (per-scope idf; no filters but the
-    default ones): the store's counts the scope with a scan after every write."""
+    """Keyword search for event anchors over the warm keyword index, with the
+    store's ``search_text`` scoring (FTS5's BM25, per-scope idf; no filters
+    but the default ones), over every row rather than the union of each
+    term's best rows: the store's counts the scope with a scan after every
+    write."""
     keyword = dense_index.keyword
     if keyword is None:
         return None
