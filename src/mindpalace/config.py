@@ -37,17 +37,16 @@ variable                    meaning
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from mindpalace.errors import ConfigError, ValidationError
 from mindpalace.models import DEFAULT_AGENT
+from mindpalace.paths import default_palace
 
 __all__ = ["EMBEDDERS", "Settings", "default_db_path"]
 
-ENV_DB = "MINDPALACE_DB"
 ENV_AGENT = "MINDPALACE_AGENT_ID"
 ENV_MAX_CONTENT = "MINDPALACE_MAX_CONTENT"
 ENV_BUSY_TIMEOUT = "MINDPALACE_BUSY_TIMEOUT"
@@ -75,24 +74,13 @@ DEFAULT_BUSY_TIMEOUT = 30.0
 DEFAULT_ANN_ROWS = 50_000
 
 
-def _data_home(env: Mapping[str, str]) -> Path:
-    home = Path(env.get("HOME") or Path.home())
-    if sys.platform == "win32":
-        return Path(env.get("APPDATA") or home / "AppData" / "Roaming")
-    if sys.platform == "darwin":
-        return home / "Library" / "Application Support"
-    return Path(env.get("XDG_DATA_HOME") or home / ".local" / "share")
-
-
 def default_db_path(env: Mapping[str, str] | None = None) -> str | Path:
     """The palace used when none is named: ``$MINDPALACE_DB`` (a path or a
     URL such as ``postgresql://...``) or a per-user file."""
-    env = os.environ if env is None else env
-    if env.get(ENV_DB):
-        if "://" in env[ENV_DB]:  # a URL, not a path: Path() would fold its "//"
-            return env[ENV_DB]
-        return Path(env[ENV_DB]).expanduser()
-    return _data_home(env) / "mindpalace" / "memories.db"
+    db = default_palace(os.environ if env is None else env)
+    if "://" in db:  # a URL, not a path: Path() would fold its "//"
+        return db
+    return Path(db).expanduser()
 
 
 def _positive(env: Mapping[str, str], name: str, default: float) -> float:

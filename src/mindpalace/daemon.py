@@ -27,7 +27,6 @@ import signal
 import socket
 import socketserver
 import struct
-import subprocess
 import sys
 import threading
 import time
@@ -50,6 +49,7 @@ from mindpalace.launch import (
     recv,
     send,
     socket_path,
+    spawn_daemon,
 )
 
 if TYPE_CHECKING:
@@ -370,14 +370,7 @@ def _start(target: str, path: str, idle: float) -> dict[str, Any]:
     _ensure_private_dir(os.path.dirname(path))
     log = Path(path).with_suffix(".log")
     with open(log, "w", encoding="utf-8") as log_file:  # the child's warm-up errors
-        child = subprocess.Popen(  # noqa: S603 - this interpreter, our module
-            [sys.executable, "-m", "mindpalace.daemon", target, "--idle", str(idle)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=log_file,
-            start_new_session=True,
-            close_fds=True,
-        )
+        child = spawn_daemon(target, idle, log_file)
     deadline = time.monotonic() + _START_WAIT
     while time.monotonic() < deadline:
         status = _control(path, "status")

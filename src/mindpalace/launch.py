@@ -27,9 +27,13 @@ import stat
 import struct
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
 
 from mindpalace import __version__  # the package's __init__ imports nothing heavy
+from mindpalace.paths import ENV_DB, default_palace
+
+if TYPE_CHECKING:
+    import subprocess
 
 __all__ = [
     "ANSWER_WAIT",
@@ -42,6 +46,7 @@ __all__ = [
     "recv",
     "send",
     "socket_path",
+    "spawn_daemon",
 ]
 
 PROTOCOL = 2
@@ -82,7 +87,7 @@ SERVED = frozenset(
 )
 # Variables that change nothing a command computes: where the palace is is
 # compared resolved; the daemon switch is this module's own.
-_NOT_SETTINGS = {"MINDPALACE_DB", ENV_DAEMON}
+_NOT_SETTINGS = {ENV_DB, ENV_DAEMON}
 # Variables that name other variables holding secrets: their values count.
 _KEY_NAMES = ("MINDPALACE_EMBED_KEY_ENV", "MINDPALACE_EXTRACT_KEY_ENV")
 _HEADER = struct.Struct("!I")
@@ -92,19 +97,12 @@ _MAX_MESSAGE = 64 * 1024 * 1024
 _LONGEST_BASE = 60
 
 
-def _data_home(env: Mapping[str, str]) -> str:
-    home = env.get("HOME") or os.path.expanduser("~")
-    if sys.platform == "darwin":
-        return os.path.join(home, "Library", "Application Support")
-    return env.get("XDG_DATA_HOME") or os.path.join(home, ".local", "share")
-
-
 def palace_target(db: str | None, env: Mapping[str, str], cwd: str) -> str:
     """The palace a command acts on, as one comparable string: a URL as
     given, a path made absolute against ``cwd`` (``config.default_db_path``'s
     rule when ``db`` is None)."""
     if db is None:
-        db = env.get("MINDPALACE_DB") or os.path.join(_data_home(env), "mindpalace", "memories.db")
+        db = default_palace(env)
     if "://" in db:
         return db
     return os.path.realpath(os.path.join(cwd, os.path.expanduser(db)))
@@ -285,17 +283,23 @@ def start_in_background(argv: Sequence[str], env: Mapping[str, str], cwd: str) -
     target = palace_target(_db_option(argv), env, cwd)
     if _reachable(socket_path(target, env)):
         return False
+    spawn_daemon(target, AUTO_IDLE)
+    return True
+
+
+def spawn_daemon(target: str, idle: float, log: IO[str] | None = None) -> subprocess.Popen[bytes]:
+    """Start ``python -m mindpalace.daemon`` for ``target`` in a session of
+    its own, its errors into ``log`` (else discarded)."""
     import subprocess  # noqa: PLC0415 - 50 ms of imports a call through a daemon skips
 
-    subprocess.Popen(  # noqa: S603 - this interpreter, our module
-        [sys.executable, "-m", "mindpalace.daemon", target, "--idle", str(AUTO_IDLE)],
+    return subprocess.Popen(  # noqa: S603 - this interpreter, our module
+        [sys.executable, "-m", "mindpalace.daemon", target, "--idle", str(idle)],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL if log is None else log,
         start_new_session=True,
         close_fds=True,
     )
-    return True
 
 
 def main(argv: Sequence[str] | None = None) -> int:

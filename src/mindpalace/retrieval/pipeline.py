@@ -683,24 +683,18 @@ def _session_support(
     neighbours, which may climb on a strong memory next to them even below
     the relevance floor (they are its context)."""
     chosen: set[int] = set()
-    top = np.array(_session_top(fused_rows, eligible, limit), dtype=np.int64)
-    for row, inside, pos, start, end in zip(
-        top.tolist(),
-        dense_index.in_session[top].tolist(),
-        dense_index.position[top].tolist(),
-        dense_index.group_start[top].tolist(),
-        dense_index.group_end[top].tolist(),
-        strict=True,
-    ):
+    places = stages.visible_neighbours(
+        fused_rows,
+        _session_top(fused_rows, eligible, limit),
+        order=dense_index.order,
+        position=dense_index.position,
+        group_start=dense_index.group_start,
+        group_end=dense_index.group_end,
+        in_session=dense_index.in_session,
+    )
+    for row, _, neighbours in places:  # with the nearest visible turn each side
         chosen.add(row)
-        if not inside:
-            continue
-        for step in (-1, 1):  # the nearest visible turn each side
-            near = stages.nearest_visible(
-                fused_rows, dense_index.order, position=pos, step=step, start=start, end=end
-            )
-            if near is not None:
-                chosen.add(near)
+        chosen.update(neighbours)
     return stages.session_support(
         fused_rows,
         sorted(chosen),

@@ -16,7 +16,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 
 import numpy as np
@@ -32,6 +32,7 @@ __all__ = [
     "ranks_of",
     "session_support",
     "squash",
+    "visible_neighbours",
 ]
 
 RECENCY_HALF_LIFE_DAYS = 365.0
@@ -81,6 +82,40 @@ def nearest_visible(
     return None
 
 
+def visible_neighbours(
+    fused: npt.NDArray[np.float64],
+    rows: Iterable[int],
+    *,
+    order: npt.NDArray[np.int64],
+    position: npt.NDArray[np.int64],
+    group_start: npt.NDArray[np.int64],
+    group_end: npt.NDArray[np.int64],
+    in_session: npt.NDArray[np.bool_],
+) -> Iterator[tuple[int, int, list[int]]]:
+    """Per row of ``rows``: (row, its session's start, the rows of the
+    nearest visible memory of its session on each side); a row in no
+    session has start -1 and no neighbours."""
+    at = np.fromiter(rows, dtype=np.int64)
+    # Gathered once: indexing numpy arrays one scalar at a time is what the
+    # loop would otherwise spend its time on.
+    for row, inside, pos, start, end in zip(
+        at.tolist(),
+        in_session[at].tolist(),
+        position[at].tolist(),
+        group_start[at].tolist(),
+        group_end[at].tolist(),
+        strict=True,
+    ):
+        if not inside:
+            yield row, -1, []
+            continue
+        sides = (
+            nearest_visible(fused, order, position=pos, step=step, start=start, end=end)
+            for step in (-1, 1)
+        )
+        yield row, start, [r for r in sides if r is not None]
+
+
 def session_support(
     fused: npt.NDArray[np.float64],
     rows: Iterable[int],
@@ -103,29 +138,24 @@ def session_support(
     """
     support: dict[int, float] = {}
     session_mean: dict[int, float] = {}
-    at = np.fromiter(rows, dtype=np.int64)
-    # Gathered once: indexing numpy arrays one scalar at a time is what the
-    # loop below would otherwise spend its time on.
-    for row, inside, pos, start, end in zip(
-        at.tolist(),
-        in_session[at].tolist(),
-        position[at].tolist(),
-        group_start[at].tolist(),
-        group_end[at].tolist(),
-        strict=True,
-    ):
-        if not inside:
+    places = visible_neighbours(
+        fused,
+        rows,
+        order=order,
+        position=position,
+        group_start=group_start,
+        group_end=group_end,
+        in_session=in_session,
+    )
+    for row, start, neighbours in places:
+        if start < 0:
             support[row] = 0.0
             continue
-        near = 0.0
-        for step in (-1, 1):
-            r = nearest_visible(fused, order, position=pos, step=step, start=start, end=end)
-            if r is not None:
-                near = max(near, float(fused[r]))
+        near = max([0.0, *(float(fused[r]) for r in neighbours)])
         value = neighbour_weight * near
         if session_weight:
             if start not in session_mean:
-                members = fused[order[start:end]]
+                members = fused[order[start : group_end[row]]]
                 members = members[np.isfinite(members)]
                 top = np.sort(members)[::-1][:session_top]
                 session_mean[start] = float(top.mean()) if top.size else 0.0

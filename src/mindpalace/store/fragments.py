@@ -88,20 +88,14 @@ def from_epoch(value: float | None) -> datetime | None:
     return datetime.fromtimestamp(value, tz=timezone.utc)
 
 
-def _members(enum: type[Any]) -> dict[str, Any]:
-    return {member.value: member for member in enum}
+_BY_VALUE: dict[type[Any], dict[str, Any]] = {
+    enum: {member.value: member for member in enum}
+    for enum in (MemoryType, StoreKind, Category, Source, Visibility, MemoryKind)
+}
 
 
-_TYPES = _members(MemoryType)
-_STORES = _members(StoreKind)
-_CATEGORIES = _members(Category)
-_SOURCES = _members(Source)
-_VISIBILITIES = _members(Visibility)
-_KINDS = _members(MemoryKind)
-
-
-def _enum(members: dict[str, Any], enum: type[Any], value: str) -> Any:
-    found = members.get(value)
+def _enum(enum: type[Any], value: str) -> Any:
+    found = _BY_VALUE[enum].get(value)
     return found if found is not None else enum(value)  # the enum's own error
 
 
@@ -128,12 +122,12 @@ def row_to_memory(row: Sequence[Any]) -> Memory:
         title=title,
         context=context,
         session=session_id,
-        type=_enum(_TYPES, MemoryType, type_),
-        store=_enum(_STORES, StoreKind, store),
-        category=_enum(_CATEGORIES, Category, category),
+        type=_enum(MemoryType, type_),
+        store=_enum(StoreKind, store),
+        category=_enum(Category, category),
         tags=() if tags == "[]" else tuple(json.loads(tags)),
-        source=_enum(_SOURCES, Source, source),
-        visibility=_enum(_VISIBILITIES, Visibility, visibility),
+        source=_enum(Source, source),
+        visibility=_enum(Visibility, visibility),
         group=group_name or None,
         channel=channel or None,
         created_at=created,
@@ -148,7 +142,7 @@ def row_to_memory(row: Sequence[Any]) -> Memory:
         archived=bool(archived),
         constraint=bool(is_constraint),
         metadata={} if metadata == "{}" else json.loads(metadata),
-        kind=_enum(_KINDS, MemoryKind, kind),
+        kind=_enum(MemoryKind, kind),
         project=project or None,
         completed=None if completed is None else bool(completed),
     )
