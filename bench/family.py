@@ -21,7 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from bench.linking import notes
-from mindpalace import Palace
+from mindpalace import Palace, writing
 from mindpalace.config import Settings
 from mindpalace.embed.hashing import HashingEmbedder
 from mindpalace.graph.extract import extract_mentions
@@ -54,13 +54,13 @@ def write_cost(texts: list[str], tmp: Path) -> dict[str, float]:
         times = []
         for text in texts:
             started = time.perf_counter()
-            new = palace._new_memory(text)
+            new = writing.new_memory(palace, text)
             new = replace(new, supersedes=superseded_by_new(palace.store, palace.scope, new))
             if not keep:
                 new = replace(new, relations=())
             vectors = palace.semantic.vectors_for([embed_text(new.title, new.content)])
             now = palace.now()
-            palace.store.add(new, memory_id=palace._ids.next(now), now=now, vectors=vectors)
+            palace.store.add(new, memory_id=palace.engine.ids.next(now), now=now, vectors=vectors)
             times.append((time.perf_counter() - started) * 1000)
         out[label] = statistics.median(times)
         palace.close()

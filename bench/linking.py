@@ -18,7 +18,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from mindpalace import Palace
+from mindpalace import Palace, writing
 from mindpalace.config import Settings
 from mindpalace.embed.hashing import HashingEmbedder
 from mindpalace.graphview import superseded_by_new
@@ -60,7 +60,7 @@ def run(n: int) -> dict[str, dict[str, float]]:
             times = []
             for text in texts:
                 started = time.perf_counter()
-                new = palace._new_memory(text)  # the facade's own validation
+                new = writing.new_memory(palace, text)  # the facade's own validation
                 if linking:
                     new = replace(
                         new, supersedes=superseded_by_new(palace.store, palace.scope, new)
@@ -69,7 +69,9 @@ def run(n: int) -> dict[str, dict[str, float]]:
                     new = replace(new, mentions=())
                 vectors = palace.semantic.vectors_for([embed_text(new.title, new.content)])
                 now = palace.now()
-                palace.store.add(new, memory_id=palace._ids.next(now), now=now, vectors=vectors)
+                palace.store.add(
+                    new, memory_id=palace.engine.ids.next(now), now=now, vectors=vectors
+                )
                 times.append((time.perf_counter() - started) * 1000)
             palace.close()
             times.sort()

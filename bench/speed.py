@@ -619,22 +619,14 @@ def _rss_child(kind: str, size: str, embedder: str) -> None:
 
 
 def agent_palaces(path: Path, settings: Settings, model: Embedder | None) -> dict[str, Palace]:
-    """One palace per agent over one store and one warm dense index, as the
-    server's ``PalacePool`` has them (close the first to close the store)."""
+    """One palace per agent, views of one engine as the server's
+    ``PalacePool`` has them (close the first to close the engine)."""
     base = Palace(
         path, agent_id=AGENTS[0], groups=agent_groups(AGENTS[0]), settings=settings, embedder=model
     )
     out = {AGENTS[0]: base}
     for agent in AGENTS[1:]:
-        palace = Palace(
-            store=base.store,
-            agent_id=agent,
-            groups=agent_groups(agent),
-            settings=settings,
-            embedder=model,
-        )
-        palace.semantic = base.semantic
-        out[agent] = palace
+        out[agent] = base.for_agent(agent, groups=agent_groups(agent))
     return out
 
 

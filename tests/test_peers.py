@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
-from mindpalace import Palace, PermissionDenied, ValidationError
+from mindpalace import ConfigError, Palace, PermissionDenied, ValidationError
 from mindpalace.config import Settings
 from mindpalace.conversations import Message
 from mindpalace.embed import HashingEmbedder
@@ -50,7 +50,7 @@ def test_peer_without_channel_fails_closed(make_palace: MakePalace) -> None:
     settings = Settings.from_env({"MINDPALACE_PEER": "on", "MINDPALACE_EMBEDDER": "none"})
     with pytest.raises(ValidationError, match="needs the peer's channel"):
         make_palace("coach", settings=settings)
-    with pytest.raises(ValidationError, match="valid options: on, off"):
+    with pytest.raises(ConfigError, match="valid options: on, off"):
         Settings.from_env({"MINDPALACE_PEER": "maybe"})
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from mindpalace import Palace, ValidationError
+from mindpalace import ConfigError, Palace, ValidationError
 from mindpalace.config import Settings
 from mindpalace.embed import HashingEmbedder
 from mindpalace.retrieval import scorer as learned
@@ -176,9 +176,9 @@ def test_the_setting_is_validated() -> None:
     assert Settings.from_env({}).scorer is False  # off by default (BENCHMARKS.md)
     assert Settings.from_env({"MINDPALACE_SCORER": "ON"}).scorer is True
     assert Settings.from_env({"MINDPALACE_SCORER": "off"}).scorer is False
-    with pytest.raises(ValidationError, match="valid options: on, off") as caught:
+    with pytest.raises(ConfigError, match="valid options: on, off") as caught:
         Settings.from_env({"MINDPALACE_SCORER": "learned"})
-    assert caught.value.field == "MINDPALACE_SCORER"
+    assert caught.value.setting == "MINDPALACE_SCORER"
 
 
 def test_cli_signals_train(tmp_path: Path) -> None:

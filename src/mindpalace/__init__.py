@@ -11,18 +11,32 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from mindpalace.config import Settings
+    from mindpalace.engine import Engine
     from mindpalace.errors import (
         BusyError,
         ConfigError,
+        EmbeddingError,
+        EmbeddingMismatch,
         MindPalaceError,
         NotFoundError,
         PermissionDenied,
         StorageError,
+        UnknownSkill,
         ValidationError,
     )
+    from mindpalace.family import (
+        Answer,
+        Family,
+    )
+    from mindpalace.graph.consolidate import ConsolidationReport
+    from mindpalace.graph.extract import Extractor
+    from mindpalace.graphview import GraphView
     from mindpalace.models import (
         Category,
+        Entity,
         Hit,
+        HitList,
         Memory,
         MemoryKind,
         MemoryType,
@@ -35,13 +49,52 @@ if TYPE_CHECKING:
         Visibility,
     )
     from mindpalace.palace import Palace
-    from mindpalace.personal import PersonalHit, SearchResults
+    from mindpalace.personal import (
+        Personal,
+        PersonalHit,
+        SearchResults,
+    )
+    from mindpalace.retrieval.indexing import SemanticIndex
+    from mindpalace.retrieval.pipeline import RecallOptions
+    from mindpalace.retrieval.scorer import ScorerWeights
+    from mindpalace.signals import (
+        Signals,
+        TrainingPair,
+        TrainingReport,
+    )
+    from mindpalace.skills import (
+        ContextBlock,
+        ImportResult,
+        SkillDetail,
+        SkillHit,
+        Skills,
+        TagMatch,
+    )
+    from mindpalace.skills.tokens import TokenCounter
+    from mindpalace.store import (
+        ImportReport,
+        Signal,
+        Store,
+    )
 
 __all__ = [
+    "Answer",
     "BusyError",
     "Category",
     "ConfigError",
+    "ConsolidationReport",
+    "ContextBlock",
+    "EmbeddingError",
+    "EmbeddingMismatch",
+    "Engine",
+    "Entity",
+    "Extractor",
+    "Family",
+    "GraphView",
     "Hit",
+    "HitList",
+    "ImportReport",
+    "ImportResult",
     "Memory",
     "MemoryKind",
     "MemoryType",
@@ -50,14 +103,30 @@ __all__ = [
     "NotFoundError",
     "Palace",
     "PermissionDenied",
+    "Personal",
     "PersonalHit",
     "RecallFilters",
+    "RecallOptions",
     "Scope",
+    "ScorerWeights",
     "SearchResults",
+    "SemanticIndex",
+    "Settings",
+    "Signal",
+    "Signals",
+    "SkillDetail",
+    "SkillHit",
+    "Skills",
     "Source",
     "Stats",
     "StorageError",
+    "Store",
     "StoreKind",
+    "TagMatch",
+    "TokenCounter",
+    "TrainingPair",
+    "TrainingReport",
+    "UnknownSkill",
     "ValidationError",
     "Visibility",
 ]
@@ -65,38 +134,57 @@ __all__ = [
 __version__ = "0.1.0"
 
 _HOMES = {
-    **dict.fromkeys(
-        (
-            "BusyError",
-            "ConfigError",
-            "MindPalaceError",
-            "NotFoundError",
-            "PermissionDenied",
-            "StorageError",
-            "ValidationError",
-        ),
-        "mindpalace.errors",
-    ),
-    **dict.fromkeys(
-        (
-            "Category",
-            "Hit",
-            "Memory",
-            "MemoryKind",
-            "MemoryType",
-            "MessageMatch",
-            "RecallFilters",
-            "Scope",
-            "Source",
-            "Stats",
-            "StoreKind",
-            "Visibility",
-        ),
-        "mindpalace.models",
-    ),
+    "Settings": "mindpalace.config",
+    "Engine": "mindpalace.engine",
+    "BusyError": "mindpalace.errors",
+    "ConfigError": "mindpalace.errors",
+    "EmbeddingError": "mindpalace.errors",
+    "EmbeddingMismatch": "mindpalace.errors",
+    "MindPalaceError": "mindpalace.errors",
+    "NotFoundError": "mindpalace.errors",
+    "PermissionDenied": "mindpalace.errors",
+    "StorageError": "mindpalace.errors",
+    "UnknownSkill": "mindpalace.errors",
+    "ValidationError": "mindpalace.errors",
+    "Answer": "mindpalace.family",
+    "Family": "mindpalace.family",
+    "ConsolidationReport": "mindpalace.graph.consolidate",
+    "Extractor": "mindpalace.graph.extract",
+    "GraphView": "mindpalace.graphview",
+    "Category": "mindpalace.models",
+    "Entity": "mindpalace.models",
+    "Hit": "mindpalace.models",
+    "HitList": "mindpalace.models",
+    "Memory": "mindpalace.models",
+    "MemoryKind": "mindpalace.models",
+    "MemoryType": "mindpalace.models",
+    "MessageMatch": "mindpalace.models",
+    "RecallFilters": "mindpalace.models",
+    "Scope": "mindpalace.models",
+    "Source": "mindpalace.models",
+    "Stats": "mindpalace.models",
+    "StoreKind": "mindpalace.models",
+    "Visibility": "mindpalace.models",
     "Palace": "mindpalace.palace",
+    "Personal": "mindpalace.personal",
     "PersonalHit": "mindpalace.personal",
     "SearchResults": "mindpalace.personal",
+    "SemanticIndex": "mindpalace.retrieval.indexing",
+    "RecallOptions": "mindpalace.retrieval.pipeline",
+    "ScorerWeights": "mindpalace.retrieval.scorer",
+    "Signals": "mindpalace.signals",
+    "TrainingPair": "mindpalace.signals",
+    "TrainingReport": "mindpalace.signals",
+    "ContextBlock": "mindpalace.skills",
+    "ImportResult": "mindpalace.skills",
+    "SkillDetail": "mindpalace.skills",
+    "SkillHit": "mindpalace.skills",
+    "Skills": "mindpalace.skills",
+    "TagMatch": "mindpalace.skills",
+    "TokenCounter": "mindpalace.skills.tokens",
+    "ImportReport": "mindpalace.store",
+    "Signal": "mindpalace.store",
+    "Store": "mindpalace.store",
 }
 
 

@@ -14,42 +14,42 @@ from mindpalace.store import ImportReport
 from mindpalace.validation import EXPORT_FORMAT, EXPORT_VERSION, parse_export
 
 if TYPE_CHECKING:
-    from mindpalace.palace import Palace
+    from mindpalace.view import View
 
 __all__ = ["export_jsonl", "import_jsonl"]
 
 
-def export_jsonl(palace: Palace, out: IO[str]) -> int:
+def export_jsonl(palace: View, out: IO[str]) -> int:
     """Write a header line, then every memory ``palace`` sees, one JSON object
     a line; returns how many memories were written."""
     header = {
         "format": EXPORT_FORMAT,
         "version": EXPORT_VERSION,
-        "schema_version": palace.store.schema_version(),
+        "schema_version": palace.engine.store.schema_version(),
         "exported_at": palace.now().isoformat(),
     }
     out.write(json.dumps(header) + "\n")
     count = 0
-    for memory in palace.store.iter_memories(palace.scope):
+    for memory in palace.engine.store.iter_memories(palace.scope):
         record = memory.to_dict()  # its "kind" is the memory's kind
         out.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
         count += 1
     return count
 
 
-def import_jsonl(palace: Palace, lines: Iterable[str]) -> ImportReport:
+def import_jsonl(palace: View, lines: Iterable[str]) -> ImportReport:
     """Validate every line, then embed, link and insert in one transaction."""
-    memories = list(parse_export(lines, max_chars=palace.settings.max_content_chars))
+    memories = list(parse_export(lines, max_chars=palace.engine.settings.max_content_chars))
     check_import(palace.scope, memories)
     texts = {m.id: embed_text(m.title, m.content) for m in memories}
-    vectors = palace.semantic.vectors_for(list(texts.values())) if memories else None
+    vectors = palace.engine.semantic.vectors_for(list(texts.values())) if memories else None
     hashes = (
         {memory_id: text_hash(text) for memory_id, text in texts.items()}
         if vectors is not None
         else {}
     )
-    graphs = {m.id: extract_graph([m.title, m.content], palace.extractor) for m in memories}
-    return palace.store.import_memories(
+    graphs = {m.id: extract_graph([m.title, m.content], palace.engine.extractor) for m in memories}
+    return palace.engine.store.import_memories(
         memories,
         embed_hashes=hashes,
         vectors=vectors,

@@ -41,7 +41,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mindpalace.errors import ConfigError, ValidationError
+from mindpalace.errors import ConfigError
 from mindpalace.models import DEFAULT_AGENT
 from mindpalace.paths import default_palace
 
@@ -90,9 +90,9 @@ def _positive(env: Mapping[str, str], name: str, default: float) -> float:
     try:
         value = float(raw)
     except ValueError:
-        raise ConfigError(f"{name} must be a positive number, got {raw!r}") from None
+        raise ConfigError(f"{name} must be a positive number, got {raw!r}", setting=name) from None
     if value <= 0:
-        raise ConfigError(f"{name} must be a positive number, got {raw!r}")
+        raise ConfigError(f"{name} must be a positive number, got {raw!r}", setting=name)
     return value
 
 
@@ -101,7 +101,7 @@ def _count(env: Mapping[str, str], name: str, default: int) -> int:
     if not raw:
         return default
     if not raw.isdigit():
-        raise ConfigError(f"{name} must be a whole number >= 0, got {raw!r}")
+        raise ConfigError(f"{name} must be a whole number >= 0, got {raw!r}", setting=name)
     return int(raw)
 
 
@@ -110,7 +110,7 @@ def _switch(env: Mapping[str, str], name: str, default: bool) -> bool:
     if not raw:
         return default
     if raw not in SWITCH:
-        raise ValidationError(name, raw, valid=SWITCH)
+        raise ConfigError(f"invalid {name} {raw!r}", setting=name, valid=SWITCH)
     return raw == "on"
 
 
@@ -165,7 +165,9 @@ class Settings:
         env = os.environ if env is None else env
         embedder = (env.get(ENV_EMBEDDER) or "local").strip().lower()
         if embedder not in EMBEDDERS:
-            raise ValidationError(ENV_EMBEDDER, embedder, valid=EMBEDDERS)
+            raise ConfigError(
+                f"invalid {ENV_EMBEDDER} {embedder!r}", setting=ENV_EMBEDDER, valid=EMBEDDERS
+            )
         dims = env.get(ENV_EMBED_DIMS)
         return cls(
             agent_id=env.get(ENV_AGENT) or DEFAULT_AGENT,

@@ -126,17 +126,13 @@ class Daemon:
                 self._palaces.move_to_end(key)
                 return palace
         palace = self._palace_cls(
-            store=self.base.store,
+            engine=self.base.engine,
             agent_id=args.agent,
             groups=groups,
             channel=args.channel,
             management=args.all_agents,
             peer=args.peer or None,
-            settings=self.base.settings,
-            embedder=self.base.semantic.embedder,
-            recall_options=self.base.recall_options,
         )
-        palace.semantic = self.base.semantic  # one warm index, masked per call
         with self._lock:
             self._palaces[key] = palace
             while len(self._palaces) > _PALACES:

@@ -111,7 +111,22 @@ class PermissionDenied(MindPalaceError):
 
 
 class ConfigError(MindPalaceError):
-    """A setting cannot work as given."""
+    """A setting (an environment variable, an option, a URL, a file) cannot
+    work as given. Every configuration problem raises this one type.
+
+    Attributes:
+        setting: the setting at fault, when one is (e.g. ``MINDPALACE_SCORER``).
+        valid: its accepted values, when the set is finite (empty otherwise).
+    """
+
+    def __init__(
+        self, message: str, *, setting: str | None = None, valid: Iterable[str] = ()
+    ) -> None:
+        self.setting = setting
+        self.valid = tuple(valid)
+        if self.valid:
+            message += f"; valid options: {', '.join(self.valid)}"
+        super().__init__(message)
 
 
 class EmbeddingError(MindPalaceError):

@@ -1,4 +1,4 @@
-"""``palace.family``: seed 003's recall family beyond plain recall.
+"""``palace.family``: the recall family beyond plain recall.
 
 Each flow answers one kind of question from what the caller's scope may see,
 built from recall (``Palace.recall``, modes included), the entity graph and
@@ -38,7 +38,9 @@ from mindpalace.store.relations_sql import RelationRow
 from mindpalace.validation import check_limit, check_query
 
 if TYPE_CHECKING:
-    from mindpalace.palace import Palace
+    from mindpalace.graphview import GraphView
+    from mindpalace.skills import Skills
+    from mindpalace.view import View
 
 __all__ = [
     "DIRECTIONS",
@@ -51,7 +53,7 @@ __all__ = [
 ]
 
 EMPTY_HINT = "Try a broader query or remove filters."
-# what_do_i_know's groups, in this order (seed 003: facts, decisions,
+# what_do_i_know's groups, in this order (facts, decisions,
 # lessons, workflows and goals; then the other categories where present).
 GROUP_ORDER = (
     Category.FACT,
@@ -159,7 +161,7 @@ class Answer:
 
     @property
     def hint(self) -> str | None:
-        """What to try when nothing was found (seed 003's empty result)."""
+        """What to try when nothing was found ."""
         return EMPTY_HINT if self.empty else None
 
     @property
@@ -206,8 +208,10 @@ def _label(category: Category) -> str:
 class Family:
     """The recall family of one palace, through its scope (``palace.family``)."""
 
-    def __init__(self, palace: Palace) -> None:
+    def __init__(self, palace: View, *, graph: GraphView, skills: Skills) -> None:
         self._palace = palace
+        self._graph = graph
+        self._skills = skills
 
     # -- helpers ------------------------------------------------------------------
 
@@ -227,11 +231,11 @@ class Family:
         mentions = extract_mentions([name])
         names = {normalise_name(name)} | {m.norm for m in mentions}
         names |= {a for m in mentions for a in m.aliases}
-        found = palace.store.resolve_names(sorted(n for n in names if n), palace.scope)
+        found = palace.engine.store.resolve_names(sorted(n for n in names if n), palace.scope)
         keys = sorted({k for ks in found.values() for k in ks})
         if keys:
             return keys, True
-        loose = query_entities(palace.store, name, palace.scope)
+        loose = query_entities(palace.engine.store, name, palace.scope)
         return sorted({k for ks in loose.values() for k in ks}), False
 
     @staticmethod
@@ -338,7 +342,7 @@ class Family:
             if known is None or item.hit.score > known.hit.score:
                 linked[item.memory.id] = item
 
-        for memory in palace.graph.history(decision.memory.id):
+        for memory in self._graph.history(decision.memory.id):
             if memory.id == decision.memory.id:
                 continue
             role = (
@@ -367,11 +371,11 @@ class Family:
     def _entity_links(self, decision: Hit, link: Any) -> None:
         """Memories sharing entities with the decision, scored by how many."""
         palace = self._palace
-        mentioned = palace.store.entities_of([decision.memory.id], palace.scope)
+        mentioned = palace.engine.store.entities_of([decision.memory.id], palace.scope)
         names = {e.norm: e.name for e in mentioned.get(decision.memory.id, [])}
         if not names:
             return
-        members = palace.store.entity_members(
+        members = palace.engine.store.entity_members(
             sorted(names), palace.scope, RecallFilters(), max_degree=50
         )
         shared: dict[str, list[str]] = {}
@@ -379,7 +383,7 @@ class Family:
             for memory_id in ids:
                 shared.setdefault(memory_id, []).append(names[norm])
         shared.pop(decision.memory.id, None)
-        memories = palace.store.get_many(sorted(shared), palace.scope)
+        memories = palace.engine.store.get_many(sorted(shared), palace.scope)
         for memory_id, via in shared.items():
             memory = memories.get(memory_id)
             if memory is None:
@@ -428,7 +432,7 @@ class Family:
     ) -> Answer:
         palace = self._palace
         keys, exact = self._resolve(name)
-        rows = palace.store.relations(keys, palace.scope, kinds=kinds, side=side)
+        rows = palace.engine.store.relations(keys, palace.scope, kinds=kinds, side=side)
         answers: dict[str, list[RelationRow]] = {}
         for row in rows:  # newest first
             other = row.subject if side == "object" else row.object
@@ -472,7 +476,7 @@ class Family:
         action = self._name(action, "action")
         check_limit(limit, low=1, high=20)
         palace = self._palace
-        store, scope = palace.store, palace.scope
+        store, scope = palace.engine.store, palace.scope
         keys = sorted({k for ks in query_entities(store, action, scope).values() for k in ks})
         constraints: list[Item] = []
         for key, memories in store.constraints_mentioning(keys, scope, RecallFilters()).items():
@@ -493,7 +497,7 @@ class Family:
             for i in recalled([Category.WORKFLOW], "workflow")
             if i.memory.type is not MemoryType.SKILL
         ]
-        skill_hits = palace.skills.activate(action, limit=min(limit, 5))
+        skill_hits = self._skills.activate(action, limit=min(limit, 5))
         skill_memories = store.get_many([s.memory_id for s in skill_hits], scope)
         skills = [
             Item(

@@ -33,7 +33,7 @@ from mindpalace.store.upkeep_sql import ConsolidationPlan
 from mindpalace.validation import check_limit, parse_many
 
 if TYPE_CHECKING:
-    from mindpalace.palace import Palace
+    from mindpalace.view import View
 
 __all__ = ["GraphView", "superseded_by_new"]
 
@@ -41,7 +41,7 @@ __all__ = ["GraphView", "superseded_by_new"]
 class GraphView:
     """The entity graph of one palace, through its scope."""
 
-    def __init__(self, palace: Palace) -> None:
+    def __init__(self, palace: View) -> None:
         self._palace = palace
 
     def entities(
@@ -68,7 +68,7 @@ class GraphView:
         check_limit(offset, low=0, high=2**62, field="offset")
         if query is not None and not isinstance(query, str):
             raise ValidationError("query", query, reason="query must be a string")
-        return self._palace.store.entities(
+        return self._palace.engine.store.entities(
             self._palace.scope,
             query=query or None,
             types=parse_many(MemoryType, types, "type"),
@@ -83,7 +83,9 @@ class GraphView:
             NotFoundError: no such memory in this scope.
         """
         memory = self._palace.get(memory_id)
-        return self._palace.store.entities_of([memory.id], self._palace.scope).get(memory.id, [])
+        return self._palace.engine.store.entities_of([memory.id], self._palace.scope).get(
+            memory.id, []
+        )
 
     def history(self, memory_id: str) -> list[Memory]:
         """The memory's supersession chain, oldest first: the facts it
@@ -92,7 +94,7 @@ class GraphView:
         Raises:
             NotFoundError: no such memory in this scope.
         """
-        chain = self._palace.store.history(memory_id, self._palace.scope)
+        chain = self._palace.engine.store.history(memory_id, self._palace.scope)
         if not chain:
             raise NotFoundError(memory_id)
         return chain
@@ -117,11 +119,11 @@ class GraphView:
             dry_run: report what would change and write nothing.
         """
         palace = self._palace
-        store = palace.store
+        store = palace.engine.store
         now = palace.now()
         agents = store.agents() if palace.scope.unscoped else [palace.scope.agent_id]
         report = ConsolidationReport()
-        dense = palace.semantic.dense() if palace.semantic.available else None
+        dense = palace.engine.semantic.dense() if palace.engine.semantic.available else None
         for agent in agents:
             plan, part = _plan(store, dense, agent, now)
             report.days = max(report.days, part.days)

@@ -45,7 +45,7 @@ HIGH_CONFIDENCE = 0.8
 
 
 class MemoryType(str, enum.Enum):
-    """Entity taxonomy of a memory (seed 004)."""
+    """Entity taxonomy of a memory."""
 
     PERSON = "person"
     PROJECT = "project"
@@ -58,7 +58,7 @@ class MemoryType(str, enum.Enum):
 
 
 class StoreKind(str, enum.Enum):
-    """Which memory store a memory belongs to (seed 003)."""
+    """Which memory store a memory belongs to."""
 
     SENSORY = "sensory"
     EPISODIC = "episodic"
@@ -68,7 +68,7 @@ class StoreKind(str, enum.Enum):
 
 
 class Category(str, enum.Enum):
-    """What kind of statement a memory is (seed 003)."""
+    """What kind of statement a memory is."""
 
     DECISION = "decision"
     LESSON = "lesson"
@@ -82,7 +82,7 @@ class Category(str, enum.Enum):
 
 
 class MemoryKind(str, enum.Enum):
-    """Which personal-data kind a memory is (seed 001's entity tables).
+    """Which personal-data kind a memory is.
 
     Orthogonal to ``category`` (what sort of statement) and ``store`` (which
     memory system): a journal entry may record a decision, an issue may be a
@@ -107,7 +107,7 @@ class Visibility(str, enum.Enum):
 
 
 class Source(str, enum.Enum):
-    """Who or what wrote a memory (a write-source signal, seed 004 E)."""
+    """Who or what wrote a memory (a write-source signal)."""
 
     MANUAL = "manual"
     SKILL = "skill"
@@ -136,7 +136,7 @@ def parse_enum(cls: type[E], value: object, field_name: str) -> E:
 
 @dataclass(frozen=True, slots=True)
 class EmbeddingConfig:
-    """Which model made a palace's vectors (seed 001's ``embedding_config``).
+    """Which model made a palace's vectors.
 
     Vectors of different configs are never compared: a palace records its
     config and refuses another until it is re-indexed.
@@ -431,7 +431,7 @@ class Hit:
 
     @property
     def high_confidence(self) -> bool:
-        """Seed 003's ``[HIGH CONFIDENCE]`` mark: confidence of at least 0.8."""
+        """The ``[HIGH CONFIDENCE]`` mark: confidence of at least 0.8."""
         return self.confidence >= HIGH_CONFIDENCE
 
     def to_dict(self, *, explain: bool = False) -> dict[str, Any]:

@@ -6,25 +6,23 @@ stages, shape the result. No SQL lives here.
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable, Iterable, Mapping
+import functools
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
-from mindpalace import backup, embed, transcripts
-from mindpalace.config import Settings, default_db_path
+from mindpalace import backup, transcripts, writing
+from mindpalace.config import Settings
 from mindpalace.conversations import Message
 from mindpalace.embed.base import Embedder
-from mindpalace.errors import EmbeddingError, NotFoundError, PermissionDenied, ValidationError
+from mindpalace.engine import Clock, Engine, utcnow
+from mindpalace.errors import ConfigError, NotFoundError, PermissionDenied, ValidationError
 from mindpalace.family import Family
 from mindpalace.graph.extract import Extractor
-from mindpalace.graph.llm import llm_extractor
-from mindpalace.graph.relations import extract_graph
-from mindpalace.graphview import GraphView, superseded_by_new
-from mindpalace.ids import IdGenerator
+from mindpalace.graphview import GraphView
 from mindpalace.models import (
     Category,
     HitList,
@@ -32,36 +30,26 @@ from mindpalace.models import (
     MemoryKind,
     MemoryType,
     MessageMatch,
-    NewMemory,
     RecallFilters,
     Scope,
     Source,
     Stats,
     StoreKind,
     Visibility,
-    parse_enum,
 )
 from mindpalace.personal import Personal, SearchResults
 from mindpalace.retrieval import modes, pipeline
-from mindpalace.retrieval.indexing import Progress, SemanticIndex, embed_text, text_hash
-from mindpalace.scoping import build_scope, write_channel
+from mindpalace.retrieval.indexing import Progress, SemanticIndex, embed_text
+from mindpalace.scoping import build_scope
 from mindpalace.signals import Signals
 from mindpalace.skills import ContextBlock, Skills
-from mindpalace.store import ImportReport, Signal, Store, open_store
-from mindpalace.store.base import VectorBatch
+from mindpalace.store import ImportReport, Signal, Store
 from mindpalace.validation import (
     EXPORT_FORMAT,
-    check_content,
-    check_context,
     check_identifier,
-    check_kind,
     check_limit,
-    check_metadata,
     check_query,
     check_tags,
-    check_title,
-    check_unit,
-    content_hash,
     parse_datetime,
     parse_many,
 )
@@ -72,12 +60,15 @@ MAX_RECALL_LIMIT = 100
 MAX_LIST_LIMIT = 10_000
 
 
-def _utcnow() -> datetime:
-    return datetime.now(timezone.utc)
-
-
 class Palace:
-    """A memory palace: remember things, recall the few that matter.
+    """A memory palace as one agent sees it: remember things, recall the few
+    that matter.
+
+    A palace is a scope (agent, groups, channel) over an ``Engine`` (store,
+    model, warm indexes). ``Palace(path)`` opens an engine of its own;
+    ``palace.for_agent(...)`` and ``Palace(engine=...)`` are further views of
+    one engine, made in microseconds, so one process serves many agents with
+    one model and one set of indexes.
 
     Example:
         >>> with Palace("memories.db") as palace:  # doctest: +SKIP
@@ -105,6 +96,12 @@ class Palace:
         clock: the time source (tests pass a fixed clock).
         extractor: extra entity extraction beside the rules (e.g.
             ``graph.llm.LLMExtractor``); from ``MINDPALACE_EXTRACT_*`` when omitted.
+        engine: an open engine to view instead of opening one; then only the
+            scope arguments may be given.
+
+    Raises:
+        ConfigError: ``engine`` together with engine arguments.
+        ValidationError: a bad name, or a peer-facing palace without a channel.
     """
 
     def __init__(
@@ -120,53 +117,141 @@ class Palace:
         store: Store | None = None,
         embedder: Embedder | None = None,
         recall_options: pipeline.RecallOptions | None = None,
-        clock: Callable[[], datetime] = _utcnow,
+        clock: Clock = utcnow,
         extractor: Extractor | None = None,
+        engine: Engine | None = None,
     ) -> None:
-        self.settings = settings or Settings.from_env()
+        if engine is None:
+            engine = Engine(
+                target,
+                settings=settings,
+                store=store,
+                embedder=embedder,
+                recall_options=recall_options,
+                clock=clock,
+                extractor=extractor,
+            )
+            self._owns_engine = True
+        else:
+            given = {
+                "target": target,
+                "settings": settings,
+                "store": store,
+                "embedder": embedder,
+                "recall_options": recall_options,
+                "extractor": extractor,
+                "clock": None if clock is utcnow else clock,
+            }
+            extra = sorted(name for name, value in given.items() if value is not None)
+            if extra:
+                raise ConfigError(
+                    f"a palace on an existing engine takes its {', '.join(extra)} from the"
+                    " engine: pass only the scope (agent_id, groups, channel, management, peer)"
+                )
+            self._owns_engine = False
+        self.engine = engine
         self.scope: Scope = build_scope(
-            agent_id or self.settings.agent_id,
+            agent_id or engine.settings.agent_id,
             groups=groups,
             channel=channel,
             management=management,
-            peer=self.settings.peer if peer is None else peer,
+            peer=engine.settings.peer if peer is None else peer,
         )
-        self.signals = Signals(self)
-        self._own, self._keep = (self.scope.agent_id, self.scope.channel), self.settings.signals
-        self._clock = clock
-        self._ids = IdGenerator()
-        if store is None:
-            store = open_store(
-                target if target is not None else default_db_path(),
-                busy_timeout=self.settings.busy_timeout,
-            )
-        self.store = store
-        broken: str | None = None
-        if embedder is None:
-            try:
-                embedder = embed.from_settings(self.settings)
-            except EmbeddingError as exc:  # e.g. model files missing: degrade, don't fail
-                broken = str(exc)
-        self.semantic = SemanticIndex(store, embedder, ann_rows=self.settings.ann_rows)
-        if broken is not None:
-            self.semantic.broken = broken
-        self.recall_options = recall_options or pipeline.RecallOptions()
-        self.graph = GraphView(self)
-        self.extractor = extractor or llm_extractor(self.settings)
-        self.skills = Skills(self, clock=clock)  # import, activate, get, find skills
-        self.family = Family(self)  # what do I know, why did we, who owns, preflight
-        self.personal = Personal(self)  # journal, nodes, issues, specs; search across kinds
 
     @classmethod
     def open(cls, target: str | Path | None = None, **options: Any) -> Palace:
         """Open a palace by path or URL (same keyword options as ``Palace``)."""
         return cls(target, **options)
 
+    def for_agent(
+        self,
+        agent_id: str,
+        *,
+        groups: Iterable[str] = (),
+        channel: str | None = None,
+        peer: bool | None = None,
+    ) -> Palace:
+        """The palace as ``agent_id`` sees it, sharing this palace's engine
+        (store, model, warm indexes): cheap, for a server answering many agents.
+
+        Closing the returned palace leaves the engine open; it closes with
+        the palace that opened it.
+
+        Args:
+            agent_id: the agent the view acts as.
+            groups: the groups that agent belongs to.
+            channel: the peer channel calls are made through, if any.
+            peer: act for one peer of ``channel`` (see ``Palace``); the
+                settings' default (``MINDPALACE_PEER``) when omitted.
+
+        Raises:
+            ValidationError: a bad name, or a peer view without a channel.
+        """
+        return Palace(
+            engine=self.engine, agent_id=agent_id, groups=groups, channel=channel, peer=peer
+        )
+
+    # -- what the engine holds ------------------------------------------------------
+
+    @property
+    def settings(self) -> Settings:
+        """The engine's settings."""
+        return self.engine.settings
+
+    @property
+    def store(self) -> Store:
+        """The engine's store (every read takes a scope: pass ``palace.scope``)."""
+        return self.engine.store
+
+    @property
+    def semantic(self) -> SemanticIndex:
+        """The engine's semantic index (embedder, warm indexes)."""
+        return self.engine.semantic
+
+    @property
+    def recall_options(self) -> pipeline.RecallOptions:
+        """The engine's recall constants."""
+        return self.engine.recall_options
+
+    @property
+    def extractor(self) -> Extractor | None:
+        """The engine's extra entity extractor, if any."""
+        return self.engine.extractor
+
+    # -- features, built on first use -----------------------------------------------
+
+    @functools.cached_property
+    def signals(self) -> Signals:
+        """Recall outcomes, feedback and the learned scorer."""
+        return Signals(self)
+
+    @functools.cached_property
+    def graph(self) -> GraphView:
+        """The entity graph: entities, mentions, history, consolidation."""
+        return GraphView(self)
+
+    @functools.cached_property
+    def skills(self) -> Skills:
+        """Import, activate, get and find skills; context blocks."""
+        return Skills(self)
+
+    @functools.cached_property
+    def family(self) -> Family:
+        """What do I know, why did we, who owns, depends on, preflight."""
+        return Family(self, graph=self.graph, skills=self.skills)
+
+    @functools.cached_property
+    def personal(self) -> Personal:
+        """Journal, nodes, issues, specs; search across kinds."""
+        return Personal(self)
+
     # -- lifecycle ------------------------------------------------------------------
 
     def close(self) -> None:
-        """Close the backend. Idempotent."""
-        self.store.close()
+        """Close the engine if this palace opened it (a ``for_agent`` view
+        leaves it to its opener). Idempotent."""
+        if self._owns_engine:
+            self.engine.close()
 
     def __enter__(self) -> Palace:
         return self
@@ -181,7 +266,7 @@ class Palace:
 
     def now(self) -> datetime:
         """The palace's clock (tests inject a fixed one)."""
-        return self._clock()
+        return self.engine.now()
 
     def __repr__(self) -> str:
         return f"Palace({self.store.location!r}, agent_id={self.scope.agent_id!r})"
@@ -260,7 +345,8 @@ class Palace:
             ValidationError: on any invalid argument; nothing is written.
             EmbeddingMismatch: the palace's vectors come from another model.
         """
-        new = self._new_memory(
+        new = writing.new_memory(
+            self,
             content,
             title=title,
             context=context,
@@ -283,17 +369,7 @@ class Palace:
             project=project,
             completed=completed,
         )
-        new = self.personal.number_issues([new])[0]
-        now = self._clock()
-        vectors = self.semantic.vectors_for([embed_text(new.title, new.content)])
-        new = replace(
-            new,
-            embed_hash=new.embed_hash if vectors is not None else None,  # else reindex will
-            supersedes=superseded_by_new(self.store, self.scope, new),
-        )
-        return self.store.add(
-            new, memory_id=self._ids.next(now), now=now, vectors=vectors, signals=self._keep
-        ).memory
+        return writing.remember_one(self, new)
 
     def remember_many(self, records: Iterable[Mapping[str, Any]]) -> list[Memory]:
         """Remember many memories at once: validated first, embedded in
@@ -311,126 +387,11 @@ class Palace:
         Raises:
             ValidationError: naming the index of the first invalid record.
         """
-        news = self._prepare_many(records)
+        news = writing.prepare_many(self, records)
         if not news:
             return []
         vectors = self.semantic.vectors_for([embed_text(n.title, n.content) for n in news])
-        return self._write_many(news, vectors)
-
-    def _prepare_many(self, records: Iterable[Mapping[str, Any]]) -> list[NewMemory]:
-        """remember_many's first half: validate and number, touching nothing."""
-        news: list[NewMemory] = []
-        for index, record in enumerate(records):
-            if not isinstance(record, Mapping) or "content" not in record:
-                raise ValidationError(
-                    "records", index, reason=f"record {index} must be a mapping with 'content'"
-                )
-            fields = dict(record)
-            unknown = sorted(set(fields) - _RECORD_FIELDS)
-            if unknown:
-                raise ValidationError(
-                    "records",
-                    unknown[0],
-                    valid=sorted(_RECORD_FIELDS),
-                    reason=f"record {index} has unknown field {unknown[0]!r}",
-                )
-            try:
-                news.append(self._new_memory(**fields))
-            except ValidationError as exc:
-                raise ValidationError(
-                    exc.field, exc.value, reason=f"record {index}: {exc}"
-                ) from None
-        return self.personal.number_issues(news) if news else []
-
-    def _write_many(self, news: list[NewMemory], vectors: VectorBatch | None) -> list[Memory]:
-        """remember_many's second half: one transaction for ``news`` and
-        their ``vectors`` (None: not embedded; reindex will, later)."""
-        if not news:
-            return []
-        now = self._clock()
-        if vectors is None:
-            news = [replace(n, embed_hash=None) for n in news]
-        items = [(n, self._ids.next(now)) for n in news]
-        added = self.store.add_many(items, now=now, vectors=vectors, signals=self._keep)
-        return [r.memory for r in added]
-
-    def _new_memory(
-        self,
-        content: object,
-        *,
-        title: object = None,
-        context: object = None,
-        session: object = None,
-        type: object = MemoryType.UNKNOWN,
-        store: object = StoreKind.SEMANTIC,
-        category: object = Category.FACT,
-        tags: Iterable[str] | str | None = None,
-        source: object = Source.MANUAL,
-        visibility: object = Visibility.ISOLATED,
-        group: object = None,
-        channel: object = None,
-        constraint: object = False,
-        confidence: object = 1.0,
-        valid_from: object = None,
-        valid_to: object = None,
-        created_at: object = None,
-        metadata: object = None,
-        identity: str | None = None,
-        kind: object = None,
-        project: object = None,
-        completed: object = None,
-    ) -> NewMemory:
-        text = check_content(content, max_chars=self.settings.max_content_chars)
-        vis = parse_enum(Visibility, visibility, "visibility")
-        group_name = check_identifier(group, "group", optional=True)
-        if vis is Visibility.GROUP and group_name is None:
-            raise ValidationError("group", group, reason="visibility 'group' needs a group name")
-        if vis is not Visibility.GROUP and group_name is not None:
-            raise ValidationError(
-                "group",
-                group,
-                reason=f"group is only meaningful with visibility 'group', not {vis.value!r}",
-            )
-        start = parse_datetime(valid_from, "valid_from")
-        end = parse_datetime(valid_to, "valid_to")
-        if start is not None and end is not None and end < start:
-            raise ValidationError("valid_to", valid_to, reason="valid_to is before valid_from")
-        clean_title = check_title(title)
-        mentions, relations = extract_graph([clean_title, text], self.extractor)
-        category_ = parse_enum(Category, category, "category")
-        kind_, project_, completed_ = check_kind(
-            kind, category=category_, project=project, completed=completed
-        )
-        return NewMemory(
-            content=text,
-            # A conversation turn is the same memory only at the same place
-            # and time: "thanks!" said twice is two turns.
-            content_hash=content_hash(f"{identity}\x1f{text}" if identity else text),
-            agent_id=self.scope.agent_id,
-            title=clean_title,
-            context=check_context(context, max_chars=self.settings.max_content_chars),
-            session=check_identifier(session, "session", optional=True),
-            embed_hash=text_hash(embed_text(clean_title, text)),
-            type=parse_enum(MemoryType, type, "type"),
-            store=parse_enum(StoreKind, store, "store"),
-            category=category_,
-            tags=check_tags(tags),
-            source=parse_enum(Source, source, "source"),
-            visibility=vis,
-            group=group_name,
-            channel=write_channel(self.scope, channel),
-            valid_from=start,
-            valid_to=end,
-            created_at=parse_datetime(created_at, "created_at"),
-            confidence=check_unit(confidence, "confidence"),
-            constraint=bool(constraint),
-            metadata=check_metadata(metadata),
-            mentions=mentions,
-            relations=relations,
-            kind=kind_,
-            project=project_,
-            completed=completed_,
-        )
+        return writing.write_many(self, news, vectors)
 
     def forget(self, memory_id: str, *, hard: bool = False) -> Memory:
         """Archive a memory (kept, hidden from recall), or delete it with ``hard``.
@@ -449,7 +410,7 @@ class Palace:
         done = (
             self.store.delete(memory_id, owner=owner)
             if hard
-            else self.store.archive(memory_id, owner=owner, now=self._clock())
+            else self.store.archive(memory_id, owner=owner, now=self.now())
         )
         if not done:  # deleted by someone else in between
             raise NotFoundError(memory_id)
@@ -545,7 +506,7 @@ class Palace:
             created_after / created_before: creation time range [after, before).
             expand: propagate over the entity graph (hits then carry
                 ``associative_context``); False ranks by the query alone.
-            mode: seed 003's recall mode, a prior over categories, stores and
+            mode: the recall mode, a prior over categories, stores and
                 types that reweights without filtering: general (default),
                 decision, project, people, workflow, conversation
                 (``retrieval.modes`` has the table).
@@ -583,7 +544,7 @@ class Palace:
             scope=self.scope,
             filters=filters,
             limit=depth,
-            now=self._clock(),
+            now=self.now(),
             query_vector=vector,
             dense_index=self.semantic.dense() if vector is not None else None,
             options=self.recall_options if expand else replace(self.recall_options, expand=False),
@@ -591,7 +552,7 @@ class Palace:
         )
         if not prior.neutral:
             hits = modes.apply_mode(
-                hits, prior, store=self.store, scope=self.scope, now=self._clock(), limit=limit
+                hits, prior, store=self.store, scope=self.scope, now=self.now(), limit=limit
             )
         if hits.mode == "text" and hits.notice == pipeline.TEXT_ONLY_NOTICE:
             reason = self.semantic.failure
@@ -605,7 +566,7 @@ class Palace:
         return self.signals.feedback(memory_id, useful=useful)
 
     def context(self, query: str, *, max_tokens: int = 2048) -> ContextBlock:
-        """Seed 000's ``memory_recall``: the skills and memories relevant to
+        """The skills and memories relevant to
         ``query`` as one prompt-ready block, source-attributed and dated, of at
         most ``max_tokens`` (256-8192) tokens of the named tokenizer."""
         return self.skills.context(query, max_tokens=max_tokens)
@@ -697,8 +658,8 @@ class Palace:
         ``conversation``, store ``episodic``, content ``"{speaker}: {text}"``.
 
         Each turn is indexed with the turn before it in its session as
-        keyword context, and titled with its date in words, which on LoCoMo
-        lifts hit@10 from 0.730 to 0.805 (BENCHMARKS.md). Re-ingesting the
+        keyword context, and titled with its date in words, so questions
+        about the turn's time find it. Re-ingesting the
         same transcript changes nothing: a turn is identified by its session,
         its time (or, without one, its place among this call's turns of the
         session: pass timestamps when appending turns one call at a time) and
@@ -793,8 +754,3 @@ class Palace:
             ValidationError: naming the line number of the first bad record.
         """
         return backup.import_jsonl(self, lines)
-
-
-# remember_many's record keys: remember's arguments, plus ``identity`` (what
-# besides the text makes two records one memory; add_messages uses it).
-_RECORD_FIELDS = frozenset(inspect.signature(Palace.remember).parameters) - {"self"} | {"identity"}

@@ -1,5 +1,5 @@
 """Personal data: journal entries, knowledge nodes, project issues,
-specifications and conversation messages, and one search across them (seed 001).
+specifications and conversation messages, and one search across them.
 
 Each is a memory with a ``kind`` (``models.MemoryKind``) and the kind's own
 fields: a node's name is its title, issues and specs belong to a ``project``,
@@ -35,7 +35,7 @@ from mindpalace.retrieval.sparse import query_terms
 from mindpalace.validation import check_identifier, check_limit, check_query, parse_many
 
 if TYPE_CHECKING:
-    from mindpalace.palace import Palace
+    from mindpalace.view import View
 
 __all__ = [
     "ISSUE_NUMBER",
@@ -75,7 +75,7 @@ def issue_number(memory: Memory) -> int | None:
 
 
 def attribution(memory: Memory) -> str:
-    """Where a memory comes from and when, in seed 001's words, e.g.
+    """Where a memory comes from and when, in words a person reads, e.g.
     ``From your journal on 15 Jan 2026`` or ``From project X, issue #3
     (open, 2 Feb 2026)``."""
     when = _date(memory.created_at)
@@ -432,7 +432,7 @@ class Personal:
     Reached as ``palace.personal``; ``palace.search`` is its ``search``.
     """
 
-    def __init__(self, palace: Palace) -> None:
+    def __init__(self, palace: View) -> None:
         self._palace = palace
 
     # -- writing ------------------------------------------------------------------
@@ -524,14 +524,16 @@ class Personal:
         owner = None if palace.scope.unscoped else palace.scope.agent_id
         if owner is not None and memory.agent_id != owner:
             raise PermissionDenied(memory_id, memory.agent_id)
-        if not palace.store.set_completed(memory_id, completed, owner=owner, now=palace.now()):
+        if not palace.engine.store.set_completed(
+            memory_id, completed, owner=owner, now=palace.now()
+        ):
             raise NotFoundError(memory_id)  # deleted by someone else in between
         return palace.get(memory_id)
 
     def projects(self) -> dict[str, int]:
         """The projects this palace's scope can see, with how many live
         memories each has."""
-        return dict(self._palace.store.projects(self._palace.scope))
+        return dict(self._palace.engine.store.projects(self._palace.scope))
 
     def number_issues(self, news: Sequence[NewMemory]) -> list[NewMemory]:
         """``news`` with each issue that has no number given the next free
@@ -572,7 +574,7 @@ class Personal:
         limit: int = 10,
         include_archived: bool = False,
     ) -> SearchResults:
-        """Search personal data (seed 001): journal entries, knowledge
+        """Search personal data (journal entries, knowledge
         nodes, project issues, specifications, conversation messages and
         memories, each result attributed to its source with its date.
 
@@ -622,7 +624,7 @@ class Personal:
         if wanted is None or resolved is not None:
             self._run(results, limit=limit, include_archived=include_archived)
         else:
-            results.mode = "hybrid" if palace.semantic.available else "text"
+            results.mode = "hybrid" if palace.engine.semantic.available else "text"
         missing = wanted if resolved is None and wanted is not None else None
         if project is None and target.unknown_project is not None:
             missing = target.unknown_project
@@ -650,7 +652,7 @@ class Personal:
             results.mode = "list"
             results.notice = "No words to search for: the newest entries are listed."
         else:
-            semantic = palace.semantic.available
+            semantic = palace.engine.semantic.available
             found: HitList = palace.recall(
                 results.query,
                 limit=limit if semantic else RECENCY_POOL,
@@ -662,7 +664,7 @@ class Personal:
             results.mode, results.notice = found.mode, found.notice
             hits = list(found)
             if found.mode == "text":
-                # Seed 001: the text fallback ranks by recency, and says so.
+                # The text fallback ranks by recency, and says so.
                 hits.sort(key=lambda h: (h.memory.created_at, h.memory.id), reverse=True)
                 if not (found.notice or "").startswith(TEXT_ONLY_NOTICE):
                     results.notice = TEXT_ONLY_NOTICE + (f" {found.notice}" if found.notice else "")

@@ -147,7 +147,7 @@ def injection_block(hits: Iterable[Hit], *, max_chars: int | None = None) -> str
         — end of mindpalace context —
 
     A ``[HIGH CONFIDENCE]`` mark follows the provenance of memories the
-    system is confident in (seed 003).
+    system is confident in.
 
     Args:
         hits: recall hits, best first.

@@ -9,7 +9,7 @@ The policy, in one place:
 * A **peer-facing** palace (``peer=True`` or ``MINDPALACE_PEER=on``) acts for
   one peer, e.g. one client chat of a coaching agent. It must name its
   channel: without one it fails closed with a ``ValidationError`` instead of
-  falling back to a wider view (seed 003, "peer-first fallback"). It sees that
+  falling back to a wider view ("peer-first fallback"). It sees that
   channel's memories plus unchannelled memories explicitly shared (visibility
   shared, or a group of its groups); it writes only into its own channel.
 * The **management** view (``management=True``) is the one deliberately

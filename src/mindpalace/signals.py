@@ -1,5 +1,5 @@
 """Signals: write sources, recall outcomes and feedback, as training data
-for a scorer (seed 004 E).
+for a scorer.
 
 Recall stays read-only: nothing here touches a memory row. Every signal goes
 to the store's separate signals table, and ``MINDPALACE_SIGNALS=off``
@@ -33,7 +33,7 @@ from mindpalace.retrieval import scorer as learned
 from mindpalace.store.base import Signal
 
 if TYPE_CHECKING:
-    from mindpalace.palace import Palace
+    from mindpalace.view import View
 
 __all__ = ["Signals", "TrainingPair", "TrainingReport", "training_examples"]
 
@@ -103,7 +103,7 @@ class TrainingReport:
 class Signals:
     """The signals side of a palace (``palace.signals``)."""
 
-    def __init__(self, palace: Palace) -> None:
+    def __init__(self, palace: View) -> None:
         self._palace = palace
         self.dropped = 0  # recall outcomes not recorded because the palace was busy
         self._recall_ids = IdGenerator("rcl_")
@@ -115,7 +115,7 @@ class Signals:
     @property
     def enabled(self) -> bool:
         """Whether this palace records signals (``MINDPALACE_SIGNALS``)."""
-        return self._palace.settings.signals
+        return self._palace.engine.settings.signals
 
     def record_recall(self, query: str, hits: HitList) -> None:
         """Record what a recall returned: ids, final ranks and scores."""
@@ -150,7 +150,7 @@ class Signals:
             },
         )
         try:
-            self._palace.store.record_signals([signal], wait=False)
+            self._palace.engine.store.record_signals([signal], wait=False)
         except BusyError:
             # A recall never waits for a writer to record its statistics: while
             # another process holds the write lock, this outcome is dropped.
@@ -175,12 +175,12 @@ class Signals:
         signal = Signal(
             kind="feedback",
             agent_id=scope.agent_id,
-            at=self._palace._clock(),
+            at=self._palace.now(),
             channel=scope.channel,
             memory_id=memory.id,
             data={"useful": useful, "recall": self._last_recall.get(memory.id)},
         )
-        self._palace.store.record_signals([signal])
+        self._palace.engine.store.record_signals([signal])
         return signal
 
     def pairs(self) -> list[TrainingPair]:
@@ -190,11 +190,11 @@ class Signals:
         have judged them through other groups."""
         scope = self._palace.scope
         found = list(self._pairs(scope))
-        visible = self._palace.store.get_many(sorted({p.memory_id for p in found}), scope)
+        visible = self._palace.engine.store.get_many(sorted({p.memory_id for p in found}), scope)
         return [p for p in found if p.memory_id in visible]
 
     def _pairs(self, scope: Scope) -> Iterator[TrainingPair]:
-        signals = self._palace.store.iter_signals(
+        signals = self._palace.engine.store.iter_signals(
             kinds=("store", "recall", "feedback"),
             agent_id=None if scope.unscoped else scope.agent_id,
             channel=None if scope.unscoped else scope.channel or "",
@@ -274,7 +274,7 @@ class Signals:
                     f" comparisons, {learned.MIN_JUDGED} and {learned.MIN_COMPARISONS} needed"
                 ),
             )
-        self._palace.store.save_scorer(
+        self._palace.engine.store.save_scorer(
             agent_id=scope.agent_id,
             channel=scope.channel,
             data=weights.to_dict(),
@@ -287,13 +287,13 @@ class Signals:
         scope = self._palace.scope
         if scope.unscoped:
             return None
-        data = self._palace.store.load_scorer(agent_id=scope.agent_id, channel=scope.channel)
+        data = self._palace.engine.store.load_scorer(agent_id=scope.agent_id, channel=scope.channel)
         return learned.ScorerWeights.from_dict(data) if data else None
 
     def active_scorer(self) -> learned.ScorerWeights | None:
         """The weights recall should use: this agent's trained scorer when
         ``MINDPALACE_SCORER=on``, else None (the pipeline's order)."""
-        if not self._palace.settings.scorer:
+        if not self._palace.engine.settings.scorer:
             return None
         weights = self.weights()
         return weights if weights is not None and weights.trained else None

@@ -8,6 +8,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from mindpalace import writing
 from mindpalace.conversations import Message, spoken_date
 from mindpalace.errors import ValidationError
 from mindpalace.models import (
@@ -24,7 +25,7 @@ from mindpalace.store.base import VectorBatch
 from mindpalace.validation import check_limit, check_query
 
 if TYPE_CHECKING:
-    from mindpalace.palace import Palace
+    from mindpalace.view import View
 
 __all__ = ["add_messages", "date_context", "search_messages"]
 
@@ -33,7 +34,7 @@ MAX_TRANSCRIPT = 10_000
 
 
 def add_messages(
-    self: Palace,
+    view: View,
     messages: Iterable[Message],
     *,
     session: str | None,
@@ -50,13 +51,13 @@ def add_messages(
     encoder and the Python work overlap instead of taking turns.
     """
     turns = list(messages)
-    records = _TurnRecords(self, session=session, dates=dates)
+    records = _TurnRecords(view, session=session, dates=dates)
     stored: list[Memory] = []
     pending: tuple[list[NewMemory], Future[VectorBatch | None], int] | None = None
 
     def write(job: tuple[list[NewMemory], Future[VectorBatch | None], int]) -> None:
         news, vectors, done = job
-        stored.extend(self._write_many(news, vectors.result()))
+        stored.extend(writing.write_many(view, news, vectors.result()))
         if progress is not None:
             progress(done, len(turns))
 
@@ -64,8 +65,10 @@ def add_messages(
         for start in range(0, len(turns), batch):
             chunk = turns[start : start + batch]
             try:
-                news = self._prepare_many([records.next(message) for message in chunk])
-                embed = self.semantic.plan_vectors([embed_text(n.title, n.content) for n in news])
+                news = writing.prepare_many(view, [records.next(message) for message in chunk])
+                embed = view.engine.semantic.plan_vectors(
+                    [embed_text(n.title, n.content) for n in news]
+                )
             except BaseException:
                 if pending is not None:  # earlier batches stay, as documented
                     write(pending)
@@ -83,7 +86,7 @@ class _TurnRecords:
     """Turns to remember_many records, in order: each turn's context is the
     turn before it in its session (read from the palace for the first one)."""
 
-    def __init__(self, palace: Palace, *, session: str | None, dates: bool) -> None:
+    def __init__(self, palace: View, *, session: str | None, dates: bool) -> None:
         self._palace = palace
         self._session = session
         self._dates = dates
@@ -99,7 +102,10 @@ class _TurnRecords:
             last = palace.memories(
                 limit=1, sessions=[which], categories="conversation", visibility="isolated"
             )
-            if last and (last[0].agent_id, last[0].channel) == palace._own:
+            if last and (last[0].agent_id, last[0].channel) == (
+                palace.scope.agent_id,
+                palace.scope.channel,
+            ):
                 self._previous[which] = last[0].content
         when = message.created_at or palace.now()
         # What makes a turn this turn: its session and time, or, with
@@ -145,7 +151,7 @@ def date_context(text: str, when: datetime) -> list[str]:
 
 
 def search_messages(
-    self: Palace, phrase: str, *, limit: int, around: int, session: str | None
+    view: View, phrase: str, *, limit: int, around: int, session: str | None
 ) -> list[MessageMatch]:
     """See ``Palace.search_messages``."""
     if not check_query(phrase, "phrase").strip():
@@ -156,7 +162,7 @@ def search_messages(
         categories=(Category.CONVERSATION,),
         sessions=(session,) if session else (),
     )
-    found = self.store.search_substring([phrase.strip()], self.scope, filters, limit=limit)
+    found = view.engine.store.search_substring([phrase.strip()], view.scope, filters, limit=limit)
     transcripts: dict[str | None, list[Memory]] = {}
     matches = []
     for memory in found:
@@ -164,7 +170,7 @@ def search_messages(
             matches.append(MessageMatch(memory))
             continue
         if memory.session not in transcripts:
-            turns = self.memories(
+            turns = view.memories(
                 limit=MAX_TRANSCRIPT, sessions=[memory.session], categories="conversation"
             )
             transcripts[memory.session] = sorted(turns, key=lambda m: (m.created_at, m.id))

@@ -23,7 +23,7 @@ from mindpalace.config import EMBEDDERS, Settings
 from mindpalace.embed import HashingEmbedder, HTTPEmbedder, LocalEmbedder
 from mindpalace.embed.base import Embedder, Vectors
 from mindpalace.embed.local import token_groups
-from mindpalace.errors import ConfigError, EmbeddingError, ValidationError
+from mindpalace.errors import ConfigError, EmbeddingError
 
 StaticEmbedder: type[Embedder] | None = getattr(embed, "StaticEmbedder", None)
 BUNDLED: list[type[Embedder]] = [LocalEmbedder] + ([StaticEmbedder] if StaticEmbedder else [])
@@ -223,13 +223,13 @@ def test_palace_with_incomplete_http_settings_refuses_to_open(tmp_path: Path) ->
 
 
 def test_unknown_embedder_name_lists_the_valid_ones() -> None:
-    with pytest.raises(ValidationError) as info:
+    with pytest.raises(ConfigError) as info:
         Settings.from_env({"MINDPALACE_EMBEDDER": "bogus"})
     message = str(info.value)
-    assert info.value.field == "MINDPALACE_EMBEDDER"
+    assert info.value.setting == "MINDPALACE_EMBEDDER"
     for name in ("local", "http", "hashing", "none", *EMBEDDERS):
         assert name in message
-    with pytest.raises(ValidationError, match="local, "):
+    with pytest.raises(ConfigError, match="local, "):
         embed.from_settings(Settings(embedder="bogus"))
 
 

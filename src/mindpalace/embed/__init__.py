@@ -12,7 +12,7 @@ from mindpalace.embed.hashing import HashingEmbedder
 from mindpalace.embed.http import HTTPEmbedder
 from mindpalace.embed.local import LocalEmbedder
 from mindpalace.embed.static import StaticEmbedder
-from mindpalace.errors import ConfigError, ValidationError
+from mindpalace.errors import ConfigError
 
 __all__ = [
     "Embedder",
@@ -35,8 +35,8 @@ def from_settings(settings: Settings) -> Embedder | None:
     """The embedder ``settings`` name; ``None`` for keyword search only.
 
     Raises:
-        ValidationError: for an unknown embedder name.
-        ConfigError: when the http embedder lacks its URL, model or size.
+        ConfigError: an unknown embedder name, or the http embedder without
+            its URL, model or size.
     """
     if settings.embedder == "none":
         return None
@@ -56,4 +56,6 @@ def from_settings(settings: Settings) -> Embedder | None:
             dimensions=settings.embed_dimensions,
             api_key_env=settings.embed_key_env,
         )
-    raise ValidationError("embedder", settings.embedder, valid=EMBEDDERS)
+    raise ConfigError(
+        f"invalid embedder {settings.embedder!r}", setting="embedder", valid=EMBEDDERS
+    )

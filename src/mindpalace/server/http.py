@@ -7,7 +7,7 @@ plus the path, are checked against the tool's argument model, and the tool
 function runs in a worker thread. Status codes:
 
 ====  ==============================================================
-400   invalid value (an enum names its valid options), seed 004 D
+400   invalid value (an enum names its valid options)
 401   no identity: missing or unknown bearer token (fails closed)
 403   the memory belongs to another agent
 404   no such memory in the caller's scope, or no such route

@@ -189,7 +189,7 @@ class PalacePool:
 
     def for_agent(self, agent_id: str, *, channel: str | None = None) -> Palace:
         """The palace acting as ``agent_id``; with ``channel``, the
-        peer-facing palace of that agent and channel (seed 003's ``channel``:
+        peer-facing palace of that agent and channel (``channel``:
         it sees the channel plus what is explicitly shared, as a peer may).
 
         Raises:
@@ -202,17 +202,7 @@ class PalacePool:
             if palace is not None:
                 self._palaces.move_to_end(key)
                 return palace
-            palace = Palace(
-                store=self.base.store,
-                agent_id=agent_id,
-                settings=self.base.settings,
-                embedder=self.base.semantic.embedder,
-                recall_options=self.base.recall_options,
-                channel=channel,
-                peer=channel is not None,
-            )
-            # Share the warm dense index (it masks by scope per query).
-            palace.semantic = self.base.semantic
+            palace = self.base.for_agent(agent_id, channel=channel, peer=channel is not None)
             self._palaces[key] = palace
             while len(self._palaces) > self._size:
                 self._palaces.popitem(last=False)

@@ -1,7 +1,7 @@
 """One JSON shape for what every tool returns, on every transport.
 
-Field names follow the seeds (camelCase, ``memoryId``), so an agent sees the
-same result over MCP stdio, MCP HTTP and REST. Recall results are seed 003's
+Field names are the tools' own (camelCase, ``memoryId``), so an agent sees the
+same result over MCP stdio, MCP HTTP and REST. Recall results have one shape,
 ``{"memories": [...], "injectionBlock": "..."}``: the block quotes each
 memory's text through ``safety.neutralise`` because it is meant to be pasted
 into a prompt, where stored text must read as data, never as instructions.
@@ -27,7 +27,7 @@ __all__ = [
 
 
 def memory_json(memory: Memory) -> dict[str, Any]:
-    """A memory as the tools show it: seed 003's fields first, then the rest
+    """A memory as the tools show it: the recall fields first, then the rest
     an agent may act on (its type, scope and times)."""
     return {
         "memoryId": memory.id,
@@ -72,7 +72,7 @@ def _hit_json(hit: Hit) -> dict[str, Any]:
 
 
 def hits_json(hits: HitList) -> dict[str, Any]:
-    """Seed 003's recall result, plus how the search ran (``mode``, ``notice``)."""
+    """A recall result, plus how the search ran (``mode``, ``notice``)."""
     return {
         "memories": [_hit_json(hit) for hit in hits],
         "injectionBlock": injection_block(hits),
@@ -91,7 +91,7 @@ def _item_json(item: Item) -> dict[str, Any]:
 
 def answer_json(answer: Answer) -> dict[str, Any]:
     """A recall-family answer: its groups (each a list of memories with
-    their relation to the question), every memory once as seed 003's
+    their relation to the question), every memory once as the recall tools'
     ``memories``, the ``injectionBlock``, and a ``hint`` when empty."""
     return {
         "query": answer.query,

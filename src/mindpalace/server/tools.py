@@ -24,16 +24,16 @@ once the facade has skills::
     Operation(activate_skills, "POST", "/v1/skills/activate"),  # in OPERATIONS
 
 Results are JSON objects built by ``shaping`` (``hits_json`` for anything
-that returns recall hits, so every search has seed 003's shape).
+that returns recall hits, so every search has one shape).
 
-A tool with a ``channel`` argument (seed 003) runs on the caller's
+A tool with a ``channel`` argument runs on the caller's
 peer-facing palace of that channel: the transports resolve it before the
 call (``PalacePool.for_agent(agent, channel=...)`` over HTTP,
 ``through_channel`` over stdio), and the tool checks it got that palace.
 
 Enumerated values are typed ``str`` with the valid options in the schema
 (``_enum``), so a bad value reaches ``Palace`` and comes back as a
-``ValidationError`` naming the valid options (HTTP 400, seed 004 D) rather
+``ValidationError`` naming the valid options (HTTP 400) rather
 than as a generic schema failure.
 """
 
@@ -81,7 +81,7 @@ __all__ = [
     "wire_names",
 ]
 
-SEARCH_LIMIT = 20  # seed 003: limit 1-20
+SEARCH_LIMIT = 20  # limit 1-20, as the tools document
 
 
 def _enum(cls: type[enum.Enum]) -> WithJsonSchema:
@@ -135,18 +135,9 @@ def through_channel(palace: Palace, channel: str | None) -> Palace:
         raise ValidationError(
             "channel", channel, reason=f"this peer acts through {palace.scope.channel!r} only"
         )
-    view = Palace(
-        store=palace.store,
-        agent_id=palace.scope.agent_id,
-        groups=palace.scope.groups,
-        channel=channel,
-        peer=True,
-        settings=palace.settings,
-        embedder=palace.semantic.embedder,
-        recall_options=palace.recall_options,
+    return palace.for_agent(
+        palace.scope.agent_id, groups=palace.scope.groups, channel=channel, peer=True
     )
-    view.semantic = palace.semantic  # the warm index masks by scope per query
-    return view
 
 
 def _on_channel(palace: Palace, channel: str | None) -> None:

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import difflib
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import replace
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -61,7 +60,7 @@ from mindpalace.store.skills_sql import CORRELATES, SkillOwner, SkillRow, SkillW
 from mindpalace.validation import check_identifier, check_limit, check_tags, content_hash
 
 if TYPE_CHECKING:
-    from mindpalace.palace import Palace
+    from mindpalace.view import View
 
 __all__ = ["ACTIVATED", "FETCHED", "Skills"]
 
@@ -80,22 +79,18 @@ class Skills:
 
     Args:
         palace: the palace (its store, scope and embedder are used).
-        clock: the time source.
         options: activation constants.
         counter: the tokenizer of context budgets (``cl100k_base`` by default).
     """
 
     def __init__(
         self,
-        palace: Palace,
+        palace: View,
         *,
-        clock: Callable[[], datetime],
         options: ActivateOptions | None = None,
         counter: TokenCounter | None = None,
     ) -> None:
         self._palace = palace
-        self._clock = clock
-        self._ids = IdGenerator()
         self._activations = IdGenerator(prefix="act_")
         self.options = options or ActivateOptions()
         self._counter = counter
@@ -159,7 +154,7 @@ class Skills:
         palace = self._palace
         existing = {
             row.name: row
-            for row in palace.store.skills(palace.scope, owner=owner, include_archived=True)
+            for row in palace.engine.store.skills(palace.scope, owner=owner, include_archived=True)
         }
         added, updated, unchanged, writes = [], [], [], []
         for name, skill in sorted(definitions.items()):
@@ -181,7 +176,7 @@ class Skills:
         wanted = declared_correlations(list(library.values()))
         current = {
             (link.src_name, link.dst_name): link.weight
-            for link in palace.store.skill_links(palace.scope, owner=owner)
+            for link in palace.engine.store.skill_links(palace.scope, owner=owner)
             if link.kind == CORRELATES
         }
         result = ImportResult(
@@ -193,9 +188,9 @@ class Skills:
         )
         if not writes and current == wanted:
             return result  # nothing to write: a re-import leaves the palace as it was
-        now = self._clock()
+        now = self._palace.now()
         news = [self._new_memory(skill, owner) for skill in writes]
-        vectors = palace.semantic.vectors_for([embed_text(n.title, n.content) for n in news])
+        vectors = palace.engine.semantic.vectors_for([embed_text(n.title, n.content) for n in news])
         items = [
             SkillWrite(
                 name=skill.name,
@@ -203,11 +198,13 @@ class Skills:
                 origin=skill.origin,
                 # Not embedded now (no model): ``reindex`` embeds it later.
                 memory=new if vectors is not None else replace(new, embed_hash=None),
-                memory_id=self._ids.next(now),
+                memory_id=self._palace.engine.ids.next(now),
             )
             for skill, new in zip(writes, news, strict=True)
         ]
-        palace.store.write_skills(owner, items, correlations=wanted, now=now, vectors=vectors)
+        palace.engine.store.write_skills(
+            owner, items, correlations=wanted, now=now, vectors=vectors
+        )
         return result
 
     def _owner(self, visibility: str | Visibility, group: str | None) -> SkillOwner:
@@ -248,7 +245,7 @@ class Skills:
     def _catalogue(self) -> dict[str, SkillRow]:
         """Every live skill this palace sees, by memory id; reloaded when the
         palace changes."""
-        store = self._palace.store
+        store = self._palace.engine.store
         counters = store.change_counters()
         if self._cache is None or self._cache[0] != counters:
             rows = store.skills(self._palace.scope)
@@ -295,12 +292,14 @@ class Skills:
         pool = max(opts.candidates, limit)
         sparse = [
             m.memory.id
-            for m in palace.store.search_text(query_terms(query), palace.scope, filters, limit=pool)
+            for m in palace.engine.store.search_text(
+                query_terms(query), palace.scope, filters, limit=pool
+            )
             if m.memory.id in catalogue
         ]
         dense: list[tuple[str, float]] = []
-        vector = palace.semantic.query_vector(query)
-        index = palace.semantic.dense() if vector is not None else None
+        vector = palace.engine.semantic.query_vector(query)
+        index = palace.engine.semantic.dense() if vector is not None else None
         if vector is not None and index is not None and len(index):
             visible = index.mask(palace.scope, filters) & index.embedded
             sims = np.where(visible, index.scores(vector), -np.inf)
@@ -310,7 +309,9 @@ class Skills:
                     dense.append((key, float(sims[row])))
         evidence = fuse(sparse, dense, options=opts)
         seeds = [e.key for e in evidence[: opts.seeds]]
-        links = palace.store.skill_links(palace.scope, sources=seeds) if opts.spread > 0 else []
+        links = (
+            palace.engine.store.skill_links(palace.scope, sources=seeds) if opts.spread > 0 else []
+        )
         weights = edge_weights((li.src_id, li.dst_id, li.kind, li.weight) for li in links)
         edges = {
             src: {dst: combine(*w) for dst, w in dsts.items() if dst in catalogue}
@@ -347,12 +348,12 @@ class Skills:
         return hits
 
     def _record_activation(self, query: str, hits: list[SkillHit]) -> None:
-        if not hits or not self._palace.signals.enabled:  # MINDPALACE_SIGNALS=off
+        if not hits or not self._palace.engine.settings.signals:  # MINDPALACE_SIGNALS=off
             return
-        now = self._clock()
+        now = self._palace.now()
         activation = self._activations.next(now)
         scope = self._palace.scope
-        self._palace.store.record_signals(
+        self._palace.engine.store.record_signals(
             [
                 Signal(
                     kind=ACTIVATED,
@@ -383,21 +384,21 @@ class Skills:
         palace = self._palace
         scope = palace.scope
         memory = row.memory
-        if palace.signals.enabled:
-            palace.store.record_signals(
+        if palace.engine.settings.signals:
+            palace.engine.store.record_signals(
                 [
                     Signal(
                         kind=FETCHED,
                         agent_id=scope.agent_id,
                         channel=scope.channel,
-                        at=self._clock(),
+                        at=self._palace.now(),
                         memory_id=memory.id,
                     )
                 ]
             )
         weights = edge_weights(
             (li.src_id, li.dst_id, li.kind, li.weight)
-            for li in palace.store.skill_links(scope, sources=[memory.id])
+            for li in palace.engine.store.skill_links(scope, sources=[memory.id])
         ).get(memory.id, {})
         correlations = sorted(
             (
@@ -407,7 +408,7 @@ class Skills:
             ),
             key=lambda c: (-c.weight, c.name),
         )
-        usage = palace.store.skill_usage([memory.id]).get(memory.id)
+        usage = palace.engine.store.skill_usage([memory.id]).get(memory.id)
         definition = SkillDefinition.from_metadata(memory.metadata["skill"], origin=row.origin)
         return SkillDetail(
             name=row.name,
@@ -469,10 +470,10 @@ class Skills:
         palace = self._palace
         agent = None if palace.scope.unscoped else palace.scope.agent_id
         key = f"{_WATERMARK}:{agent or '*'}"
-        start = mark = palace.store.meta_value(key)
+        start = mark = palace.engine.store.meta_value(key)
         groups: dict[str, list[tuple[int, str]]] = defaultdict(list)
         while True:
-            batch = palace.store.usage_signals(ACTIVATED, after_seq=mark, agent_id=agent)
+            batch = palace.engine.store.usage_signals(ACTIVATED, after_seq=mark, agent_id=agent)
             if not batch:
                 break
             for signal in batch:
@@ -485,8 +486,8 @@ class Skills:
         counts = coactivation_counts(
             ([memory_id for _, memory_id in sorted(group)] for group in groups.values()), top=top
         )
-        changed = palace.store.strengthen_links(
-            counts, rate=rate, watermark_key=key, watermark=mark, now=self._clock()
+        changed = palace.engine.store.strengthen_links(
+            counts, rate=rate, watermark_key=key, watermark=mark, now=self._palace.now()
         )
         return {"activations": len(groups), "strengthened": changed}
 
@@ -546,7 +547,7 @@ class Skills:
         the palace's model is available, else the share of query words present."""
         if not texts:
             return []
-        semantic = self._palace.semantic
+        semantic = self._palace.engine.semantic
         vector = semantic.query_vector(query)
         if vector is not None and semantic.embedder is not None:
             try:

@@ -1,0 +1,101 @@
+"""The engine of a palace: what one palace shares per process, for every agent.
+
+An ``Engine`` holds the heavy, scope-free parts of a palace: the open store,
+the settings, the embedding model and the semantic index with its warm
+keyword, mention and dense indexes (and, past a size, the HNSW graph), the
+recall constants, the optional entity extractor, the clock and the id
+generator. It never acts as anyone: a ``Palace`` is one agent's view of an
+engine (``Palace.for_agent``), and any number of views share one engine, so
+a server answering a thousand agents loads the model and builds its indexes
+once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+
+from mindpalace import embed
+from mindpalace.config import Settings, default_db_path
+from mindpalace.embed.base import Embedder
+from mindpalace.errors import EmbeddingError
+from mindpalace.graph.extract import Extractor
+from mindpalace.graph.llm import llm_extractor
+from mindpalace.ids import IdGenerator
+from mindpalace.retrieval.indexing import SemanticIndex
+from mindpalace.retrieval.pipeline import RecallOptions
+from mindpalace.store import Store, open_store
+
+__all__ = ["Clock", "Engine", "utcnow"]
+
+Clock = Callable[[], datetime]
+
+
+def utcnow() -> datetime:
+    """The wall clock, in UTC (the default ``Clock``)."""
+    return datetime.now(timezone.utc)
+
+
+class Engine:
+    """The shared, scope-free state of one palace in one process.
+
+    Args:
+        target: a SQLite file path, ``sqlite:///PATH``, ``:memory:`` or a
+            ``postgresql://`` URL; the per-user default (``MINDPALACE_DB``)
+            when omitted. Ignored when ``store`` is given.
+        settings: limits and models; read from the environment when omitted.
+        store: an already open backend to use instead of ``target``.
+        embedder: the embedding model; when omitted, the one ``settings``
+            name (the bundled local model by default; ``none`` for keyword
+            search only). A model that cannot be built leaves keyword search,
+            and recall says why.
+        recall_options: constants of the recall pipeline.
+        clock: the time source (tests pass a fixed clock).
+        extractor: extra entity extraction beside the rules (e.g.
+            ``graph.llm.LLMExtractor``); from ``MINDPALACE_EXTRACT_*`` when
+            omitted.
+    """
+
+    def __init__(
+        self,
+        target: str | Path | None = None,
+        *,
+        settings: Settings | None = None,
+        store: Store | None = None,
+        embedder: Embedder | None = None,
+        recall_options: RecallOptions | None = None,
+        clock: Clock = utcnow,
+        extractor: Extractor | None = None,
+    ) -> None:
+        self.settings = settings or Settings.from_env()
+        if store is None:
+            store = open_store(
+                target if target is not None else default_db_path(),
+                busy_timeout=self.settings.busy_timeout,
+            )
+        self.store = store
+        broken: str | None = None
+        if embedder is None:
+            try:
+                embedder = embed.from_settings(self.settings)
+            except EmbeddingError as exc:  # e.g. model files missing: degrade, don't fail
+                broken = str(exc)
+        self.semantic = SemanticIndex(store, embedder, ann_rows=self.settings.ann_rows)
+        if broken is not None:
+            self.semantic.broken = broken
+        self.recall_options = recall_options or RecallOptions()
+        self.extractor = extractor or llm_extractor(self.settings)
+        self.clock = clock
+        self.ids = IdGenerator()
+
+    def now(self) -> datetime:
+        """The engine's clock (tests inject a fixed one)."""
+        return self.clock()
+
+    def close(self) -> None:
+        """Close the store. Idempotent."""
+        self.store.close()
+
+    def __repr__(self) -> str:
+        return f"Engine({self.store.location!r})"
