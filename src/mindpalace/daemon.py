@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from mindpalace import __version__
 from mindpalace.errors import ConfigError, ValidationError
-from mindpalace.launch import (
+from mindpalace.wire import (
     ANSWER_WAIT,
     HANDSHAKE_WAIT,
     PROTOCOL,
