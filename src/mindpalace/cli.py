@@ -19,7 +19,7 @@ from typing import Any
 
 from mindpalace import __version__
 from mindpalace.conversations import FORMATS, read_messages
-from mindpalace.daemon import DEFAULT_IDLE, daemon_command
+from mindpalace.daemonctl import DEFAULT_IDLE, daemon_command
 from mindpalace.errors import MindPalaceError, ValidationError
 from mindpalace.family import DIRECTIONS
 from mindpalace.models import (

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mindpalace import __version__
-from mindpalace.errors import ConfigError, ValidationError
+from mindpalace.daemonctl import DEFAULT_IDLE, ensure_private_dir
 from mindpalace.wire import (
     ANSWER_WAIT,
     HANDSHAKE_WAIT,
@@ -45,25 +45,19 @@ from mindpalace.wire import (
     SERVED,
     fingerprint,
     palace_target,
-    private_dir,
     recv,
     send,
     socket_path,
-    spawn_daemon,
 )
 
 if TYPE_CHECKING:
     from mindpalace.palace import Palace
 
-__all__ = ["ACTIONS", "DEFAULT_IDLE", "SERVED", "Daemon", "daemon_command"]
+__all__ = ["Daemon", "served"]
 
-ACTIONS = ("start", "stop", "status")
-DEFAULT_IDLE = 3600.0
 SERVED_SKILLS = frozenset({"activate", "get", "find"})
 _PALACES = 256  # scopes kept open; each is a cheap view over the shared store
-_START_WAIT = 300.0  # seconds `daemon start` waits for the warm-up
 _SETTLE_WAIT = 20.0  # seconds a stopping daemon gives the calls in flight
-_STOP_WAIT = 30.0  # seconds `daemon stop` waits for the daemon to be gone
 
 
 def served(args: argparse.Namespace) -> str | None:
@@ -312,79 +306,7 @@ def _same_user(conn: socket.socket) -> bool:
     return bool(uid == os.getuid())
 
 
-# -- lifecycle (``mindpalace daemon start|stop|status``) --------------------------------
-
-
-def _control(path: str, what: str, timeout: float = 10.0) -> dict[str, Any] | None:
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    conn.settimeout(timeout)
-    try:
-        conn.connect(path)
-        send(conn, {"control": what})
-        return recv(conn)
-    except (OSError, ValueError):
-        return None
-    finally:
-        conn.close()
-
-
-def _ensure_private_dir(path: str) -> None:
-    with contextlib.suppress(FileExistsError):
-        os.mkdir(path, 0o700)
-    if not private_dir(path):
-        raise ConfigError(
-            f"the daemon's socket directory {path} must be a directory owned by you"
-            " that nobody else can enter (mode 700)"
-        )
-
-
-def daemon_command(args: argparse.Namespace) -> dict[str, Any]:
-    """``mindpalace daemon start|stop|status`` for the palace ``args`` name."""
-    if args.action not in ACTIONS:
-        raise ValidationError("action", args.action, valid=ACTIONS)
-    if not hasattr(socket, "AF_UNIX"):
-        raise ConfigError("the daemon needs Unix sockets, which this platform lacks")
-    if args.idle < 0:
-        raise ValidationError("idle", args.idle, reason="--idle must be 0 (never) or more seconds")
-    target = palace_target(args.db, os.environ, os.getcwd())
-    path = socket_path(target, os.environ)
-    if args.action == "status":
-        return _control(path, "status") or {"running": False, "palace": target}
-    if args.action == "stop":
-        reply = _control(path, "stop")
-        if reply is None:
-            return {"running": False, "palace": target}
-        deadline = time.monotonic() + _STOP_WAIT
-        while os.path.exists(path) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if os.path.exists(path):  # still finishing the calls in flight
-            return {"stopping": True, "pid": reply.get("pid"), "palace": target}
-        return {"stopped": True, "pid": reply.get("pid"), "palace": target}
-    return _start(target, path, args.idle)
-
-
-def _start(target: str, path: str, idle: float) -> dict[str, Any]:
-    running = _control(path, "status")
-    if running is not None:
-        return {**running, "already_running": True}
-    _ensure_private_dir(os.path.dirname(path))
-    log = Path(path).with_suffix(".log")
-    with open(log, "w", encoding="utf-8") as log_file:  # the child's warm-up errors
-        child = spawn_daemon(target, idle, log_file)
-    deadline = time.monotonic() + _START_WAIT
-    while time.monotonic() < deadline:
-        status = _control(path, "status")
-        if status is not None:
-            return {**status, "started": True}
-        if child.poll() is not None:
-            reason = log.read_text(encoding="utf-8").strip().splitlines()
-            raise ConfigError(
-                f"the daemon for {target} exited with status {child.returncode}: "
-                + (reason[-1] if reason else "no message")
-            )
-        time.sleep(0.05)
-    child.terminate()
-    raise ConfigError(f"the daemon for {target} did not answer within {_START_WAIT:.0f} s")
+# -- the daemon process (``python -m mindpalace.daemon``) ----------------------------
 
 
 @contextlib.contextmanager
@@ -408,7 +330,7 @@ def _exclusive(lock_path: str) -> Iterator[bool]:
 def run(target: str, idle: float) -> int:
     """The daemon process: warm up, then serve until stopped."""
     path = socket_path(target, os.environ)
-    _ensure_private_dir(os.path.dirname(path))
+    ensure_private_dir(os.path.dirname(path))
     with _exclusive(str(Path(path).with_suffix(".lock"))) as mine:
         if not mine:
             print(f"a daemon already serves {target}", file=sys.stderr)
