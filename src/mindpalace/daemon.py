@@ -3,7 +3,7 @@
 ``mindpalace daemon start`` runs ``python -m mindpalace.daemon`` in the
 background: it opens the palace once, builds its warm indexes, and answers
 the ``mindpalace`` launcher (``launch.py``) with exactly what the command
-line would have printed, running the same ``cli.run`` with a palace from
+line would have printed, running the same ``commands.run`` with a palace from
 its cache (one per agent, groups and channel; all share the store and the
 warm dense index, which follows other processes' writes through the
 store's change counters).
@@ -34,10 +34,12 @@ import traceback
 from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from mindpalace import __version__
+from mindpalace import __version__, commands
+from mindpalace.arguments import build_parser
 from mindpalace.daemonctl import DEFAULT_IDLE, ensure_private_dir
+from mindpalace.palace import Palace
 from mindpalace.wire import (
     ANSWER_WAIT,
     HANDSHAKE_WAIT,
@@ -49,9 +51,6 @@ from mindpalace.wire import (
     send,
     socket_path,
 )
-
-if TYPE_CHECKING:
-    from mindpalace.palace import Palace
 
 __all__ = ["Daemon", "served"]
 
@@ -82,10 +81,7 @@ class Daemon:
     """
 
     def __init__(self, target: str, *, idle: float = DEFAULT_IDLE) -> None:
-        from mindpalace import cli  # noqa: PLC0415 - cli imports this module
-        from mindpalace.palace import Palace  # noqa: PLC0415 - the launcher needs none of it
-
-        self._cli = cli
+        self._cli = commands  # what runs a command (a test puts a broken one here)
         self._palace_cls = Palace
         self.target = target
         self.idle = idle
@@ -111,7 +107,7 @@ class Daemon:
 
     def palace_for(self, args: argparse.Namespace) -> Palace:
         """The cached palace for ``args``' scope options (built on first use,
-        exactly as ``cli._open`` would build it, but over the shared store)."""
+        exactly as ``commands._open`` would build it, but over the shared store)."""
         groups = tuple(g for g in (args.groups or "").split(",") if g.strip())
         key = (args.agent, groups, args.channel, args.all_agents, args.peer)
         with self._lock:
@@ -203,7 +199,7 @@ class Daemon:
         quiet = io.StringIO()
         try:
             with contextlib.redirect_stderr(quiet), contextlib.redirect_stdout(quiet):
-                return self._cli.build_parser().parse_args(argv)
+                return build_parser().parse_args(argv)
         except SystemExit:  # --help, --version, a usage error: the caller prints them
             return None
 
