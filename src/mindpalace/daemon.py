@@ -3,7 +3,7 @@
 ``mindpalace daemon start`` runs ``python -m mindpalace.daemon`` in the
 background: it opens the palace once, builds its warm indexes, and answers
 the ``mindpalace`` launcher (``launch.py``) with exactly what the command
-line would have printed, running the same ``cli.run`` with a palace from
+line would have printed, running the same ``commands.run`` with a palace from
 its cache (one per agent, groups and channel; all share the store and the
 warm dense index, which follows other processes' writes through the
 store's change counters).
@@ -34,36 +34,29 @@ import traceback
 from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from mindpalace import __version__
-from mindpalace.errors import ConfigError, ValidationError
-from mindpalace.launch import (
+from mindpalace import __version__, commands
+from mindpalace.arguments import build_parser
+from mindpalace.daemonctl import DEFAULT_IDLE, ensure_private_dir
+from mindpalace.palace import Palace
+from mindpalace.wire import (
     ANSWER_WAIT,
     HANDSHAKE_WAIT,
     PROTOCOL,
     SERVED,
     fingerprint,
     palace_target,
-    private_dir,
     recv,
     send,
     socket_path,
-    spawn_daemon,
 )
 
-if TYPE_CHECKING:
-    from mindpalace.palace import Palace
+__all__ = ["Daemon", "served"]
 
-__all__ = ["ACTIONS", "DEFAULT_IDLE", "SERVED", "Daemon", "daemon_command"]
-
-ACTIONS = ("start", "stop", "status")
-DEFAULT_IDLE = 3600.0
 SERVED_SKILLS = frozenset({"activate", "get", "find"})
 _PALACES = 256  # scopes kept open; each is a cheap view over the shared store
-_START_WAIT = 300.0  # seconds `daemon start` waits for the warm-up
 _SETTLE_WAIT = 20.0  # seconds a stopping daemon gives the calls in flight
-_STOP_WAIT = 30.0  # seconds `daemon stop` waits for the daemon to be gone
 
 
 def served(args: argparse.Namespace) -> str | None:
@@ -88,10 +81,7 @@ class Daemon:
     """
 
     def __init__(self, target: str, *, idle: float = DEFAULT_IDLE) -> None:
-        from mindpalace import cli  # noqa: PLC0415 - cli imports this module
-        from mindpalace.palace import Palace  # noqa: PLC0415 - the launcher needs none of it
-
-        self._cli = cli
+        self._cli = commands  # what runs a command (a test puts a broken one here)
         self._palace_cls = Palace
         self.target = target
         self.idle = idle
@@ -117,7 +107,7 @@ class Daemon:
 
     def palace_for(self, args: argparse.Namespace) -> Palace:
         """The cached palace for ``args``' scope options (built on first use,
-        exactly as ``cli._open`` would build it, but over the shared store)."""
+        exactly as ``commands._open`` would build it, but over the shared store)."""
         groups = tuple(g for g in (args.groups or "").split(",") if g.strip())
         key = (args.agent, groups, args.channel, args.all_agents, args.peer)
         with self._lock:
@@ -205,7 +195,7 @@ class Daemon:
         quiet = io.StringIO()
         try:
             with contextlib.redirect_stderr(quiet), contextlib.redirect_stdout(quiet):
-                return self._cli.build_parser().parse_args(argv)
+                return build_parser().parse_args(argv)
         except SystemExit:  # --help, --version, a usage error: the caller prints them
             return None
 
@@ -308,79 +298,7 @@ def _same_user(conn: socket.socket) -> bool:
     return bool(uid == os.getuid())
 
 
-# -- lifecycle (``mindpalace daemon start|stop|status``) --------------------------------
-
-
-def _control(path: str, what: str, timeout: float = 10.0) -> dict[str, Any] | None:
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    conn.settimeout(timeout)
-    try:
-        conn.connect(path)
-        send(conn, {"control": what})
-        return recv(conn)
-    except (OSError, ValueError):
-        return None
-    finally:
-        conn.close()
-
-
-def _ensure_private_dir(path: str) -> None:
-    with contextlib.suppress(FileExistsError):
-        os.mkdir(path, 0o700)
-    if not private_dir(path):
-        raise ConfigError(
-            f"the daemon's socket directory {path} must be a directory owned by you"
-            " that nobody else can enter (mode 700)"
-        )
-
-
-def daemon_command(args: argparse.Namespace) -> dict[str, Any]:
-    """``mindpalace daemon start|stop|status`` for the palace ``args`` name."""
-    if args.action not in ACTIONS:
-        raise ValidationError("action", args.action, valid=ACTIONS)
-    if not hasattr(socket, "AF_UNIX"):
-        raise ConfigError("the daemon needs Unix sockets, which this platform lacks")
-    if args.idle < 0:
-        raise ValidationError("idle", args.idle, reason="--idle must be 0 (never) or more seconds")
-    target = palace_target(args.db, os.environ, os.getcwd())
-    path = socket_path(target, os.environ)
-    if args.action == "status":
-        return _control(path, "status") or {"running": False, "palace": target}
-    if args.action == "stop":
-        reply = _control(path, "stop")
-        if reply is None:
-            return {"running": False, "palace": target}
-        deadline = time.monotonic() + _STOP_WAIT
-        while os.path.exists(path) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if os.path.exists(path):  # still finishing the calls in flight
-            return {"stopping": True, "pid": reply.get("pid"), "palace": target}
-        return {"stopped": True, "pid": reply.get("pid"), "palace": target}
-    return _start(target, path, args.idle)
-
-
-def _start(target: str, path: str, idle: float) -> dict[str, Any]:
-    running = _control(path, "status")
-    if running is not None:
-        return {**running, "already_running": True}
-    _ensure_private_dir(os.path.dirname(path))
-    log = Path(path).with_suffix(".log")
-    with open(log, "w", encoding="utf-8") as log_file:  # the child's warm-up errors
-        child = spawn_daemon(target, idle, log_file)
-    deadline = time.monotonic() + _START_WAIT
-    while time.monotonic() < deadline:
-        status = _control(path, "status")
-        if status is not None:
-            return {**status, "started": True}
-        if child.poll() is not None:
-            reason = log.read_text(encoding="utf-8").strip().splitlines()
-            raise ConfigError(
-                f"the daemon for {target} exited with status {child.returncode}: "
-                + (reason[-1] if reason else "no message")
-            )
-        time.sleep(0.05)
-    child.terminate()
-    raise ConfigError(f"the daemon for {target} did not answer within {_START_WAIT:.0f} s")
+# -- the daemon process (``python -m mindpalace.daemon``) ----------------------------
 
 
 @contextlib.contextmanager
@@ -404,7 +322,7 @@ def _exclusive(lock_path: str) -> Iterator[bool]:
 def run(target: str, idle: float) -> int:
     """The daemon process: warm up, then serve until stopped."""
     path = socket_path(target, os.environ)
-    _ensure_private_dir(os.path.dirname(path))
+    ensure_private_dir(os.path.dirname(path))
     with _exclusive(str(Path(path).with_suffix(".lock"))) as mine:
         if not mine:
             print(f"a daemon already serves {target}", file=sys.stderr)

@@ -1,0 +1,313 @@
+"""The ``mindpalace`` command line's arguments: one parser for every command.
+
+The command line (``cli``) parses with it in the calling process, and the
+daemon (``daemon``) parses the argument lists the launcher hands it with
+it, so the two read a call alike. The commands themselves are in
+``commands``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from mindpalace import __version__
+from mindpalace.conversations import FORMATS
+from mindpalace.daemonctl import DEFAULT_IDLE
+from mindpalace.models import Category, MemoryKind, MemoryType, Source, StoreKind, Visibility
+from mindpalace.retrieval.modes import MODES
+from mindpalace.server import DEFAULT_THREADS
+
+__all__ = ["build_parser"]
+
+
+def _values(enum_cls: type[Any]) -> str:
+    return ", ".join(m.value for m in enum_cls)
+
+
+def _common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    """Options accepted before and after the command name."""
+    default: Any = argparse.SUPPRESS if suppress else None
+    parser.add_argument(
+        "--db",
+        default=default,
+        help="palace file or URL (default: $MINDPALACE_DB or a per-user data directory)",
+    )
+    parser.add_argument(
+        "--agent", default=default, help="agent id (default: $MINDPALACE_AGENT_ID or 'default')"
+    )
+    parser.add_argument(
+        "--groups", default=default, help="comma-separated groups the agent belongs to"
+    )
+    parser.add_argument("--channel", default=default, help="peer channel to act through")
+    parser.add_argument(
+        "--plain",
+        action="store_true",
+        default=argparse.SUPPRESS if suppress else False,
+        help="human-readable output instead of JSON",
+    )
+    parser.add_argument(
+        "--all-agents",
+        action="store_true",
+        default=argparse.SUPPRESS if suppress else False,
+        help="management access: every agent's memories (whole-palace export/import)",
+    )
+    parser.add_argument(
+        "--peer",
+        action="store_true",
+        default=argparse.SUPPRESS if suppress else False,
+        help="peer-facing: needs --channel; sees it plus what is explicitly shared",
+    )
+
+
+def _filter_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--type", dest="types", help=f"comma-separated: {_values(MemoryType)}")
+    parser.add_argument("--store", dest="stores", help=f"comma-separated: {_values(StoreKind)}")
+    parser.add_argument(
+        "--category", dest="categories", help=f"comma-separated: {_values(Category)}"
+    )
+    parser.add_argument("--tags", help="comma-separated; matches memories with any of them")
+    parser.add_argument("--visibility", help=f"comma-separated: {_values(Visibility)}")
+    parser.add_argument("--after", help="created at or after (ISO 8601)")
+    parser.add_argument("--before", help="created before (ISO 8601)")
+    parser.add_argument(
+        "--include-archived", action="store_true", help="also show archived memories"
+    )
+    parser.add_argument("--kind", dest="kinds", help=f"comma-separated: {_values(MemoryKind)}")
+    parser.add_argument("--project", help="only memories of this project (exact name)")
+
+
+def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per option
+    """The argument parser (exposed so tests can check every command has help)."""
+    parser = argparse.ArgumentParser(
+        prog="mindpalace",
+        description="Local-first memory for AI agents: remember, then recall what matters.",
+    )
+    parser.add_argument("--version", action="version", version=f"mindpalace {__version__}")
+    _common(parser, suppress=False)
+    common = argparse.ArgumentParser(add_help=False)
+    _common(common, suppress=True)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, help_text: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help_text, description=help_text, parents=[common])
+
+    p = command("remember", "Store a memory; prints it as JSON.")
+    p.add_argument("content", help="the memory text ('-' reads standard input)")
+    p.add_argument("--title", help="one-line title")
+    p.add_argument("--type", default="unknown", help=f"one of: {_values(MemoryType)}")
+    p.add_argument("--store", default="semantic", help=f"one of: {_values(StoreKind)}")
+    p.add_argument("--category", default="fact", help=f"one of: {_values(Category)}")
+    p.add_argument("--tags", help="comma-separated tags")
+    p.add_argument("--source", default="manual", help=f"one of: {_values(Source)}")
+    p.add_argument("--visibility", default="isolated", help=f"one of: {_values(Visibility)}")
+    p.add_argument("--group", help="group name (with --visibility group)")
+    p.add_argument("--constraint", action="store_true", help="a rule recall always surfaces")
+    p.add_argument("--confidence", type=float, default=1.0, help="writer's certainty, 0-1")
+    p.add_argument("--valid-from", help="when it became true (ISO 8601)")
+    p.add_argument("--valid-to", help="when it stopped being true (ISO 8601)")
+    p.add_argument("--metadata", help="extra fields as a JSON object")
+    p.add_argument("--kind", help=f"one of: {_values(MemoryKind)} (default memory)")
+    p.add_argument("--project", help="the project it belongs to (issues and specs)")
+    p.add_argument(
+        "--completed", action="store_const", const=True, help="a completed issue (--kind issue)"
+    )
+    p.add_argument("--date", help="when it happened (ISO 8601), e.g. a journal entry's day")
+
+    p = command(
+        "search", "Search journal, nodes, issues, specs and messages, each result attributed."
+    )
+    p.add_argument("query", help="free text; 'my journal entries about X' searches the journal")
+    p.add_argument(
+        "--kind", dest="kinds", help=f"comma-separated: {_values(MemoryKind)} (overrides the query)"
+    )
+    p.add_argument("--project", help="only this project (case-insensitive)")
+    p.add_argument("--limit", type=int, default=10, help="1-100 (default 10)")
+    p.add_argument("--include-archived", action="store_true", help="also search archived ones")
+
+    p = command("recall", "Recall the memories most relevant to a query.")
+    p.add_argument("query", help="free text")
+    p.add_argument("--limit", type=int, default=10, help="1-100 (default 10)")
+    _filter_options(p)
+    p.add_argument("--explain", action="store_true", help="show each hit's stage ranks")
+    p.add_argument(
+        "--no-expand", action="store_true", help="no graph propagation (no associative_context)"
+    )
+    p.add_argument(
+        "--mode",
+        help=f"recall mode, a preference over kinds of memory: {', '.join(MODES)}"
+        " (default general)",
+    )
+
+    p = command("what-do-i-know", "Everything stored about a topic, grouped by category.")
+    p.add_argument("topic", help="the topic, in plain words")
+    p.add_argument("--limit", type=int, default=25, help="memories in all, 1-100 (default 25)")
+    p.add_argument("--per-group", type=int, default=5, help="per category, 1-20 (default 5)")
+
+    p = command("why-did-we", "A decision, what it superseded, and what led to it, in time order.")
+    p.add_argument("query", help="the decision, e.g. 'choose Convex'")
+    p.add_argument("--limit", type=int, default=10, help="linked memories, 1-50 (default 10)")
+
+    p = command("who-owns", "Who owns, maintains, leads or manages something (stated relations).")
+    p.add_argument("name", help="the thing, e.g. 'the Billing service'")
+    p.add_argument("--limit", type=int, default=10, help="owners at most, 1-50 (default 10)")
+
+    p = command("depends-on", "What depends on something, or (--direction) what it depends on.")
+    p.add_argument("name", help="the thing, e.g. Redis")
+    p.add_argument(
+        "--direction",
+        default="dependents",
+        help="dependents: what depends on NAME (default); dependencies: what NAME depends on",
+    )
+    p.add_argument("--limit", type=int, default=10, help="answers at most, 1-50 (default 10)")
+
+    p = command(
+        "preflight", "Rules, decisions, lessons, workflows, skills and events for an action."
+    )
+    p.add_argument("action", help="what you are about to do")
+    p.add_argument("--limit", type=int, default=5, help="per group, 1-20 (default 5)")
+
+    p = command("complete", "Mark an issue completed (or open again with --reopen).")
+    p.add_argument("id", help="the issue's memory id")
+    p.add_argument("--reopen", action="store_true", help="mark it open again")
+
+    p = command("get", "Show one memory by id, with the entities it mentions.")
+    p.add_argument("id", help="memory id")
+
+    p = command("entities", "List the entities memories mention, most mentioned first.")
+    p.add_argument("query", nargs="?", help="keep names or aliases containing this")
+    p.add_argument("--type", dest="types", help=f"comma-separated: {_values(MemoryType)}")
+    p.add_argument("--limit", type=int, default=50, help="1-1000 (default 50)")
+    p.add_argument("--offset", type=int, default=0, help="skip this many")
+
+    p = command("history", "A fact's supersession chain, oldest first.")
+    p.add_argument("id", help="memory id")
+
+    p = command("consolidate", "Strengthen, decay and merge (idempotent); prints every change.")
+    p.add_argument("--dry-run", action="store_true", help="report, write nothing")
+
+    p = command("forget", "Archive a memory (or delete it with --hard).")
+    p.add_argument("id", help="memory id")
+    p.add_argument("--hard", action="store_true", help="delete the row instead of archiving")
+
+    p = command("list", "List memories, newest first.")
+    p.add_argument("--limit", type=int, default=50, help="1-10000 (default 50)")
+    p.add_argument("--offset", type=int, default=0, help="skip this many")
+    _filter_options(p)
+    p.add_argument("--source", dest="sources", help=f"comma-separated: {_values(Source)}")
+    p.add_argument("--include-superseded", action="store_true", help="also show superseded facts")
+
+    command("stats", "Counts of what this agent can see.")
+
+    p = command("export", "Write every visible memory as JSON lines.")
+    p.add_argument("--output", "-o", help="file to write (default: standard output)")
+
+    p = command("import", "Restore memories from an export file, in one transaction.")
+    p.add_argument("file", help="JSON lines file ('-' reads standard input)")
+
+    p = command("ingest", "Remember a conversation file's turns (JSONL, OpenAI chat, LoCoMo).")
+    p.add_argument("file", help="the conversation file")
+    p.add_argument("--format", default="auto", help=f"one of: {', '.join(FORMATS)} (default auto)")
+    p.add_argument("--session", help="session of turns that name none")
+
+    p = command("search-messages", "Conversation turns containing a phrase, with context.")
+    p.add_argument("phrase", help="the exact phrase (case-insensitive)")
+    p.add_argument("--limit", type=int, default=20, help="1-100 (default 20)")
+    p.add_argument("--around", type=int, default=1, help="turns of context each side, 0-10")
+    p.add_argument("--session", help="only this session")
+
+    p = command("recent", "The last conversation turns, oldest first.")
+    p.add_argument("--n", type=int, default=20, help="how many, 1-1000 (default 20)")
+    p.add_argument("--session", help="only this session")
+
+    command(
+        "reindex",
+        "Embed every memory with the configured model (after a change of model).",
+    )
+
+    p = command("feedback", "Record whether a recalled memory was useful (a training signal).")
+    p.add_argument("id", help="memory id")
+    judged = p.add_mutually_exclusive_group(required=True)
+    judged.add_argument("--useful", dest="useful", action="store_true", help="it helped")
+    judged.add_argument("--not-useful", dest="useful", action="store_false", help="it did not")
+
+    p = command(
+        "signals", "Export recorded signals as training pairs (JSON lines), or train the scorer."
+    )
+    p.add_argument(
+        "action",
+        choices=["export", "train"],
+        help="export: the training pairs; train: fit this agent's scorer to them",
+    )
+    p.add_argument("--output", "-o", help="file to write (default: standard output)")
+
+    p = command(
+        "context", "Skills and memories for a task as one prompt-ready block (memory_recall)."
+    )
+    p.add_argument("query", help="the task, in free text")
+    p.add_argument(
+        "--max-tokens", type=int, default=2048, help="token budget, 256-8192 (default 2048)"
+    )
+
+    p = command("skills", "Procedural memory: import, activate, get and find skills.")
+    skills = p.add_subparsers(
+        dest="skills_command", required=True, metavar="SKILLS_COMMAND", help="what to do"
+    )
+
+    def skill_command(name: str, help_text: str) -> argparse.ArgumentParser:
+        return skills.add_parser(name, help=help_text, description=help_text, parents=[common])
+
+    q = skill_command("import", "Import a folder of SKILL.md / JSON node files (idempotent).")
+    q.add_argument("path", help="a folder (searched recursively) or one skill file")
+    q.add_argument("--visibility", default="isolated", help=f"one of: {_values(Visibility)}")
+    q.add_argument("--group", help="group name (with --visibility group)")
+    q = skill_command("activate", "The skills most relevant to a task, ranked.")
+    q.add_argument("query", help="the task, in free text")
+    q.add_argument("--limit", type=int, default=5, help="1-50 (default 5)")
+    q = skill_command("get", "A whole skill: sections, tools, tags, correlations, usage.")
+    q.add_argument("name", help="the skill's name")
+    q = skill_command("find", "Skills ranked by how many of the given tags they have.")
+    q.add_argument("tags", help="comma-separated tags, e.g. media,watermark")
+    q.add_argument("--limit", type=int, default=20, help="1-1000 (default 20)")
+    skill_command("consolidate", "Strengthen correlations between skills used together.")
+
+    p = command("migrate", "Copy a whole palace into an empty one (any backends), verified.")
+    p.add_argument("--from", dest="source", required=True, help="palace file or URL to copy")
+    p.add_argument("--to", dest="destination", required=True, help="empty palace file or URL")
+
+    p = command("demo", "Remember a few memories in a scratch palace and recall them.")
+
+    command("mcp", "Serve the palace to an MCP client over stdio, as --agent.")
+
+    p = command("serve", "Serve MCP (streamable HTTP, /mcp) and REST (/v1) over HTTP.")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    p.add_argument("--port", type=int, default=8765, help="TCP port (8765)")
+    p.add_argument(
+        "--auth",
+        default="env",
+        help="bearer tokens: 'env' ($MINDPALACE_TOKENS), a file of AGENT=TOKEN lines,"
+        " or 'none' (loopback only: every request acts as --agent)",
+    )
+    p.add_argument(
+        "--max-body", type=int, default=1 << 20, help="largest request body in bytes (1 MiB)"
+    )
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=DEFAULT_THREADS,
+        help=f"worker threads for tool calls, 1-256 ({DEFAULT_THREADS})",
+    )
+
+    p = command(
+        "daemon",
+        "Keep this palace warm in a background process that later commands reach"
+        " over a Unix socket (recall in milliseconds instead of a cold start).",
+    )
+    p.add_argument("action", help="start, stop or status")
+    p.add_argument(
+        "--idle",
+        type=float,
+        default=DEFAULT_IDLE,
+        help=f"seconds without a call before the daemon exits (0: never; {DEFAULT_IDLE:.0f})",
+    )
+    return parser

@@ -1,0 +1,440 @@
+"""The ``mindpalace`` commands: each runs one parsed command line
+(``arguments``) against a palace and gives what it prints.
+
+JSON on stdout by default (the subprocess contract: command name first, JSON
+out), ``--plain`` for people. Errors go to stderr: exit 2 for invalid input
+(naming the valid options), 1 for every other failure. ``run`` is the one
+way in, for the command line in the calling process (``cli``) and for the
+daemon with its warm palaces (``daemon``) alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any
+
+from mindpalace.conversations import read_messages
+from mindpalace.daemonctl import daemon_command
+from mindpalace.errors import MindPalaceError, ValidationError
+from mindpalace.family import DIRECTIONS
+from mindpalace.models import (
+    Category,
+    MemoryKind,
+    MemoryType,
+    Source,
+    StoreKind,
+    Visibility,
+    parse_enum,
+)
+from mindpalace.palace import Palace
+from mindpalace.retrieval.modes import check_mode
+from mindpalace.server import require_extra
+from mindpalace.store import migrate
+from mindpalace.validation import check_limit
+
+__all__ = ["Opener", "run"]
+
+Handler = Callable[[Palace, argparse.Namespace], Any]
+
+
+# -- handlers ------------------------------------------------------------------------
+
+
+def _remember(palace: Palace, args: argparse.Namespace) -> Any:
+    content = sys.stdin.read() if args.content == "-" else args.content
+    metadata = None
+    if args.metadata:
+        try:
+            metadata = json.loads(args.metadata)
+        except json.JSONDecodeError as exc:
+            raise ValidationError("metadata", args.metadata, reason=f"--metadata: {exc}") from None
+    return palace.remember(
+        content,
+        title=args.title,
+        type=args.type,
+        store=args.store,
+        category=args.category,
+        tags=args.tags,
+        source=args.source,
+        visibility=args.visibility,
+        group=args.group,
+        constraint=args.constraint,
+        confidence=args.confidence,
+        valid_from=args.valid_from,
+        valid_to=args.valid_to,
+        metadata=metadata,
+        kind=args.kind,
+        project=args.project,
+        completed=args.completed,
+        created_at=args.date,
+    ).to_dict()
+
+
+def _filters(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "types": args.types,
+        "stores": args.stores,
+        "categories": args.categories,
+        "tags": args.tags,
+        "visibility": args.visibility,
+        "include_archived": args.include_archived,
+        "created_after": args.after,
+        "created_before": args.before,
+        "kinds": args.kinds,
+        "projects": [args.project] if args.project else None,
+    }
+
+
+def _recall(palace: Palace, args: argparse.Namespace) -> Any:
+    hits = palace.recall(
+        args.query,
+        limit=args.limit,
+        expand=not args.no_expand,
+        mode=args.mode,
+        **_filters(args),
+    )
+    if hits.notice:
+        print(f"mindpalace recall: {hits.notice}", file=sys.stderr)
+    return [hit.to_dict(explain=args.explain) for hit in hits]
+
+
+def _search(palace: Palace, args: argparse.Namespace) -> Any:
+    results = palace.search(
+        args.query,
+        kinds=args.kinds,
+        project=args.project,
+        limit=args.limit,
+        include_archived=args.include_archived,
+    )
+    if not args.plain:
+        return results.to_dict()
+    lines = [results.notice] if results.notice else []
+    if results.narrowed_by:
+        scope = [k.value for k in results.kinds]
+        scope += [f"project {results.project}"] if results.project else []
+        if results.completed is not None:
+            scope.append("completed" if results.completed else "open")
+        lines.append(f"Searched only: {', '.join(scope)} (from the query).")
+    lines += results.lines or [results.hint or "Nothing found."]
+    return "\n".join(lines)
+
+
+def _list(palace: Palace, args: argparse.Namespace) -> Any:
+    memories = palace.memories(
+        limit=args.limit,
+        offset=args.offset,
+        sources=args.sources,
+        include_superseded=args.include_superseded,
+        **_filters(args),
+    )
+    return [m.to_dict() for m in memories]
+
+
+def _export(palace: Palace, args: argparse.Namespace) -> Any:
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as out:
+            count = palace.export_jsonl(out)
+        return {"exported": count, "path": args.output}
+    palace.export_jsonl(sys.stdout)
+    return None
+
+
+def _import(palace: Palace, args: argparse.Namespace) -> Any:
+    if args.file == "-":
+        report = palace.import_jsonl(sys.stdin)
+    else:
+        with open(args.file, encoding="utf-8") as inp:
+            report = palace.import_jsonl(inp)
+    return {"inserted": report.inserted, "skipped": report.skipped}
+
+
+def _progress(label: str) -> Callable[[int, int], None]:
+    """A progress bar on stderr (for big jobs, or when stderr is a terminal)."""
+    started = time.perf_counter()
+
+    def show(done: int, total: int) -> None:
+        if sys.stderr.isatty() or total >= 1000:
+            width = 30
+            filled = width * done // max(total, 1)
+            bar = "#" * filled + "-" * (width - filled)
+            rate = done / max(time.perf_counter() - started, 1e-9)
+            end = "\n" if done >= total else "\r"
+            print(
+                f"{label} [{bar}] {done}/{total} ({rate:.0f}/s)",
+                end=end,
+                file=sys.stderr,
+                flush=True,
+            )
+
+    return show
+
+
+def _ingest(palace: Palace, args: argparse.Namespace) -> Any:
+    messages = read_messages(args.file, format=args.format, session=args.session)
+    started = time.perf_counter()
+    stored = palace.add_messages(messages, session=args.session, progress=_progress("ingest"))
+    seconds = time.perf_counter() - started
+    return {
+        "ingested": len(stored),
+        "sessions": len({m.session for m in stored}),
+        "seconds": round(seconds, 3),
+        "turns_per_second": round(len(stored) / seconds, 1) if seconds else None,
+    }
+
+
+def _feedback(palace: Palace, args: argparse.Namespace) -> Any:
+    signal = palace.feedback(args.id, useful=args.useful)
+    return {"memory_id": args.id, "useful": args.useful, "recorded": signal is not None}
+
+
+def _signals(palace: Palace, args: argparse.Namespace) -> Any:
+    if args.action == "train":
+        return palace.signals.train().to_dict()
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as out:
+            count = palace.signals.export_pairs(out)
+        return {"pairs": count, "path": args.output}
+    palace.signals.export_pairs(sys.stdout)
+    return None
+
+
+def _reindex(palace: Palace, args: argparse.Namespace) -> Any:
+    embedded = palace.reindex(progress=_progress("reindex"))
+    config = palace.semantic.embedder.config if palace.semantic.embedder else None
+    return {
+        "embedded": embedded,
+        "model": None if config is None else config.model,
+        "dimensions": None if config is None else config.dimensions,
+    }
+
+
+_DEMO_MEMORIES = [
+    (
+        "We chose SQLite for the embedded store because many processes share one file.",
+        "decision",
+        ["storage", "architecture"],
+    ),
+    ("Alice prefers green tea and reviews pull requests in the morning.", "person", ["team"]),
+    ("Deploy with `make release`; never push tags by hand.", "rule", ["deploy"]),
+    (
+        "Lesson: run the migration test from an empty file before every release.",
+        "lesson",
+        ["storage", "release"],
+    ),
+]
+
+
+def _demo(palace: Palace, args: argparse.Namespace) -> Any:
+    for content, category, tags in _DEMO_MEMORIES:
+        palace.remember(content, category=category, tags=tags)
+    queries = ["why did we choose sqlite", "how do I deploy", "release checklist storage"]
+    return {
+        "palace": palace.store.location,
+        "remembered": len(_DEMO_MEMORIES),
+        "recalls": [
+            {"query": q, "hits": [h.to_dict() for h in palace.recall(q, limit=3)]} for q in queries
+        ],
+    }
+
+
+def _skills(palace: Palace, args: argparse.Namespace) -> Any:
+    lib, which = palace.skills, args.skills_command
+    if which == "import":
+        return lib.import_path(args.path, visibility=args.visibility, group=args.group).to_dict()
+    if which == "activate":
+        return [hit.to_dict() for hit in lib.activate(args.query, limit=args.limit)]
+    if which == "get":
+        return lib.get(args.name).to_dict()
+    if which == "find":
+        return [match.to_dict() for match in lib.find(args.tags, limit=args.limit)]
+    return lib.consolidate()
+
+
+def _mcp(palace: Palace, args: argparse.Namespace) -> Any:
+    require_extra()
+    from mindpalace.server.mcp import run_stdio  # noqa: PLC0415 - optional extra
+
+    run_stdio(palace)
+
+
+def _serve(palace: Palace, args: argparse.Namespace) -> Any:
+    require_extra()
+    from mindpalace.server.http import serve  # noqa: PLC0415 - optional extra
+    from mindpalace.server.identity import is_loopback, load_tokens  # noqa: PLC0415
+
+    check_limit(args.threads, low=1, high=256, field="threads")
+    check_limit(args.max_body, low=1024, high=1 << 31, field="max_body")
+    if args.auth == "none" and not is_loopback(args.host):
+        raise ValidationError(
+            "auth", "none", reason=f"--auth none is refused on non-loopback host {args.host}"
+        )
+    tokens = load_tokens(
+        args.auth, env_tokens=palace.settings.tokens, default_agent=palace.scope.agent_id
+    )
+    serve(
+        palace,
+        tokens=tokens,
+        host=args.host,
+        port=args.port,
+        max_body=args.max_body,
+        threads=args.threads,
+    )
+
+
+_HANDLERS: dict[str, Handler] = {
+    "remember": _remember,
+    "recall": _recall,
+    "search": _search,
+    "complete": lambda p, a: p.personal.complete_issue(a.id, completed=not a.reopen).to_dict(),
+    "get": lambda p, a: {
+        **p.get(a.id).to_dict(),
+        "entities": [e.to_dict() for e in p.graph.mentions(a.id)],
+    },
+    "entities": lambda p, a: [
+        e.to_dict()
+        for e in p.graph.entities(a.query, types=a.types, limit=a.limit, offset=a.offset)
+    ],
+    "history": lambda p, a: [m.to_dict() for m in p.graph.history(a.id)],
+    "what-do-i-know": lambda p, a: p.family.what_do_i_know(
+        a.topic, limit=a.limit, per_group=a.per_group
+    ).to_dict(),
+    "why-did-we": lambda p, a: p.family.why_did_we(a.query, limit=a.limit).to_dict(),
+    "who-owns": lambda p, a: p.family.who_owns(a.name, limit=a.limit).to_dict(),
+    "depends-on": lambda p, a: p.family.depends_on(
+        a.name, direction=a.direction, limit=a.limit
+    ).to_dict(),
+    "preflight": lambda p, a: p.family.preflight(a.action, limit=a.limit).to_dict(),
+    "consolidate": lambda p, a: p.graph.consolidate(dry_run=a.dry_run).to_dict(),
+    "forget": lambda p, a: {"forgotten": p.forget(a.id, hard=a.hard).id, "hard": a.hard},
+    "list": _list,
+    "stats": lambda p, a: p.stats().to_dict(),
+    "export": _export,
+    "import": _import,
+    "ingest": _ingest,
+    "recent": lambda p, a: [m.to_dict() for m in p.recent(a.n, session=a.session)],
+    "search-messages": lambda p, a: [
+        m.to_dict()
+        for m in p.search_messages(a.phrase, limit=a.limit, around=a.around, session=a.session)
+    ],
+    "reindex": _reindex,
+    "feedback": _feedback,
+    "signals": _signals,
+    "context": lambda p, a: p.context(a.query, max_tokens=a.max_tokens).to_dict(),
+    "skills": _skills,
+    "demo": _demo,
+    "mcp": _mcp,
+    "serve": _serve,
+}
+
+
+# -- output ---------------------------------------------------------------------------
+
+
+def _plain_memory(m: dict[str, Any]) -> str:
+    head = f"{m['id']}  {m['created_at'][:10]}  {m['category']}/{m['type']}"
+    if m.get("kind", "memory") != "memory":
+        head += f"  {m['kind']}" + (f" ({m['project']})" if m.get("project") else "")
+    if "score" in m:
+        head = f"[{m['score']:.2f}] " + head
+    tags = f"  #{' #'.join(m['tags'])}" if m.get("tags") else ""
+    title = f"{m['title']}: " if m.get("title") else ""
+    return f"{head}{tags}\n    {title}{m['content']}"
+
+
+def _plain_answer(answer: dict[str, Any]) -> str:
+    """A recall-family answer for people: groups, then each memory with its
+    relation; the hint when empty."""
+    lines = []
+    for group in answer["groups"]:
+        lines.append(f"{group['name']}:")
+        for m in group["memories"]:
+            mark = " [HIGH CONFIDENCE]" if m["high_confidence"] else ""
+            lines.append(f"  [{m['score']:.2f}] {m['relation']}{mark}  {m['id']}")
+            lines.append(f"      {m['content']}")
+    return "\n".join(lines) or f"(nothing) {answer['hint']}"
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, dict) and "injectionBlock" in value and "groups" in value:
+        return _plain_answer(value)
+    if isinstance(value, list):
+        return "\n".join(_plain(v) for v in value) or "(nothing)"
+    if isinstance(value, dict) and "content" in value and "id" in value:
+        return _plain_memory(value)
+    if isinstance(value, dict):
+        return "\n".join(
+            f"{k}: {_plain(v) if isinstance(v, list | dict) else v}" for k, v in value.items()
+        )
+    return str(value)
+
+
+def _open(args: argparse.Namespace) -> Palace:
+    groups = [g for g in (args.groups or "").split(",") if g.strip()]
+    target: str | Path | None = args.db
+    if args.command == "demo" and target is None:
+        target = Path(tempfile.mkdtemp(prefix="mindpalace-demo-")) / "demo.db"
+    return Palace(
+        target,
+        agent_id=args.agent,
+        groups=groups,
+        channel=args.channel,
+        management=args.all_agents,
+        peer=args.peer or None,
+    )
+
+
+def _precheck(args: argparse.Namespace) -> None:
+    """Validate what needs no palace before opening one, so a rejected
+    command does not even create the database file."""
+    if args.command == "remember":
+        for enum_cls, name in (
+            (MemoryType, "type"),
+            (StoreKind, "store"),
+            (Category, "category"),
+            (Source, "source"),
+            (Visibility, "visibility"),
+        ):
+            parse_enum(enum_cls, getattr(args, name), name)
+        if args.kind is not None:
+            parse_enum(MemoryKind, args.kind, "kind")
+    if args.command == "context":
+        check_limit(args.max_tokens, low=256, high=8192, field="max_tokens")
+    if args.command == "recall" and args.mode is not None:
+        check_mode(args.mode)
+    if args.command == "depends-on" and args.direction not in DIRECTIONS:
+        raise ValidationError("direction", args.direction, valid=DIRECTIONS)
+
+
+Opener = Callable[[argparse.Namespace], AbstractContextManager[Palace]]
+
+
+def run(args: argparse.Namespace, opener: Opener = _open) -> tuple[int, str, str]:
+    """Carry out parsed ``args`` with the palace ``opener`` gives: (exit
+    status, standard output, standard error). The daemon runs commands
+    through this with its warm palaces."""
+    try:
+        _precheck(args)
+        if args.command == "migrate":  # two palaces, opened as stores: no agent, no model
+            result = migrate(args.source, args.destination).to_dict()
+        elif args.command == "daemon":  # the daemon opens the palace itself
+            result = daemon_command(args)
+        else:
+            with opener(args) as palace:
+                result = _HANDLERS[args.command](palace, args)
+    except ValidationError as exc:
+        name = " ".join(filter(None, (args.command, getattr(args, "skills_command", None))))
+        return 2, "", f"mindpalace {name}: error: {exc}\n"
+    except (MindPalaceError, OSError) as exc:
+        return 1, "", f"mindpalace {args.command}: error: {exc}\n"
+    if result is None:
+        return 0, "", ""
+    if args.plain:
+        return 0, _plain(result) + "\n", ""
+    return 0, json.dumps(result, ensure_ascii=False, indent=2) + "\n", ""
