@@ -22,7 +22,7 @@ from typing import Any
 
 from mindpalace.conversations import read_messages
 from mindpalace.daemonctl import daemon_command
-from mindpalace.errors import MindPalaceError, ValidationError
+from mindpalace.errors import ConfigError, MindPalaceError, ValidationError
 from mindpalace.family import DIRECTIONS
 from mindpalace.models import (
     Category,
@@ -428,7 +428,7 @@ def run(args: argparse.Namespace, opener: Opener = _open) -> tuple[int, str, str
         else:
             with opener(args) as palace:
                 result = _HANDLERS[args.command](palace, args)
-    except ValidationError as exc:
+    except (ValidationError, ConfigError) as exc:  # the caller's input or settings
         name = " ".join(filter(None, (args.command, getattr(args, "skills_command", None))))
         return 2, "", f"mindpalace {name}: error: {exc}\n"
     except (MindPalaceError, OSError) as exc:

@@ -82,7 +82,6 @@ class Daemon:
 
     def __init__(self, target: str, *, idle: float = DEFAULT_IDLE) -> None:
         self._cli = commands  # what runs a command (a test puts a broken one here)
-        self._palace_cls = Palace
         self.target = target
         self.idle = idle
         self.settings = fingerprint(os.environ)
@@ -106,8 +105,8 @@ class Daemon:
             semantic.dense()  # the second use builds the keyword and mention indexes
 
     def palace_for(self, args: argparse.Namespace) -> Palace:
-        """The cached palace for ``args``' scope options (built on first use,
-        exactly as ``commands._open`` would build it, but over the shared store)."""
+        """The palace for ``args``' scope options: a view of the daemon's one
+        engine, kept for later calls of the same scope."""
         groups = tuple(g for g in (args.groups or "").split(",") if g.strip())
         key = (args.agent, groups, args.channel, args.all_agents, args.peer)
         with self._lock:
@@ -115,7 +114,7 @@ class Daemon:
             if palace is not None:
                 self._palaces.move_to_end(key)
                 return palace
-        palace = self._palace_cls(
+        palace = Palace(
             engine=self.base.engine,
             agent_id=args.agent,
             groups=groups,
