@@ -38,6 +38,7 @@ from mindpalace import NotFoundError, Palace, PermissionDenied, ValidationError
 from mindpalace.config import Settings
 from mindpalace.conversations import Message
 from mindpalace.embed import HashingEmbedder
+from mindpalace.engine import Engine
 from mindpalace.models import RecallFilters, Scope
 from mindpalace.retrieval.indexing import vector_key
 from mindpalace.store import Store
@@ -107,26 +108,32 @@ class World:
     clock: Callable[[], Any]
     recs: dict[str, Rec] = field(default_factory=dict)
     palaces: dict[tuple[Reader, bool], Palace] = field(default_factory=dict)
+    engines: dict[bool, Engine] = field(default_factory=dict)
 
     def palace(self, reader: Reader, *, text_only: bool = False) -> Palace:
+        """The reader's view; every reader shares one engine (one per search
+        mode), as the servers' agents do, so warm indexes serve every scope."""
         key = (reader, text_only)
         if key not in self.palaces:
-            palace = self.palaces[key] = Palace(
-                store=self.store,
+            engine = self.engines.get(text_only)
+            if engine is None:
+                engine = self.engines[text_only] = Engine(
+                    store=self.store,
+                    settings=Settings(embedder="none" if text_only else "hashing"),
+                    embedder=None if text_only else EMBEDDER,
+                    clock=self.clock,
+                )
+                if isinstance(self.store, PostgresStore):  # candidates from pgvector's index
+                    self.store.ann_in_store = True
+                    engine.semantic.ann_rows = 1
+            self.palaces[key] = Palace(
+                engine=engine,
                 agent_id=reader.agent,
                 groups=reader.groups,
                 channel=reader.channel,
                 peer=reader.peer,
                 management=reader.management,
-                settings=Settings(
-                    agent_id=reader.agent, embedder="none" if text_only else "hashing"
-                ),
-                embedder=None if text_only else EMBEDDER,
-                clock=self.clock,
             )
-            if isinstance(self.store, PostgresStore):  # candidates from pgvector's index
-                self.store.ann_in_store = True
-                palace.semantic.ann_rows = 1
         return self.palaces[key]
 
     def by_token(self) -> dict[str, Rec]:
@@ -688,6 +695,7 @@ def test_no_leaks_through_any_surface(store: Store, clock: Callable[[], Any]) ->
 # Palace's public methods that are not reads, each with the reason it needs no surface.
 NOT_READS = {
     "open": "constructor",
+    "for_agent": "constructor of another scope's view (whose reads are those below)",
     "close": "lifecycle",
     "remember": "write (a rule above)",
     "remember_many": "write (a rule above)",

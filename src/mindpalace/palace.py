@@ -157,6 +157,8 @@ class Palace:
             management=management,
             peer=engine.settings.peer if peer is None else peer,
         )
+        # The engine's constants; a view may try others (benchmarks, ablations).
+        self.recall_options: pipeline.RecallOptions = engine.recall_options
 
     @classmethod
     def open(cls, target: str | Path | None = None, **options: Any) -> Palace:
@@ -207,11 +209,6 @@ class Palace:
     def semantic(self) -> SemanticIndex:
         """The engine's semantic index (embedder, warm indexes)."""
         return self.engine.semantic
-
-    @property
-    def recall_options(self) -> pipeline.RecallOptions:
-        """The engine's recall constants."""
-        return self.engine.recall_options
 
     @property
     def extractor(self) -> Extractor | None:
