@@ -28,18 +28,18 @@ from mindpalace.models import (
     Stats,
     Visibility,
 )
+from mindpalace.store.skill_rows import (
+    SkillLink,
+    SkillOwner,
+    SkillRow,
+    SkillUsage,
+    SkillWrite,
+    UsageSignal,
+)
 
 if TYPE_CHECKING:  # these modules import this module's value types
     from mindpalace.store.graph_sql import FactCandidate
     from mindpalace.store.relations_sql import RelationRow
-    from mindpalace.store.skills_sql import (
-        SkillLink,
-        SkillOwner,
-        SkillRow,
-        SkillUsage,
-        SkillWrite,
-        UsageSignal,
-    )
     from mindpalace.store.upkeep_sql import ConsolidationPlan, DecayCandidate
 
 __all__ = [
