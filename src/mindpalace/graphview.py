@@ -25,10 +25,10 @@ from mindpalace.graph.consolidate import (
     hebbian,
     near_duplicates,
 )
-from mindpalace.graph.supersede import FACT_CATEGORIES, replaced_facts
 from mindpalace.models import Category, Entity, Memory, MemoryType, NewMemory, RecallFilters, Scope
 from mindpalace.retrieval.dense import DenseIndex
 from mindpalace.store.base import Store
+from mindpalace.store.supersede import FACT_CATEGORIES, replaced_facts
 from mindpalace.store.upkeep_sql import ConsolidationPlan
 from mindpalace.validation import check_limit, parse_many
 
@@ -214,7 +214,7 @@ def _duplicates(store: Store, dense: DenseIndex, agent: str) -> list[tuple[str, 
 
 def superseded_by_new(store: Store, scope: Scope, new: NewMemory) -> tuple[str, ...]:
     """Ids of the current facts of ``new``'s own scope that it replaces
-    (graph/supersede.py states the rule)."""
+    (store/supersede.py states the rule)."""
     if new.category not in FACT_CATEGORIES or not new.mentions:
         return ()
     names = sorted({m.norm for m in new.mentions} | {a for m in new.mentions for a in m.aliases})

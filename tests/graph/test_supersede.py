@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mindpalace import Palace
-from mindpalace.graph.supersede import same_attribute
+from mindpalace.store.supersede import same_attribute
 
 PAIRS = [
     json.loads(line)

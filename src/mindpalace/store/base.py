@@ -38,8 +38,8 @@ from mindpalace.store.skill_rows import (
 )
 
 if TYPE_CHECKING:  # these modules import this module's value types
-    from mindpalace.store.graph_sql import FactCandidate
     from mindpalace.store.relations_sql import RelationRow
+    from mindpalace.store.supersede import FactCandidate
     from mindpalace.store.upkeep_sql import ConsolidationPlan, DecayCandidate
 
 __all__ = [

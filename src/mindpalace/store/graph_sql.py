@@ -36,6 +36,7 @@ from mindpalace.store.fragments import (
     scope_clause,
     to_epoch,
 )
+from mindpalace.store.supersede import FactCandidate
 
 __all__ = ["EDGE_STEP", "MAX_EDGE_MENTIONS", "EntityLookup", "EntityRef", "GraphSql"]
 
@@ -49,16 +50,6 @@ _ENTITY_COLUMNS = (
     "e.id, e.name, e.norm, e.type, e.kind, e.mentions, e.agent_id, e.visibility,"
     " e.group_name, e.channel"
 )
-
-
-@dataclass(frozen=True, slots=True)
-class FactCandidate:
-    """A current fact a new one may replace, and the asked-for names it mentions."""
-
-    id: str
-    content: str
-    content_hash: str
-    norms: set[str]
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,17 +21,21 @@ among fact, decision, person, goal and rule, the new one written later:
 
 Measured on tests/data/supersession_pairs.jsonl (see tests/graph): the rule's
 false merges and misses are asserted there.
+
+A pure rule over text, here in the store because the store applies it inside
+the write transaction (graph_sql.py reads the candidates), so a new fact sees
+every fact committed before it.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from mindpalace.models import Category, NewMemory
-from mindpalace.store.graph_sql import FactCandidate
 
-__all__ = ["FACT_CATEGORIES", "MAX_CHANGE", "replaced_facts", "same_attribute"]
+__all__ = ["FACT_CATEGORIES", "MAX_CHANGE", "FactCandidate", "replaced_facts", "same_attribute"]
 
 FACT_CATEGORIES = (
     Category.FACT,
@@ -56,6 +60,16 @@ _FUNCTIONAL = frozenset(
     """.split()
 )
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+@dataclass(frozen=True, slots=True)
+class FactCandidate:
+    """A current fact a new one may replace, and the asked-for names it mentions."""
+
+    id: str
+    content: str
+    content_hash: str
+    norms: set[str]
 
 
 def _words(text: str) -> tuple[list[str], bool]:
