@@ -23,7 +23,7 @@ from mindpalace.family import Family
 from mindpalace.graph.extract import Extractor
 from mindpalace.graph.llm import llm_extractor
 from mindpalace.graph.relations import extract_graph
-from mindpalace.graphview import GraphView, superseded_by_new
+from mindpalace.graphview import GraphView
 from mindpalace.ids import IdGenerator
 from mindpalace.models import (
     Category,
@@ -283,16 +283,19 @@ class Palace:
             project=project,
             completed=completed,
         )
-        new = self.personal.number_issues([new])[0]
         now = self._clock()
         vectors = self.semantic.vectors_for([embed_text(new.title, new.content)])
         new = replace(
             new,
             embed_hash=new.embed_hash if vectors is not None else None,  # else reindex will
-            supersedes=superseded_by_new(self.store, self.scope, new),
         )
         return self.store.add(
-            new, memory_id=self._ids.next(now), now=now, vectors=vectors, signals=self._keep
+            new,
+            memory_id=self._ids.next(now),
+            now=now,
+            scope=self.scope,
+            vectors=vectors,
+            signals=self._keep,
         ).memory
 
     def remember_many(self, records: Iterable[Mapping[str, Any]]) -> list[Memory]:
@@ -318,7 +321,7 @@ class Palace:
         return self._write_many(news, vectors)
 
     def _prepare_many(self, records: Iterable[Mapping[str, Any]]) -> list[NewMemory]:
-        """remember_many's first half: validate and number, touching nothing."""
+        """remember_many's first half: validate, touching nothing."""
         news: list[NewMemory] = []
         for index, record in enumerate(records):
             if not isinstance(record, Mapping) or "content" not in record:
@@ -340,7 +343,7 @@ class Palace:
                 raise ValidationError(
                     exc.field, exc.value, reason=f"record {index}: {exc}"
                 ) from None
-        return self.personal.number_issues(news) if news else []
+        return news
 
     def _write_many(self, news: list[NewMemory], vectors: VectorBatch | None) -> list[Memory]:
         """remember_many's second half: one transaction for ``news`` and
@@ -351,7 +354,9 @@ class Palace:
         if vectors is None:
             news = [replace(n, embed_hash=None) for n in news]
         items = [(n, self._ids.next(now)) for n in news]
-        added = self.store.add_many(items, now=now, vectors=vectors, signals=self._keep)
+        added = self.store.add_many(
+            items, now=now, scope=self.scope, vectors=vectors, signals=self._keep
+        )
         return [r.memory for r in added]
 
     def _new_memory(
