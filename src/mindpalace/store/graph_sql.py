@@ -37,7 +37,7 @@ from mindpalace.store.fragments import (
     scope_clause,
     to_epoch,
 )
-from mindpalace.store.supersede import FACT_CATEGORIES, FactCandidate, replaced_facts
+from mindpalace.store.supersede import FactCandidate, may_replace, replaced_facts
 
 __all__ = ["EDGE_STEP", "MAX_EDGE_MENTIONS", "EntityLookup", "EntityRef", "GraphSql"]
 
@@ -512,7 +512,7 @@ class GraphSql(SqlCore):
         so that every fact committed before it, or written before it in its
         batch, is a candidate. ``scope`` is the writer's: which entities its
         names resolve to."""
-        if new.category not in FACT_CATEGORIES or not new.mentions:
+        if not may_replace(new):
             return []
         names = sorted(
             {m.norm for m in new.mentions} | {a for m in new.mentions for a in m.aliases}
