@@ -26,7 +26,6 @@ from mindpalace.config import Settings
 from mindpalace.embed.hashing import HashingEmbedder
 from mindpalace.graph.extract import extract_mentions
 from mindpalace.graph.relations import extract_graph
-from mindpalace.graphview import superseded_by_new
 from mindpalace.retrieval.indexing import embed_text
 from mindpalace.retrieval.modes import MODES
 
@@ -54,13 +53,18 @@ def write_cost(texts: list[str], tmp: Path) -> dict[str, float]:
         times = []
         for text in texts:
             started = time.perf_counter()
-            new = writing.new_memory(palace, text)
-            new = replace(new, supersedes=superseded_by_new(palace.store, palace.scope, new))
+            new = writing.new_memory(palace, text)  # supersession runs in the store's write
             if not keep:
                 new = replace(new, relations=())
             vectors = palace.semantic.vectors_for([embed_text(new.title, new.content)])
             now = palace.now()
-            palace.store.add(new, memory_id=palace.engine.ids.next(now), now=now, vectors=vectors)
+            palace.store.add(
+                new,
+                memory_id=palace.engine.ids.next(now),
+                now=now,
+                scope=palace.scope,
+                vectors=vectors,
+            )
             times.append((time.perf_counter() - started) * 1000)
         out[label] = statistics.median(times)
         palace.close()

@@ -21,7 +21,6 @@ from pathlib import Path
 from mindpalace import Palace, writing
 from mindpalace.config import Settings
 from mindpalace.embed.hashing import HashingEmbedder
-from mindpalace.graphview import superseded_by_new
 from mindpalace.retrieval.indexing import embed_text
 
 PEOPLE = ["Alice Chen", "Bob", "Carol Diaz", "Dan", "Erin", "Frank Moss", "Grace", "Heidi"]
@@ -61,16 +60,16 @@ def run(n: int) -> dict[str, dict[str, float]]:
             for text in texts:
                 started = time.perf_counter()
                 new = writing.new_memory(palace, text)  # the facade's own validation
-                if linking:
-                    new = replace(
-                        new, supersedes=superseded_by_new(palace.store, palace.scope, new)
-                    )
-                else:
+                if not linking:  # no mentions: no links, nor supersession (in the store's write)
                     new = replace(new, mentions=())
                 vectors = palace.semantic.vectors_for([embed_text(new.title, new.content)])
                 now = palace.now()
                 palace.store.add(
-                    new, memory_id=palace.engine.ids.next(now), now=now, vectors=vectors
+                    new,
+                    memory_id=palace.engine.ids.next(now),
+                    now=now,
+                    scope=palace.scope,
+                    vectors=vectors,
                 )
                 times.append((time.perf_counter() - started) * 1000)
             palace.close()

@@ -25,8 +25,7 @@ from mindpalace.graph.consolidate import (
     hebbian,
     near_duplicates,
 )
-from mindpalace.graph.supersede import FACT_CATEGORIES, replaced_facts
-from mindpalace.models import Category, Entity, Memory, MemoryType, NewMemory, RecallFilters, Scope
+from mindpalace.models import Category, Entity, Memory, MemoryType, RecallFilters, Scope
 from mindpalace.retrieval.dense import DenseIndex
 from mindpalace.store.base import Store
 from mindpalace.store.upkeep_sql import ConsolidationPlan
@@ -35,7 +34,7 @@ from mindpalace.validation import check_limit, parse_many
 if TYPE_CHECKING:
     from mindpalace.view import View
 
-__all__ = ["GraphView", "superseded_by_new"]
+__all__ = ["GraphView"]
 
 
 class GraphView:
@@ -212,23 +211,3 @@ def _duplicates(store: Store, dense: DenseIndex, agent: str) -> list[tuple[str, 
         for k, m, c in pairs
         if ids[k] not in constraints and ids[m] not in constraints
     ]
-
-
-def superseded_by_new(store: Store, scope: Scope, new: NewMemory) -> tuple[str, ...]:
-    """Ids of the current facts of ``new``'s own scope that it replaces
-    (graph/supersede.py states the rule)."""
-    if new.category not in FACT_CATEGORIES or not new.mentions:
-        return ()
-    names = sorted({m.norm for m in new.mentions} | {a for m in new.mentions for a in m.aliases})
-    resolved = store.resolve_names(names, scope)
-    keys = sorted(set(names) | {k for found in resolved.values() for k in found})
-    candidates = store.fact_candidates(
-        keys,
-        agent_id=new.agent_id,
-        visibility=new.visibility,
-        group=new.group,
-        channel=new.channel,
-        category=new.category.value,
-    )
-    # The entities the new memory's names resolve to count as its names too.
-    return tuple(replaced_facts(new, candidates, extra_names=set(keys)))

@@ -17,6 +17,7 @@ from mindpalace.errors import ValidationError
 
 __all__ = [
     "DEFAULT_AGENT",
+    "ISSUE_NUMBER",
     "Association",
     "Category",
     "EmbeddingConfig",
@@ -36,6 +37,7 @@ __all__ = [
     "Stats",
     "StoreKind",
     "Visibility",
+    "issue_number",
     "normalise_tags",
     "parse_enum",
 ]
@@ -96,6 +98,17 @@ class MemoryKind(str, enum.Enum):
     ISSUE = "issue"  # a project issue, open or completed
     SPEC = "spec"  # a specification of a project
     MESSAGE = "message"  # a conversation turn
+
+
+# An issue's number in its project lives in its metadata under this key; the
+# store gives each new issue without one the next number (store/sql.py).
+ISSUE_NUMBER = "issue_number"
+
+
+def issue_number(metadata: Mapping[str, Any]) -> int | None:
+    """An issue's number in its project (``metadata[ISSUE_NUMBER]``), if it has one."""
+    value = metadata.get(ISSUE_NUMBER)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 class Visibility(str, enum.Enum):
@@ -287,7 +300,6 @@ class NewMemory:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     mentions: tuple[Mention, ...] = ()  # entities to link, found before the write
     relations: tuple[RelationMention, ...] = ()  # typed relations between those entities
-    supersedes: tuple[str, ...] = ()  # ids of current facts this one replaces
     kind: MemoryKind = MemoryKind.MEMORY
     project: str | None = None
     completed: bool | None = None  # issues only: None for every other kind

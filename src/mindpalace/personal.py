@@ -16,18 +16,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from mindpalace.errors import NotFoundError, PermissionDenied, ValidationError
 from mindpalace.models import (
+    ISSUE_NUMBER,
     Hit,
     HitList,
     Memory,
     MemoryKind,
-    NewMemory,
     StoreKind,
+    issue_number,
 )
 from mindpalace.retrieval import stages
 from mindpalace.retrieval.pipeline import TEXT_ONLY_NOTICE
@@ -48,7 +49,6 @@ __all__ = [
 ]
 
 MAX_SEARCH_LIMIT = 100
-ISSUE_NUMBER = "issue_number"  # metadata key of an issue's number in its project
 SUMMARY_CHARS = 200
 # How many matches the text fallback gathers before ordering them by date.
 RECENCY_POOL = 100
@@ -68,12 +68,6 @@ def _date(moment: datetime) -> str:
     return f"{moment.day} {moment:%b %Y}"
 
 
-def issue_number(memory: Memory) -> int | None:
-    """An issue's number in its project, if it has one."""
-    value = memory.metadata.get(ISSUE_NUMBER)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def attribution(memory: Memory) -> str:
     """Where a memory comes from and when, in words a person reads, e.g.
     ``From your journal on 15 Jan 2026`` or ``From project X, issue #3
@@ -86,7 +80,7 @@ def attribution(memory: Memory) -> str:
         name = f" — {memory.title}" if memory.title else ""
         return f"From your knowledge graph{name} ({when})"
     if kind is MemoryKind.ISSUE:
-        number = issue_number(memory)
+        number = issue_number(memory.metadata)
         which = f"issue #{number}" if number is not None else "an issue"
         state = "completed" if memory.completed else "open"
         where = f"From project {memory.project}, {which}" if memory.project else f"From {which}"
@@ -158,7 +152,7 @@ class PersonalHit:
         out["attribution"] = self.attribution
         out["summary"] = self.summary
         out["line"] = self.line
-        number = issue_number(self.memory) if self.kind is MemoryKind.ISSUE else None
+        number = issue_number(self.memory.metadata) if self.kind is MemoryKind.ISSUE else None
         if number is not None:
             out["issue_number"] = number
         return out
@@ -479,8 +473,8 @@ class Personal:
         self, note: str, *, project: str, completed: bool = False, **options: Any
     ) -> Memory:
         """Write an issue of ``project``, numbered after the project's last
-        issue (``metadata["issue_number"]``). Two writers adding issues to one
-        project at the same moment may draw the same number.
+        issue (``metadata["issue_number"]``), inside the write transaction:
+        two writers adding issues to one project at once draw two numbers.
 
         Raises:
             ValidationError: no project, or a bad ``completed``.
@@ -534,34 +528,6 @@ class Personal:
         """The projects this palace's scope can see, with how many live
         memories each has."""
         return dict(self._palace.engine.store.projects(self._palace.scope))
-
-    def number_issues(self, news: Sequence[NewMemory]) -> list[NewMemory]:
-        """``news`` with each issue that has no number given the next free
-        number of its project (in order, so one batch numbers 1, 2, 3...)."""
-        issues = [n for n in news if n.kind is MemoryKind.ISSUE and ISSUE_NUMBER not in n.metadata]
-        if not issues:
-            return list(news)
-        taken: dict[str | None, int] = {}
-        for name in {n.project for n in issues}:
-            existing = self._palace.memories(
-                limit=10_000,
-                kinds=MemoryKind.ISSUE,
-                projects=[name] if name else None,
-                include_archived=True,
-                include_superseded=True,
-            )
-            numbers = [
-                issue_number(m) or 0 for m in existing if (m.project or None) == (name or None)
-            ]
-            taken[name] = max(numbers, default=0)
-        out: list[NewMemory] = []
-        for new in news:
-            numbered = new
-            if new.kind is MemoryKind.ISSUE and ISSUE_NUMBER not in new.metadata:
-                taken[new.project] += 1
-                numbered = replace(new, metadata={**new.metadata, ISSUE_NUMBER: taken[new.project]})
-            out.append(numbered)
-        return out
 
     # -- searching ----------------------------------------------------------------
 

@@ -11,7 +11,6 @@ from typing import Any
 
 from mindpalace.errors import ValidationError
 from mindpalace.graph.relations import extract_graph
-from mindpalace.graphview import superseded_by_new
 from mindpalace.models import (
     Category,
     Memory,
@@ -22,7 +21,6 @@ from mindpalace.models import (
     Visibility,
     parse_enum,
 )
-from mindpalace.personal import Personal
 from mindpalace.retrieval.indexing import embed_text, text_hash
 from mindpalace.scoping import write_channel
 from mindpalace.store.base import VectorBatch
@@ -136,7 +134,8 @@ RECORD_FIELDS = frozenset(inspect.signature(new_memory).parameters) - {"view"}
 
 
 def prepare_many(view: View, records: Iterable[Mapping[str, Any]]) -> list[NewMemory]:
-    """Validate and number ``records``, touching nothing.
+    """Validate ``records``, touching nothing (issue numbers and
+    supersession are decided inside the write's transaction).
 
     Raises:
         ValidationError: naming the index of the first invalid record.
@@ -160,7 +159,7 @@ def prepare_many(view: View, records: Iterable[Mapping[str, Any]]) -> list[NewMe
             news.append(new_memory(view, **fields))
         except ValidationError as exc:
             raise ValidationError(exc.field, exc.value, reason=f"record {index}: {exc}") from None
-    return Personal(view).number_issues(news) if news else []
+    return news
 
 
 def write_many(view: View, news: list[NewMemory], vectors: VectorBatch | None) -> list[Memory]:
@@ -173,25 +172,24 @@ def write_many(view: View, news: list[NewMemory], vectors: VectorBatch | None) -
     if vectors is None:
         news = [replace(n, embed_hash=None) for n in news]
     items = [(n, engine.ids.next(now)) for n in news]
-    added = engine.store.add_many(items, now=now, vectors=vectors, signals=engine.settings.signals)
+    added = engine.store.add_many(
+        items, now=now, scope=view.scope, vectors=vectors, signals=engine.settings.signals
+    )
     return [r.memory for r in added]
 
 
 def remember_one(view: View, new: NewMemory) -> Memory:
-    """Number, embed and write one validated memory (``Palace.remember``)."""
+    """Embed and write one validated memory (``Palace.remember``)."""
     engine = view.engine
-    new = Personal(view).number_issues([new])[0]
     now = engine.now()
     vectors = engine.semantic.vectors_for([embed_text(new.title, new.content)])
-    new = replace(
-        new,
-        embed_hash=new.embed_hash if vectors is not None else None,  # else reindex will
-        supersedes=superseded_by_new(engine.store, view.scope, new),
-    )
+    if vectors is None:  # not embedded: reindex will
+        new = replace(new, embed_hash=None)
     return engine.store.add(
         new,
         memory_id=engine.ids.next(now),
         now=now,
+        scope=view.scope,
         vectors=vectors,
         signals=engine.settings.signals,
     ).memory

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from mindpalace import Palace
-from mindpalace.graph.supersede import same_attribute
+from mindpalace.models import Mention, NewMemory
+from mindpalace.store.supersede import may_replace, same_attribute
 
 PAIRS = [
     json.loads(line)
@@ -91,3 +92,21 @@ def test_only_fact_like_categories_supersede(palace: Palace) -> None:
 def test_same_attribute_rule(old: str, new: str, same: bool) -> None:
     shared = ["alice", "project falcon", "bob", "falcon"]
     assert same_attribute(old, new, shared) is same
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [(p["old"], p["new"]) for p in PAIRS]
+    + [(p["new"], p["old"]) for p in PAIRS]
+    + [("Alice likes tea", "Alice likes coffee"), ("The sky was blue", "The sky was grey")],
+)
+def test_may_replace_is_necessary(old: str, new: str) -> None:
+    """A write that ``may_replace`` rules out skips reading candidates: it
+    must rule out only texts the rule itself never lets replace anything
+    (every word counted as a shared name, the rule's most permissive case)."""
+    names = (old + " " + new).lower().replace("'", " ").split()
+    memory = NewMemory(
+        content=new, content_hash="h", agent_id="a", mentions=(Mention("x", "x", "name"),)
+    )
+    if same_attribute(old, new, names):
+        assert may_replace(memory)

@@ -443,7 +443,7 @@ def test_write_skills_is_all_or_nothing(
     from datetime import datetime, timezone
 
     from mindpalace.skills.parse import parse_skill_file
-    from mindpalace.store.skills_sql import SkillOwner, SkillWrite
+    from mindpalace.store.skill_rows import SkillOwner, SkillWrite
 
     palace = hashed()
     owner = SkillOwner("default")

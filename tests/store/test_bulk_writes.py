@@ -13,6 +13,7 @@ from mindpalace.models import NewMemory, RecallFilters, Scope
 from mindpalace.store import Store
 from mindpalace.validation import content_hash
 
+OWNER = Scope(agent_id="owner")
 TEXTS = [
     "Alice Chen leads Project Falcon in Berlin.",
     "Alice said Falcon ships on Friday.",
@@ -52,15 +53,15 @@ def test_failing_batch_writes_nothing(store: Store) -> None:
     def new(text: str) -> NewMemory:
         return NewMemory(content=text, content_hash=content_hash(text), agent_id="owner")
 
-    store.add(new("kept before"), memory_id="mem_kept", now=now)
+    store.add(new("kept before"), memory_id="mem_kept", now=now, scope=OWNER)
     before = store.change_counters()
     # the last item reuses an id: the statement fails after earlier ones ran
     # (PostgreSQL: inside the pipeline), and the whole batch must roll back
     items = [(new(f"batch item {i}"), f"mem_b{i}") for i in range(50)]
     items.append((new("another text"), "mem_b0"))
     with pytest.raises(Exception, match=r"(?i)unique|duplicate"):
-        store.add_many(items, now=now)
-    assert store.ids_matching(Scope(agent_id="owner"), RecallFilters()) == {"mem_kept"}
+        store.add_many(items, now=now, scope=OWNER)
+    assert store.ids_matching(OWNER, RecallFilters()) == {"mem_kept"}
     assert store.change_counters() == before
     # and the connection is usable afterwards
-    assert store.add(new("after"), memory_id="mem_after", now=now).created
+    assert store.add(new("after"), memory_id="mem_after", now=now, scope=OWNER).created

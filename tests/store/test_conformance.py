@@ -32,13 +32,17 @@ def new(text: str, **kw: object) -> NewMemory:
 
 
 def add(store: Store, text: str, n: int = 0, **kw: object) -> Memory:
+    memory = new(text, **kw)
     return store.add(
-        new(text, **kw), memory_id=f"mem_{n:04d}", now=T0 + timedelta(minutes=n)
+        memory,
+        memory_id=f"mem_{n:04d}",
+        now=T0 + timedelta(minutes=n),
+        scope=Scope(agent_id=memory.agent_id),
     ).memory
 
 
 def test_add_then_get(store: Store) -> None:
-    result = store.add(new("hello store", tags=("a", "b")), memory_id="mem_1", now=T0)
+    result = store.add(new("hello store", tags=("a", "b")), memory_id="mem_1", now=T0, scope=OWNER)
     assert result.created
     got = store.get("mem_1", OWNER)
     assert got == result.memory
@@ -46,8 +50,10 @@ def test_add_then_get(store: Store) -> None:
 
 
 def test_duplicate_returns_existing(store: Store) -> None:
-    first = store.add(new("dup text"), memory_id="mem_1", now=T0)
-    second = store.add(new("dup text"), memory_id="mem_2", now=T0 + timedelta(seconds=5))
+    first = store.add(new("dup text"), memory_id="mem_1", now=T0, scope=OWNER)
+    second = store.add(
+        new("dup text"), memory_id="mem_2", now=T0 + timedelta(seconds=5), scope=OWNER
+    )
     assert not second.created
     assert second.memory.id == "mem_1"
     assert second.memory.strength > first.memory.strength
@@ -76,6 +82,7 @@ def test_search_applies_scope_before_limit(store: Store) -> None:
             new("kafka kafka kafka topic", agent_id=f"other{n}"),
             memory_id=f"mem_o{n}",
             now=T0,
+            scope=Scope(agent_id=f"other{n}"),
         )
     add(store, "a kafka note", 99)
     matches = store.search_text(["kafka"], OWNER, ANY, limit=1)
@@ -125,7 +132,13 @@ def test_scope_rules_on_every_read(store: Store, scope: Scope, visible: set[str]
     ]
     vectors = {f"h_{i}": np.eye(4, dtype=np.float32)[n].tobytes() for n, (i, _) in enumerate(rows)}
     for memory_id, memory in rows:
-        store.add(memory, memory_id=memory_id, now=T0, vectors=VectorBatch("t/t/4", vectors))
+        store.add(
+            memory,
+            memory_id=memory_id,
+            now=T0,
+            scope=OWNER,
+            vectors=VectorBatch("t/t/4", vectors),
+        )
     assert {m.memory.id for m in store.search_text(["zeta"], scope, ANY, limit=50)} == visible
     assert {m.id for m in store.list_memories(scope, ANY, limit=50)} == visible
     assert {m.id for m in store.iter_memories(scope)} == visible

@@ -72,6 +72,7 @@ def _add(store: PostgresStore, memory_id: str, seed: int, **fields: object) -> n
         new,
         memory_id=memory_id,
         now=T0 + timedelta(minutes=seed),
+        scope=Scope(agent_id=new.agent_id),
         vectors=VectorBatch(KEY, {f"h_{memory_id}": vector.tobytes()}),
     )
     return vector
@@ -314,7 +315,7 @@ def test_a_narrow_scope_still_gets_its_rows_through_the_index(pg: PostgresStore)
     for start in range(0, 3000, 1000):
         chunk = items[start : start + 1000]
         batch = {f"h{start + j}": matrix[start + j].tobytes() for j in range(len(chunk))}
-        pg.add_many(chunk, now=T0, vectors=VectorBatch(KEY, batch))
+        pg.add_many(chunk, now=T0, scope=Scope.management(), vectors=VectorBatch(KEY, batch))
     with pg._read() as cur:
         cur.execute("ANALYZE")
     scope = Scope(agent_id="agent7")

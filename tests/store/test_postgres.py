@@ -74,6 +74,7 @@ def test_a_held_write_lock_times_out_as_busy(postgres_url: str) -> None:
                     NewMemory(content="x", content_hash=content_hash("x"), agent_id="owner"),
                     memory_id="mem_busy",
                     now=NOW,
+                    scope=OWNER,
                 )
         assert store.get("mem_busy", OWNER) is None
     finally:
@@ -156,6 +157,7 @@ def test_bm25_equals_fts5_bm25(tmp_path: Path, postgres_url: str, terms: list[st
                     ),
                     memory_id=f"mem_{n}",
                     now=NOW,
+                    scope=OWNER,
                 )
         a = sqlite.search_text(terms, OWNER, RecallFilters(), limit=10)
         b = postgres.search_text(terms, OWNER, RecallFilters(), limit=10)

@@ -56,7 +56,8 @@ from mindpalace.skills.model import (
 from mindpalace.skills.parse import iter_skill_files, parse_skill_file
 from mindpalace.skills.tokens import TokenCounter, default_counter
 from mindpalace.store.base import Signal
-from mindpalace.store.skills_sql import CORRELATES, SkillOwner, SkillRow, SkillWrite
+from mindpalace.store.skill_rows import SkillOwner, SkillRow, SkillWrite
+from mindpalace.store.skills_sql import CORRELATES
 from mindpalace.validation import check_identifier, check_limit, check_tags, content_hash
 
 if TYPE_CHECKING:

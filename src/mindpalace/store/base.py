@@ -26,20 +26,18 @@ from mindpalace.models import (
     RelationMention,
     Scope,
     Stats,
-    Visibility,
+)
+from mindpalace.store.skill_rows import (
+    SkillLink,
+    SkillOwner,
+    SkillRow,
+    SkillUsage,
+    SkillWrite,
+    UsageSignal,
 )
 
 if TYPE_CHECKING:  # these modules import this module's value types
-    from mindpalace.store.graph_sql import FactCandidate
     from mindpalace.store.relations_sql import RelationRow
-    from mindpalace.store.skills_sql import (
-        SkillLink,
-        SkillOwner,
-        SkillRow,
-        SkillUsage,
-        SkillWrite,
-        UsageSignal,
-    )
     from mindpalace.store.upkeep_sql import ConsolidationPlan, DecayCandidate
 
 __all__ = [
@@ -299,6 +297,7 @@ class Store(Protocol):
         *,
         memory_id: str,
         now: datetime,
+        scope: Scope,
         vectors: VectorBatch | None = None,
         signals: bool = False,
     ) -> AddResult:
@@ -308,6 +307,14 @@ class Store(Protocol):
         When it exists, the existing memory is returned with its strength
         bumped (and un-archived); no second row is written. With ``signals``,
         a ``store`` signal (write source) is recorded in the same transaction.
+
+        The write rules run inside that transaction, after every write
+        committed before it, as the writer's ``scope`` sees them: an issue
+        without a number (``ISSUE_NUMBER`` in its metadata) is numbered 1 +
+        the highest number among the visible issues of its project (archived
+        and superseded included), and the current facts of the memory's own
+        scope that it restates with a new value (store/supersede.py) are
+        closed in its favour (``superseded_by``, history kept).
         """
         ...
 
@@ -316,10 +323,14 @@ class Store(Protocol):
         items: Sequence[tuple[NewMemory, str]],
         *,
         now: datetime,
+        scope: Scope,
         vectors: VectorBatch | None = None,
         signals: bool = False,
     ) -> list[AddResult]:
-        """``add`` for (memory, id) pairs in one transaction: all or nothing."""
+        """``add`` for (memory, id) pairs in one transaction: all or nothing.
+        The write rules see the batch's earlier memories too: its issues of
+        one project are numbered 1, 2, 3... after the project's last, and a
+        fact may replace one written before it in the batch."""
         ...
 
     def assign_vectors(self, assignments: Mapping[str, str], vectors: VectorBatch) -> None:
@@ -482,20 +493,6 @@ class Store(Protocol):
     def load_mentions(self, *, after_seq: int = 0) -> list[tuple[str, int]]:
         """(entity key, memory seq) of every mention of memories written after
         ``after_seq``, unscoped: for a warm index that applies scope itself."""
-        ...
-
-    def fact_candidates(
-        self,
-        norms: Sequence[str],
-        *,
-        agent_id: str,
-        visibility: Visibility,
-        group: str | None,
-        channel: str | None,
-        category: str,
-        limit: int = 50,
-    ) -> list[FactCandidate]:
-        """Current memories of one scope and category mentioning any of ``norms``."""
         ...
 
     def has_constraints(self) -> bool:

@@ -23,6 +23,7 @@ from mindpalace.models import (
     Memory,
     MemoryType,
     Mention,
+    NewMemory,
     RecallFilters,
     Scope,
     Visibility,
@@ -36,6 +37,7 @@ from mindpalace.store.fragments import (
     scope_clause,
     to_epoch,
 )
+from mindpalace.store.supersede import FactCandidate, may_replace, replaced_facts
 
 __all__ = ["EDGE_STEP", "MAX_EDGE_MENTIONS", "EntityLookup", "EntityRef", "GraphSql"]
 
@@ -49,16 +51,6 @@ _ENTITY_COLUMNS = (
     "e.id, e.name, e.norm, e.type, e.kind, e.mentions, e.agent_id, e.visibility,"
     " e.group_name, e.channel"
 )
-
-
-@dataclass(frozen=True, slots=True)
-class FactCandidate:
-    """A current fact a new one may replace, and the asked-for names it mentions."""
-
-    id: str
-    content: str
-    content_hash: str
-    norms: set[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -381,14 +373,21 @@ class GraphSql(SqlCore):
                 [*norms, *s_params],
             ).fetchall():
                 out[str(norm[0])].add(str(norm[0]))
-            for alias, norm in self._exec(
-                cur,
-                "SELECT DISTINCT a.alias, e.norm FROM entity_aliases a JOIN entities e"
-                f" ON e.seq = a.entity_seq WHERE {in_list('a.alias', norms)} AND {s_sql}",
-                [*norms, *s_params],
-            ).fetchall():
-                out[str(alias)].add(str(norm))
+            for alias, norm in self._aliased(cur, norms, scope):
+                out[alias].add(norm)
         return dict(out)
+
+    def _aliased(self, cur: Cursor, norms: Sequence[str], scope: Scope) -> list[tuple[str, str]]:
+        """(alias, entity key) of each visible entity that answers to one of
+        ``norms`` as an alias."""
+        s_sql, s_params = scope_clause(scope, "e")
+        rows = self._exec(
+            cur,
+            "SELECT DISTINCT a.alias, e.norm FROM entity_aliases a JOIN entities e"
+            f" ON e.seq = a.entity_seq WHERE {in_list('a.alias', norms)} AND {s_sql}",
+            [*norms, *s_params],
+        ).fetchall()
+        return [(str(alias), str(norm)) for alias, norm in rows]
 
     def entity_members(
         self,
@@ -507,39 +506,47 @@ class GraphSql(SqlCore):
             for key, values in found.items()
         }
 
-    def fact_candidates(
-        self,
-        norms: Sequence[str],
-        *,
-        agent_id: str,
-        visibility: Visibility,
-        group: str | None,
-        channel: str | None,
-        category: str,
-        limit: int = 50,
+    def _replaced_facts(self, cur: Cursor, new: NewMemory, scope: Scope) -> list[str]:
+        """Ids of the current facts of ``new``'s own scope that it replaces
+        (store/supersede.py states the rule), read in the write transaction
+        so that every fact committed before it, or written before it in its
+        batch, is a candidate. ``scope`` is the writer's: which entities its
+        names resolve to."""
+        if not may_replace(new):
+            return []
+        names = sorted(
+            {m.norm for m in new.mentions} | {a for m in new.mentions for a in m.aliases}
+        )
+        # A name is an entity key itself, or an alias of other entities' keys.
+        keys = sorted(set(names) | {norm for _, norm in self._aliased(cur, names, scope)})
+        candidates = self._fact_candidates(cur, keys, new)
+        # The entities the new memory's names resolve to count as its names too.
+        return replaced_facts(new, candidates, extra_names=set(keys))
+
+    def _fact_candidates(
+        self, cur: Cursor, norms: Sequence[str], new: NewMemory, *, limit: int = 50
     ) -> list[FactCandidate]:
-        """Current (unsuperseded, unarchived) memories of exactly one scope
-        and category that mention any of ``norms``, newest first, with which
-        of ``norms`` each mentions: what a new fact may replace."""
+        """Current (unsuperseded, unarchived) memories of exactly ``new``'s
+        scope and category that mention any of ``norms``, newest first, with
+        which of ``norms`` each mentions: what ``new`` may replace."""
         if not norms:
             return []
-        with self._read() as cur:
-            # From the scope's own entities (a memory mentions entities of
-            # its scope only: ``_link_mentions``) to their mentions, then the
-            # memories: starting from the agent's memories in date order read
-            # thousands of rows at 100k (80 ms a write).
-            part = (agent_id, visibility.value, group or "", channel or "")
-            rows = self._exec(
-                cur,
-                "SELECT m.id, m.content, m.content_hash, e.norm FROM entities e"
-                " CROSS JOIN mentions x CROSS JOIN memories m"
-                " WHERE e.agent_id = ? AND e.visibility = ? AND e.group_name = ? AND e.channel = ?"
-                f" AND {in_list('e.norm', norms)} AND x.entity_seq = e.seq AND m.seq = x.memory_seq"
-                " AND m.agent_id = ? AND m.visibility = ? AND m.group_name = ? AND m.channel = ?"
-                " AND m.superseded_by IS NULL AND m.archived = 0 AND m.category = ?"
-                " ORDER BY m.created_at DESC, m.id DESC LIMIT ?",
-                (*part, *norms, *part, category, limit * 4),
-            ).fetchall()
+        # From the scope's own entities (a memory mentions entities of its
+        # scope only: ``_link_mentions``) to their mentions, then the
+        # memories: starting from the agent's memories in date order read
+        # thousands of rows at 100k (80 ms a write).
+        part = (new.agent_id, new.visibility.value, new.group or "", new.channel or "")
+        rows = self._exec(
+            cur,
+            "SELECT m.id, m.content, m.content_hash, e.norm FROM entities e"
+            " CROSS JOIN mentions x CROSS JOIN memories m"
+            " WHERE e.agent_id = ? AND e.visibility = ? AND e.group_name = ? AND e.channel = ?"
+            f" AND {in_list('e.norm', norms)} AND x.entity_seq = e.seq AND m.seq = x.memory_seq"
+            " AND m.agent_id = ? AND m.visibility = ? AND m.group_name = ? AND m.channel = ?"
+            " AND m.superseded_by IS NULL AND m.archived = 0 AND m.category = ?"
+            " ORDER BY m.created_at DESC, m.id DESC LIMIT ?",
+            (*part, *norms, *part, new.category.value, limit * 4),
+        ).fetchall()
         found: dict[str, FactCandidate] = {}
         for memory_id, content, content_hash, norm in rows:
             key = str(memory_id)

@@ -6,8 +6,10 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -15,14 +17,17 @@ import numpy as np
 import numpy.typing as npt
 
 from mindpalace.models import (
+    ISSUE_NUMBER,
     EmbeddingConfig,
     Memory,
+    MemoryKind,
     Mention,
     NewMemory,
     RecallFilters,
     RelationMention,
     Scope,
     Stats,
+    issue_number,
 )
 from mindpalace.store.base import AddResult, ImportReport, TextMatch, VectorBatch, VectorTable
 from mindpalace.store.core import Cursor
@@ -104,44 +109,56 @@ class SqlStore(GraphSql, RelationsSql, UpkeepSql, SkillsSql, SignalStore):
         *,
         memory_id: str,
         now: datetime,
+        scope: Scope,
         vectors: VectorBatch | None = None,
         signals: bool = False,
     ) -> AddResult:
         """Write ``new``, or bump the existing memory with the same scoped hash."""
-        return self.add_many([(new, memory_id)], now=now, vectors=vectors, signals=signals)[0]
+        return self.add_many(
+            [(new, memory_id)], now=now, scope=scope, vectors=vectors, signals=signals
+        )[0]
 
     def add_many(
         self,
         items: Sequence[tuple[NewMemory, str]],
         *,
         now: datetime,
+        scope: Scope,
         vectors: VectorBatch | None = None,
         signals: bool = False,
     ) -> list[AddResult]:
         """``add`` for many memories in one transaction (all or nothing); with
         ``signals``, each write's source is recorded in that transaction too."""
         try:
-            return self._add_many_once(items, now, vectors, signals)
+            return self._add_many_once(items, now, scope, vectors, signals)
         except Exception as exc:
             # Two writers raced to insert the same text (possible where the
             # backend does not serialise writers): the winner's row exists now.
             if not self._is_unique_violation(exc):
                 raise
-            return self._add_many_once(items, now, vectors, signals)
+            return self._add_many_once(items, now, scope, vectors, signals)
 
     def _add_many_once(
         self,
         items: Sequence[tuple[NewMemory, str]],
         now: datetime,
+        scope: Scope,
         vectors: VectorBatch | None,
         signals: bool,
     ) -> list[AddResult]:
+        # The write rules (de-duplication, issue numbers, supersession) read
+        # inside this transaction: writers are serialised (SQLite's BEGIN
+        # IMMEDIATE, PostgreSQL's advisory lock, each taken before the first
+        # read), so each sees every write committed before it.
         with self._mutate() as cur, self._bulk(cur):
             self._put_vectors(cur, vectors)
             lookup = self._entity_lookup(cur, [m for new, _ in items for m in new.mentions])
             known = self._existing(cur, [new for new, _ in items])
+            numbers: dict[str, int] = {}
             written = [
-                self._add_in(cur, new, memory_id, now, lookup=lookup, known=known)
+                self._add_in(
+                    cur, new, memory_id, now, scope, lookup=lookup, known=known, numbers=numbers
+                )
                 for new, memory_id in items
             ]
             # Read back once, after every write of the batch: one query, not
@@ -200,9 +217,11 @@ class SqlStore(GraphSql, RelationsSql, UpkeepSql, SkillsSql, SignalStore):
         new: NewMemory,
         memory_id: str,
         now: datetime,
+        scope: Scope,
         *,
         lookup: EntityLookup,
         known: dict[tuple[str, ...], str],
+        numbers: dict[str, int],
     ) -> tuple[str, bool]:
         """Write one memory of a batch; its id and whether it was created."""
         existing = known.get(_dedup_key(new))
@@ -217,15 +236,49 @@ class SqlStore(GraphSql, RelationsSql, UpkeepSql, SkillsSql, SignalStore):
                 (_STRENGTH_BUMP, to_epoch(now), existing),
             )
             return existing, False
+        new = self._numbered(cur, new, scope, numbers)
+        replaced = self._replaced_facts(cur, new, scope)
         memory = new.stored(memory_id, now)
         seq = self._insert(cur, memory, new.embed_hash)
         known[_dedup_key(memory)] = memory_id
         entities = self._link_mentions(cur, memory, seq, new.mentions, now, lookup=lookup)
         self._link_relations(cur, seq, entities, new.relations)
-        if new.supersedes and self._supersede(cur, memory, seq, new.supersedes, now):
+        if replaced and self._supersede(cur, memory, seq, replaced, now):
             # Closing facts changes existing rows: warm indexes must reload.
             self._exec(cur, "UPDATE palace_meta SET value = value + 1 WHERE key = 'epoch'")
         return memory_id, True
+
+    def _numbered(
+        self, cur: Cursor, new: NewMemory, scope: Scope, numbers: dict[str, int]
+    ) -> NewMemory:
+        """``new``, when an issue without a number, numbered 1 + the highest
+        number among the issues of its project that ``scope`` sees (archived
+        and superseded included) and those its batch wrote before it
+        (``numbers``: project -> last number, kept by the batch). A number
+        given in its metadata is kept."""
+        if new.kind is not MemoryKind.ISSUE:
+            return new
+        project = new.project or ""
+        if ISSUE_NUMBER in new.metadata:
+            given = issue_number(new.metadata)
+            if given is not None and project in numbers:  # else the next read sees it
+                numbers[project] = max(numbers[project], given)
+            return new
+        if project not in numbers:
+            numbers[project] = self._last_issue_number(cur, project, scope)
+        numbers[project] += 1
+        return replace(new, metadata={**new.metadata, ISSUE_NUMBER: numbers[project]})
+
+    def _last_issue_number(self, cur: Cursor, project: str, scope: Scope) -> int:
+        """The highest number among the issues of ``project`` that ``scope``
+        sees (0: none)."""
+        s_sql, s_params = scope_clause(scope)
+        rows = self._exec(
+            cur,
+            f"SELECT m.metadata FROM memories m WHERE m.kind = ? AND m.project = ? AND {s_sql}",
+            [MemoryKind.ISSUE.value, project, *s_params],
+        ).fetchall()
+        return max((issue_number(json.loads(r[0])) or 0 for r in rows), default=0)
 
     def archive(self, memory_id: str, *, owner: str | None, now: datetime) -> bool:
         """Mark archived; False when no such memory of ``owner``."""

@@ -21,17 +21,29 @@ among fact, decision, person, goal and rule, the new one written later:
 
 Measured on tests/data/supersession_pairs.jsonl (see tests/graph): the rule's
 false merges and misses are asserted there.
+
+A pure rule over text, here in the store because the store applies it inside
+the write transaction (graph_sql.py reads the candidates), so a new fact sees
+every fact committed before it.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from mindpalace.models import Category, NewMemory
-from mindpalace.store.graph_sql import FactCandidate
 
-__all__ = ["FACT_CATEGORIES", "MAX_CHANGE", "replaced_facts", "same_attribute"]
+__all__ = [
+    "FACT_CATEGORIES",
+    "MAX_CHANGE",
+    "FactCandidate",
+    "may_replace",
+    "replaced_facts",
+    "same_attribute",
+]
 
 FACT_CATEGORIES = (
     Category.FACT,
@@ -58,7 +70,20 @@ _FUNCTIONAL = frozenset(
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 
-def _words(text: str) -> tuple[list[str], bool]:
+@dataclass(frozen=True, slots=True)
+class FactCandidate:
+    """A current fact a new one may replace, and the asked-for names it mentions."""
+
+    id: str
+    content: str
+    content_hash: str
+    norms: set[str]
+
+
+# A batch compares each new fact with up to 50 candidates, mostly the same
+# few texts again: each text is cut into words once.
+@functools.lru_cache(maxsize=4096)
+def _words(text: str) -> tuple[tuple[str, ...], bool]:
     lowered = text.casefold()
     marked = False
     for phrase in _MARKERS:
@@ -71,7 +96,7 @@ def _words(text: str) -> tuple[list[str], bool]:
             marked = True
             continue
         words.append(word)
-    return words, marked
+    return tuple(words), marked
 
 
 def same_attribute(old_text: str, new_text: str, shared_entities: Sequence[str]) -> bool:
@@ -104,6 +129,18 @@ def same_attribute(old_text: str, new_text: str, shared_entities: Sequence[str])
         return False
     copula_value = prefix > 0 and a[prefix - 1] in _COPULA
     return marked or copula_value or any(word in _FUNCTIONAL for word in common)
+
+
+def may_replace(new: NewMemory) -> bool:
+    """Whether ``new`` could replace any fact at all: what the rule asks of
+    the new memory alone (a fact-like category, a mention, and a change
+    marker, a copula or a functional word in its text: the common part and
+    the word before the value are words of both texts), so that a write
+    that cannot replace anything reads no candidates."""
+    if new.category not in FACT_CATEGORIES or not new.mentions:
+        return False
+    words, marked = _words(new.content)
+    return len(words) >= 3 and (marked or any(w in _COPULA or w in _FUNCTIONAL for w in words))
 
 
 def replaced_facts(

@@ -1,0 +1,127 @@
+"""Write rules under concurrency: numbering and supersession run inside the
+write transaction, so writers racing on one palace (real OS processes, a
+SQLite file or a PostgreSQL database) never number two issues of a project
+alike, and every new fact sees the facts committed before it.
+
+Each writer opens its palace, says ``ready`` and waits for ``go`` on
+standard input, so all of them write at once.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections import Counter
+from contextlib import ExitStack
+from pathlib import Path
+
+from mindpalace import Palace
+from mindpalace.config import Settings
+
+WRITER = """
+import sys
+from mindpalace import Palace
+
+target, worker, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+with Palace(target) as palace:
+    print("ready", flush=True)
+    sys.stdin.readline()
+    for i in range(count):
+        palace.personal.add_issue(f"Race issue w{worker} i{i}", project="Race")
+        palace.remember(f"Apollo status is w{worker}x{i}")
+print("done", flush=True)
+"""
+
+PROCESSES = 4
+PER_PROCESS = 10
+
+
+def run_writers(tmp_path: Path, target: str) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MINDPALACE_")}
+    env.update(HOME=str(tmp_path), MINDPALACE_EMBEDDER="none", MINDPALACE_BUSY_TIMEOUT="60")
+    errors = [tmp_path / f"writer{n}.err" for n in range(PROCESSES)]
+    with ExitStack() as stack:
+        procs = []
+        for n in range(PROCESSES):
+            proc = subprocess.Popen(
+                [sys.executable, "-c", WRITER, target, str(n), str(PER_PROCESS)],
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=stack.enter_context(errors[n].open("w")),
+                text=True,
+            )
+            stack.enter_context(proc)  # on exit: close its pipes, wait for it
+            stack.callback(lambda p=proc: p.poll() is None and p.kill())
+            procs.append(proc)
+        for proc in procs:  # every palace is open before anyone writes
+            assert proc.stdout is not None
+            assert proc.stdout.readline() == "ready\n"
+        for proc in procs:
+            assert proc.stdin is not None
+            proc.stdin.write("go\n")
+            proc.stdin.close()
+        outputs = []
+        for proc in procs:
+            assert proc.stdout is not None
+            outputs.append(proc.stdout.read())
+            proc.wait(timeout=120)
+    for proc, output, error in zip(procs, outputs, errors, strict=True):
+        assert (proc.returncode, error.read_text(), output) == (0, "", "done\n")
+
+
+def test_racing_writers_number_issues_uniquely_and_supersede_in_order(
+    store_target: str, tmp_path: Path
+) -> None:
+    Palace(store_target, settings=Settings(embedder="none")).close()  # schema before the race
+    run_writers(tmp_path, store_target)
+    total = PROCESSES * PER_PROCESS
+    with Palace(store_target, settings=Settings(embedder="none")) as palace:
+        issues = palace.memories(limit=1000, kinds="issue", projects=["Race"])
+        numbers = Counter(m.metadata["issue_number"] for m in issues)
+        assert len(issues) == total
+        assert numbers == Counter(range(1, total + 1))
+        facts = palace.memories(limit=1000, kinds="memory", include_superseded=True)
+        assert len(facts) == total
+        # Each fact replaced the one current before it: one chain, one current fact.
+        current = [m for m in facts if m.superseded_by is None]
+        assert len(current) == 1
+        assert len({m.superseded_by for m in facts}) == total
+
+
+# -- the same rules inside one batch ---------------------------------------------------
+
+
+def test_a_batch_numbers_its_issues_after_the_projects_last(palace: Palace) -> None:
+    palace.personal.add_issue("Gate sticks", project="Shed")
+    palace.remember("Old fence", kind="issue", project="Shed", metadata={"issue_number": 7})
+    written = palace.remember_many(
+        [
+            {"content": "Roof leaks", "kind": "issue", "project": "Shed"},
+            {"content": "Door squeaks", "kind": "issue", "project": "Garden"},
+            {"content": "Gate sticks", "kind": "issue", "project": "Shed"},  # already there
+            {
+                "content": "Given",
+                "kind": "issue",
+                "project": "Shed",
+                "metadata": {"issue_number": 9},
+            },
+            {"content": "Window cracked", "kind": "issue", "project": "Shed"},
+            {"content": "Not an issue", "project": "Shed"},
+        ]
+    )
+    numbers = [m.metadata.get("issue_number") for m in written]
+    # after the project's highest (7), the batch's own numbers included; the
+    # duplicate is the existing issue (#1) and takes no number
+    assert numbers == [8, 1, 1, 9, 10, None]
+
+
+def test_a_later_fact_of_a_batch_replaces_an_earlier_one(palace: Palace) -> None:
+    before = palace.remember("Apollo status is green")
+    first, second = palace.remember_many(
+        [{"content": "Apollo status is amber"}, {"content": "Apollo status is red"}]
+    )
+    assert palace.get(before.id).superseded_by == first.id
+    assert palace.get(first.id).superseded_by == second.id
+    assert [m.id for m in palace.graph.history(second.id)] == [before.id, first.id, second.id]
