@@ -718,11 +718,12 @@ def test_sqlite_url_is_accepted(tmp_path: Path) -> None:
     assert row_count(db) == 1
 
 
-def test_unknown_url_scheme_exits_1(tmp_path: Path) -> None:
+def test_unknown_url_scheme_exits_2(tmp_path: Path) -> None:
+    """A setting the caller can fix exits 2, naming the valid choices."""
     env = clean_env(tmp_path / "home")
     result = run_cli(env, "--db", "mysql://host/db", "stats")
-    assert result.returncode == 1
-    assert "mysql" in result.stderr
+    assert result.returncode == 2
+    assert "mysql" in result.stderr and "valid options" in result.stderr
 
 
 def test_mindpalace_db_env_is_used_without_db_option(tmp_path: Path, default_db: Path) -> None:

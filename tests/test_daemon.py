@@ -312,7 +312,7 @@ def test_a_socket_directory_others_can_enter_is_not_used(launcher: Launcher) -> 
     assert _wait_gone(launcher.socket())
     os.chmod(directory, 0o755)  # noqa: S103 - the unsafe case under test
     refused = launcher.run("daemon", "start")
-    assert refused.returncode == 1 and "mode 700" in refused.stderr
+    assert refused.returncode == 2 and "mode 700" in refused.stderr
 
 
 @pytest.mark.parametrize("backend", ["sqlite"])

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 import pkgutil
+import typing
 
 import pytest
 
@@ -30,3 +32,35 @@ def test_palace_public_methods_have_docstrings() -> None:
     for name in dir(mindpalace.Palace):
         if not name.startswith("_"):
             assert getattr(mindpalace.Palace, name).__doc__, name
+
+
+def _mindpalace_types(hint: object) -> set[type]:
+    """The mindpalace classes named anywhere in a type hint."""
+    found = {hint} if isinstance(hint, type) and hint.__module__.startswith("mindpalace") else set()
+    for arg in typing.get_args(hint):
+        found |= _mindpalace_types(arg)
+    return found
+
+
+def test_every_type_a_public_method_returns_is_exported() -> None:
+    """What the facade, its features and the engine hand back can be named
+    with ``from mindpalace import ...``."""
+    owners = [
+        mindpalace.Palace,
+        mindpalace.Engine,
+        *(
+            typing.get_type_hints(getattr(mindpalace.Palace, name).func)["return"]
+            for name in ("signals", "graph", "skills", "family", "personal")
+        ),
+    ]
+    returned: set[type] = set()
+    for owner in owners:
+        for name, member in inspect.getmembers(owner):
+            if name.startswith("_"):
+                continue
+            function = member.fget if isinstance(member, property) else member
+            function = getattr(function, "func", function)  # cached_property
+            if callable(function):
+                returned |= _mindpalace_types(typing.get_type_hints(function).get("return"))
+    missing = sorted(t.__name__ for t in returned if getattr(mindpalace, t.__name__, None) is not t)
+    assert missing == []
