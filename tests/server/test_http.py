@@ -108,6 +108,40 @@ def test_no_identity_fails_closed(server: Server, headers: dict[str, str], path:
     assert response.headers["www-authenticate"] == "Bearer"
 
 
+@pytest.mark.parametrize(
+    ("headers", "named"),
+    [
+        (
+            [("authorization", "Bearer alice-token"), ("authorization", "Bearer bob-token")],
+            "Authorization",
+        ),
+        (
+            [("authorization", "Bearer bob-token"), ("authorization", "Bearer bob-token")],
+            "Authorization",
+        ),
+        (
+            [
+                ("authorization", "Bearer gateway-token"),
+                ("x-mindpalace-agent-id", "erin"),
+                ("x-mindpalace-agent-id", "alice"),
+            ],
+            "x-mindpalace-agent-id",
+        ),
+    ],
+)
+@pytest.mark.parametrize("path", ["/v1/stats", "/mcp"])
+def test_repeated_identity_headers_are_refused(
+    server: Server, headers: list[tuple[str, str]], named: str, path: str
+) -> None:
+    """Two Authorization (or agent) headers are ambiguous: which one is the
+    caller? Refused with 400, never resolved by picking one."""
+    method = "POST" if path == "/mcp" else "GET"  # a GET of /mcp opens an event stream
+    response = httpx.request(method, f"{server.url}{path}", headers=headers, json={}, timeout=30)
+    assert response.status_code == 400
+    assert response.json()["error"] == "repeated_header"
+    assert f"2 {named} headers" in response.json()["message"]
+
+
 def test_shared_token_acts_as_the_named_agent(server: Server) -> None:
     gateway = server.client("gateway-token", **{"x-mindpalace-agent-id": "carol"})
     with gateway as client:

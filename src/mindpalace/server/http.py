@@ -7,7 +7,8 @@ plus the path, are checked against the tool's argument model, and the tool
 function runs in a worker thread. Status codes:
 
 ====  ==============================================================
-400   invalid value (an enum names its valid options)
+400   invalid value (an enum names its valid options); two Authorization
+      or two agent headers
 401   no identity: missing or unknown bearer token (fails closed)
 403   the memory belongs to another agent
 404   no such memory in the caller's scope, or no such route
@@ -134,7 +135,8 @@ def _replay(chunks: list[bytes], pending: Message | None, receive: Receive) -> R
 
 class Authenticate:
     """Fails closed: a request to a protected path without a valid identity
-    gets 401 and never reaches the app. The agent found is put in the
+    gets 401 (with two Authorization or agent headers, 400) and never
+    reaches the app. The agent found is put in the
     request's state as ``agent_id``."""
 
     def __init__(self, app: ASGIApp, *, tokens: TokenTable) -> None:
@@ -143,10 +145,22 @@ class Authenticate:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"].startswith(PROTECTED):
-            headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+            found: dict[str, list[str]] = {"authorization": [], AGENT_HEADER: []}
+            for key, value in scope["headers"]:
+                values = found.get(key.decode("latin-1").lower())
+                if values is not None:
+                    values.append(value.decode("latin-1"))
+            for name, values in found.items():
+                # Two credentials are ambiguous; picking one (as a dict of the
+                # headers would, silently) could act as the wrong caller.
+                if len(values) > 1:
+                    shown = "Authorization" if name == "authorization" else name
+                    message = f"the request has {len(values)} {shown} headers; send exactly one"
+                    await _problem(400, "repeated_header", message)(scope, receive, send)
+                    return
             try:
                 agent = self.tokens.agent_for(
-                    headers.get("authorization"), headers.get(AGENT_HEADER)
+                    next(iter(found["authorization"]), None), next(iter(found[AGENT_HEADER]), None)
                 )
             except AuthError as exc:
                 await _problem(401, "unauthorised", str(exc))(scope, receive, send)
@@ -226,7 +240,8 @@ _PROBLEM_SCHEMA = {
 }
 
 _ERRORS = {
-    "400": "Invalid value; the message and `valid` list the valid options.",
+    "400": "Invalid value; the message and `valid` list the valid options. Also a request"
+    " with two Authorization (or two agent) headers.",
     "401": "Missing or unknown bearer token (or a shared token without the agent header).",
     "403": "The memory belongs to another agent.",
     "404": "No such memory in the caller's scope.",
