@@ -50,7 +50,8 @@ def _common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
         "--all-agents",
         action="store_true",
         default=argparse.SUPPRESS if suppress else False,
-        help="management access: every agent's memories (whole-palace export/import)",
+        help="management access: every agent's memories (whole-palace export/import);"
+        " not for serve, where an admin:AGENT=TOKEN token gives it",
     )
     parser.add_argument(
         "--peer",
@@ -285,7 +286,8 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
     p.add_argument(
         "--auth",
         default="env",
-        help="bearer tokens: 'env' ($MINDPALACE_TOKENS), a file of AGENT=TOKEN lines,"
+        help="bearer tokens: 'env' ($MINDPALACE_TOKENS), a file of AGENT=TOKEN lines"
+        " (*=TOKEN: shared, agent from a header; admin:AGENT=TOKEN: every agent's memories),"
         " or 'none' (loopback only: every request acts as --agent)",
     )
     p.add_argument(

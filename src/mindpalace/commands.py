@@ -410,6 +410,14 @@ def _precheck(args: argparse.Namespace) -> None:
         check_mode(args.mode)
     if args.command == "depends-on" and args.direction not in DIRECTIONS:
         raise ValidationError("direction", args.direction, valid=DIRECTIONS)
+    if args.command == "serve" and args.all_agents:
+        raise ValidationError(
+            "all_agents",
+            True,
+            reason="--all-agents does not apply to serve: each request acts as its token's"
+            " agent. Give the management view (every agent's memories) to an admin token:"
+            " an admin:AGENT=TOKEN entry in the --auth tokens",
+        )
 
 
 Opener = Callable[[argparse.Namespace], AbstractContextManager[Palace]]

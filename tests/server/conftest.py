@@ -24,7 +24,7 @@ from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.conversations import Message
 
-TOKENS = "alice=alice-token,bob=bob-token,*=gateway-token"
+TOKENS = "alice=alice-token,bob=bob-token,*=gateway-token,admin:ops=ops-token"
 
 
 def free_port() -> int:

@@ -168,6 +168,15 @@ def test_http_identity_comes_from_the_token(server: Server) -> None:
     )
 
 
+def test_http_admin_token_sees_every_agent(server: Server) -> None:
+    async def as_ops(client: Client) -> None:
+        bobs = await client.call_tool("memory_get", {"memoryId": server.ids["bob"]})
+        assert bobs.structured_content is not None
+        assert bobs.structured_content["memory"]["agentId"] == "bob"
+
+    run(http(server, authorization="Bearer ops-token"), as_ops)
+
+
 @pytest.mark.parametrize(
     "headers",
     [{}, {"authorization": "Bearer nope"}, {"authorization": "Bearer gateway-token"}],

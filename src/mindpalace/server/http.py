@@ -48,7 +48,7 @@ from mindpalace import __version__
 from mindpalace.errors import MindPalaceError
 from mindpalace.palace import Palace
 from mindpalace.server import DEFAULT_THREADS
-from mindpalace.server.identity import AGENT_HEADER, AuthError, PalacePool, TokenTable
+from mindpalace.server.identity import AGENT_HEADER, AuthError, Caller, PalacePool, TokenTable
 from mindpalace.server.mcp import build_mcp, header_resolver
 from mindpalace.server.tools import (
     CHANNEL,
@@ -137,7 +137,7 @@ class Authenticate:
     """Fails closed: a request to a protected path without a valid identity
     gets 401 (with two Authorization or agent headers, 400) and never
     reaches the app. The agent found is put in the
-    request's state as ``agent_id``."""
+    request's state as ``caller``."""
 
     def __init__(self, app: ASGIApp, *, tokens: TokenTable) -> None:
         self.app = app
@@ -159,13 +159,13 @@ class Authenticate:
                     await _problem(400, "repeated_header", message)(scope, receive, send)
                     return
             try:
-                agent = self.tokens.agent_for(
+                caller = self.tokens.identify(
                     next(iter(found["authorization"]), None), next(iter(found[AGENT_HEADER]), None)
                 )
             except AuthError as exc:
                 await _problem(401, "unauthorised", str(exc))(scope, receive, send)
                 return
-            scope.setdefault("state", {})["agent_id"] = agent
+            scope.setdefault("state", {})["caller"] = caller
         await self.app(scope, receive, send)
 
 
@@ -214,7 +214,8 @@ def _rest_route(op: Operation, pool: PalacePool) -> Route:
             )
         kwargs = {name: getattr(arguments, name) for name in type(arguments).model_fields}
         try:
-            palace = pool.for_agent(request.state.agent_id, channel=kwargs.get(CHANNEL))
+            caller: Caller = request.state.caller
+            palace = pool.for_agent(caller.agent, channel=kwargs.get(CHANNEL), admin=caller.admin)
             result = await anyio.to_thread.run_sync(lambda: op.run(palace, **kwargs))
         except MindPalaceError as exc:
             problem = describe_error(exc)

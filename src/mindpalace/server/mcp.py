@@ -136,8 +136,8 @@ def header_resolver(pool: PalacePool, tokens: TokenTable) -> Resolver:
 
     def resolve(context: Context, channel: str | None) -> Palace:
         headers = context.headers or {}
-        agent = tokens.agent_for(headers.get("authorization"), headers.get(AGENT_HEADER))
-        return pool.for_agent(agent, channel=channel)
+        caller = tokens.identify(headers.get("authorization"), headers.get(AGENT_HEADER))
+        return pool.for_agent(caller.agent, channel=channel, admin=caller.admin)
 
     return resolve
 
