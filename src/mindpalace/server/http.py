@@ -22,6 +22,9 @@ serialise on its connection lock; embedding and ranking run outside it.
 Shutdown (SIGINT/SIGTERM) stops accepting connections and lets in-flight
 requests finish before the palace is closed, so an acknowledged write is
 committed and nothing in flight is cut.
+
+Slow clients: a request's headers and body must arrive within deadlines,
+and connections are capped, stalled ones giving way first (``guard``).
 """
 
 from __future__ import annotations
@@ -48,7 +51,9 @@ from mindpalace import __version__
 from mindpalace.errors import MindPalaceError
 from mindpalace.palace import Palace
 from mindpalace.server import DEFAULT_THREADS
+from mindpalace.server.guard import GuardedH11Protocol
 from mindpalace.server.identity import AGENT_HEADER, AuthError, Caller, PalacePool, TokenTable
+from mindpalace.server.limits import ConnectionLimits, ensure_files
 from mindpalace.server.mcp import build_mcp, header_resolver
 from mindpalace.server.tools import (
     CHANNEL,
@@ -96,9 +101,8 @@ class BodyLimit:
         size = 0
         while True:
             message = await receive()
-            if message["type"] != "http.request":  # client went away
-                await self.app(scope, _replay([], message, receive), send)
-                return
+            if message["type"] != "http.request":  # client went away (or timed out)
+                return  # nobody to answer, and no request to act on
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.limit:
@@ -107,7 +111,7 @@ class BodyLimit:
             chunks.append(chunk)
             if not message.get("more_body", False):
                 break
-        await self.app(scope, _replay(chunks, None, receive), send)
+        await self.app(scope, _replay(chunks, receive), send)
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
         response = _problem(
@@ -116,7 +120,7 @@ class BodyLimit:
         await response(scope, receive, send)
 
 
-def _replay(chunks: list[bytes], pending: Message | None, receive: Receive) -> Receive:
+def _replay(chunks: list[bytes], receive: Receive) -> Receive:
     """A ``receive`` that first returns the buffered body, then defers to the
     real one (which reports the client's disconnect)."""
     sent = False
@@ -125,8 +129,6 @@ def _replay(chunks: list[bytes], pending: Message | None, receive: Receive) -> R
         nonlocal sent
         if not sent:
             sent = True
-            if pending is not None:
-                return pending
             return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
         return await receive()
 
@@ -397,6 +399,7 @@ def serve(
     port: int = 8765,
     max_body: int = DEFAULT_MAX_BODY,
     threads: int = DEFAULT_THREADS,
+    limits: ConnectionLimits | None = None,
 ) -> None:
     """Serve ``palace`` until SIGINT or SIGTERM; in-flight requests finish first.
 
@@ -408,12 +411,27 @@ def serve(
         port: the TCP port.
         max_body: the largest request body accepted, in bytes.
         threads: worker threads for tool calls.
+        limits: request deadlines and the connection cap (defaults when None).
+
+    Raises:
+        ConfigError: the process may not open enough file descriptors for
+            ``limits.max_connections``.
     """
+    chosen = limits or ConnectionLimits()
+    ensure_files(chosen)
+
+    class Protocol(GuardedH11Protocol):
+        limits = chosen
+
     app = build_app(PalacePool(palace), tokens, host=host, max_body=max_body, threads=threads)
     config = uvicorn.Config(
         app,
         host=host,
         port=port,
+        http=Protocol,
+        ws="none",
+        timeout_keep_alive=chosen.keep_alive,
+        backlog=chosen.backlog,
         log_level="warning",
         timeout_graceful_shutdown=30,
         lifespan="on",
