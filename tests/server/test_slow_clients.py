@@ -111,6 +111,8 @@ def test_a_stalled_connection_is_closed_after_the_timeout(
         received = until_closed(sock)
     assert 0.5 < time.monotonic() - started < 4
     assert received.startswith(answer), received
+    if answer.startswith(b"HTTP/1.1 408"):
+        assert b'{"error": "request_timeout", "message": "request ' in received, received
 
 
 @pytest.mark.parametrize(

@@ -32,6 +32,7 @@ that either.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from typing import Any, ClassVar
 
@@ -45,12 +46,16 @@ from mindpalace.server.limits import ConnectionLimits
 __all__ = ["GuardedH11Protocol"]
 
 
-def _response(status: int, reason: str, text: str) -> bytes:
-    """A complete response that closes the connection, written outside h11
-    (which cannot answer a request it has not received)."""
-    body = text.encode("ascii", "replace")
+_REASONS = {408: "Request Timeout", 503: "Service Unavailable"}
+
+
+def _response(status: int, code: str, message: str) -> bytes:
+    """A complete response that closes the connection, with the API's error
+    body, written outside h11 (which cannot answer a request it has not
+    received)."""
+    body = json.dumps({"error": code, "message": message}).encode("ascii")
     head = (
-        f"HTTP/1.1 {status} {reason}\r\ncontent-type: text/plain; charset=utf-8\r\n"
+        f"HTTP/1.1 {status} {_REASONS[status]}\r\ncontent-type: application/json\r\n"
         f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
     )
     return head.encode("ascii") + body
@@ -88,11 +93,11 @@ class GuardedH11Protocol(H11Protocol):
             ]
             if not waiting:
                 self.transport = transport
-                transport.write(_response(503, "Service Unavailable", "too many connections"))
+                transport.write(_response(503, "too_many_connections", "too many connections"))
                 transport.close()
                 return
             oldest = min(waiting, key=lambda c: c.waiting_since or 0.0)
-            oldest._close(503, "Service Unavailable", "too many connections; try again")
+            oldest._close(503, "too_many_connections", "too many connections; try again")
             self.connections.discard(oldest)
         super().connection_made(transport)
         self._watch()
@@ -140,7 +145,7 @@ class GuardedH11Protocol(H11Protocol):
                 self.limits.header_timeout,
                 self._close,
                 408,
-                "Request Timeout",
+                "request_timeout",
                 f"request headers not received within {self.limits.header_timeout:g} s",
             )
         elif phase == "body":
@@ -148,7 +153,7 @@ class GuardedH11Protocol(H11Protocol):
                 self.limits.body_timeout,
                 self._close,
                 408,
-                "Request Timeout",
+                "request_timeout",
                 f"request body not received within {self.limits.body_timeout:g} s",
             )
 
@@ -158,7 +163,7 @@ class GuardedH11Protocol(H11Protocol):
             self._deadline = None
         self._phase = None
 
-    def _close(self, status: int, reason: str, text: str) -> None:
+    def _close(self, status: int, code: str, message: str) -> None:
         """Answer ``status`` if no response is under way, and close."""
         self._cancel()
         if self.transport.is_closing():
@@ -170,5 +175,5 @@ class GuardedH11Protocol(H11Protocol):
             cycle.disconnected = True
             cycle.message_event.set()
         if self.conn.our_state in {h11.IDLE, h11.SEND_RESPONSE}:  # no response under way
-            self.transport.write(_response(status, reason, text))
+            self.transport.write(_response(status, code, message))
         self.transport.close()

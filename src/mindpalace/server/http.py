@@ -12,8 +12,10 @@ function runs in a worker thread. Status codes:
 401   no identity: missing or unknown bearer token (fails closed)
 403   the memory belongs to another agent
 404   no such memory in the caller's scope, or no such route
+408   the request's headers or body did not arrive in time (``guard``)
 413   request body over the limit
 422   malformed JSON, or arguments of the wrong shape or type
+503   at the connection cap (``guard``); the store is busy
 ====  ==============================================================
 
 Concurrency: Starlette runs each call's tool function in anyio's worker
@@ -248,8 +250,10 @@ _ERRORS = {
     "401": "Missing or unknown bearer token (or a shared token without the agent header).",
     "403": "The memory belongs to another agent.",
     "404": "No such memory in the caller's scope.",
+    "408": "The request's headers or body did not arrive in time.",
     "413": "Request body over the limit.",
     "422": "Malformed JSON, or arguments of the wrong shape or type.",
+    "503": "Too many connections, or the store is busy.",
 }
 
 
