@@ -17,6 +17,12 @@ from mindpalace.daemonctl import DEFAULT_IDLE
 from mindpalace.models import Category, MemoryKind, MemoryType, Source, StoreKind, Visibility
 from mindpalace.retrieval.modes import MODES
 from mindpalace.server import DEFAULT_THREADS
+from mindpalace.server.limits import (
+    DEFAULT_BODY_TIMEOUT,
+    DEFAULT_HEADER_TIMEOUT,
+    DEFAULT_KEEP_ALIVE,
+    DEFAULT_MAX_CONNECTIONS,
+)
 
 __all__ = ["build_parser"]
 
@@ -50,7 +56,8 @@ def _common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
         "--all-agents",
         action="store_true",
         default=argparse.SUPPRESS if suppress else False,
-        help="management access: every agent's memories (whole-palace export/import)",
+        help="management access: every agent's memories (whole-palace export/import);"
+        " not for serve, where an admin:AGENT=TOKEN token gives it",
     )
     parser.add_argument(
         "--peer",
@@ -285,7 +292,8 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
     p.add_argument(
         "--auth",
         default="env",
-        help="bearer tokens: 'env' ($MINDPALACE_TOKENS), a file of AGENT=TOKEN lines,"
+        help="bearer tokens: 'env' ($MINDPALACE_TOKENS), a file of AGENT=TOKEN lines"
+        " (*=TOKEN: shared, agent from a header; admin:AGENT=TOKEN: every agent's memories),"
         " or 'none' (loopback only: every request acts as --agent)",
     )
     p.add_argument(
@@ -296,6 +304,32 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
         type=int,
         default=DEFAULT_THREADS,
         help=f"worker threads for tool calls, 1-256 ({DEFAULT_THREADS})",
+    )
+    p.add_argument(
+        "--max-connections",
+        type=int,
+        default=DEFAULT_MAX_CONNECTIONS,
+        help="open connections at most; at the cap, the one waiting longest for a request"
+        f" is closed ({DEFAULT_MAX_CONNECTIONS})",
+    )
+    p.add_argument(
+        "--header-timeout",
+        type=float,
+        default=DEFAULT_HEADER_TIMEOUT,
+        help="seconds for a request's headers to arrive, else 408 and closed"
+        f" ({DEFAULT_HEADER_TIMEOUT:g})",
+    )
+    p.add_argument(
+        "--body-timeout",
+        type=float,
+        default=DEFAULT_BODY_TIMEOUT,
+        help=f"seconds for a request's body to arrive after its headers ({DEFAULT_BODY_TIMEOUT:g})",
+    )
+    p.add_argument(
+        "--keep-alive",
+        type=int,
+        default=DEFAULT_KEEP_ALIVE,
+        help=f"seconds an idle connection is kept open between requests ({DEFAULT_KEEP_ALIVE})",
     )
 
     p = command(

@@ -36,6 +36,7 @@ from mindpalace.models import (
 from mindpalace.palace import Palace
 from mindpalace.retrieval.modes import check_mode
 from mindpalace.server import require_extra
+from mindpalace.server.limits import ConnectionLimits
 from mindpalace.store import migrate
 from mindpalace.validation import check_limit
 
@@ -271,6 +272,12 @@ def _serve(palace: Palace, args: argparse.Namespace) -> Any:
 
     check_limit(args.threads, low=1, high=256, field="threads")
     check_limit(args.max_body, low=1024, high=1 << 31, field="max_body")
+    limits = ConnectionLimits(
+        max_connections=args.max_connections,
+        header_timeout=args.header_timeout,
+        body_timeout=args.body_timeout,
+        keep_alive=args.keep_alive,
+    )
     if args.auth == "none" and not is_loopback(args.host):
         raise ValidationError(
             "auth", "none", reason=f"--auth none is refused on non-loopback host {args.host}"
@@ -285,6 +292,7 @@ def _serve(palace: Palace, args: argparse.Namespace) -> Any:
         port=args.port,
         max_body=args.max_body,
         threads=args.threads,
+        limits=limits,
     )
 
 
@@ -410,6 +418,14 @@ def _precheck(args: argparse.Namespace) -> None:
         check_mode(args.mode)
     if args.command == "depends-on" and args.direction not in DIRECTIONS:
         raise ValidationError("direction", args.direction, valid=DIRECTIONS)
+    if args.command == "serve" and args.all_agents:
+        raise ValidationError(
+            "all_agents",
+            True,
+            reason="--all-agents does not apply to serve: each request acts as its token's"
+            " agent. Give the management view (every agent's memories) to an admin token:"
+            " an admin:AGENT=TOKEN entry in the --auth tokens",
+        )
 
 
 Opener = Callable[[argparse.Namespace], AbstractContextManager[Palace]]

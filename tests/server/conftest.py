@@ -8,6 +8,7 @@ before it starts, so every tool has something to find.
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import socket
 import subprocess
@@ -24,7 +25,7 @@ from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.conversations import Message
 
-TOKENS = "alice=alice-token,bob=bob-token,*=gateway-token"
+TOKENS = "alice=alice-token,bob=bob-token,*=gateway-token,admin:ops=ops-token"
 
 
 def free_port() -> int:
@@ -96,10 +97,16 @@ class Server:
     ids: dict[str, str]
     process: subprocess.Popen[str]
 
-    def client(self, token: str | None = "alice-token", **headers: str) -> httpx.Client:  # noqa: S107
+    def client(
+        self,
+        token: str | None = "alice-token",  # noqa: S107
+        *,
+        timeout: float = 30,
+        **headers: str,
+    ) -> httpx.Client:
         if token is not None:
             headers["authorization"] = f"Bearer {token}"
-        return httpx.Client(base_url=self.url, headers=headers, timeout=30)
+        return httpx.Client(base_url=self.url, headers=headers, timeout=timeout)
 
     def stop(self) -> int:
         """SIGTERM, as a service manager stops it; returns the exit status."""
@@ -112,8 +119,17 @@ class Server:
             raise
 
 
-def start_server(db: Path, *args: str, env: dict[str, str] | None = None) -> Server:
+def start_server(
+    db: Path, *args: str, env: dict[str, str] | None = None, files: int | None = None
+) -> Server:
+    """``mindpalace serve`` on ``db``; ``files`` caps its open file
+    descriptors (``ulimit -n``), as a small deployment's would be."""
     port = free_port()
+
+    def limit_files() -> None:
+        if files is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (files, files))
+
     process = subprocess.Popen(
         [
             sys.executable,
@@ -130,6 +146,7 @@ def start_server(db: Path, *args: str, env: dict[str, str] | None = None) -> Ser
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        preexec_fn=limit_files,  # noqa: PLW1509 - no threads are started around it
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
@@ -162,9 +179,9 @@ def fresh_server(tmp_path: Path) -> Iterator[Callable[..., Server]]:
     """Start servers with custom options; each is stopped afterwards."""
     started: list[Server] = []
 
-    def make(*args: str, env: dict[str, str] | None = None) -> Server:
+    def make(*args: str, env: dict[str, str] | None = None, files: int | None = None) -> Server:
         db = tmp_path / f"palace{len(started)}.db"
-        running = start_server(db, *args, env=env)
+        running = start_server(db, *args, env=env, files=files)
         started.append(running)
         return running
 

@@ -108,6 +108,40 @@ def test_no_identity_fails_closed(server: Server, headers: dict[str, str], path:
     assert response.headers["www-authenticate"] == "Bearer"
 
 
+@pytest.mark.parametrize(
+    ("headers", "named"),
+    [
+        (
+            [("authorization", "Bearer alice-token"), ("authorization", "Bearer bob-token")],
+            "Authorization",
+        ),
+        (
+            [("authorization", "Bearer bob-token"), ("authorization", "Bearer bob-token")],
+            "Authorization",
+        ),
+        (
+            [
+                ("authorization", "Bearer gateway-token"),
+                ("x-mindpalace-agent-id", "erin"),
+                ("x-mindpalace-agent-id", "alice"),
+            ],
+            "x-mindpalace-agent-id",
+        ),
+    ],
+)
+@pytest.mark.parametrize("path", ["/v1/stats", "/mcp"])
+def test_repeated_identity_headers_are_refused(
+    server: Server, headers: list[tuple[str, str]], named: str, path: str
+) -> None:
+    """Two Authorization (or agent) headers are ambiguous: which one is the
+    caller? Refused with 400, never resolved by picking one."""
+    method = "POST" if path == "/mcp" else "GET"  # a GET of /mcp opens an event stream
+    response = httpx.request(method, f"{server.url}{path}", headers=headers, json={}, timeout=30)
+    assert response.status_code == 400
+    assert response.json()["error"] == "repeated_header"
+    assert f"2 {named} headers" in response.json()["message"]
+
+
 def test_shared_token_acts_as_the_named_agent(server: Server) -> None:
     gateway = server.client("gateway-token", **{"x-mindpalace-agent-id": "carol"})
     with gateway as client:
@@ -304,6 +338,33 @@ def test_tokens_file(fresh_server: Callable[..., Server], tmp_path: Any) -> None
         assert client.get("/v1/stats").status_code == 200
     with running.client("alice-token") as client:  # env tokens are not used
         assert client.get("/v1/stats").status_code == 401
+
+
+def test_all_agents_serve_is_refused(fresh_server: Callable[..., Server]) -> None:
+    """``--all-agents`` used to hand the unscoped view to whichever token's
+    agent matched ``--agent``; the management view is an admin token now."""
+    with pytest.raises(AssertionError, match=r"exited with 2: .*admin:AGENT=TOKEN"):
+        fresh_server("--all-agents", "--agent", "alice")
+
+
+def test_an_admin_token_has_the_management_view(
+    fresh_server: Callable[..., Server], tmp_path: Any
+) -> None:
+    tokens = tmp_path / "tokens"
+    tokens.write_text("alice=alice-secret\nbob=bob-secret\nadmin:ops=ops-secret\n")
+    running = fresh_server("--auth", str(tokens), "--agent", "alice")
+    with running.client("bob-secret") as bob:
+        stored = bob.post("/v1/memories", json={"content": "Bob's private kiln schedule"})
+        bobs = stored.json()["memory"]["memoryId"]
+    with running.client("alice-secret") as alice:  # --agent alice gives alice no more
+        assert alice.get(f"/v1/memories/{bobs}").status_code == 404
+    with running.client("ops-secret") as ops:
+        assert ops.get(f"/v1/memories/{bobs}").json()["memory"]["agentId"] == "bob"
+        found = ops.post("/v1/search", json={"query": "kiln schedule"}).json()
+        assert [m["memoryId"] for m in found["memories"]] == [bobs]
+        written = ops.post("/v1/memories", json={"content": "Audit done"}).json()
+        assert written["memory"]["agentId"] == "ops"
+        assert ops.delete(f"/v1/memories/{bobs}").json() == {"forgotten": bobs, "hard": False}
 
 
 def test_hard_forget_from_the_query_string(server: Server) -> None:

@@ -12,6 +12,7 @@ from mindpalace.errors import ConfigError
 from mindpalace.server import require_extra
 from mindpalace.server.identity import (
     AuthError,
+    Caller,
     PalacePool,
     TokenTable,
     is_loopback,
@@ -19,7 +20,8 @@ from mindpalace.server.identity import (
 )
 
 TABLE = TokenTable.parse(
-    ["alice=t-alice", " bob = t-bob ", "# comment", "", "*=t-shared"], origin="test"
+    ["alice=t-alice", " bob = t-bob ", "# comment", "", "*=t-shared", "admin: ops =t-ops"],
+    origin="test",
 )
 
 
@@ -32,8 +34,13 @@ TABLE = TokenTable.parse(
         ("Bearer  t-shared ", " carol ", "carol"),
     ],
 )
-def test_agent_for_a_valid_identity(authorization: str, header: str | None, agent: str) -> None:
-    assert TABLE.agent_for(authorization, header) == agent
+def test_identify_a_valid_caller(authorization: str, header: str | None, agent: str) -> None:
+    assert TABLE.identify(authorization, header) == Caller(agent)
+
+
+@pytest.mark.parametrize("header", [None, "mallory"])
+def test_an_admin_token_is_marked_admin(header: str | None) -> None:
+    assert TABLE.identify("Bearer t-ops", header) == Caller("ops", admin=True)
 
 
 @pytest.mark.parametrize(
@@ -55,7 +62,7 @@ def test_no_valid_identity_fails_closed(
     authorization: str | None, header: str | None, message: str
 ) -> None:
     with pytest.raises(AuthError, match=message):
-        TABLE.agent_for(authorization, header)
+        TABLE.identify(authorization, header)
 
 
 def test_the_table_keeps_no_token_in_clear() -> None:
@@ -72,6 +79,9 @@ def test_the_table_keeps_no_token_in_clear() -> None:
         (["alice=same", "bob=same"], "already listed"),
         (["# only a comment", ""], "lists no token"),
         (["al\x01ice=t"], "entry 1"),
+        (["admin:*=t"], "an admin token acts as one agent"),
+        (["admin:=t"], "an admin token acts as one agent"),
+        (["admin:ops=t", "ops=t"], "already listed"),
     ],
 )
 def test_malformed_token_lists_are_refused(entries: list[str], message: str) -> None:
@@ -82,16 +92,13 @@ def test_malformed_token_lists_are_refused(entries: list[str], message: str) -> 
 def test_load_tokens_sources(tmp_path: Path) -> None:
     tokens = tmp_path / "tokens"
     tokens.write_text("alice=file-token\n")
-    assert (
-        load_tokens(str(tokens), env_tokens=None, default_agent="d").agent_for(
-            "Bearer file-token", None
-        )
-        == "alice"
-    )
+    assert load_tokens(str(tokens), env_tokens=None, default_agent="d").identify(
+        "Bearer file-token", None
+    ) == Caller("alice")
     from_env = load_tokens("env", env_tokens="bob=env-token", default_agent="d")
-    assert from_env.agent_for("Bearer env-token", None) == "bob"
+    assert from_env.identify("Bearer env-token", None) == Caller("bob")
     anonymous = load_tokens("none", env_tokens="bob=env-token", default_agent="solo")
-    assert anonymous.agent_for(None, None) == "solo"
+    assert anonymous.identify(None, None) == Caller("solo")
     with pytest.raises(ConfigError, match="MINDPALACE_TOKENS is not set"):
         load_tokens("env", env_tokens=None, default_agent="d")
     with pytest.raises(ConfigError, match="cannot read the tokens file"):
@@ -119,7 +126,6 @@ def test_pool_shares_store_and_semantic_index(make_palace: Callable[..., Palace]
     base = make_palace("alice")
     pool = PalacePool(base, size=2)
     bob = pool.for_agent("bob")
-    assert pool.for_agent("alice") is base
     assert pool.for_agent("bob") is bob
     assert bob.scope.agent_id == "bob"
     assert bob.store is base.store
@@ -127,6 +133,25 @@ def test_pool_shares_store_and_semantic_index(make_palace: Callable[..., Palace]
     note = bob.remember("Bob's note about herons")
     assert [h.memory.id for h in pool.for_agent("bob").recall("herons")] == [note.id]
     assert base.recall("herons") == []  # isolated: alice does not see it
+
+
+def test_pool_gives_the_management_view_to_admins_only(
+    make_palace: Callable[..., Palace],
+) -> None:
+    """Even over a management palace (as ``--all-agents`` opened one), an
+    agent's view is scoped; only ``admin=True`` is unscoped."""
+    base = make_palace("alice", management=True)
+    pool = PalacePool(base)
+    alice, ops = pool.for_agent("alice"), pool.for_agent("ops", admin=True)
+    assert alice is not base
+    assert not alice.scope.unscoped
+    assert ops.scope.unscoped
+    assert ops.scope.agent_id == "ops"
+    assert pool.for_agent("ops") is not ops
+    assert not pool.for_agent("ops").scope.unscoped
+    note = pool.for_agent("bob").remember("Bob's note about kingfishers")
+    assert alice.recall("kingfishers") == []
+    assert [h.memory.id for h in ops.recall("kingfishers")] == [note.id]
 
 
 def test_pool_keeps_the_most_recent_agents(make_palace: Callable[..., Palace]) -> None:

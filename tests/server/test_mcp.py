@@ -91,6 +91,29 @@ async def errors_name_valid_options(client: Client, ids: dict[str, str]) -> None
     await assert_tool_error(client, "memory_get", {}, "memoryId")
 
 
+async def unknown_arguments_are_refused(client: Client) -> None:
+    """As REST answers 422: an argument the tool does not take is an error
+    naming the valid ones, and nothing runs."""
+    await assert_tool_error(
+        client,
+        "memory_store",
+        {"content": "Heron census: 14 birds", "colour": "grey"},
+        "unknown argument 'colour' for memory_store",
+        "valid options: content, title,",
+    )
+    await assert_tool_error(
+        client,
+        "recall",
+        {"query": "herons", "include_archived": True},
+        "unknown argument 'include_archived'",
+        "did you mean 'includeArchived'?",
+    )
+    await assert_tool_error(client, "memory_stats", {"ctx": {}}, "unknown argument 'ctx'")
+    found = await client.call_tool("memory_search", {"query": "Heron census"})
+    assert found.structured_content is not None
+    assert found.structured_content["memories"] == []  # the refused store wrote nothing
+
+
 def test_stdio_round_trip_of_every_tool(tmp_path: Path) -> None:
     db = tmp_path / "palace.db"
     ids = seed(db)
@@ -98,6 +121,7 @@ def test_stdio_round_trip_of_every_tool(tmp_path: Path) -> None:
     async def session(client: Client) -> None:
         await list_and_call_every_tool(client, ids)
         await errors_name_valid_options(client, ids)
+        await unknown_arguments_are_refused(client)
 
     run(stdio(db, "--agent", "alice"), session)
 
@@ -120,6 +144,7 @@ def test_http_round_trip_of_every_tool(server: Server) -> None:
     async def session(client: Client) -> None:
         await list_and_call_every_tool(client, server.ids)
         await errors_name_valid_options(client, server.ids)
+        await unknown_arguments_are_refused(client)
 
     run(http(server, authorization="Bearer alice-token"), session)
 
@@ -141,6 +166,15 @@ def test_http_identity_comes_from_the_token(server: Server) -> None:
         http(server, authorization="Bearer gateway-token", **{"x-mindpalace-agent-id": "erin"}),
         as_gateway_for_erin,
     )
+
+
+def test_http_admin_token_sees_every_agent(server: Server) -> None:
+    async def as_ops(client: Client) -> None:
+        bobs = await client.call_tool("memory_get", {"memoryId": server.ids["bob"]})
+        assert bobs.structured_content is not None
+        assert bobs.structured_content["memory"]["agentId"] == "bob"
+
+    run(http(server, authorization="Bearer ops-token"), as_ops)
 
 
 @pytest.mark.parametrize(

@@ -3,8 +3,9 @@
 They need the optional ``server`` extra (the MCP SDK, Starlette, uvicorn);
 ``require_extra`` says so plainly when it is missing. The modules:
 ``tools`` (the operations, once), ``shaping`` (their JSON), ``identity``
-(tokens to agents), ``mcp`` (the MCP server) and ``http`` (REST + MCP over
-HTTP in one app).
+(tokens to agents), ``mcp`` (the MCP server), ``http`` (REST + MCP over
+HTTP in one app), ``limits`` and ``guard`` (slow clients: request deadlines
+and a connection cap).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ __all__ = ["DEFAULT_THREADS", "require_extra"]
 # threads fight over two cores.
 DEFAULT_THREADS = 4
 
-_NEEDED = ("mcp", "pydantic", "starlette", "uvicorn")
+_NEEDED = ("h11", "mcp", "pydantic", "starlette", "uvicorn")
 
 
 def require_extra() -> None:

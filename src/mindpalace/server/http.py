@@ -7,12 +7,15 @@ plus the path, are checked against the tool's argument model, and the tool
 function runs in a worker thread. Status codes:
 
 ====  ==============================================================
-400   invalid value (an enum names its valid options)
+400   invalid value (an enum names its valid options); two Authorization
+      or two agent headers
 401   no identity: missing or unknown bearer token (fails closed)
 403   the memory belongs to another agent
 404   no such memory in the caller's scope, or no such route
+408   the request's headers or body did not arrive in time (``guard``)
 413   request body over the limit
 422   malformed JSON, or arguments of the wrong shape or type
+503   at the connection cap (``guard``); the store is busy
 ====  ==============================================================
 
 Concurrency: Starlette runs each call's tool function in anyio's worker
@@ -21,6 +24,9 @@ serialise on its connection lock; embedding and ranking run outside it.
 Shutdown (SIGINT/SIGTERM) stops accepting connections and lets in-flight
 requests finish before the palace is closed, so an acknowledged write is
 committed and nothing in flight is cut.
+
+Slow clients: a request's headers and body must arrive within deadlines,
+and connections are capped, stalled ones giving way first (``guard``).
 """
 
 from __future__ import annotations
@@ -47,7 +53,9 @@ from mindpalace import __version__
 from mindpalace.errors import MindPalaceError
 from mindpalace.palace import Palace
 from mindpalace.server import DEFAULT_THREADS
-from mindpalace.server.identity import AGENT_HEADER, AuthError, PalacePool, TokenTable
+from mindpalace.server.guard import GuardedH11Protocol
+from mindpalace.server.identity import AGENT_HEADER, AuthError, Caller, PalacePool, TokenTable
+from mindpalace.server.limits import ConnectionLimits, ensure_files
 from mindpalace.server.mcp import build_mcp, header_resolver
 from mindpalace.server.tools import (
     CHANNEL,
@@ -95,9 +103,8 @@ class BodyLimit:
         size = 0
         while True:
             message = await receive()
-            if message["type"] != "http.request":  # client went away
-                await self.app(scope, _replay([], message, receive), send)
-                return
+            if message["type"] != "http.request":  # client went away (or timed out)
+                return  # nobody to answer, and no request to act on
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.limit:
@@ -106,7 +113,7 @@ class BodyLimit:
             chunks.append(chunk)
             if not message.get("more_body", False):
                 break
-        await self.app(scope, _replay(chunks, None, receive), send)
+        await self.app(scope, _replay(chunks, receive), send)
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
         response = _problem(
@@ -115,7 +122,7 @@ class BodyLimit:
         await response(scope, receive, send)
 
 
-def _replay(chunks: list[bytes], pending: Message | None, receive: Receive) -> Receive:
+def _replay(chunks: list[bytes], receive: Receive) -> Receive:
     """A ``receive`` that first returns the buffered body, then defers to the
     real one (which reports the client's disconnect)."""
     sent = False
@@ -124,8 +131,6 @@ def _replay(chunks: list[bytes], pending: Message | None, receive: Receive) -> R
         nonlocal sent
         if not sent:
             sent = True
-            if pending is not None:
-                return pending
             return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
         return await receive()
 
@@ -134,8 +139,9 @@ def _replay(chunks: list[bytes], pending: Message | None, receive: Receive) -> R
 
 class Authenticate:
     """Fails closed: a request to a protected path without a valid identity
-    gets 401 and never reaches the app. The agent found is put in the
-    request's state as ``agent_id``."""
+    gets 401 (with two Authorization or agent headers, 400) and never
+    reaches the app. The agent found is put in the
+    request's state as ``caller``."""
 
     def __init__(self, app: ASGIApp, *, tokens: TokenTable) -> None:
         self.app = app
@@ -143,15 +149,27 @@ class Authenticate:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"].startswith(PROTECTED):
-            headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+            found: dict[str, list[str]] = {"authorization": [], AGENT_HEADER: []}
+            for key, value in scope["headers"]:
+                values = found.get(key.decode("latin-1").lower())
+                if values is not None:
+                    values.append(value.decode("latin-1"))
+            for name, values in found.items():
+                # Two credentials are ambiguous; picking one (as a dict of the
+                # headers would, silently) could act as the wrong caller.
+                if len(values) > 1:
+                    shown = "Authorization" if name == "authorization" else name
+                    message = f"the request has {len(values)} {shown} headers; send exactly one"
+                    await _problem(400, "repeated_header", message)(scope, receive, send)
+                    return
             try:
-                agent = self.tokens.agent_for(
-                    headers.get("authorization"), headers.get(AGENT_HEADER)
+                caller = self.tokens.identify(
+                    next(iter(found["authorization"]), None), next(iter(found[AGENT_HEADER]), None)
                 )
             except AuthError as exc:
                 await _problem(401, "unauthorised", str(exc))(scope, receive, send)
                 return
-            scope.setdefault("state", {})["agent_id"] = agent
+            scope.setdefault("state", {})["caller"] = caller
         await self.app(scope, receive, send)
 
 
@@ -200,7 +218,8 @@ def _rest_route(op: Operation, pool: PalacePool) -> Route:
             )
         kwargs = {name: getattr(arguments, name) for name in type(arguments).model_fields}
         try:
-            palace = pool.for_agent(request.state.agent_id, channel=kwargs.get(CHANNEL))
+            caller: Caller = request.state.caller
+            palace = pool.for_agent(caller.agent, channel=kwargs.get(CHANNEL), admin=caller.admin)
             result = await anyio.to_thread.run_sync(lambda: op.run(palace, **kwargs))
         except MindPalaceError as exc:
             problem = describe_error(exc)
@@ -226,12 +245,15 @@ _PROBLEM_SCHEMA = {
 }
 
 _ERRORS = {
-    "400": "Invalid value; the message and `valid` list the valid options.",
+    "400": "Invalid value; the message and `valid` list the valid options. Also a request"
+    " with two Authorization (or two agent) headers.",
     "401": "Missing or unknown bearer token (or a shared token without the agent header).",
     "403": "The memory belongs to another agent.",
     "404": "No such memory in the caller's scope.",
+    "408": "The request's headers or body did not arrive in time.",
     "413": "Request body over the limit.",
     "422": "Malformed JSON, or arguments of the wrong shape or type.",
+    "503": "Too many connections, or the store is busy.",
 }
 
 
@@ -381,6 +403,7 @@ def serve(
     port: int = 8765,
     max_body: int = DEFAULT_MAX_BODY,
     threads: int = DEFAULT_THREADS,
+    limits: ConnectionLimits | None = None,
 ) -> None:
     """Serve ``palace`` until SIGINT or SIGTERM; in-flight requests finish first.
 
@@ -392,12 +415,27 @@ def serve(
         port: the TCP port.
         max_body: the largest request body accepted, in bytes.
         threads: worker threads for tool calls.
+        limits: request deadlines and the connection cap (defaults when None).
+
+    Raises:
+        ConfigError: the process may not open enough file descriptors for
+            ``limits.max_connections``.
     """
+    chosen = limits or ConnectionLimits()
+    ensure_files(chosen)
+
+    class Protocol(GuardedH11Protocol):
+        limits = chosen
+
     app = build_app(PalacePool(palace), tokens, host=host, max_body=max_body, threads=threads)
     config = uvicorn.Config(
         app,
         host=host,
         port=port,
+        http=Protocol,
+        ws="none",
+        timeout_keep_alive=chosen.keep_alive,
+        backlog=chosen.backlog,
         log_level="warning",
         timeout_graceful_shutdown=30,
         lifespan="on",

@@ -6,6 +6,12 @@ Two ways to name the agent over HTTP, configurable per token:
 * a shared token (``*=TOKEN``) plus an ``x-mindpalace-agent-id`` header: for
   a trusted gateway that serves many agents.
 
+And one way to get the unscoped management view (every agent's memories):
+an admin token, ``admin:AGENT=TOKEN``, which acts as ``AGENT`` with
+management access. Nothing else gives it: the server is never opened with
+``--all-agents``, and the pool builds every view from the engine, so the
+scope the server was started with reaches no caller.
+
 A request that names no agent where one is required is refused (401): there
 is no fallback to a default agent over HTTP unless the operator started the
 server with ``--auth none``, which only a loopback address accepts.
@@ -31,6 +37,7 @@ from mindpalace.validation import check_identifier
 __all__ = [
     "AGENT_HEADER",
     "AuthError",
+    "Caller",
     "PalacePool",
     "TokenTable",
     "is_loopback",
@@ -39,6 +46,7 @@ __all__ = [
 
 AGENT_HEADER = "x-mindpalace-agent-id"
 SHARED = "*"
+ADMIN = "admin:"
 
 
 class AuthError(Exception):
@@ -50,22 +58,38 @@ def _digest(token: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class Caller:
+    """Who a request acts as.
+
+    Attributes:
+        agent: the agent id.
+        admin: management access (every agent's memories): an admin token.
+    """
+
+    agent: str
+    admin: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class TokenTable:
     """Bearer tokens and the agents they stand for.
 
     Attributes:
         agents: token digest -> agent id.
         shared: digests of shared tokens (the agent comes from a header).
+        admins: digests of admin tokens (their agent is in ``agents``).
         anonymous: the agent every request acts as, when auth is off.
     """
 
     agents: Mapping[str, str] = field(default_factory=dict)
     shared: frozenset[str] = frozenset()
+    admins: frozenset[str] = frozenset()
     anonymous: str | None = None
 
     @classmethod
     def parse(cls, entries: Iterable[str], *, origin: str) -> TokenTable:
-        """A table from ``AGENT=TOKEN`` entries (``*=TOKEN`` for a shared token).
+        """A table from ``AGENT=TOKEN`` entries (``*=TOKEN`` for a shared
+        token, ``admin:AGENT=TOKEN`` for an admin token).
 
         Blank entries and ``#`` comments are skipped.
 
@@ -75,29 +99,40 @@ class TokenTable:
         """
         agents: dict[str, str] = {}
         shared: set[str] = set()
+        admins: set[str] = set()
         for number, raw in enumerate(entries, start=1):
             entry = raw.strip()
             if not entry or entry.startswith("#"):
                 continue
             agent, sep, token = (part.strip() for part in entry.partition("="))
             if not sep or not agent or not token:
-                raise ConfigError(f"{origin}, entry {number}: expected AGENT=TOKEN or *=TOKEN")
+                raise ConfigError(
+                    f"{origin}, entry {number}: expected AGENT=TOKEN, *=TOKEN or admin:AGENT=TOKEN"
+                )
             digest = _digest(token)
             if digest in agents or digest in shared:
                 raise ConfigError(f"{origin}, entry {number}: this token is already listed")
             if agent == SHARED:
                 shared.add(digest)
                 continue
+            if agent.startswith(ADMIN):
+                agent = agent.removeprefix(ADMIN).strip()
+                if not agent or agent == SHARED:
+                    raise ConfigError(
+                        f"{origin}, entry {number}: an admin token acts as one agent:"
+                        " admin:AGENT=TOKEN"
+                    )
+                admins.add(digest)
             try:
                 agents[digest] = check_identifier(agent, "agent") or agent
             except ValidationError as exc:
                 raise ConfigError(f"{origin}, entry {number}: {exc}") from None
         if not agents and not shared:
             raise ConfigError(f"{origin} lists no token (expected AGENT=TOKEN entries)")
-        return cls(agents=agents, shared=frozenset(shared))
+        return cls(agents=agents, shared=frozenset(shared), admins=frozenset(admins))
 
-    def agent_for(self, authorization: str | None, agent_header: str | None) -> str:
-        """The agent a request acts as.
+    def identify(self, authorization: str | None, agent_header: str | None) -> Caller:
+        """Who a request acts as.
 
         Args:
             authorization: the ``Authorization`` header.
@@ -108,14 +143,14 @@ class TokenTable:
                 a valid agent header.
         """
         if self.anonymous is not None:
-            return self.anonymous
+            return Caller(self.anonymous)
         scheme, _, token = (authorization or "").partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise AuthError("missing bearer token: send 'Authorization: Bearer <token>'")
         digest = _digest(token.strip())
         agent = self.agents.get(digest)
         if agent is not None:
-            return agent
+            return Caller(agent, admin=digest in self.admins)
         if digest not in self.shared:
             raise AuthError("unknown bearer token")
         try:
@@ -123,7 +158,7 @@ class TokenTable:
         except ValidationError as exc:
             raise AuthError(f"a shared token needs the {AGENT_HEADER} header: {exc}") from None
         assert named is not None
-        return named
+        return Caller(named)
 
 
 def load_tokens(spec: str, *, env_tokens: str | None, default_agent: str) -> TokenTable:
@@ -172,6 +207,9 @@ class PalacePool:
     Palaces are cheap views (scope, clock, ids); the store, the embedder and
     the warm dense index are shared, so a new agent costs no model load and
     no index rebuild. The most recently used ``size`` palaces are kept.
+    Every view is built from the engine, never the base palace itself, so
+    the base's scope (its groups, channel or management access) reaches no
+    caller.
 
     Args:
         base: the palace the server was opened with; its store, settings and
@@ -182,27 +220,32 @@ class PalacePool:
     def __init__(self, base: Palace, *, size: int = 1024) -> None:
         self.base = base
         self._size = size
-        self._palaces: OrderedDict[tuple[str, str | None], Palace] = OrderedDict(
-            {(base.scope.agent_id, None): base}
-        )
+        self._palaces: OrderedDict[tuple[str, str | None, bool], Palace] = OrderedDict()
         self._lock = threading.Lock()
 
-    def for_agent(self, agent_id: str, *, channel: str | None = None) -> Palace:
+    def for_agent(
+        self, agent_id: str, *, channel: str | None = None, admin: bool = False
+    ) -> Palace:
         """The palace acting as ``agent_id``; with ``channel``, the
         peer-facing palace of that agent and channel (``channel``:
-        it sees the channel plus what is explicitly shared, as a peer may).
+        it sees the channel plus what is explicitly shared, as a peer may);
+        with ``admin`` and no channel, the management view (every agent's
+        memories) acting as ``agent_id``.
 
         Raises:
             ValidationError: ``channel`` is not a valid name.
         """
         channel = check_identifier(channel, "channel", optional=True)
-        key = (agent_id, channel)
+        key = (agent_id, channel, admin)
         with self._lock:
             palace = self._palaces.get(key)
             if palace is not None:
                 self._palaces.move_to_end(key)
                 return palace
-            palace = self.base.for_agent(agent_id, channel=channel, peer=channel is not None)
+            if admin and channel is None:
+                palace = Palace(engine=self.base.engine, agent_id=agent_id, management=True)
+            else:
+                palace = self.base.for_agent(agent_id, channel=channel, peer=channel is not None)
             self._palaces[key] = palace
             while len(self._palaces) > self._size:
                 self._palaces.popitem(last=False)

@@ -7,27 +7,31 @@ and the SDK runs each call in a worker thread, so one slow recall does not
 hold up the others; the store serialises what must be serialised.
 
 A ``MindPalaceError`` becomes a tool error (``is_error``) whose text is the
-library's message, which for invalid input names the valid options.
+library's message, which for invalid input names the valid options. An
+argument a tool does not take is such an error too (the SDK's argument
+models would drop it silently; a middleware checks the raw call first).
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from mindpalace import __version__
-from mindpalace.errors import MindPalaceError
+from mindpalace.errors import MindPalaceError, ValidationError
 from mindpalace.palace import Palace
 from mindpalace.server.identity import AGENT_HEADER, AuthError, PalacePool, TokenTable
 from mindpalace.server.tools import (
     CHANNEL,
     OPERATIONS,
     Operation,
+    check_argument_names,
     describe_error,
     parameters,
     through_channel,
@@ -79,11 +83,37 @@ def _as_tool(op: Operation, resolve: Resolver) -> Callable[..., dict[str, Any]]:
     return call
 
 
+_BY_NAME = {op.name: op for op in OPERATIONS}
+
+
+async def refuse_unknown_arguments(
+    ctx: ServerRequestContext[Any, Any], call_next: CallNext
+) -> HandlerResult:
+    """Server middleware: a ``tools/call`` of one of our tools with an
+    argument the tool does not take gets a tool error naming the valid
+    arguments, before the SDK validates (and would drop) it."""
+    params = ctx.params or {}
+    if ctx.method == "tools/call":
+        op = _BY_NAME.get(params.get("name", ""))
+        arguments = params.get("arguments")
+        if op is not None and isinstance(arguments, Mapping):
+            try:
+                check_argument_names(op, arguments)
+            except ValidationError as exc:
+                text = describe_error(exc).message
+                return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+    return await call_next(ctx)
+
+
 def build_mcp(resolve: Resolver) -> MCPServer[Any]:
     """An MCP server whose tools act through the palace ``resolve`` returns
     for each call's context."""
     server: MCPServer[Any] = MCPServer(
-        "mindpalace", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
+        "mindpalace",
+        instructions=INSTRUCTIONS,
+        version=__version__,
+        log_level="WARNING",
+        middleware=[refuse_unknown_arguments],
     )
     for op in OPERATIONS:
         server.add_tool(
@@ -106,8 +136,8 @@ def header_resolver(pool: PalacePool, tokens: TokenTable) -> Resolver:
 
     def resolve(context: Context, channel: str | None) -> Palace:
         headers = context.headers or {}
-        agent = tokens.agent_for(headers.get("authorization"), headers.get(AGENT_HEADER))
-        return pool.for_agent(agent, channel=channel)
+        caller = tokens.identify(headers.get("authorization"), headers.get(AGENT_HEADER))
+        return pool.for_agent(caller.agent, channel=channel, admin=caller.admin)
 
     return resolve
 

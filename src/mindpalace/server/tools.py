@@ -42,7 +42,7 @@ from __future__ import annotations
 import enum
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -75,6 +75,7 @@ __all__ = [
     "Operation",
     "Problem",
     "arguments_model",
+    "check_argument_names",
     "describe_error",
     "parameters",
     "through_channel",
@@ -613,6 +614,27 @@ def wire_names(op: Operation) -> dict[str, str]:
     """Argument name on the wire (seed spelling, e.g. ``includeArchived``)
     -> the function's parameter name."""
     return {field.alias or name: name for name, field in arguments_model(op).model_fields.items()}
+
+
+def check_argument_names(op: Operation, names: Iterable[str]) -> None:
+    """Refuse argument names the tool does not take, as the REST argument
+    model does (``extra="forbid"``): a misspelt option must not be dropped
+    silently.
+
+    Raises:
+        ValidationError: naming the unknown arguments and the valid ones.
+    """
+    valid = wire_names(op)
+    unknown = [name for name in names if name not in valid]
+    if unknown:
+        listed = ", ".join(repr(name) for name in unknown)
+        plural = "s" if len(unknown) > 1 else ""
+        raise ValidationError(
+            "arguments",
+            unknown[0],
+            valid=valid,
+            reason=f"unknown argument{plural} {listed} for {op.name}",
+        )
 
 
 # -- errors -------------------------------------------------------------------------
