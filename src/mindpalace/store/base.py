@@ -7,7 +7,7 @@ or ranked. Every write is one transaction.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
@@ -543,6 +543,8 @@ class Store(Protocol):
         self,
         memories: Iterable[Memory],
         *,
+        scope: Scope,
+        new_id: Callable[[], str],
         embed_hashes: Mapping[str, str] | None = None,
         vectors: VectorBatch | None = None,
         mentions: Mapping[str, Sequence[Mention]] | None = None,
@@ -550,7 +552,10 @@ class Store(Protocol):
         now: datetime | None = None,
     ) -> ImportReport:
         """Write complete memories as they are (ids and timestamps kept), in one
-        transaction. A memory whose id or scoped content hash exists is skipped.
+        transaction. A memory whose id is one of ``scope``'s own visible
+        memories (any stored id, for a management scope), or whose scoped
+        content hash exists, is skipped; one whose id is stored but outside
+        that is inserted under ``new_id()``, exactly as an unknown id would be.
         ``embed_hashes`` maps memory ids to the hash of their embedded text;
         ``mentions`` to the entities to link them to; ``relations`` to the
         typed relations they state between those entities."""
