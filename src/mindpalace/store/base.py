@@ -523,12 +523,19 @@ class Store(Protocol):
         """Every agent that owns a memory."""
         ...
 
-    def decay_candidates(self, agent_id: str) -> list[DecayCandidate]:
-        """The agent's current memories, with what decay looks at."""
+    def partitions(self) -> list[tuple[str, str]]:
+        """Every (agent, channel) that holds a memory; channel "" for none."""
         ...
 
-    def feedback_pairs(self, agent_id: str, after_seq: int) -> tuple[list[tuple[str, str]], int]:
-        """Memory pairs marked useful for one recall after a signal, and the last seq."""
+    def decay_candidates(self, agent_id: str, channel: str = "") -> list[DecayCandidate]:
+        """The partition's current memories, with what decay looks at."""
+        ...
+
+    def feedback_pairs(
+        self, agent_id: str, after_seq: int, channel: str = ""
+    ) -> tuple[list[tuple[str, str]], int, int]:
+        """The partition's memory pairs its agent marked useful for one recall
+        after a signal; the last seq and how many signals were read."""
         ...
 
     def edge_weights_between(self, a: str, b: str) -> list[tuple[int, int, float]]:
