@@ -319,7 +319,7 @@ def records():
             yield memory_from_dict(data, max_chars=50_000)
 
 with Palace(sys.argv[1]) as palace:
-    palace.store.import_memories(records())
+    palace.store.import_memories(records(), scope=palace.scope, new_id=lambda: 'mem_unused')
     print("committed", flush=True)
 """
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from mindpalace import Palace, ValidationError
+from mindpalace import NotFoundError, Palace, ValidationError
 from mindpalace.models import Scope
 
 
@@ -89,3 +90,76 @@ def test_imported_memories_are_found_by_meaning(palace: Palace, tmp_path: Path) 
         assert hits.mode == "hybrid"
         assert hits[0].memory.content == "Alice's favourite is green tea."
         assert "dense" in hits[0].ranks
+
+
+def _record(memory_id: str, agent: str, text: str, **more: object) -> str:
+    return json.dumps(
+        {"id": memory_id, "agent_id": agent, "content": text, "created_at": "2024-01-01", **more}
+    )
+
+
+@pytest.mark.parametrize(
+    "hidden",
+    [
+        {"agent": "bob", "channel": None},  # another agent's isolated memory
+        {"agent": "bob", "channel": "peer:1"},  # another agent's channel
+        {"agent": "ann", "channel": "peer:9"},  # ann's own, outside the view's channel
+    ],
+    ids=["other-agent", "other-agent-channel", "own-other-channel"],
+)
+@pytest.mark.parametrize("peer", [False, True], ids=["agent", "peer"])
+def test_an_invisible_id_is_answered_as_an_unknown_one(
+    make_palace: Callable[..., Palace], hidden: dict[str, str | None], peer: bool
+) -> None:
+    """Importing a record under an id the importer cannot see reports what a
+    fresh id reports, keeps the record (under a new id) and leaves the
+    hidden memory as it was."""
+    owner = make_palace(hidden["agent"], channel=hidden["channel"])
+    secret = owner.remember("the vault code is 4321")
+    channel = "peer:1" if peer else None
+    ann = make_palace("ann", channel=channel, peer=peer)
+    extra = {"channel": channel} if channel else {}
+
+    def reports(first_id: str, batch_id: str, text: str) -> list[tuple[int, int]]:
+        """Import a record, the same again, then a batch of two records
+        sharing one id."""
+        line = _record(first_id, "ann", text, **extra)
+        done = [ann.import_jsonl([line]), ann.import_jsonl([line])]
+        done.append(ann.import_jsonl([_record(batch_id, "ann", f"{text} twice", **extra)] * 2))
+        return [(r.inserted, r.skipped) for r in done]
+
+    hidden_reports = reports(secret.id, secret.id, "forged over the vault")
+    fresh_reports = reports("mem_01FRESH1", "mem_01FRESH2", "a fresh record")
+    assert hidden_reports == fresh_reports == [(1, 0), (0, 1), (1, 1)]
+    # The hidden memory is unchanged, and still hidden.
+    assert owner.get(secret.id) == secret
+    with pytest.raises(NotFoundError):
+        ann.get(secret.id)
+    # The record was kept, under a new id.
+    kept = [m for m in ann.engine.store.iter_memories(ann.scope) if "vault" in m.content]
+    assert [m.content for m in kept] == ["forged over the vault", "forged over the vault twice"]
+    assert secret.id not in {m.id for m in kept}
+    assert all(m.agent_id == "ann" for m in kept)
+
+
+def test_an_own_visible_id_is_skipped_and_supersession_follows_a_new_id(
+    make_palace: Callable[..., Palace],
+) -> None:
+    bob = make_palace("bob")
+    hidden = bob.remember("bob's private plan")
+    ann = make_palace("ann")
+    mine = ann.remember("ann's note")
+    report = ann.import_jsonl(
+        [
+            _record(mine.id, "ann", "ann's note, changed"),  # present: skipped
+            _record("mem_01OLDER00000000000000000000", "ann", "old fact", superseded_by=hidden.id),
+            _record(hidden.id, "ann", "new fact"),
+        ]
+    )
+    assert (report.inserted, report.skipped) == (2, 1)
+    assert ann.get(mine.id).content == "ann's note"
+    old = ann.get("mem_01OLDER00000000000000000000")
+    new = [m for m in ann.engine.store.iter_memories(ann.scope) if m.content == "new fact"]
+    assert len(new) == 1 and new[0].id != hidden.id
+    assert old.superseded_by == new[0].id  # the link follows the record, not bob's memory
+    assert bob.get(hidden.id) == hidden

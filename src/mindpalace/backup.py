@@ -38,7 +38,18 @@ def export_jsonl(palace: View, out: IO[str]) -> int:
 
 
 def import_jsonl(palace: View, lines: Iterable[str]) -> ImportReport:
-    """Validate every line, then embed, link and insert in one transaction."""
+    """Validate every line, then embed, link and insert in one transaction.
+
+    Every record must be the palace's own (``scoping.check_import``). A
+    record is skipped when its id is one of the palace's own memories that
+    it sees (importing an export again changes nothing), when an earlier
+    record of the same import has its id, or when the palace already holds
+    its text in the same scope. An id that is stored but outside this view
+    (another agent's memory, or one of another channel) is answered as an
+    unknown id is: the record is inserted, under a new id, and counted as
+    inserted. So nothing is lost and the report cannot tell whether an
+    invisible id exists; the other memory is never changed nor shown.
+    """
     memories = list(parse_export(lines, max_chars=palace.engine.settings.max_content_chars))
     check_import(palace.scope, memories)
     texts = {m.id: embed_text(m.title, m.content) for m in memories}
@@ -49,11 +60,14 @@ def import_jsonl(palace: View, lines: Iterable[str]) -> ImportReport:
         else {}
     )
     graphs = {m.id: extract_graph([m.title, m.content], palace.engine.extractor) for m in memories}
+    now = palace.now()
     return palace.engine.store.import_memories(
         memories,
+        scope=palace.scope,
+        new_id=lambda: palace.engine.ids.next(now),
         embed_hashes=hashes,
         vectors=vectors,
         mentions={key: found[0] for key, found in graphs.items()},
         relations={key: found[1] for key, found in graphs.items()},
-        now=palace.now(),
+        now=now,
     )

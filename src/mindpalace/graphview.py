@@ -28,7 +28,7 @@ from mindpalace.graph.consolidate import (
 from mindpalace.models import Category, Entity, Memory, MemoryType, RecallFilters, Scope
 from mindpalace.retrieval.dense import DenseIndex
 from mindpalace.store.base import Store
-from mindpalace.store.upkeep_sql import ConsolidationPlan
+from mindpalace.store.upkeep_sql import ConsolidationPlan, partition_key
 from mindpalace.validation import check_limit, parse_many
 
 if TYPE_CHECKING:
@@ -99,10 +99,21 @@ class GraphView:
         return chain
 
     def consolidate(self, *, dry_run: bool = False) -> ConsolidationReport:
-        """Strengthen, decay and merge, for this palace's agent (for every
-        agent, one at a time, when opened with ``management=True``); never
-        across scopes. Running it twice in a row changes nothing the second
-        time.
+        """Strengthen, decay and merge what this palace may both see and
+        change, one partition (an agent's memories in one channel) at a time;
+        never across partitions. Running it twice in a row changes nothing
+        the second time.
+
+        - An ordinary palace consolidates its agent's unchannelled memories
+          and, when it has a channel, its agent's memories of that channel.
+        - A peer-facing palace consolidates only its agent's memories of its
+          own channel: not the agent's unchannelled notes (which it does not
+          see) nor the shared ones (which it sees but does not write).
+        - A palace opened with ``management=True`` consolidates every
+          partition.
+
+        The report names only memories and edges of those partitions, and
+        counts only their signals.
 
         - Hebbian: edges between the entities of memories marked useful for
           the same recall (``feedback`` signals) move toward 1, once per signal.
@@ -120,11 +131,10 @@ class GraphView:
         palace = self._palace
         store = palace.engine.store
         now = palace.now()
-        agents = store.agents() if palace.scope.unscoped else [palace.scope.agent_id]
         report = ConsolidationReport()
         dense = palace.engine.semantic.dense() if palace.engine.semantic.available else None
-        for agent in agents:
-            plan, part = _plan(store, dense, agent, now)
+        for agent, channel in _partitions(store, palace.scope):
+            plan, part = _plan(store, dense, agent, channel, now)
             report.days = max(report.days, part.days)
             report.strengthened += part.strengthened
             report.decayed_memories += part.decayed_memories
@@ -135,18 +145,27 @@ class GraphView:
         return report
 
 
+def _partitions(store: Store, scope: Scope) -> list[tuple[str, str]]:
+    """The (agent, channel) partitions ``scope`` may see and change."""
+    if scope.unscoped:
+        return store.partitions()
+    if scope.peer:  # it writes only into its channel, and build_scope gave it one
+        return [(scope.agent_id, scope.channel)] if scope.channel else []
+    return [(scope.agent_id, c) for c in ("", scope.channel) if c is not None]
+
+
 def _plan(
-    store: Store, dense: DenseIndex | None, agent: str, now: datetime
+    store: Store, dense: DenseIndex | None, agent: str, channel: str, now: datetime
 ) -> tuple[ConsolidationPlan, ConsolidationReport]:
     report = ConsolidationReport()
     day = int(now.timestamp() // 86400)
-    last_day = store.meta(f"consolidated_day:{agent}")
+    last_day = store.meta(partition_key("consolidated_day", agent, channel))
     days = 0 if last_day is None else max(0, day - last_day)
     report.days = days
     grace = now.timestamp() - GRACE_DAYS * 86400
     strengths = []
     if days:
-        for memory in store.decay_candidates(agent):
+        for memory in store.decay_candidates(agent, channel):
             if memory.exempt or memory.last_used >= grace:
                 continue
             new = decayed(memory.strength, days, MEMORY_DECAY_PER_DAY, MEMORY_FLOOR)
@@ -155,9 +174,8 @@ def _plan(
                 report.decayed_memories.append(
                     {"id": memory.id, "from": round(memory.strength, 6), "to": round(new, 6)}
                 )
-    watermark = store.meta(f"consolidated_signal:{agent}") or 0
-    pairs, last_signal = store.feedback_pairs(agent, watermark)
-    report.signals_used = last_signal - watermark
+    watermark = store.meta(partition_key("consolidated_signal", agent, channel)) or 0
+    pairs, last_signal, report.signals_used = store.feedback_pairs(agent, watermark, channel)
     strengthen: dict[tuple[int, int], float] = {}
     for a, b in pairs:
         for src, dst, weight in store.edge_weights_between(a, b):
@@ -165,10 +183,11 @@ def _plan(
             strengthen[(src, dst)] = hebbian(current)
     for (src, dst), weight in sorted(strengthen.items()):
         report.strengthened.append({"src": src, "dst": dst, "to": round(weight, 6)})
-    merges = _duplicates(store, dense, agent) if dense is not None else []
+    merges = _duplicates(store, dense, agent, channel) if dense is not None else []
     report.merged = [{"kept": k, "merged": m, "cosine": round(c, 4)} for k, m, c in merges]
     plan = ConsolidationPlan(
         agent_id=agent,
+        channel=channel,
         day=day,
         strengths=strengths,
         edge_factor=EDGE_DECAY_PER_DAY**days if days else 1.0,
@@ -181,11 +200,16 @@ def _plan(
     return plan, report
 
 
-def _duplicates(store: Store, dense: DenseIndex, agent: str) -> list[tuple[str, str, float]]:
+def _duplicates(
+    store: Store, dense: DenseIndex, agent: str, channel: str
+) -> list[tuple[str, str, float]]:
     table = dense.table
-    scope = Scope(agent_id=agent)
-    mask = dense.mask(scope, RecallFilters()) & dense.embedded
-    mask &= table.agent == table.agent_names.index(agent) if agent in table.agent_names else False
+    mask = dense.mask(Scope.management(), RecallFilters()) & dense.embedded
+    for column, names, value in (
+        (table.agent, table.agent_names, agent),
+        (table.channel, table.channel_names, channel),
+    ):
+        mask &= column == names.index(value) if value in names else False
     skip = {Category.CONVERSATION.value}
     mask &= ~np.isin(table.category, [i for i, n in enumerate(table.category_names) if n in skip])
     rows = np.flatnonzero(mask)

@@ -739,8 +739,12 @@ class Palace:
     def import_jsonl(self, lines: Iterable[str]) -> ImportReport:
         """Restore memories from ``export_jsonl`` output, in one transaction.
 
-        Every field is kept (ids, owners, timestamps). Memories whose id or
-        text already exists in their scope are skipped. Every line is validated
+        Every field is kept (ids, owners, timestamps). Memories whose id is
+        one of this palace's own visible memories, or whose text already
+        exists in their scope, are skipped. A record whose id is taken
+        outside this palace's view is imported under a new id, reported as
+        inserted like a record with an unknown id (``backup.import_jsonl``
+        says why). Every line is validated
         before anything is written; one bad line writes nothing. Imported
         memories are embedded (in batches) like remembered ones. Only the
         palace's own agent's memories may be imported, unless it was opened

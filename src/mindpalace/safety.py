@@ -10,6 +10,10 @@ so the block must make two things impossible:
    block's own lines (the header, one provenance line per memory, the footer)
    live. Line breaks of every kind (CR, VT, FF, NEL, U+2028, U+2029) become
    ``\\n`` first, so a renderer cannot see a line the quote bar does not.
+   Ids in the block's own lines (agent, memory, channel) are printed through
+   ``inert_id``: only the characters an agent id may have
+   (``validation.check_agent_id``), so a stored id cannot add a line, a
+   field or a heading either.
 2. **Smuggling control.** ``neutralise`` rewrites, in this order:
 
    * Unicode is NFKC-folded (a full-width ``<system>`` becomes ASCII
@@ -49,7 +53,16 @@ from collections.abc import Iterable
 
 from mindpalace.models import Hit
 
-__all__ = ["FOOTER", "HEADER", "PREAMBLE", "QUOTE", "injection_block", "neutralise"]
+__all__ = [
+    "FOOTER",
+    "HEADER",
+    "PREAMBLE",
+    "QUOTE",
+    "inert_id",
+    "injection_block",
+    "neutralise",
+    "one_line",
+]
 
 HEADER = "⚠️ mindpalace — Informational Context Only"
 PREAMBLE = (
@@ -82,8 +95,14 @@ _OVERRIDE = re.compile(
     re.IGNORECASE,
 )
 
-# Text imitating the block's own frame lines.
-_FRAME = re.compile(r"informational context only|end of mindpalace context", re.IGNORECASE)
+# Text imitating the frame lines of this block or of the context block.
+_FRAME = re.compile(
+    r"informational context only|end of mindpalace context|context from mindpalace",
+    re.IGNORECASE,
+)
+# What an id may show of itself in a header: the characters of an agent id
+# (``validation.check_agent_id``), which memory ids and skill names share.
+_NOT_ID = re.compile(r"[^A-Za-z0-9_.:@+-]")
 
 
 def _visible_char(ch: str) -> bool:
@@ -128,9 +147,27 @@ def neutralise(text: str) -> str:
     return "\n".join(_line(line) for line in clean.split("\n"))
 
 
-def _field(value: str) -> str:
-    """A provenance value: neutralised and on one line."""
-    return " ".join(neutralise(value).split()) or "-"
+def one_line(value: str, *, max_chars: int | None = None) -> str:
+    """``value`` neutralised and on one line (every run of whitespace, line
+    breaks included, is one space), at most ``max_chars`` characters (then
+    ending in ``…``); ``-`` when nothing is left."""
+    text = " ".join(neutralise(value).split())
+    if max_chars is not None and len(text) > max_chars:
+        text = text[: max_chars - 1].rstrip() + "…"
+    return text or "-"
+
+
+def inert_id(value: str, *, max_chars: int = 128) -> str:
+    """An id (agent, memory, skill, category) as printed inside a header.
+
+    A valid id prints as itself. Anything else, e.g. an id stored before the
+    rule (``validation.check_agent_id``) or written past it, prints every
+    character outside the rule as ``?`` and is cut at ``max_chars`` (then
+    ends in ``…``): no line break, space, markup or look-alike letter
+    survives, so no id can add a line, a field or a heading to a block.
+    """
+    text = _NOT_ID.sub("?", value[:max_chars]) or "?"
+    return text + "…" if len(value) > max_chars else text
 
 
 def injection_block(hits: Iterable[Hit], *, max_chars: int | None = None) -> str:
@@ -160,18 +197,18 @@ def injection_block(hits: Iterable[Hit], *, max_chars: int | None = None) -> str
         m = hit.memory
         provenance = " · ".join(
             [
-                f"[memory {number}] agent: {_field(m.agent_id)}",
+                f"[memory {number}] agent: {inert_id(m.agent_id)}",
                 f"source: {m.source.value}",
                 f"date: {m.created_at.date().isoformat()}",
                 f"category: {m.category.value}",
-                f"id: {_field(m.id)}",
+                f"id: {inert_id(m.id)}",
             ]
         )
         if m.channel:
-            provenance += f" · channel: {_field(m.channel)}"
+            provenance += f" · channel: {inert_id(m.channel)}"
         if hit.high_confidence:
             provenance += " · [HIGH CONFIDENCE]"
-        body = [f"{QUOTE}title: {_field(m.title)}"] if m.title else []
+        body = [f"{QUOTE}title: {one_line(m.title)}"] if m.title else []
         body += [QUOTE + line for line in neutralise(m.content).split("\n")]
         entry = [provenance, *body]
         size = sum(len(x) + 1 for x in entry)

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 
 from mindpalace.errors import PermissionDenied, ValidationError
 from mindpalace.models import Memory, Scope
-from mindpalace.validation import check_identifier
+from mindpalace.validation import check_agent_id, check_identifier
 
 __all__ = ["build_scope", "check_import", "write_channel"]
 
@@ -41,8 +41,7 @@ def build_scope(
         ValidationError: a bad name; a peer-facing palace without a channel,
             or with management access.
     """
-    agent = check_identifier(agent_id, "agent_id")
-    assert agent is not None
+    agent = check_agent_id(agent_id)
     names = tuple(g for g in (check_identifier(x, "groups", optional=True) for x in groups) if g)
     where = check_identifier(channel, "channel", optional=True)
     if peer and management:

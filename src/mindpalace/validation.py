@@ -33,6 +33,7 @@ __all__ = [
     "MAX_TAGS",
     "MAX_TAG_CHARS",
     "MAX_TITLE_CHARS",
+    "check_agent_id",
     "check_content",
     "check_context",
     "check_identifier",
@@ -65,6 +66,7 @@ MAX_QUERY_CHARS = 10_000
 
 _SPACE = re.compile(r"\s+")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_AGENT_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:@+-]*")
 
 E = TypeVar("E", bound=enum.Enum)
 
@@ -161,6 +163,27 @@ def check_identifier(value: object, field: str, *, optional: bool = False) -> st
             field,
             value,
             reason=f"{field} must be 1-{MAX_IDENTIFIER_CHARS} printable characters",
+        )
+    return text
+
+
+def check_agent_id(value: object, field: str = "agent_id") -> str:
+    """An agent id: 1-128 ASCII letters, digits and ``_ . : @ + -``, not
+    starting with ``. : @ + -``.
+
+    Agent ids are printed in the headers of context blocks and provenance
+    lines, where another agent reads them: no space, line break, markup or
+    look-alike letter may pass (an id stored before this rule is printed
+    inert, ``safety.inert_id``).
+    """
+    text = check_identifier(value, field)
+    assert text is not None
+    if not _AGENT_ID.fullmatch(text):
+        raise ValidationError(
+            field,
+            value,
+            reason=f"{field} must be 1-{MAX_IDENTIFIER_CHARS} ASCII letters, digits, '_', '.',"
+            " ':', '@', '+' or '-', starting with a letter, digit or '_'",
         )
     return text
 
@@ -331,8 +354,7 @@ def memory_from_dict(data: Mapping[str, Any], *, max_chars: int) -> Memory:
     access_count = data.get("access_count", 0)
     if isinstance(access_count, bool) or not isinstance(access_count, int) or access_count < 0:
         raise ValidationError("access_count", access_count, reason="access_count must be >= 0")
-    agent = check_identifier(_required(data, "agent_id"), "agent_id")
-    assert agent is not None
+    agent = check_agent_id(_required(data, "agent_id"))
     category = parse_enum(Category, data.get("category", "fact"), "category")
     kind, project, completed = check_kind(
         data.get("kind"),

@@ -13,7 +13,8 @@ import pytest
 from mindpalace import Palace
 from mindpalace.cli import main
 from mindpalace.embed.hashing import HashingEmbedder
-from mindpalace.models import MemoryType
+from mindpalace.graph.consolidate import ConsolidationReport
+from mindpalace.models import MemoryType, Scope
 
 
 def test_remember_links_entities_with_types(palace: Palace) -> None:
@@ -137,3 +138,54 @@ def test_feedback_on_one_recall_strengthens_edges_once(
     assert first.strengthened  # edges between the two memories' entities
     assert all(0 < change["to"] <= 1 for change in first.strengthened)
     assert palace.graph.consolidate().strengthened == []
+
+
+def test_consolidation_keeps_to_what_the_palace_sees_and_changes(
+    make_palace: Callable[..., Palace], clock: object
+) -> None:
+    """A peer-facing palace consolidates its channel only: the agent's
+    isolated notes, its shared memories and other channels are neither
+    merged, decayed nor named, and their signals are not counted."""
+    hashing = HashingEmbedder(dimensions=64)
+    coach = make_palace("coach", embedder=hashing)
+    peer = make_palace("coach", channel="peer:1", peer=True, embedder=hashing)
+    other = make_palace("coach", channel="peer:2", peer=True, embedder=hashing)
+
+    def pair(palace: Palace, text: str, **options: str) -> list[str]:
+        return [palace.remember(text + end, **options).id for end in (".", "!!")]
+
+    notes = pair(coach, "The Falcon release is planned for March at Acme")
+    shared = pair(coach, "Orion budget review happens every Friday at noon", visibility="shared")
+    theirs = pair(other, "Client two prefers evening calls on Thursday with Dana")
+    mine = pair(peer, "Client one prefers morning sessions on Monday with Bob")
+    coach.recall("Falcon release Acme", limit=5)
+    for memory_id in notes:
+        coach.feedback(memory_id, useful=True)
+    elsewhere = notes + shared + theirs
+    store = coach.engine.store
+
+    def untouched() -> None:
+        found = store.get_many(elsewhere, Scope.management())
+        assert [found[i] for i in elsewhere] == [before[i] for i in elsewhere]
+
+    def named(report: ConsolidationReport) -> set[str]:
+        ids = {d["id"] for d in report.decayed_memories}
+        return ids | {r[k] for r in report.merged for k in ("kept", "merged")}
+
+    before = store.get_many(elsewhere, Scope.management())
+    dry = peer.graph.consolidate(dry_run=True)
+    first = peer.graph.consolidate()
+    for report in (dry, first):
+        assert [(r["kept"], r["merged"]) for r in report.merged] == [(mine[0], mine[1])]
+        assert report.signals_used == 0 and report.strengthened == []
+    untouched()
+    clock.now += timedelta(days=60)  # type: ignore[attr-defined]
+    later = peer.graph.consolidate()
+    assert later.days == 60 and named(later) == {mine[0]}
+    untouched()
+    # The agent's own palace consolidates its unchannelled memories, not the channels.
+    own = coach.graph.consolidate()
+    assert {(r["kept"], r["merged"]) for r in own.merged} == {tuple(notes), tuple(shared)}
+    assert own.signals_used == 2
+    assert not named(own) & set(mine + theirs)
+    assert store.get_many(theirs, Scope.management()) == {i: before[i] for i in theirs}

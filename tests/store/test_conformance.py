@@ -176,7 +176,7 @@ def test_import_keeps_everything_and_skips_present(store: Store) -> None:
         content_hash=content_hash("another text"),
         archived=True,
     )
-    report = store.import_memories([original, copy])
+    report = store.import_memories([original, copy], scope=OWNER, new_id=lambda: "mem_unused")
     assert (report.inserted, report.skipped) == (1, 1)
     assert store.get("mem_new", OWNER) == copy
 
@@ -187,5 +187,5 @@ def test_import_is_one_transaction(store: Store) -> None:
     )
     bad = replace(good, id="mem_y", content="bad", content_hash=content_hash("bad"), tags=(None,))  # type: ignore[arg-type]
     with pytest.raises(Exception):  # noqa: B017 - the backend's own error
-        store.import_memories([good, bad])
+        store.import_memories([good, bad], scope=OWNER, new_id=lambda: "mem_unused")
     assert store.get("mem_x", OWNER) is None

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from mindpalace.errors import ConfigError, ValidationError
 from mindpalace.palace import Palace
-from mindpalace.validation import check_identifier
+from mindpalace.validation import check_agent_id, check_identifier
 
 __all__ = [
     "AGENT_HEADER",
@@ -124,7 +124,7 @@ class TokenTable:
                     )
                 admins.add(digest)
             try:
-                agents[digest] = check_identifier(agent, "agent") or agent
+                agents[digest] = check_agent_id(agent, "agent")
             except ValidationError as exc:
                 raise ConfigError(f"{origin}, entry {number}: {exc}") from None
         if not agents and not shared:
@@ -154,10 +154,9 @@ class TokenTable:
         if digest not in self.shared:
             raise AuthError("unknown bearer token")
         try:
-            named = check_identifier(agent_header, AGENT_HEADER)
+            named = check_agent_id(agent_header, AGENT_HEADER)
         except ValidationError as exc:
             raise AuthError(f"a shared token needs the {AGENT_HEADER} header: {exc}") from None
-        assert named is not None
         return Caller(named)
 
 

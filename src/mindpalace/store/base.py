@@ -7,7 +7,7 @@ or ranked. Every write is one transaction.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
@@ -520,12 +520,19 @@ class Store(Protocol):
         """Every agent that owns a memory."""
         ...
 
-    def decay_candidates(self, agent_id: str) -> list[DecayCandidate]:
-        """The agent's current memories, with what decay looks at."""
+    def partitions(self) -> list[tuple[str, str]]:
+        """Every (agent, channel) that holds a memory; channel "" for none."""
         ...
 
-    def feedback_pairs(self, agent_id: str, after_seq: int) -> tuple[list[tuple[str, str]], int]:
-        """Memory pairs marked useful for one recall after a signal, and the last seq."""
+    def decay_candidates(self, agent_id: str, channel: str = "") -> list[DecayCandidate]:
+        """The partition's current memories, with what decay looks at."""
+        ...
+
+    def feedback_pairs(
+        self, agent_id: str, after_seq: int, channel: str = ""
+    ) -> tuple[list[tuple[str, str]], int, int]:
+        """The partition's memory pairs its agent marked useful for one recall
+        after a signal; the last seq and how many signals were read."""
         ...
 
     def edge_weights_between(self, a: str, b: str) -> list[tuple[int, int, float]]:
@@ -540,6 +547,8 @@ class Store(Protocol):
         self,
         memories: Iterable[Memory],
         *,
+        scope: Scope,
+        new_id: Callable[[], str],
         embed_hashes: Mapping[str, str] | None = None,
         vectors: VectorBatch | None = None,
         mentions: Mapping[str, Sequence[Mention]] | None = None,
@@ -547,7 +556,10 @@ class Store(Protocol):
         now: datetime | None = None,
     ) -> ImportReport:
         """Write complete memories as they are (ids and timestamps kept), in one
-        transaction. A memory whose id or scoped content hash exists is skipped.
+        transaction. A memory whose id is one of ``scope``'s own visible
+        memories (any stored id, for a management scope), or whose scoped
+        content hash exists, is skipped; one whose id is stored but outside
+        that is inserted under ``new_id()``, exactly as an unknown id would be.
         ``embed_hashes`` maps memory ids to the hash of their embedded text;
         ``mentions`` to the entities to link them to; ``relations`` to the
         typed relations they state between those entities."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
@@ -331,6 +331,8 @@ class SqlStore(GraphSql, RelationsSql, UpkeepSql, SkillsSql, SignalStore):
         self,
         memories: Iterable[Memory],
         *,
+        scope: Scope,
+        new_id: Callable[[], str],
         embed_hashes: Mapping[str, str] | None = None,
         vectors: VectorBatch | None = None,
         mentions: Mapping[str, Sequence[Mention]] | None = None,
@@ -338,7 +340,16 @@ class SqlStore(GraphSql, RelationsSql, UpkeepSql, SkillsSql, SignalStore):
         now: datetime | None = None,
     ) -> ImportReport:
         """Insert complete memories in one transaction, skipping those present,
-        linking each to the entities it mentions and the relations it states."""
+        linking each to the entities it mentions and the relations it states.
+
+        Present means: an id of ``scope``'s own agent that ``scope`` sees (or
+        any stored id, for a management scope), an id earlier in the batch,
+        or the scoped content hash of a stored memory. A stored id that is
+        not present so (another agent's memory, or one outside the scope's
+        channel) is answered as an unknown id is: the memory is inserted
+        under ``new_id()`` (other records of the batch that name the id in
+        ``superseded_by`` follow it), and the stored one is neither changed
+        nor shown."""
         hashes = embed_hashes or {}
         found = mentions or {}
         stated = relations or {}
@@ -351,20 +362,46 @@ class SqlStore(GraphSql, RelationsSql, UpkeepSql, SkillsSql, SignalStore):
             batch = list(memories)
             lookup = self._entity_lookup(cur, [m for ms in found.values() for m in ms])
             known = self._existing(cur, batch)
-            taken = set(self._get_all(cur, [m.id for m in batch]))
-            for memory in batch:
-                if memory.id in taken or _dedup_key(memory) in known:
+            stored = set(self._get_all(cur, [m.id for m in batch]))
+            own = self._own_visible(cur, sorted(stored), scope)
+            renamed = {key: new_id() for key in sorted(stored - own)}
+            seen: set[str] = set()
+            for record in batch:
+                if record.id in own or record.id in seen or _dedup_key(record) in known:
                     skipped += 1
                     continue
-                seq = self._insert(cur, memory, hashes.get(memory.id))
-                taken.add(memory.id)
+                seen.add(record.id)
+                memory = replace(
+                    record,
+                    id=renamed.get(record.id, record.id),
+                    superseded_by=renamed.get(record.superseded_by or "", record.superseded_by),
+                )
+                seq = self._insert(cur, memory, hashes.get(record.id))
                 known[_dedup_key(memory)] = memory.id
                 entities = self._link_mentions(
-                    cur, memory, seq, found.get(memory.id, ()), when, lookup=lookup
+                    cur, memory, seq, found.get(record.id, ()), when, lookup=lookup
                 )
-                self._link_relations(cur, seq, entities, stated.get(memory.id, ()))
+                self._link_relations(cur, seq, entities, stated.get(record.id, ()))
                 inserted += 1
         return ImportReport(inserted=inserted, skipped=skipped)
+
+    def _own_visible(self, cur: Cursor, memory_ids: Sequence[str], scope: Scope) -> set[str]:
+        """Which of ``memory_ids`` are ``scope``'s own agent's and visible to
+        it (all of them, for a management scope)."""
+        if scope.unscoped:
+            return set(memory_ids)
+        where, params = scope_clause(scope)
+        own: set[str] = set()
+        for i in range(0, len(memory_ids), 500):
+            chunk = list(memory_ids[i : i + 500])
+            rows = self._exec(
+                cur,
+                f"SELECT m.id FROM memories m WHERE {in_list('m.id', chunk)}"
+                f" AND m.agent_id = ? AND {where}",
+                [*chunk, scope.agent_id, *params],
+            ).fetchall()
+            own.update(str(r[0]) for r in rows)
+        return own
 
     def assign_vectors(self, assignments: Mapping[str, str], vectors: VectorBatch) -> None:
         """Point memories (id -> text hash) at vectors, storing the vectors, in one transaction."""

@@ -1,9 +1,11 @@
 """Consolidation's reads and its one write transaction.
 
-Consolidation acts on what one agent owns (or, for a management palace, on
-every agent's memories, one agent at a time): it never merges or
-strengthens across scopes. The decisions are made above the store
-(graph/consolidate.py); this applies them.
+Consolidation acts on one *partition* at a time: the memories (and their
+entities and edges) one agent owns in one channel ("" for none). A palace
+consolidates the partitions it may both see and change (graphview.py says
+which); it never merges, decays or strengthens across partitions. The
+decisions are made above the store (graph/consolidate.py); this applies
+them.
 """
 
 from __future__ import annotations
@@ -17,7 +19,15 @@ from itertools import product
 from mindpalace.store.core import SqlCore
 from mindpalace.store.fragments import in_list, to_epoch
 
-__all__ = ["ConsolidationPlan", "DecayCandidate", "UpkeepSql"]
+__all__ = ["ConsolidationPlan", "DecayCandidate", "UpkeepSql", "partition_key"]
+
+
+def partition_key(name: str, agent_id: str, channel: str) -> str:
+    """The palace_meta key of a partition's counter ``name``; the
+    unchannelled partition keeps the key consolidation used before channels
+    were partitions (``name:agent``)."""
+    # \x1f cannot occur in an agent id or a channel (validation.check_identifier).
+    return f"{name}:{agent_id}" if not channel else f"{name}:{agent_id}\x1f{channel}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,10 +42,11 @@ class DecayCandidate:
 
 @dataclass(frozen=True, slots=True)
 class ConsolidationPlan:
-    """What one consolidation writes, for one agent."""
+    """What one consolidation writes, for one partition (agent and channel)."""
 
     agent_id: str
     day: int  # the day number (days since the epoch) of this run
+    channel: str = ""  # "" for the unchannelled memories
     strengths: Sequence[tuple[str, float]] = ()  # memory id -> new strength
     edge_factor: float = 1.0  # multiply stale edges' weights by this
     edge_floor: float = 0.0
@@ -60,15 +71,23 @@ class UpkeepSql(SqlCore):
             rows = self._exec(cur, "SELECT DISTINCT agent_id FROM memories ORDER BY agent_id")
             return [str(r[0]) for r in rows.fetchall()]
 
-    def decay_candidates(self, agent_id: str) -> list[DecayCandidate]:
-        """The agent's current memories (not archived, not superseded)."""
+    def partitions(self) -> list[tuple[str, str]]:
+        """Every (agent, channel) that holds a memory; channel "" for none."""
+        with self._read() as cur:
+            rows = self._exec(
+                cur, "SELECT DISTINCT agent_id, channel FROM memories ORDER BY agent_id, channel"
+            )
+            return [(str(r[0]), str(r[1])) for r in rows.fetchall()]
+
+    def decay_candidates(self, agent_id: str, channel: str = "") -> list[DecayCandidate]:
+        """The partition's current memories (not archived, not superseded)."""
         with self._read() as cur:
             rows = self._exec(
                 cur,
                 "SELECT id, strength, COALESCE(last_accessed_at, created_at), is_constraint,"
-                " metadata FROM memories WHERE agent_id = ? AND archived = 0"
+                " metadata FROM memories WHERE agent_id = ? AND channel = ? AND archived = 0"
                 " AND superseded_by IS NULL ORDER BY seq",
-                (agent_id,),
+                (agent_id, channel),
             ).fetchall()
         out = []
         for memory_id, strength, used, constraint, metadata in rows:
@@ -80,16 +99,22 @@ class UpkeepSql(SqlCore):
             )
         return out
 
-    def feedback_pairs(self, agent_id: str, after_seq: int) -> tuple[list[tuple[str, str]], int]:
-        """Pairs of the agent's memories marked useful for the same recall
-        (feedback signals sharing a ``recall`` reference in their data),
-        after signal ``after_seq``; and the highest signal seq read."""
+    def feedback_pairs(
+        self, agent_id: str, after_seq: int, channel: str = ""
+    ) -> tuple[list[tuple[str, str]], int, int]:
+        """Pairs of the partition's memories that its agent marked useful for
+        the same recall (feedback signals sharing a ``recall`` reference in
+        their data), after signal ``after_seq``; the highest signal seq read
+        and how many signals were read (only the partition's: signals on
+        other memories are neither read nor counted)."""
         with self._read() as cur:
             rows = self._exec(
                 cur,
-                "SELECT seq, memory_id, data FROM signals WHERE kind = 'feedback'"
-                " AND agent_id = ? AND seq > ? ORDER BY seq",
-                (agent_id, after_seq),
+                "SELECT s.seq, s.memory_id, s.data FROM signals s"
+                " JOIN memories m ON m.id = s.memory_id"
+                " WHERE s.kind = 'feedback' AND s.agent_id = ? AND s.seq > ?"
+                " AND m.agent_id = ? AND m.channel = ? ORDER BY s.seq",
+                (agent_id, after_seq, agent_id, channel),
             ).fetchall()
         last = after_seq
         useful: dict[str, list[str]] = {}
@@ -103,7 +128,7 @@ class UpkeepSql(SqlCore):
         for ids in useful.values():
             unique = sorted(set(ids))
             pairs += [(a, b) for i, a in enumerate(unique) for b in unique[i + 1 :]]
-        return pairs, last
+        return pairs, last, len(rows)
 
     def edge_weights_between(self, a: str, b: str) -> list[tuple[int, int, float]]:
         """Entity pairs (one mentioned by each memory, same scope) and their
@@ -142,8 +167,9 @@ class UpkeepSql(SqlCore):
             for memory_id, strength in plan.strengths:
                 self._exec(
                     cur,
-                    "UPDATE memories SET strength = ? WHERE id = ? AND agent_id = ?",
-                    (strength, memory_id, plan.agent_id),
+                    "UPDATE memories SET strength = ?"
+                    " WHERE id = ? AND agent_id = ? AND channel = ?",
+                    (strength, memory_id, plan.agent_id, plan.channel),
                 )
             if plan.edge_factor < 1.0:
                 decayed_edges = int(
@@ -151,7 +177,8 @@ class UpkeepSql(SqlCore):
                         cur,
                         "UPDATE entity_edges SET weight = CASE WHEN weight * ? < ? THEN ?"
                         " ELSE weight * ? END WHERE updated_at < ? AND weight > ?"
-                        " AND src_seq IN (SELECT seq FROM entities WHERE agent_id = ?)",
+                        " AND src_seq IN (SELECT seq FROM entities"
+                        " WHERE agent_id = ? AND channel = ?)",
                         (
                             plan.edge_factor,
                             plan.edge_floor,
@@ -160,6 +187,7 @@ class UpkeepSql(SqlCore):
                             plan.stale_before,
                             plan.edge_floor,
                             plan.agent_id,
+                            plan.channel,
                         ),
                     ).rowcount
                 )
@@ -172,10 +200,13 @@ class UpkeepSql(SqlCore):
                     (a, b, new_weight, at, new_weight, at),
                 )
             for kept, merged in plan.merges:
-                self._merge(cur, kept, merged, plan.agent_id, at)
+                self._merge(cur, kept, merged, plan, at)
             for key, value in (
-                (f"consolidated_day:{plan.agent_id}", plan.day),
-                (f"consolidated_signal:{plan.agent_id}", plan.signal_watermark),
+                (partition_key("consolidated_day", plan.agent_id, plan.channel), plan.day),
+                (
+                    partition_key("consolidated_signal", plan.agent_id, plan.channel),
+                    plan.signal_watermark,
+                ),
             ):
                 if value is None:
                     continue
@@ -183,14 +214,16 @@ class UpkeepSql(SqlCore):
                 self._exec(cur, "INSERT INTO palace_meta (key, value) VALUES (?, ?)", (key, value))
         return decayed_edges
 
-    def _merge(self, cur: object, kept: str, merged: str, agent_id: str, at: float | None) -> None:
+    def _merge(
+        self, cur: object, kept: str, merged: str, plan: ConsolidationPlan, at: float | None
+    ) -> None:
         rows = {
             str(r[0]): (int(r[1]), json.loads(r[2]), float(r[3]))
             for r in self._exec(
                 cur,
                 "SELECT id, seq, metadata, strength FROM memories WHERE agent_id = ?"
-                f" AND archived = 0 AND {in_list('id', [kept, merged])}",
-                (agent_id, kept, merged),
+                f" AND channel = ? AND archived = 0 AND {in_list('id', [kept, merged])}",
+                (plan.agent_id, plan.channel, kept, merged),
             ).fetchall()
         }
         if kept not in rows or merged not in rows:  # changed meanwhile
