@@ -17,7 +17,6 @@ Formats (``read_messages``):
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -26,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from mindpalace.errors import ValidationError
-from mindpalace.validation import json_lines, parse_datetime
+from mindpalace.validation import json_lines, parse_datetime, parse_json, utf8_lines
 
 __all__ = ["FORMATS", "Message", "read_messages", "spoken_date"]
 
@@ -139,7 +138,8 @@ def read_messages(
     if format not in FORMATS:
         raise ValidationError("format", format, valid=FORMATS)
     source = Path(path)
-    text = source.read_text(encoding="utf-8")
+    with source.open("rb") as raw:
+        text = "".join(utf8_lines(raw, source.name))
     if format == "auto":
         stripped = text.lstrip()
         if stripped.startswith("{") and '"session_1"' in text and '"speaker_a"' in text:
@@ -152,13 +152,10 @@ def read_messages(
             format = "jsonl"
     if format == "jsonl":
         return [
-            _message(record, f"line {number}", session or source.stem)
-            for number, record in json_lines(text.splitlines())
+            _message(record, f"{source.name} line {number}", session or source.stem)
+            for number, record in json_lines(text.splitlines(), source=source.name)
         ]
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValidationError("file", str(source), reason=f"{source} is not JSON: {exc}") from None
+    data = parse_json(text, str(source), "file")
     if format == "locomo":
         if not isinstance(data, Mapping):
             raise ValidationError("file", str(source), reason="a LoCoMo file is a JSON object")

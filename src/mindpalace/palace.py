@@ -46,8 +46,9 @@ from mindpalace.skills import ContextBlock, Skills
 from mindpalace.store import ImportReport, Signal, Store
 from mindpalace.validation import (
     EXPORT_FORMAT,
-    check_identifier,
+    check_id,
     check_limit,
+    check_names,
     check_query,
     check_tags,
     parse_datetime,
@@ -424,9 +425,7 @@ class Palace:
         Raises:
             NotFoundError: no such memory in this scope.
         """
-        if not isinstance(memory_id, str) or not memory_id:
-            raise ValidationError("id", memory_id, reason="id must be a non-empty string")
-        memory = self.store.get(memory_id, self.scope)
+        memory = self.store.get(check_id(memory_id), self.scope)
         if memory is None:
             raise NotFoundError(memory_id)
         return memory
@@ -462,10 +461,7 @@ class Palace:
             created_after=parse_datetime(created_after, "created_after"),
             created_before=parse_datetime(created_before, "created_before"),
             kinds=parse_many(MemoryKind, kinds, "kind"),
-            projects=tuple(
-                check_identifier(p, "project") or ""
-                for p in ([projects] if isinstance(projects, str) else projects or ())
-            ),
+            projects=check_names(projects, "project"),
             completed=completed,
         )
 
@@ -635,8 +631,7 @@ class Palace:
             completed=completed,
         )
         if sessions is not None:
-            names = tuple(check_identifier(s, "sessions") or "" for s in sessions)
-            filters = replace(filters, sessions=names)
+            filters = replace(filters, sessions=check_names(sessions, "sessions"))
         return self.store.list_memories(self.scope, filters, limit=limit, offset=offset)
 
     def stats(self) -> Stats:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -22,7 +22,7 @@ from mindpalace.models import (
 from mindpalace.retrieval.indexing import Progress, embed_text
 from mindpalace.retrieval.temporal import find_times
 from mindpalace.store.base import VectorBatch
-from mindpalace.validation import check_limit, check_query
+from mindpalace.validation import check_identifier, check_limit, check_query
 
 if TYPE_CHECKING:
     from mindpalace.view import View
@@ -95,6 +95,7 @@ class _TurnRecords:
 
     def next(self, message: Message) -> dict[str, Any]:
         palace = self._palace
+        message = _checked(message)
         which = message.session or self._session
         if which is not None and which not in self._previous:
             # Its text is copied into this (isolated) turn: only from a
@@ -142,6 +143,31 @@ class _TurnRecords:
         }
 
 
+def _checked(message: Message) -> Message:
+    """``message``, if its fields have the types ``Message`` declares (a
+    caller may build one from anything).
+
+    Raises:
+        ValidationError: naming the field of the wrong type.
+    """
+    if not isinstance(message, Message):
+        raise ValidationError("messages", message, reason="a turn must be a Message")
+    for name in ("content", "role", "speaker"):
+        value = getattr(message, name)
+        if not isinstance(value, str) and not (name == "speaker" and value is None):
+            raise ValidationError(name, value, reason=f"a turn's {name} must be a string")
+    if not isinstance(message.metadata, Mapping):
+        raise ValidationError(
+            "metadata", message.metadata, reason="a turn's metadata must be a mapping"
+        )
+    check_identifier(message.session, "session", optional=True)
+    if message.created_at is not None and not isinstance(message.created_at, datetime):
+        raise ValidationError(
+            "created_at", message.created_at, reason="a turn's created_at must be a datetime"
+        )
+    return message
+
+
 def date_context(text: str, when: datetime) -> list[str]:
     """The dates a turn states, resolved against its time, as a keyword
     context line: "I went yesterday" said on 8 May 2023 gives
@@ -154,15 +180,17 @@ def search_messages(
     view: View, phrase: str, *, limit: int, around: int, session: str | None
 ) -> list[MessageMatch]:
     """See ``Palace.search_messages``."""
-    if not check_query(phrase, "phrase").strip():
+    text = check_query(phrase, "phrase").strip()
+    if not text:
         raise ValidationError("phrase", phrase, reason="phrase must not be empty")
     check_limit(limit, low=1, high=MAX_MATCHES)
     check_limit(around, low=0, high=10, field="around")
+    which = check_identifier(session, "session", optional=True)
     filters = RecallFilters(
         categories=(Category.CONVERSATION,),
-        sessions=(session,) if session else (),
+        sessions=(which,) if which else (),
     )
-    found = view.engine.store.search_substring([phrase.strip()], view.scope, filters, limit=limit)
+    found = view.engine.store.search_substring([text], view.scope, filters, limit=limit)
     transcripts: dict[str | None, list[Memory]] = {}
     matches = []
     for memory in found:
