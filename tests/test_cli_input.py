@@ -125,7 +125,11 @@ def test_an_import_that_is_not_utf8(run: Run, via: str) -> None:
 
 def test_an_ingest_file_that_is_not_utf8(run: Run) -> None:
     path = run.file("chat.jsonl", b'{"content": "hello"}\n{"content": "caf\xe9"}\n')
-    refused(run("ingest", path), "chat.jsonl line 2 is not UTF-8 text: byte 0xE9 at column 17")
+    refused(
+        run("ingest", path),
+        "chat.jsonl line 2 is not UTF-8 text: byte 0xE9 at column 17",
+        "no turn was stored",
+    )
     assert row_count(run.db) == 1
 
 

@@ -172,10 +172,11 @@ ENTRY_POINTS: dict[str, Entry] = {
         {"agent_id": "ann", "groups": (), "channel": None},
     ),
     "add_messages": (
-        lambda p, content, role, speaker, session: p.add_messages(
-            [Message("hello there"), Message(content, role=role, speaker=speaker, session=session)]
+        lambda p, content, role, speaker, session, atomic: p.add_messages(
+            [Message("hello there"), Message(content, role=role, speaker=speaker, session=session)],
+            atomic=atomic,
         ),
-        {"content": "hi", "role": "user", "speaker": None, "session": None},
+        {"content": "hi", "role": "user", "speaker": None, "session": None, "atomic": False},
     ),
     "import_jsonl": (
         lambda p, record: p.import_jsonl([HEADER, to_json(record)]),

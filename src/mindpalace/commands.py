@@ -175,9 +175,14 @@ def _progress(label: str) -> Callable[[int, int], None]:
 
 
 def _ingest(palace: Palace, args: argparse.Namespace) -> Any:
-    messages = read_messages(args.file, format=args.format, session=args.session)
+    try:
+        messages = read_messages(args.file, format=args.format, session=args.session)
+    except ValidationError as exc:
+        raise ValidationError(exc.field, exc.value, reason=f"{exc}; no turn was stored") from None
     started = time.perf_counter()
-    stored = palace.add_messages(messages, session=args.session, progress=_progress("ingest"))
+    stored = palace.add_messages(
+        messages, session=args.session, progress=_progress("ingest"), atomic=args.atomic
+    )
     seconds = time.perf_counter() - started
     return {
         "ingested": len(stored),

@@ -648,6 +648,7 @@ class Palace:
         batch: int = 256,
         progress: Progress | None = None,
         dates: bool = True,
+        atomic: bool = False,
     ) -> list[Memory]:
         """Remember conversation turns, in order: one memory each, category
         ``conversation``, store ``episodic``, content ``"{speaker}: {text}"``.
@@ -671,12 +672,22 @@ class Palace:
             dates: add the dates a turn states, resolved against its time,
                 to its keyword context ("yesterday" on 8 May 2023 is indexed
                 as "when: 7 May 2023"; ``retrieval.temporal``).
+            atomic: all or nothing: validate every turn first, then write
+                them all in one transaction.
 
         Raises:
-            ValidationError: naming the first invalid turn; earlier batches stay.
+            ValidationError: naming the first invalid turn (its place, and
+                its ``origin`` such as a file line) and how many turns were
+                stored: the earlier batches stay, unless ``atomic``.
         """
         return transcripts.add_messages(
-            self, messages, session=session, batch=batch, progress=progress, dates=dates
+            self,
+            messages,
+            session=session,
+            batch=batch,
+            progress=progress,
+            dates=dates,
+            atomic=atomic,
         )
 
     def search_messages(
