@@ -216,6 +216,12 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
     p.add_argument("file", help="the conversation file")
     p.add_argument("--format", default="auto", help=f"one of: {', '.join(FORMATS)} (default auto)")
     p.add_argument("--session", help="session of turns that name none")
+    p.add_argument(
+        "--atomic",
+        action="store_true",
+        help="all or nothing: write no turn unless every one is valid (default: batches"
+        " before a bad turn are kept)",
+    )
 
     p = command("search-messages", "Conversation turns containing a phrase, with context.")
     p.add_argument("phrase", help="the exact phrase (case-insensitive)")

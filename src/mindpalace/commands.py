@@ -38,7 +38,7 @@ from mindpalace.retrieval.modes import check_mode
 from mindpalace.server import require_extra
 from mindpalace.server.limits import ConnectionLimits
 from mindpalace.store import migrate
-from mindpalace.validation import check_limit
+from mindpalace.validation import check_limit, parse_json, utf8_lines
 
 __all__ = ["Opener", "run"]
 
@@ -49,13 +49,11 @@ Handler = Callable[[Palace, argparse.Namespace], Any]
 
 
 def _remember(palace: Palace, args: argparse.Namespace) -> Any:
-    content = sys.stdin.read() if args.content == "-" else args.content
-    metadata = None
-    if args.metadata:
-        try:
-            metadata = json.loads(args.metadata)
-        except json.JSONDecodeError as exc:
-            raise ValidationError("metadata", args.metadata, reason=f"--metadata: {exc}") from None
+    content = args.content
+    if content == "-":  # bytes, so text that is not UTF-8 is named, not a traceback
+        content = "".join(utf8_lines(sys.stdin.buffer, "standard input"))
+        content = content.replace("\r\n", "\n").replace("\r", "\n")
+    metadata = parse_json(args.metadata, "--metadata", "metadata") if args.metadata else None
     return palace.remember(
         content,
         title=args.title,
@@ -149,10 +147,10 @@ def _export(palace: Palace, args: argparse.Namespace) -> Any:
 
 def _import(palace: Palace, args: argparse.Namespace) -> Any:
     if args.file == "-":
-        report = palace.import_jsonl(sys.stdin)
+        report = palace.import_jsonl(utf8_lines(sys.stdin.buffer, "standard input"))
     else:
-        with open(args.file, encoding="utf-8") as inp:
-            report = palace.import_jsonl(inp)
+        with open(args.file, "rb") as inp:
+            report = palace.import_jsonl(utf8_lines(inp, args.file))
     return {"inserted": report.inserted, "skipped": report.skipped}
 
 
@@ -178,9 +176,14 @@ def _progress(label: str) -> Callable[[int, int], None]:
 
 
 def _ingest(palace: Palace, args: argparse.Namespace) -> Any:
-    messages = read_messages(args.file, format=args.format, session=args.session)
+    try:
+        messages = read_messages(args.file, format=args.format, session=args.session)
+    except ValidationError as exc:
+        raise ValidationError(exc.field, exc.value, reason=f"{exc}; no turn was stored") from None
     started = time.perf_counter()
-    stored = palace.add_messages(messages, session=args.session, progress=_progress("ingest"))
+    stored = palace.add_messages(
+        messages, session=args.session, progress=_progress("ingest"), atomic=args.atomic
+    )
     seconds = time.perf_counter() - started
     return {
         "ingested": len(stored),

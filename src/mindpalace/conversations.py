@@ -17,7 +17,6 @@ Formats (``read_messages``):
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -26,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from mindpalace.errors import ValidationError
-from mindpalace.validation import json_lines, parse_datetime
+from mindpalace.validation import json_lines, parse_datetime, parse_json, utf8_lines
 
 __all__ = ["FORMATS", "Message", "read_messages", "spoken_date"]
 
@@ -43,6 +42,9 @@ class Message:
     session: str | None = None
     created_at: datetime | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    # Where the turn was read from ("chat.jsonl line 7"), for error messages:
+    # not part of the turn (not compared, not stored).
+    origin: str | None = field(default=None, compare=False)
 
     @property
     def who(self) -> str:
@@ -89,6 +91,7 @@ def _message(record: Mapping[str, Any], where: str, session: str | None) -> Mess
         session=str(record["session"]) if record.get("session") else session,
         created_at=when,
         metadata=extra,
+        origin=where,
     )
 
 
@@ -97,7 +100,7 @@ _KNOWN = frozenset(
 )
 
 
-def _locomo(data: Mapping[str, Any], name: str) -> Iterator[Message]:
+def _locomo(data: Mapping[str, Any], name: str, file: str) -> Iterator[Message]:
     numbers = sorted(int(m.group(1)) for key in data if (m := re.fullmatch(r"session_(\d+)", key)))
     for number in numbers:
         raw_date = str(data.get(f"session_{number}_date_time", ""))
@@ -108,7 +111,13 @@ def _locomo(data: Mapping[str, Any], name: str) -> Iterator[Message]:
                 "session_date", raw_date, reason=f"session {number} has no readable date"
             ) from None
         when = when.replace(tzinfo=timezone.utc)
-        for turn in data[f"session_{number}"]:
+        turns = data[f"session_{number}"]
+        for index, turn in enumerate(turns if isinstance(turns, list) else [turns]):
+            where = f"{file} session_{number}[{index}]"
+            if not isinstance(turn, Mapping) or "text" not in turn or "speaker" not in turn:
+                raise ValidationError(
+                    "message", turn, reason=f"{where}: a turn is an object with text and speaker"
+                )
             text = str(turn["text"])
             if turn.get("blip_caption"):
                 text += f" [shared a photo: {turn['blip_caption']}]"
@@ -119,6 +128,7 @@ def _locomo(data: Mapping[str, Any], name: str) -> Iterator[Message]:
                 session=f"{name}:{number}",
                 created_at=when,
                 metadata={"dia_id": turn.get("dia_id"), "session_number": number},
+                origin=where,
             )
 
 
@@ -139,7 +149,8 @@ def read_messages(
     if format not in FORMATS:
         raise ValidationError("format", format, valid=FORMATS)
     source = Path(path)
-    text = source.read_text(encoding="utf-8")
+    with source.open("rb") as raw:
+        text = "".join(utf8_lines(raw, source.name))
     if format == "auto":
         stripped = text.lstrip()
         if stripped.startswith("{") and '"session_1"' in text and '"speaker_a"' in text:
@@ -152,17 +163,14 @@ def read_messages(
             format = "jsonl"
     if format == "jsonl":
         return [
-            _message(record, f"line {number}", session or source.stem)
-            for number, record in json_lines(text.splitlines())
+            _message(record, f"{source.name} line {number}", session or source.stem)
+            for number, record in json_lines(text.splitlines(), source=source.name)
         ]
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValidationError("file", str(source), reason=f"{source} is not JSON: {exc}") from None
+    data = parse_json(text, str(source), "file")
     if format == "locomo":
         if not isinstance(data, Mapping):
             raise ValidationError("file", str(source), reason="a LoCoMo file is a JSON object")
-        return list(_locomo(data, session or source.stem))
+        return list(_locomo(data, session or source.stem, source.name))
     items = data.get("messages") if isinstance(data, Mapping) else data
     if not isinstance(items, list):
         raise ValidationError(
@@ -171,4 +179,4 @@ def read_messages(
             reason="an openai file is a list of messages (or {messages: [...]})",
         )
     default = session or source.stem
-    return [_message(item, f"message {i}", default) for i, item in enumerate(items)]
+    return [_message(item, f"{source.name} message {i}", default) for i, item in enumerate(items)]

@@ -20,6 +20,7 @@ exits 2 on ``ValidationError`` and 1 on the rest; HTTP answers 400 / 404 / 500.
 from __future__ import annotations
 
 import difflib
+import reprlib
 from collections.abc import Iterable
 
 __all__ = [
@@ -33,7 +34,33 @@ __all__ = [
     "StorageError",
     "UnknownSkill",
     "ValidationError",
+    "shown",
 ]
+
+
+class _Short(reprlib.Repr):
+    """``repr`` cut to a line: a caller's value may be a megabyte of text,
+    nested past the recursion limit, or an integer too long to print."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.maxlevel = 3
+        self.maxstring = 80
+        self.maxlong = 40
+        self.maxother = 80
+
+    def repr_int(self, x: int, level: int) -> str:
+        if x.bit_length() > 4000:  # more digits than str() may write
+            return f"<integer of {x.bit_length()} bits>"
+        return super().repr_int(x, level)
+
+
+_SHORT = _Short()
+
+
+def shown(value: object) -> str:
+    """``value``'s repr for an error message, at most about a line long."""
+    return _SHORT.repr(value)
 
 
 class MindPalaceError(Exception):
@@ -61,7 +88,7 @@ class ValidationError(MindPalaceError, ValueError):
         self.value = value
         self.valid = tuple(valid)
         if reason is None:
-            reason = f"invalid {field} {value!r}"
+            reason = f"invalid {field} {shown(value)}"
         message = reason
         if self.valid:
             message += f"; valid options: {', '.join(self.valid)}"
@@ -81,7 +108,7 @@ class UnknownSkill(ValidationError):
 
     def __init__(self, name: object, closest: Iterable[str]) -> None:
         self.closest = tuple(closest)
-        reason = f"no skill named {name!r}"
+        reason = f"no skill named {shown(name)}"
         reason += (
             f"; closest names: {', '.join(self.closest)}"
             if self.closest
@@ -98,7 +125,7 @@ class NotFoundError(MindPalaceError, KeyError):
         super().__init__(memory_id)
 
     def __str__(self) -> str:
-        return f"no memory with id {self.memory_id!r} in this scope"
+        return f"no memory with id {shown(self.memory_id)} in this scope"
 
 
 class PermissionDenied(MindPalaceError):

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from mindpalace.errors import NotFoundError, ValidationError
+from mindpalace.errors import NotFoundError
 from mindpalace.graph.consolidate import (
     EDGE_DECAY_PER_DAY,
     EDGE_FLOOR,
@@ -29,7 +29,7 @@ from mindpalace.models import Category, Entity, Memory, MemoryType, RecallFilter
 from mindpalace.retrieval.dense import DenseIndex
 from mindpalace.store.base import Store
 from mindpalace.store.upkeep_sql import ConsolidationPlan, partition_key
-from mindpalace.validation import check_limit, parse_many
+from mindpalace.validation import check_id, check_limit, check_query, parse_many
 
 if TYPE_CHECKING:
     from mindpalace.view import View
@@ -61,15 +61,14 @@ class GraphView:
             offset: skip this many.
 
         Raises:
-            ValidationError: on a bad type, limit or offset.
+            ValidationError: on a bad query (over 10,000 characters), type, limit
+                or offset.
         """
         check_limit(limit, low=1, high=1000)
         check_limit(offset, low=0, high=2**62, field="offset")
-        if query is not None and not isinstance(query, str):
-            raise ValidationError("query", query, reason="query must be a string")
         return self._palace.engine.store.entities(
             self._palace.scope,
-            query=query or None,
+            query=None if query is None else check_query(query) or None,
             types=parse_many(MemoryType, types, "type"),
             limit=limit,
             offset=offset,
@@ -91,9 +90,10 @@ class GraphView:
         replaced, itself, and what replaced it.
 
         Raises:
+            ValidationError: an id that is not a non-empty string.
             NotFoundError: no such memory in this scope.
         """
-        chain = self._palace.engine.store.history(memory_id, self._palace.scope)
+        chain = self._palace.engine.store.history(check_id(memory_id), self._palace.scope)
         if not chain:
             raise NotFoundError(memory_id)
         return chain

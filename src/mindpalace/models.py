@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 
-from mindpalace.errors import ValidationError
+from mindpalace.errors import ValidationError, shown
 
 __all__ = [
     "DEFAULT_AGENT",
@@ -541,11 +541,15 @@ def normalise_tags(tags: Iterable[str] | str | None) -> tuple[str, ...]:
     """
     if tags is None:
         return ()
+    if not isinstance(tags, str | Iterable):
+        raise ValidationError(
+            "tags", tags, reason="tags must be a list of strings or a comma-separated string"
+        )
     items = tags.split(",") if isinstance(tags, str) else list(tags)
     seen: dict[str, None] = {}
     for item in items:
         if not isinstance(item, str):
-            raise ValidationError("tags", item, reason=f"tags must be strings, got {item!r}")
+            raise ValidationError("tags", item, reason=f"tags must be strings, got {shown(item)}")
         tag = item.strip().lower()
         if tag:
             seen.setdefault(tag, None)

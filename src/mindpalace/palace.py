@@ -46,8 +46,9 @@ from mindpalace.skills import ContextBlock, Skills
 from mindpalace.store import ImportReport, Signal, Store
 from mindpalace.validation import (
     EXPORT_FORMAT,
-    check_identifier,
+    check_id,
     check_limit,
+    check_names,
     check_query,
     check_tags,
     parse_datetime,
@@ -421,9 +422,7 @@ class Palace:
         Raises:
             NotFoundError: no such memory in this scope.
         """
-        if not isinstance(memory_id, str) or not memory_id:
-            raise ValidationError("id", memory_id, reason="id must be a non-empty string")
-        memory = self.store.get(memory_id, self.scope)
+        memory = self.store.get(check_id(memory_id), self.scope)
         if memory is None:
             raise NotFoundError(memory_id)
         return memory
@@ -459,10 +458,7 @@ class Palace:
             created_after=parse_datetime(created_after, "created_after"),
             created_before=parse_datetime(created_before, "created_before"),
             kinds=parse_many(MemoryKind, kinds, "kind"),
-            projects=tuple(
-                check_identifier(p, "project") or ""
-                for p in ([projects] if isinstance(projects, str) else projects or ())
-            ),
+            projects=check_names(projects, "project"),
             completed=completed,
         )
 
@@ -632,8 +628,7 @@ class Palace:
             completed=completed,
         )
         if sessions is not None:
-            names = tuple(check_identifier(s, "sessions") or "" for s in sessions)
-            filters = replace(filters, sessions=names)
+            filters = replace(filters, sessions=check_names(sessions, "sessions"))
         return self.store.list_memories(self.scope, filters, limit=limit, offset=offset)
 
     def stats(self) -> Stats:
@@ -650,6 +645,7 @@ class Palace:
         batch: int = 256,
         progress: Progress | None = None,
         dates: bool = True,
+        atomic: bool = False,
     ) -> list[Memory]:
         """Remember conversation turns, in order: one memory each, category
         ``conversation``, store ``episodic``, content ``"{speaker}: {text}"``.
@@ -673,12 +669,22 @@ class Palace:
             dates: add the dates a turn states, resolved against its time,
                 to its keyword context ("yesterday" on 8 May 2023 is indexed
                 as "when: 7 May 2023"; ``retrieval.temporal``).
+            atomic: all or nothing: validate every turn first, then write
+                them all in one transaction.
 
         Raises:
-            ValidationError: naming the first invalid turn; earlier batches stay.
+            ValidationError: naming the first invalid turn (its place, and
+                its ``origin`` such as a file line) and how many turns were
+                stored: the earlier batches stay, unless ``atomic``.
         """
         return transcripts.add_messages(
-            self, messages, session=session, batch=batch, progress=progress, dates=dates
+            self,
+            messages,
+            session=session,
+            batch=batch,
+            progress=progress,
+            dates=dates,
+            atomic=atomic,
         )
 
     def search_messages(

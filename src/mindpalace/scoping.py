@@ -42,6 +42,12 @@ def build_scope(
             or with management access.
     """
     agent = check_agent_id(agent_id)
+    if isinstance(groups, str):  # "a,b", as tags
+        groups = groups.split(",")
+    elif not isinstance(groups, Iterable):  # None, or a caller's mistake
+        if groups is not None:
+            raise ValidationError("groups", groups, reason="groups must be a list of names")
+        groups = ()
     names = tuple(g for g in (check_identifier(x, "groups", optional=True) for x in groups) if g)
     where = check_identifier(channel, "channel", optional=True)
     if peer and management:

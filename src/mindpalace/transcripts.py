@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -22,7 +22,7 @@ from mindpalace.models import (
 from mindpalace.retrieval.indexing import Progress, embed_text
 from mindpalace.retrieval.temporal import find_times
 from mindpalace.store.base import VectorBatch
-from mindpalace.validation import check_limit, check_query
+from mindpalace.validation import check_identifier, check_limit, check_query
 
 if TYPE_CHECKING:
     from mindpalace.view import View
@@ -41,6 +41,7 @@ def add_messages(
     batch: int,
     progress: Progress | None,
     dates: bool = True,
+    atomic: bool = False,
 ) -> list[Memory]:
     """See ``Palace.add_messages``.
 
@@ -49,9 +50,17 @@ def add_messages(
     validation) and then writes batch k-1, each batch in one transaction.
     The model runs in onnxruntime without the GIL, so on two cores the
     encoder and the Python work overlap instead of taking turns.
+    ``atomic`` validates every turn first, then embeds them batch by batch
+    and writes them in one transaction.
     """
     turns = list(messages)
     records = _TurnRecords(view, session=session, dates=dates)
+    if atomic:
+        try:
+            news = _prepare(view, records, turns, 0, len(turns))
+        except ValidationError as exc:
+            raise ValidationError(exc.field, exc.value, reason=f"{exc}; {_kept(0)}") from None
+        return _add_atomically(view, news, batch, progress)
     stored: list[Memory] = []
     pending: tuple[list[NewMemory], Future[VectorBatch | None], int] | None = None
 
@@ -65,13 +74,17 @@ def add_messages(
         for start in range(0, len(turns), batch):
             chunk = turns[start : start + batch]
             try:
-                news = writing.prepare_many(view, [records.next(message) for message in chunk])
+                news = _prepare(view, records, chunk, start, len(turns))
                 embed = view.engine.semantic.plan_vectors(
                     [embed_text(n.title, n.content) for n in news]
                 )
-            except BaseException:
+            except BaseException as exc:
                 if pending is not None:  # earlier batches stay, as documented
                     write(pending)
+                if isinstance(exc, ValidationError):
+                    raise ValidationError(
+                        exc.field, exc.value, reason=f"{exc}; {_kept(len(stored))}"
+                    ) from None
                 raise
             job = (news, worker.submit(embed), start + len(chunk))
             if pending is not None:
@@ -80,6 +93,55 @@ def add_messages(
         if pending is not None:
             write(pending)
     return stored
+
+
+def _kept(count: int) -> str:
+    """What a failed ingest left written, for its error message."""
+    if not count:
+        return "no turn was stored"
+    return f"{count} turns before it were stored (its batch and later ones were not)"
+
+
+def _prepare(
+    view: View, records: _TurnRecords, turns: list[Message], start: int, total: int
+) -> list[NewMemory]:
+    """``turns`` (which begin at index ``start`` of ``total``) validated into
+    new memories; an error names the turn by its place and its origin."""
+
+    def name(index: int) -> str:
+        origin = turns[index].origin
+        return f"turn {start + index + 1} of {total}" + (f" ({origin})" if origin else "")
+
+    batch = []
+    for index, message in enumerate(turns):
+        try:
+            batch.append(records.next(message))
+        except ValidationError as exc:
+            raise ValidationError(exc.field, exc.value, reason=f"{name(index)}: {exc}") from None
+    return writing.prepare_many(view, batch, name=name)
+
+
+def _add_atomically(
+    view: View, news: list[NewMemory], batch: int, progress: Progress | None
+) -> list[Memory]:
+    """Embed validated ``news`` batch by batch, then write them all in one
+    transaction (nothing is written if anything fails)."""
+    semantic = view.engine.semantic
+    found: dict[str, bytes] = {}
+    model: str | None = None
+    embedded = True
+    for start in range(0, len(news), batch):
+        part = news[start : start + batch]
+        vectors = semantic.vectors_for([embed_text(n.title, n.content) for n in part])
+        if vectors is None:
+            embedded = False  # the writes go on; reindex embeds them later
+        else:
+            model = vectors.model
+            found.update(vectors.vectors)
+        if progress is not None:
+            progress(start + len(part), len(news))
+    merged = VectorBatch(model, found) if embedded and model is not None else None
+    return writing.write_many(view, news, merged)
 
 
 class _TurnRecords:
@@ -95,6 +157,7 @@ class _TurnRecords:
 
     def next(self, message: Message) -> dict[str, Any]:
         palace = self._palace
+        message = _checked(message)
         which = message.session or self._session
         if which is not None and which not in self._previous:
             # Its text is copied into this (isolated) turn: only from a
@@ -142,6 +205,31 @@ class _TurnRecords:
         }
 
 
+def _checked(message: Message) -> Message:
+    """``message``, if its fields have the types ``Message`` declares (a
+    caller may build one from anything).
+
+    Raises:
+        ValidationError: naming the field of the wrong type.
+    """
+    if not isinstance(message, Message):
+        raise ValidationError("messages", message, reason="a turn must be a Message")
+    for name in ("content", "role", "speaker"):
+        value = getattr(message, name)
+        if not isinstance(value, str) and not (name == "speaker" and value is None):
+            raise ValidationError(name, value, reason=f"a turn's {name} must be a string")
+    if not isinstance(message.metadata, Mapping):
+        raise ValidationError(
+            "metadata", message.metadata, reason="a turn's metadata must be a mapping"
+        )
+    check_identifier(message.session, "session", optional=True)
+    if message.created_at is not None and not isinstance(message.created_at, datetime):
+        raise ValidationError(
+            "created_at", message.created_at, reason="a turn's created_at must be a datetime"
+        )
+    return message
+
+
 def date_context(text: str, when: datetime) -> list[str]:
     """The dates a turn states, resolved against its time, as a keyword
     context line: "I went yesterday" said on 8 May 2023 gives
@@ -154,15 +242,17 @@ def search_messages(
     view: View, phrase: str, *, limit: int, around: int, session: str | None
 ) -> list[MessageMatch]:
     """See ``Palace.search_messages``."""
-    if not check_query(phrase, "phrase").strip():
+    text = check_query(phrase, "phrase").strip()
+    if not text:
         raise ValidationError("phrase", phrase, reason="phrase must not be empty")
     check_limit(limit, low=1, high=MAX_MATCHES)
     check_limit(around, low=0, high=10, field="around")
+    which = check_identifier(session, "session", optional=True)
     filters = RecallFilters(
         categories=(Category.CONVERSATION,),
-        sessions=(session,) if session else (),
+        sessions=(which,) if which else (),
     )
-    found = view.engine.store.search_substring([phrase.strip()], view.scope, filters, limit=limit)
+    found = view.engine.store.search_substring([text], view.scope, filters, limit=limit)
     transcripts: dict[str | None, list[Memory]] = {}
     matches = []
     for memory in found:

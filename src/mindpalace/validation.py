@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime, timezone
 from typing import Any, TypeVar
 
-from mindpalace.errors import ValidationError
+from mindpalace.errors import ValidationError, shown
 from mindpalace.models import (
     Category,
     Memory,
@@ -36,12 +36,15 @@ __all__ = [
     "check_agent_id",
     "check_content",
     "check_context",
+    "check_id",
     "check_identifier",
     "check_kind",
     "check_limit",
     "check_metadata",
+    "check_names",
     "check_query",
     "check_tags",
+    "check_text",
     "check_title",
     "check_unit",
     "content_hash",
@@ -49,7 +52,9 @@ __all__ = [
     "memory_from_dict",
     "parse_datetime",
     "parse_export",
+    "parse_json",
     "parse_many",
+    "utf8_lines",
 ]
 
 EXPORT_FORMAT = "mindpalace-export"
@@ -63,10 +68,18 @@ MAX_IDENTIFIER_CHARS = 128
 # A query is a question or a task description, not a document: longer text
 # only slows every stage down (and a megabyte "query" is an attack).
 MAX_QUERY_CHARS = 10_000
+# Metadata is a few fields, not a document tree; a bound keeps every JSON
+# encoder and decoder (ours, the database's, a client's) far from its
+# recursion limit.
+MAX_METADATA_DEPTH = 32
 
 _SPACE = re.compile(r"\s+")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _AGENT_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:@+-]*")
+# A lone surrogate is half of a UTF-16 pair (a JSON "\ud800" escape) or an
+# undecodable byte smuggled in by surrogateescape (a command-line argument):
+# no UTF-8 encoder, so no database, can take it.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 E = TypeVar("E", bound=enum.Enum)
 
@@ -84,7 +97,7 @@ def check_content(content: object, *, max_chars: int) -> str:
     text = content.strip()
     if not text:
         raise ValidationError("content", content, reason="content must not be empty")
-    _no_nul(text, "content")
+    check_text(text, "content")
     if len(text) > max_chars:
         raise ValidationError(
             "content",
@@ -95,15 +108,33 @@ def check_content(content: object, *, max_chars: int) -> str:
     return text
 
 
-def _no_nul(text: str, field: str) -> None:
+def check_text(text: str, field: str, *, nul: bool = False) -> str:
+    """``text`` if every backend can take it as given: no lone surrogate, and
+    no NUL unless ``nul`` (a query may hold one: it only splits words). Every
+    string an entry point takes passes through here."""
     # PostgreSQL text cannot hold NUL, and no writer means one: refuse it on
     # every backend alike rather than store different text per backend.
-    if "\x00" in text:
+    if not nul and "\x00" in text:
         raise ValidationError(
             field,
             text.replace("\x00", "\\x00")[:80],
             reason=f"{field} must not contain NUL (\\x00)",
         )
+    bad = _SURROGATE.search(text)
+    if bad is not None:
+        code = ord(bad.group())
+        raise ValidationError(
+            field,
+            ascii(text[:80]),
+            reason=f"{field} is not valid Unicode text: it has a lone surrogate"
+            f" (U+{code:04X}) at character {bad.start()}"
+            + (
+                f", the mark of byte 0x{code - 0xDC00:02X} that is not UTF-8"
+                if 0xDC80 <= code <= 0xDCFF
+                else ""
+            ),
+        )
+    return text
 
 
 def check_context(context: object, *, max_chars: int) -> str | None:
@@ -112,8 +143,7 @@ def check_context(context: object, *, max_chars: int) -> str | None:
         return None
     if not isinstance(context, str):
         raise ValidationError("context", context, reason="context must be a string")
-    text = context.strip()
-    _no_nul(text, "context")
+    text = check_text(context.strip(), "context")
     if len(text) > max_chars:
         raise ValidationError(
             "context", f"<{len(text)} characters>", reason=f"context is longer than {max_chars}"
@@ -121,8 +151,17 @@ def check_context(context: object, *, max_chars: int) -> str | None:
     return text or None
 
 
+def check_id(value: object, field: str = "id") -> str:
+    """A memory id: a non-empty string (whether it exists is the store's to say)."""
+    if not isinstance(value, str) or not value:
+        raise ValidationError(field, value, reason=f"{field} must be a non-empty string")
+    return check_text(value, field)
+
+
 def check_query(query: object, field: str = "query") -> str:
-    """A search text of at most ``MAX_QUERY_CHARS`` characters (may be blank)."""
+    """A search text of at most ``MAX_QUERY_CHARS`` characters (may be
+    blank), with any NUL as a space: in a query it only splits words, and
+    PostgreSQL takes no NUL even as a parameter."""
     if not isinstance(query, str):
         raise ValidationError(field, query, reason=f"{field} must be a string")
     if len(query) > MAX_QUERY_CHARS:
@@ -131,7 +170,7 @@ def check_query(query: object, field: str = "query") -> str:
             f"<{len(query)} characters>",
             reason=f"{field} has {len(query)} characters; it must have 0-{MAX_QUERY_CHARS}",
         )
-    return query
+    return check_text(query, field, nul=True).replace("\x00", " ")
 
 
 def check_title(title: object) -> str | None:
@@ -140,8 +179,7 @@ def check_title(title: object) -> str | None:
         return None
     if not isinstance(title, str):
         raise ValidationError("title", title, reason="title must be a string")
-    text = _SPACE.sub(" ", title).strip()
-    _no_nul(text, "title")
+    text = check_text(_SPACE.sub(" ", title).strip(), "title")
     if len(text) > MAX_TITLE_CHARS:
         raise ValidationError(
             "title", title, reason=f"title is longer than {MAX_TITLE_CHARS} characters"
@@ -164,7 +202,18 @@ def check_identifier(value: object, field: str, *, optional: bool = False) -> st
             value,
             reason=f"{field} must be 1-{MAX_IDENTIFIER_CHARS} printable characters",
         )
-    return text
+    return check_text(text, field)
+
+
+def check_names(values: object, field: str) -> tuple[str, ...]:
+    """Names (projects, sessions) from one name or an iterable of them."""
+    if values is None:
+        return ()
+    if isinstance(values, str):
+        values = [values]
+    elif not isinstance(values, Iterable):
+        raise ValidationError(field, values, reason=f"{field} must be a list of names")
+    return tuple(check_identifier(v, field) or "" for v in values)
 
 
 def check_agent_id(value: object, field: str = "agent_id") -> str:
@@ -231,6 +280,7 @@ def check_tags(tags: Iterable[str] | str | None) -> tuple[str, ...]:
             raise ValidationError(
                 "tags", tag, reason=f"tags must be 1-{MAX_TAG_CHARS} printable characters"
             )
+        check_text(tag, "tags")
     return result
 
 
@@ -238,7 +288,9 @@ def check_limit(limit: object, *, low: int, high: int, field: str = "limit") -> 
     """An integer in ``[low, high]``."""
     if isinstance(limit, bool) or not isinstance(limit, int) or not low <= limit <= high:
         raise ValidationError(
-            field, limit, reason=f"{field} must be an integer from {low} to {high}, got {limit!r}"
+            field,
+            limit,
+            reason=f"{field} must be an integer from {low} to {high}, got {shown(limit)}",
         )
     return limit
 
@@ -261,13 +313,34 @@ def check_metadata(metadata: object) -> dict[str, Any]:
         raise ValidationError(
             "metadata", metadata, reason="metadata must be a mapping with string keys"
         )
+    _check_depth(metadata, "metadata", MAX_METADATA_DEPTH)
     try:
-        json.dumps(metadata, allow_nan=False)
+        encoded = json.dumps(metadata, allow_nan=False, ensure_ascii=False)
     except (TypeError, ValueError) as exc:
         raise ValidationError(
             "metadata", metadata, reason=f"metadata must be JSON-serialisable: {exc}"
         ) from None
+    check_text(encoded, "metadata")
     return dict(metadata)
+
+
+def _check_depth(value: object, field: str, limit: int) -> None:
+    """Refuse containers nested more than ``limit`` deep (without recursing:
+    the point is to be safe on values too deep for recursion)."""
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            children: Iterable[object] = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            raise ValidationError(
+                field, f"<nested {depth}+ deep>", reason=f"{field} is nested more than {limit} deep"
+            )
+        stack.extend((child, depth + 1) for child in children)
 
 
 def parse_datetime(value: object, field: str) -> datetime | None:
@@ -284,7 +357,7 @@ def parse_datetime(value: object, field: str) -> datetime | None:
             parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
         except ValueError:
             raise ValidationError(
-                field, value, reason=f"{field} must be an ISO 8601 date or time, got {value!r}"
+                field, value, reason=f"{field} must be an ISO 8601 date or time, got {shown(value)}"
             ) from None
     else:
         raise ValidationError(field, value, reason=f"{field} must be an ISO 8601 date or time")
@@ -309,21 +382,56 @@ def parse_many(cls: type[E], values: object, field: str) -> tuple[E, ...]:
     return tuple(dict.fromkeys(parse_enum(cls, v, field) for v in items))
 
 
-def json_lines(lines: Iterable[str]) -> Iterator[tuple[int, Any]]:
+def parse_json(text: str | bytes, where: str, field: str = "line") -> Any:
+    """``text`` parsed as JSON.
+
+    Raises:
+        ValidationError: naming ``where`` when it is not JSON, not UTF-8,
+            nested too deep for the parser, or holds an integer too long to
+            read (over 4,300 digits).
+    """
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        reason = f"{where} is not JSON: {exc.msg} (character {exc.pos})"
+    except RecursionError:
+        reason = f"{where} is not JSON we read: it is nested too deeply"
+    except ValueError as exc:  # not UTF-8, or an integer of over 4,300 digits
+        reason = f"{where} is not JSON we read: {str(exc).split(';')[0]}"
+    raise ValidationError(field, where, reason=reason)
+
+
+def utf8_lines(stream: Iterable[bytes], where: str) -> Iterator[str]:
+    """The lines of a binary stream, decoded from UTF-8 one by one (a
+    leading byte-order mark is dropped).
+
+    Raises:
+        ValidationError: naming the line (and byte) of ``where`` that is not UTF-8.
+    """
+    for number, raw in enumerate(stream, start=1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValidationError(
+                "line",
+                number,
+                reason=f"{where} line {number} is not UTF-8 text: byte"
+                f" 0x{raw[exc.start]:02X} at column {exc.start + 1} ({exc.reason})",
+            ) from None
+        yield line.removeprefix("\ufeff") if number == 1 else line
+
+
+def json_lines(lines: Iterable[str], *, source: str | None = None) -> Iterator[tuple[int, Any]]:
     """(line number, parsed value) of each non-blank JSON line.
 
     Raises:
-        ValidationError: naming the first line that is not JSON.
+        ValidationError: naming the first line that is not JSON (and
+            ``source``, the file, when given).
     """
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        try:
-            yield number, json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValidationError(
-                "line", number, reason=f"line {number} is not JSON: {exc.msg}"
-            ) from None
+        yield number, parse_json(line, f"{source} line {number}" if source else f"line {number}")
 
 
 def _required(data: Mapping[str, Any], key: str) -> Any:

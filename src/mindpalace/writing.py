@@ -5,11 +5,11 @@ and conversation ingest share these steps)."""
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from mindpalace.errors import ValidationError
+from mindpalace.errors import ValidationError, shown
 from mindpalace.graph.relations import extract_graph
 from mindpalace.models import (
     Category,
@@ -133,32 +133,43 @@ def new_memory(
 RECORD_FIELDS = frozenset(inspect.signature(new_memory).parameters) - {"view"}
 
 
-def prepare_many(view: View, records: Iterable[Mapping[str, Any]]) -> list[NewMemory]:
+def _record_name(index: int) -> str:
+    return f"record {index}"
+
+
+def prepare_many(
+    view: View,
+    records: Iterable[Mapping[str, Any]],
+    *,
+    name: Callable[[int], str] = _record_name,
+) -> list[NewMemory]:
     """Validate ``records``, touching nothing (issue numbers and
     supersession are decided inside the write's transaction).
 
     Raises:
-        ValidationError: naming the index of the first invalid record.
+        ValidationError: naming the first invalid record: ``name(index)``
+            ("record 3" unless the caller knows better, such as a file line).
     """
     news: list[NewMemory] = []
     for index, record in enumerate(records):
         if not isinstance(record, Mapping) or "content" not in record:
             raise ValidationError(
-                "records", index, reason=f"record {index} must be a mapping with 'content'"
+                "records", index, reason=f"{name(index)} must be a mapping with 'content'"
             )
         fields = dict(record)
-        unknown = sorted(set(fields) - RECORD_FIELDS)
+        unknown = sorted(shown(k) if not isinstance(k, str) else k for k in fields)
+        unknown = [k for k in unknown if k not in RECORD_FIELDS]
         if unknown:
             raise ValidationError(
                 "records",
                 unknown[0],
                 valid=sorted(RECORD_FIELDS),
-                reason=f"record {index} has unknown field {unknown[0]!r}",
+                reason=f"{name(index)} has unknown field {unknown[0]!r}",
             )
         try:
             news.append(new_memory(view, **fields))
         except ValidationError as exc:
-            raise ValidationError(exc.field, exc.value, reason=f"record {index}: {exc}") from None
+            raise ValidationError(exc.field, exc.value, reason=f"{name(index)}: {exc}") from None
     return news
 
 

@@ -32,7 +32,6 @@ and connections are capped, stalled ones giving way first (``guard``).
 from __future__ import annotations
 
 import contextlib
-import json
 import re
 import signal
 import sys
@@ -50,7 +49,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mindpalace import __version__
-from mindpalace.errors import MindPalaceError
+from mindpalace.errors import MindPalaceError, ValidationError
 from mindpalace.palace import Palace
 from mindpalace.server import DEFAULT_THREADS
 from mindpalace.server.guard import GuardedH11Protocol
@@ -64,6 +63,7 @@ from mindpalace.server.tools import (
     arguments_model,
     describe_error,
 )
+from mindpalace.validation import parse_json
 
 __all__ = ["DEFAULT_MAX_BODY", "build_app", "openapi_document", "serve"]
 
@@ -190,10 +190,10 @@ def _rest_route(op: Operation, pool: PalacePool) -> Route:
         raw: dict[str, Any]
         if op.method == "POST":
             body = await request.body()
-            try:
-                decoded = json.loads(body) if body.strip() else {}
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                return _problem(422, "malformed_json", f"the body is not valid JSON: {exc}")
+            try:  # not JSON, not UTF-8, too deep, or an integer of over 4,300 digits
+                decoded = parse_json(body, "the body", "body") if body.strip() else {}
+            except ValidationError as exc:
+                return _problem(422, "malformed_json", str(exc))
             if not isinstance(decoded, dict):
                 return _problem(422, "malformed_json", "the body must be a JSON object")
             raw = decoded

@@ -58,7 +58,13 @@ from mindpalace.skills.tokens import TokenCounter, default_counter
 from mindpalace.store.base import Signal
 from mindpalace.store.skill_rows import SkillOwner, SkillRow, SkillWrite
 from mindpalace.store.skills_sql import CORRELATES
-from mindpalace.validation import check_identifier, check_limit, check_tags, content_hash
+from mindpalace.validation import (
+    check_identifier,
+    check_limit,
+    check_query,
+    check_tags,
+    content_hash,
+)
 
 if TYPE_CHECKING:
     from mindpalace.view import View
@@ -279,10 +285,10 @@ class Skills:
             options: activation constants (the palace's by default).
 
         Raises:
-            ValidationError: ``query`` is not a string, or ``limit`` is out of range.
+            ValidationError: ``query`` is not text of at most 10,000 characters, or
+                ``limit`` is out of range.
         """
-        if not isinstance(query, str):
-            raise ValidationError("query", query, reason="query must be a string")
+        check_query(query)
         check_limit(limit, low=1, high=MAX_ACTIVATE)
         opts = options or self.options
         catalogue = self._catalogue()
@@ -500,8 +506,7 @@ class Skills:
         check_limit(
             max_tokens, low=assembly.MIN_TOKENS, high=assembly.MAX_TOKENS, field="max_tokens"
         )
-        if not isinstance(query, str):
-            raise ValidationError("query", query, reason="query must be a string")
+        check_query(query)
         palace = self._palace
         hits = self.activate(query, limit=CONTEXT_SKILLS) if query.strip() else []
         catalogue = self._catalogue()
