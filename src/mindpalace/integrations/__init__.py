@@ -9,8 +9,8 @@ installed with its extra:
   toolset and instructions carrying the context block.
 - ``mindpalace.integrations.openai_agents`` (``mindpalace[openai-agents]``):
   a ``Session`` and function tools.
-- ``mindpalace.integrations.llama_index`` (``mindpalace[llama-index]``): a
-  memory block, a chat store and a retriever.
+
+LlamaIndex (a memory block, a chat store, a retriever) is planned.
 
 ``mindpalace.integrations.common`` holds what they share and needs none of
 them. Every integration takes a ``Palace`` (any view: pass one palace and
