@@ -1,0 +1,303 @@
+"""mindpalace for LangChain (``pip install 'mindpalace[langchain]'``).
+
+- ``MindPalaceChatMessageHistory``: a ``BaseChatMessageHistory`` keeping a
+  session's messages as conversation memories, so what was said in one
+  session is recalled in the next.
+- ``MindPalaceRetriever``: a ``BaseRetriever`` over recall; each
+  ``Document`` carries the memory's id, its score and its fields.
+- ``memory_tools``: ``remember`` and ``recall`` tools for a tool-calling
+  model; recall answers with the token-budgeted context block.
+- ``context_runnable``: a runnable from a question to the context block,
+  for a prompt's ``{context}``.
+
+Each takes a ``Palace`` (shared engine; scope arguments make a view of it)
+or a target: a SQLite path or a ``postgresql://`` URL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from mindpalace.errors import MindPalaceError
+from mindpalace.integrations.common import (
+    DEFAULT_CONTEXT_TOKENS,
+    RECALL_DESCRIPTION,
+    REMEMBER_DESCRIPTION,
+    MemoryTools,
+    PalaceSource,
+    SessionLog,
+    Turn,
+    missing_extra,
+    scoped_palace,
+)
+from mindpalace.models import Hit, Memory
+from mindpalace.palace import Palace
+
+try:
+    from langchain_core.callbacks import CallbackManagerForRetrieverRun
+    from langchain_core.chat_history import BaseChatMessageHistory
+    from langchain_core.documents import Document
+    from langchain_core.messages import (
+        AIMessage,
+        BaseMessage,
+        ChatMessage,
+        HumanMessage,
+        SystemMessage,
+        message_to_dict,
+        messages_from_dict,
+    )
+    from langchain_core.retrievers import BaseRetriever
+    from langchain_core.runnables import RunnableLambda
+    from langchain_core.tools import BaseTool, StructuredTool, ToolException
+    from pydantic import ConfigDict
+except ImportError as exc:  # pragma: no cover - exercised without the extra
+    raise missing_extra(__name__, "langchain-core", "langchain") from exc
+
+__all__ = [
+    "MindPalaceChatMessageHistory",
+    "MindPalaceRetriever",
+    "context_runnable",
+    "document",
+    "memory_tools",
+]
+
+_ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
+
+
+def _turn(message: BaseMessage) -> Turn:
+    # Tool plumbing is kept (in the payload) but indexed as a short note: a
+    # tool's result, the context block of recall above all, must not come
+    # back as a memory of its own.
+    role = _ROLES.get(message.type, message.type)
+    text = message.text.strip()
+    if isinstance(message, AIMessage) and message.tool_calls:
+        names = ", ".join(call["name"] for call in message.tool_calls)
+        text = f"{text}\n[called {names}]".strip()
+    if message.type == "tool":
+        text = f"[result of {message.name or 'a tool'}]"
+    return Turn(
+        role=role,
+        text=text or "(empty message)",
+        payload=message_to_dict(message),
+        speaker=None if message.type == "tool" else message.name,
+    )
+
+
+def _message(memory: Memory) -> BaseMessage:
+    payload = SessionLog.payload(memory)
+    if payload is not None:
+        return messages_from_dict([dict(payload)])[0]
+    # A turn written by another front end (the CLI, MCP): rebuilt from its role.
+    role = str(memory.metadata.get("role", "user"))
+    text = SessionLog.text(memory)
+    if role in ("user", "human"):
+        return HumanMessage(content=text)
+    if role in ("assistant", "ai"):
+        return AIMessage(content=text)
+    if role == "system":
+        return SystemMessage(content=text)
+    return ChatMessage(role=role, content=text)
+
+
+class MindPalaceChatMessageHistory(BaseChatMessageHistory):
+    """A LangChain chat history whose messages are mindpalace memories.
+
+    Each message is remembered as one conversation turn of ``session_id``
+    (``Palace.add_messages``), so recall finds it later, in this session or
+    another; ``messages`` gives the session's messages back exactly (the
+    LangChain form is kept in the memory's metadata). ``clear`` archives
+    the session's turns: they leave the history and recall, but are kept.
+
+    Example:
+        >>> palace = Palace("memories.db")  # doctest: +SKIP
+        >>> history = MindPalaceChatMessageHistory(palace, "chat-1", agent_id="support")
+        >>> history.add_messages([HumanMessage("My order number is 4417")])
+        >>> history.messages
+
+    Args:
+        palace: a ``Palace`` or a target (SQLite path, ``postgresql://`` URL).
+        session_id: the conversation's id.
+        agent_id / groups / channel / peer: the scope (``Palace.for_agent``).
+        max_messages: give back only the last this many messages (all, up to
+            10,000, when None).
+    """
+
+    def __init__(
+        self,
+        palace: PalaceSource,
+        session_id: str,
+        *,
+        agent_id: str | None = None,
+        groups: Iterable[str] | None = None,
+        channel: str | None = None,
+        peer: bool | None = None,
+        max_messages: int | None = None,
+    ) -> None:
+        self.palace = scoped_palace(
+            palace, agent_id=agent_id, groups=groups, channel=channel, peer=peer
+        )
+        self.session_id = session_id
+        self.max_messages = max_messages
+        self.log = SessionLog(self.palace, session_id)
+
+    @property
+    def messages(self) -> list[BaseMessage]:  # type: ignore[override]
+        """The session's messages, oldest first."""
+        return [_message(m) for m in self.log.turns(self.max_messages)]
+
+    def add_messages(self, messages: Sequence[BaseMessage]) -> None:
+        """Remember ``messages`` as the session's next turns."""
+        self.log.append([_turn(m) for m in messages])
+
+    def clear(self) -> None:
+        """Archive the session's turns."""
+        self.log.clear()
+
+
+def document(hit: Hit) -> Document:
+    """A recall hit as a LangChain ``Document``: the memory's text, its id,
+    and in ``metadata`` its score and fields."""
+    m = hit.memory
+    return Document(
+        page_content=m.content,
+        id=m.id,
+        metadata={
+            "id": m.id,
+            "score": hit.score,
+            "confidence": hit.confidence,
+            "title": m.title,
+            "category": m.category.value,
+            "type": m.type.value,
+            "store": m.store.value,
+            "tags": list(m.tags),
+            "source": m.source.value,
+            "agent_id": m.agent_id,
+            "session": m.session,
+            "created_at": m.created_at.isoformat(),
+        },
+    )
+
+
+class MindPalaceRetriever(BaseRetriever):
+    """A LangChain retriever over ``Palace.recall`` (hybrid keyword and
+    embedding search, within the palace's scope).
+
+    Example:
+        >>> retriever = MindPalaceRetriever("memories.db", agent_id="alice", k=5)  # doctest: +SKIP
+        >>> retriever.invoke("why did we pick sqlite")
+
+    Args:
+        palace: a ``Palace`` or a target (SQLite path, ``postgresql://`` URL).
+        agent_id / groups / channel / peer: the scope (``Palace.for_agent``).
+        k: how many documents at most (1-100).
+        mode: the recall mode (general, decision, project, people, workflow,
+            conversation).
+        categories: keep only memories of these categories.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    palace: Palace
+    k: int = 4
+    mode: str | None = None
+    categories: list[str] | None = None
+
+    def __init__(
+        self,
+        palace: PalaceSource,
+        *,
+        agent_id: str | None = None,
+        groups: Iterable[str] | None = None,
+        channel: str | None = None,
+        peer: bool | None = None,
+        **fields: Any,
+    ) -> None:
+        view = scoped_palace(palace, agent_id=agent_id, groups=groups, channel=channel, peer=peer)
+        # pydantic fields: the model's own __init__ validates them.
+        super().__init__(palace=view, **fields)  # type: ignore[call-arg]
+
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun
+    ) -> list[Document]:
+        hits = self.palace.recall(query, limit=self.k, mode=self.mode, categories=self.categories)
+        return [document(hit) for hit in hits]
+
+
+def _tool_error(exc: MindPalaceError) -> ToolException:
+    return ToolException(str(exc))
+
+
+def memory_tools(
+    palace: PalaceSource,
+    *,
+    agent_id: str | None = None,
+    groups: Iterable[str] | None = None,
+    channel: str | None = None,
+    peer: bool | None = None,
+    max_tokens: int = DEFAULT_CONTEXT_TOKENS,
+    visibility: str = "isolated",
+    group: str | None = None,
+) -> list[BaseTool]:
+    """``remember`` and ``recall`` tools for a tool-calling model.
+
+    ``recall`` answers with the context block (at most ``max_tokens``
+    tokens, memories quoted as data); ``remember`` stores one memory with
+    ``visibility`` (and ``group``). An invalid argument comes back to the
+    model as the tool's answer, naming the valid values.
+
+    Args:
+        palace: a ``Palace`` or a target (SQLite path, ``postgresql://`` URL).
+        agent_id / groups / channel / peer: the scope (``Palace.for_agent``).
+    """
+    tools = MemoryTools(
+        scoped_palace(palace, agent_id=agent_id, groups=groups, channel=channel, peer=peer),
+        max_tokens=max_tokens,
+        visibility=visibility,
+        group=group,
+    )
+
+    def remember(content: str, category: str = "fact", tags: list[str] | None = None) -> str:
+        try:
+            return tools.remember(content, category, tags or ())
+        except MindPalaceError as exc:
+            raise _tool_error(exc) from exc
+
+    def recall(query: str) -> str:
+        try:
+            return tools.recall(query)
+        except MindPalaceError as exc:
+            raise _tool_error(exc) from exc
+
+    return [
+        StructuredTool.from_function(
+            remember, name="remember", description=REMEMBER_DESCRIPTION, handle_tool_error=True
+        ),
+        StructuredTool.from_function(
+            recall, name="recall", description=RECALL_DESCRIPTION, handle_tool_error=True
+        ),
+    ]
+
+
+def context_runnable(
+    palace: PalaceSource,
+    *,
+    agent_id: str | None = None,
+    groups: Iterable[str] | None = None,
+    channel: str | None = None,
+    peer: bool | None = None,
+    max_tokens: int = DEFAULT_CONTEXT_TOKENS,
+) -> RunnableLambda[str, str]:
+    """A runnable from a question to the context block for it (at most
+    ``max_tokens`` tokens), e.g. ``{"context": context_runnable(palace),
+    "question": RunnablePassthrough()} | prompt | model``.
+
+    Args:
+        palace: a ``Palace`` or a target (SQLite path, ``postgresql://`` URL).
+        agent_id / groups / channel / peer: the scope (``Palace.for_agent``).
+    """
+    tools = MemoryTools(
+        scoped_palace(palace, agent_id=agent_id, groups=groups, channel=channel, peer=peer),
+        max_tokens=max_tokens,
+    )
+    return RunnableLambda(tools.context, name="mindpalace_context")
