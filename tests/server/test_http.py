@@ -27,8 +27,8 @@ def call(client: httpx.Client, op: Operation, args: dict[str, Any]) -> httpx.Res
     path_args = set(re.findall(r"{(\w+)}", op.path))
     path = op.path.format(**{k: args[k] for k in path_args})
     rest = {k: v for k, v in args.items() if k not in path_args}
-    if op.method == "POST":
-        return client.post(path, json=rest)
+    if op.method in ("POST", "PATCH"):
+        return client.request(op.method, path, json=rest)
     return client.request(op.method, path, params=rest)
 
 
