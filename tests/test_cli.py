@@ -944,3 +944,18 @@ def test_demo_with_db_uses_that_file(cli: Cli) -> None:
     assert row_count(cli.db) == 4
     assert cli.json("demo")["remembered"] == 4
     assert row_count(cli.db) == 4  # remembered again: strengthened, not duplicated
+
+
+def test_update_prints_the_new_version(cli: Cli) -> None:
+    old = cli.remember("The deploy window is Tuesday", "--tags", "ops")
+    new = cli.json("update", old["id"], "--content", "The deploy window is Friday", "--title", "w")
+    assert new["updated"] is True and new["previous_id"] == old["id"] and new["id"] != old["id"]
+    assert new["content"] == "The deploy window is Friday" and new["tags"] == ["ops"]
+    history = cli.json("history", new["id"])
+    assert [m["id"] for m in history] == [old["id"], new["id"]]
+    same = cli.json("update", new["id"], "--tags", "ops")
+    assert same["updated"] is False and same["id"] == new["id"]
+    bad = cli.run("update", new["id"], "--store", "longterm")
+    assert bad.returncode == 2 and "semantic" in bad.stderr
+    missing = cli.run("update", "mem_nope", "--content", "x")
+    assert missing.returncode != 0

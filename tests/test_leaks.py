@@ -702,6 +702,7 @@ NOT_READS = {
     "add_messages": "write (a rule above)",
     "import_jsonl": "write (a rule above)",
     "forget": "write (a rule above)",
+    "update": "write, scoped like forget (tests/test_update.py)",
     "feedback": "signal write (a rule above)",
     "reindex": "maintenance; re-embeds, returns a count",
     "now": "the palace's clock",

@@ -20,6 +20,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
+from mindpalace import writing
 from mindpalace.conversations import read_messages
 from mindpalace.daemonctl import daemon_command
 from mindpalace.errors import ConfigError, MindPalaceError, ValidationError
@@ -46,6 +47,26 @@ Handler = Callable[[Palace, argparse.Namespace], Any]
 
 
 # -- handlers ------------------------------------------------------------------------
+
+
+def _update(palace: Palace, args: argparse.Namespace) -> Any:
+    changes: dict[str, Any] = {
+        name: getattr(args, name)
+        for name in writing.UPDATE_FIELDS
+        if getattr(args, name) is not None
+    }
+    if changes.get("content") == "-":
+        changes["content"] = sys.stdin.read()
+    for name in ("title", "group", "valid_from", "valid_to"):
+        if changes.get(name) == "":
+            changes[name] = None
+    if "metadata" in changes:
+        try:
+            changes["metadata"] = json.loads(changes["metadata"])
+        except json.JSONDecodeError as exc:
+            raise ValidationError("metadata", args.metadata, reason=f"--metadata: {exc}") from None
+    memory = palace.update(args.id, **changes)
+    return {**memory.to_dict(), "previous_id": args.id, "updated": memory.id != args.id}
 
 
 def _remember(palace: Palace, args: argparse.Namespace) -> Any:
@@ -325,6 +346,7 @@ _HANDLERS: dict[str, Handler] = {
     "consolidate": lambda p, a: p.graph.consolidate(dry_run=a.dry_run).to_dict(),
     "forget": lambda p, a: {"forgotten": p.forget(a.id, hard=a.hard).id, "hard": a.hard},
     "list": _list,
+    "update": _update,
     "stats": lambda p, a: p.stats().to_dict(),
     "export": _export,
     "import": _import,

@@ -14,7 +14,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
-from mindpalace import backup, transcripts, writing
+from mindpalace import backup, listing, transcripts, writing
 from mindpalace.config import Settings
 from mindpalace.conversations import Message
 from mindpalace.embed.base import Embedder
@@ -30,7 +30,6 @@ from mindpalace.models import (
     MemoryKind,
     MemoryType,
     MessageMatch,
-    RecallFilters,
     Scope,
     Source,
     Stats,
@@ -50,10 +49,8 @@ from mindpalace.validation import (
     check_limit,
     check_names,
     check_query,
-    check_tags,
-    parse_datetime,
-    parse_many,
 )
+from mindpalace.writing import KEEP, Keep
 
 __all__ = ["EXPORT_FORMAT", "Palace"]
 
@@ -414,6 +411,57 @@ class Palace:
             raise NotFoundError(memory_id)
         return memory
 
+    def update(
+        self,
+        memory_id: str,
+        *,
+        content: str | Keep = KEEP,
+        title: str | Keep | None = KEEP,
+        tags: Iterable[str] | str | Keep | None = KEEP,
+        category: str | Category | Keep = KEEP,
+        type: str | MemoryType | Keep = KEEP,
+        store: str | StoreKind | Keep = KEEP,
+        visibility: str | Visibility | Keep = KEEP,
+        group: str | Keep | None = KEEP,
+        valid_from: datetime | str | Keep | None = KEEP,
+        valid_to: datetime | str | Keep | None = KEEP,
+        metadata: Mapping[str, Any] | Keep | None = KEEP,
+    ) -> Memory:
+        """Change a memory you own; the fields not given are kept (None
+        clears title, group, validity, metadata and tags).
+
+        The change is a new version, written as supersession writes one: a
+        new memory with a **new id** (re-embedded, its entities re-linked,
+        its creation time kept), and the old row kept, closed, with
+        ``superseded_by`` the new id (``graph.history`` lists both). Use the
+        returned memory's id from now on; ``get(memory_id)`` still returns
+        the old version. An update that changes nothing writes nothing and
+        returns the memory as it is (same id). Changing ``visibility`` away
+        from group drops the group.
+
+        Raises:
+            ValidationError: an invalid value (naming the valid ones), a
+                memory already replaced (naming its replacement), or another
+                memory of the scope with the new text; nothing is written.
+            NotFoundError: no such memory in this scope.
+            PermissionDenied: it belongs to another agent.
+        """
+        given = {
+            "content": content,
+            "title": title,
+            "tags": tags,
+            "category": category,
+            "type": type,
+            "store": store,
+            "visibility": visibility,
+            "group": group,
+            "valid_from": valid_from,
+            "valid_to": valid_to,
+            "metadata": metadata,
+        }
+        changes = {name: value for name, value in given.items() if value is not KEEP}
+        return writing.update_one(self, memory_id, changes)
+
     # -- reading --------------------------------------------------------------------
 
     def get(self, memory_id: str) -> Memory:
@@ -426,41 +474,6 @@ class Palace:
         if memory is None:
             raise NotFoundError(memory_id)
         return memory
-
-    def _filters(
-        self,
-        *,
-        types: object,
-        stores: object,
-        categories: object,
-        tags: Iterable[str] | str | None,
-        visibility: object,
-        sources: object = None,
-        include_archived: bool,
-        include_superseded: bool = False,
-        created_after: datetime | str | None,
-        created_before: datetime | str | None,
-        kinds: object = None,
-        projects: Iterable[str] | None = None,
-        completed: bool | None = None,
-    ) -> RecallFilters:
-        if completed is not None and not isinstance(completed, bool):
-            raise ValidationError("completed", completed, valid=["true", "false"])
-        return RecallFilters(
-            types=parse_many(MemoryType, types, "type"),
-            stores=parse_many(StoreKind, stores, "store"),
-            categories=parse_many(Category, categories, "category"),
-            visibilities=parse_many(Visibility, visibility, "visibility"),
-            sources=parse_many(Source, sources, "source"),
-            tags=check_tags(tags),
-            include_archived=bool(include_archived),
-            include_superseded=bool(include_superseded),
-            created_after=parse_datetime(created_after, "created_after"),
-            created_before=parse_datetime(created_before, "created_before"),
-            kinds=parse_many(MemoryKind, kinds, "kind"),
-            projects=check_names(projects, "project"),
-            completed=completed,
-        )
 
     def recall(
         self,
@@ -513,7 +526,7 @@ class Palace:
         check_query(query)
         check_limit(limit, low=1, high=MAX_RECALL_LIMIT)
         prior = modes.check_mode(mode)
-        filters = self._filters(
+        filters = listing.recall_filters(
             types=types,
             stores=stores,
             categories=categories,
@@ -604,15 +617,25 @@ class Palace:
         kinds: str | Iterable[str | MemoryKind] | None = None,
         projects: Iterable[str] | None = None,
         completed: bool | None = None,
+        cursor: str | None = None,
     ) -> list[Memory]:
-        """Visible memories, newest first, with the same filters as ``recall``.
+        """Visible memories, newest first by (created_at, id), with the same
+        filters as ``recall``.
+
+        Page with ``cursor`` (keyset: nothing skipped or repeated when
+        memories arrive between pages) rather than ``offset``: the cursor of
+        the next page is ``listing.encode_cursor(page[-1])``.
 
         Raises:
-            ValidationError: on an invalid filter, limit (1-10,000) or offset.
+            ValidationError: on an invalid filter, limit (1-10,000), offset
+                or cursor, or both an offset and a cursor.
         """
         check_limit(limit, low=1, high=MAX_LIST_LIMIT)
         check_limit(offset, low=0, high=2**62, field="offset")
-        filters = self._filters(
+        before = None if cursor is None else listing.decode_cursor(cursor)
+        if before is not None and offset:
+            raise ValidationError("offset", offset, reason="page with a cursor or an offset")
+        filters = listing.recall_filters(
             types=types,
             stores=stores,
             categories=categories,
@@ -629,7 +652,9 @@ class Palace:
         )
         if sessions is not None:
             filters = replace(filters, sessions=check_names(sessions, "sessions"))
-        return self.store.list_memories(self.scope, filters, limit=limit, offset=offset)
+        return self.store.list_memories(
+            self.scope, filters, limit=limit, offset=offset, before=before
+        )
 
     def stats(self) -> Stats:
         """Counts over what this palace's scope can see."""

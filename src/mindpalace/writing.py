@@ -4,16 +4,19 @@ and conversation ingest share these steps)."""
 
 from __future__ import annotations
 
+import enum
 import inspect
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from mindpalace.errors import ValidationError, shown
+from mindpalace.errors import NotFoundError, PermissionDenied, ValidationError, shown
 from mindpalace.graph.relations import extract_graph
 from mindpalace.models import (
+    ISSUE_NUMBER,
     Category,
     Memory,
+    MemoryKind,
     MemoryType,
     NewMemory,
     Source,
@@ -38,7 +41,17 @@ from mindpalace.validation import (
 )
 from mindpalace.view import View
 
-__all__ = ["RECORD_FIELDS", "new_memory", "prepare_many", "remember_one", "write_many"]
+__all__ = [
+    "KEEP",
+    "RECORD_FIELDS",
+    "UPDATE_FIELDS",
+    "Keep",
+    "new_memory",
+    "prepare_many",
+    "remember_one",
+    "update_one",
+    "write_many",
+]
 
 
 def new_memory(
@@ -204,3 +217,132 @@ def remember_one(view: View, new: NewMemory) -> Memory:
         vectors=vectors,
         signals=engine.settings.signals,
     ).memory
+
+
+class Keep(enum.Enum):
+    """The default of ``Palace.update``'s fields: keep the stored value."""
+
+    KEEP = "keep"
+
+
+KEEP = Keep.KEEP
+
+# What an update may change (``Palace.update``'s fields).
+UPDATE_FIELDS = (
+    "content",
+    "title",
+    "tags",
+    "category",
+    "type",
+    "store",
+    "visibility",
+    "group",
+    "valid_from",
+    "valid_to",
+    "metadata",
+)
+
+
+def _next_fields(old: Memory, changes: Mapping[str, object]) -> dict[str, Any]:
+    """``new_memory``'s arguments for the next version of ``old``."""
+    fields: dict[str, Any] = {
+        "content": old.content,
+        "title": old.title,
+        "tags": list(old.tags),
+        "category": old.category,
+        "type": old.type,
+        "store": old.store,
+        "visibility": old.visibility,
+        "group": old.group,
+        "valid_from": old.valid_from,
+        "valid_to": old.valid_to,
+        "metadata": dict(old.metadata),
+    }
+    fields.update(changes)
+    if "visibility" in changes and "group" not in changes:
+        vis = parse_enum(Visibility, changes["visibility"], "visibility")
+        fields["group"] = old.group if vis is Visibility.GROUP else None
+    if ISSUE_NUMBER in old.metadata and isinstance(fields["metadata"], Mapping):
+        # An issue keeps its number whatever else its metadata becomes.
+        fields["metadata"] = {ISSUE_NUMBER: old.metadata[ISSUE_NUMBER], **fields["metadata"]}
+    derived = MemoryKind.MESSAGE if old.category is Category.CONVERSATION else MemoryKind.MEMORY
+    fields.update(
+        context=old.context,
+        session=old.session,
+        source=old.source,
+        constraint=old.constraint,
+        confidence=old.confidence,
+        created_at=old.created_at,
+        # A kind that followed from the category follows it again.
+        kind=None if old.kind is derived else old.kind,
+        project=old.project,
+        completed=old.completed,
+    )
+    return fields
+
+
+def _unchanged(old: Memory, new: NewMemory) -> bool:
+    """Whether ``new`` says what ``old`` says (tags in any order)."""
+    return set(old.tags) == set(new.tags) and all(
+        getattr(old, name) == getattr(new, name)
+        for name in (*UPDATE_FIELDS, "kind", "content_hash")
+        if name != "tags"
+    )
+
+
+def update_one(view: View, memory_id: str, changes: Mapping[str, object]) -> Memory:
+    """``Palace.update``: validate every change against the stored memory,
+    then write the next version (or nothing, when nothing changes).
+
+    Raises:
+        ValidationError: an unknown field or invalid value; nothing is written.
+        NotFoundError: no such memory in the view.
+        PermissionDenied: another agent's memory, or (for a peer-facing
+            view) one outside the view's channel.
+    """
+    unknown = sorted(set(changes) - set(UPDATE_FIELDS))
+    if unknown:
+        raise ValidationError(
+            "field", unknown[0], valid=UPDATE_FIELDS, reason=f"{unknown[0]!r} cannot be updated"
+        )
+    engine = view.engine
+    if not isinstance(memory_id, str) or not memory_id:
+        raise ValidationError("id", memory_id, reason="id must be a non-empty string")
+    old = engine.store.get(memory_id, view.scope)
+    if old is None:
+        raise NotFoundError(memory_id)
+    owner = None if view.scope.unscoped else view.scope.agent_id
+    if owner is not None and old.agent_id != owner:
+        raise PermissionDenied(memory_id, old.agent_id)
+    if view.scope.peer and old.channel != view.scope.channel:
+        raise PermissionDenied(memory_id, old.agent_id)
+    if old.superseded_by is not None:
+        raise ValidationError(
+            "id",
+            memory_id,
+            reason=f"memory {memory_id!r} was replaced by {old.superseded_by!r}: update that",
+        )
+    new = new_memory(view, **_next_fields(old, changes))
+    # The memory stays where it is (its channel), and its text keeps its
+    # identity (a conversation turn's session and time) while unchanged.
+    new = replace(new, channel=old.channel, strength=old.strength)
+    if new.content == old.content:
+        new = replace(new, content_hash=old.content_hash)
+    if _unchanged(old, new):
+        return old
+    now = engine.now()
+    vectors = engine.semantic.vectors_for([embed_text(new.title, new.content)])
+    if vectors is None:
+        new = replace(new, embed_hash=None)
+    written = engine.store.revise(
+        memory_id,
+        new,
+        memory_id=engine.ids.next(now),
+        owner=owner,
+        now=now,
+        scope=view.scope,
+        vectors=vectors,
+    )
+    if written is None:  # deleted by someone else in between
+        raise NotFoundError(memory_id)
+    return written

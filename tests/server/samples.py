@@ -125,8 +125,21 @@ def _check_forget(result: dict[str, Any], ids: dict[str, str]) -> None:
     assert result == {"forgotten": ids["scratch"], "hard": False}
 
 
+def _check_update(result: dict[str, Any], ids: dict[str, str]) -> None:
+    assert result["updated"] is True and result["previousId"] == ids["lesson"]
+    memory = result["memory"]
+    assert memory["memoryId"] != ids["lesson"]  # a new version, a new id
+    assert memory["tags"] == ["sqlite", "wal"] and memory["category"] == "lesson"
+
+
+def _check_list(result: dict[str, Any], ids: dict[str, str]) -> None:
+    assert len(result["memories"]) == 2 and isinstance(result["nextCursor"], str)
+    assert all(m["agentId"] == "alice" for m in result["memories"])
+
+
 def _check_stats(result: dict[str, Any], ids: dict[str, str]) -> None:
     stats = result["stats"]
+    assert "path" not in stats  # where the server keeps its data is not shown
     assert stats["by_agent"].get("bob") is None  # alice sees only what she may
     assert stats["memories"] >= 4
 
@@ -216,6 +229,10 @@ SAMPLES: dict[str, Sample] = {
     "memory_get": Sample(lambda ids: {"memoryId": ids["fact"]}, _check_get),
     "memory_forget": Sample(lambda ids: {"memoryId": ids["scratch"]}, _check_forget),
     "memory_stats": Sample(lambda ids: {}, _check_stats),
+    "memory_update": Sample(
+        lambda ids: {"memoryId": ids["lesson"], "tags": ["sqlite", "wal"]}, _check_update
+    ),
+    "memory_list": Sample(lambda ids: {"limit": 2}, _check_list),
     "activate_skills": Sample(
         lambda ids: {"query": "integrate a third-party REST API with retries", "limit": 3},
         _check_activate,

@@ -27,8 +27,8 @@ def call(client: httpx.Client, op: Operation, args: dict[str, Any]) -> httpx.Res
     path_args = set(re.findall(r"{(\w+)}", op.path))
     path = op.path.format(**{k: args[k] for k in path_args})
     rest = {k: v for k, v in args.items() if k not in path_args}
-    if op.method == "POST":
-        return client.post(path, json=rest)
+    if op.method in ("POST", "PATCH"):
+        return client.request(op.method, path, json=rest)
     return client.request(op.method, path, params=rest)
 
 
@@ -407,3 +407,40 @@ def test_memory_store_takes_a_kind_and_search_attributes_it(server: Server) -> N
     lines = [r["line"] for r in found.json()["results"]]
     assert lines and lines[0].startswith("From a specification in project Pottery (")
     assert lines[0].endswith("): Spec: the kiln reaches 1200 C")
+
+
+def test_update_and_listing_over_rest(fresh_server: Callable[..., Server]) -> None:
+    server = fresh_server()
+    with server.client() as alice, server.client("bob-token") as bob:
+        for i in range(5):
+            assert alice.post("/v1/memories", json={"content": f"note {i}"}).status_code == 201
+        bobs = bob.post("/v1/memories", json={"content": "bob's note"}).json()["memory"]
+        lesson = alice.post("/v1/memories", json={"content": "WAL mode"}).json()["memory"]
+        lesson = lesson["memoryId"]
+        changed = alice.patch(f"/v1/memories/{lesson}", json={"content": "WAL mode, always"})
+        assert changed.status_code == 200, changed.text
+        new_id = changed.json()["memory"]["memoryId"]
+        old = alice.get(f"/v1/memories/{lesson}").json()["memory"]
+        assert old["supersededBy"] == new_id
+        bad = alice.patch(f"/v1/memories/{new_id}", json={"store": "longterm"})
+        assert bad.status_code == 400 and "semantic" in bad.json()["valid"]
+        unknown = alice.patch(f"/v1/memories/{new_id}", json={"colour": "red"})
+        assert unknown.status_code == 422
+        assert bob.patch(f"/v1/memories/{new_id}", json={"content": "x"}).status_code == 404
+        assert alice.patch("/v1/memories/mem_nope", json={"content": "x"}).status_code == 404
+        full = alice.get("/v1/memories", params={"limit": 100}).json()
+        assert full["nextCursor"] is None
+        walked: list[str] = []
+        params: dict[str, Any] = {"limit": 3}
+        while True:
+            page = alice.get("/v1/memories", params=params).json()
+            walked += [m["memoryId"] for m in page["memories"]]
+            if page["nextCursor"] is None:
+                break
+            params["cursor"] = page["nextCursor"]
+        assert walked == [m["memoryId"] for m in full["memories"]] and len(walked) == 6
+        assert bobs["memoryId"] not in walked and len(set(walked)) == len(walked)
+        tampered = alice.get("/v1/memories", params={"cursor": "AAAA" + params["cursor"][4:]})
+        assert tampered.status_code == 400
+        stats = alice.get("/v1/stats").json()["stats"]
+        assert "path" not in stats and str(server.db) not in str(stats)

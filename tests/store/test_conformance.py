@@ -189,3 +189,31 @@ def test_import_is_one_transaction(store: Store) -> None:
     with pytest.raises(Exception):  # noqa: B017 - the backend's own error
         store.import_memories([good, bad], scope=OWNER, new_id=lambda: "mem_unused")
     assert store.get("mem_x", OWNER) is None
+
+
+def test_keyset_listing_pages_newest_first(store: Store) -> None:
+    made = [add(store, f"keyset note {n}", n) for n in range(5)]
+    # Two memories at one instant: the id breaks the tie.
+    twin = store.add(
+        new("keyset twin"), memory_id="mem_0003b", now=T0 + timedelta(minutes=3), scope=OWNER
+    ).memory
+    full = store.list_memories(OWNER, ANY, limit=100)
+    assert [m.id for m in full] == [
+        "mem_0004",
+        "mem_0003b",
+        "mem_0003",
+        "mem_0002",
+        "mem_0001",
+        "mem_0000",
+    ]
+    walked: list[Memory] = []
+    before = None
+    while True:
+        page = store.list_memories(OWNER, ANY, limit=2, before=before)
+        if not page:
+            break
+        walked += page
+        before = (page[-1].created_at, page[-1].id)
+    assert walked == full
+    assert store.list_memories(Scope(agent_id="other"), ANY, limit=10, before=before) == []
+    assert made and twin

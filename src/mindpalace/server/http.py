@@ -2,7 +2,7 @@
 ``/v1`` (OpenAPI at ``/openapi.json``), one process, one palace, many clients.
 
 The REST routes are generated from ``tools.OPERATIONS`` like the MCP tools:
-arguments come from the JSON body (POST) or the query string (GET, DELETE)
+arguments come from the JSON body (POST, PATCH) or the query string (GET, DELETE)
 plus the path, are checked against the tool's argument model, and the tool
 function runs in a worker thread. Status codes:
 
@@ -176,6 +176,9 @@ class Authenticate:
 # -- REST ---------------------------------------------------------------------------------
 
 
+_BODY_METHODS = ("POST", "PATCH")
+
+
 def _schema_is_list(schema: dict[str, Any]) -> bool:
     options = schema.get("anyOf", [schema])
     return any(option.get("type") == "array" for option in options)
@@ -188,7 +191,7 @@ def _rest_route(op: Operation, pool: PalacePool) -> Route:
 
     async def endpoint(request: Request) -> Response:
         raw: dict[str, Any]
-        if op.method == "POST":
+        if op.method in _BODY_METHODS:
             body = await request.body()
             try:  # not JSON, not UTF-8, too deep, or an integer of over 4,300 digits
                 decoded = parse_json(body, "the body", "body") if body.strip() else {}
@@ -275,7 +278,7 @@ def openapi_document() -> dict[str, Any]:
                 "schema": prop,
             }
             for name, prop in properties.items()
-            if name in in_path or op.method != "POST"
+            if name in in_path or op.method not in _BODY_METHODS
         ]
         responses: dict[str, Any] = {
             str(op.status): {
@@ -297,7 +300,7 @@ def openapi_document() -> dict[str, Any]:
             "parameters": parameters,
             "responses": responses,
         }
-        if op.method == "POST":
+        if op.method in _BODY_METHODS:
             body = {k: v for k, v in properties.items() if k not in in_path}
             operation["requestBody"] = {
                 "required": True,

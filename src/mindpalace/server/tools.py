@@ -48,6 +48,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, create_model
 
+from mindpalace import listing
 from mindpalace.errors import (
     BusyError,
     EmbeddingMismatch,
@@ -83,6 +84,7 @@ __all__ = [
 ]
 
 SEARCH_LIMIT = 20  # limit 1-20, as the tools document
+LIST_LIMIT = 100
 
 
 def _enum(cls: type[enum.Enum]) -> WithJsonSchema:
@@ -465,6 +467,114 @@ def memory_forget(
     return {"forgotten": memory.id, "hard": hard}
 
 
+def memory_update(
+    palace: Palace,
+    *,
+    memory_id: Annotated[MemoryId, Field(alias="memoryId")],
+    content: Annotated[str | None, Field(description="The new text.")] = None,
+    title: Annotated[str | None, Field(description='The new title ("" removes it).')] = None,
+    tags: Annotated[list[str] | None, Field(description="The new tags ([] removes them).")] = None,
+    category: Annotated[CategoryName | None, Field(description="The new category.")] = None,
+    type: Annotated[TypeName | None, Field(description="The new type.")] = None,
+    store: Annotated[StoreName | None, Field(description="The new store.")] = None,
+    visibility: Annotated[
+        VisibilityName | None, Field(description="The new visibility (isolated, shared, group).")
+    ] = None,
+    group: Annotated[str | None, Field(description="The group, with visibility group.")] = None,
+    valid_from: Annotated[
+        str | None, Field(alias="validFrom", description='ISO 8601; "" removes it.')
+    ] = None,
+    valid_to: Annotated[
+        str | None, Field(alias="validTo", description='ISO 8601; "" removes it.')
+    ] = None,
+    metadata: Annotated[
+        dict[str, Any] | None, Field(description="The new metadata ({} removes it).")
+    ] = None,
+) -> dict[str, Any]:
+    """Correct a memory you own: change its text, title, tags, category,
+    type, store, visibility, validity or metadata; omitted fields are kept.
+    The change is a new version with a NEW memoryId (use it from now on);
+    the old version stays in the history, superseded by the new one. A
+    change that changes nothing returns the memory as it is (updated:
+    false). Returns {memory, previousId, updated}."""
+    given: dict[str, object] = {
+        "content": content,
+        "title": title,
+        "tags": tags,
+        "category": category,
+        "type": type,
+        "store": store,
+        "visibility": visibility,
+        "group": group,
+        "valid_from": valid_from,
+        "valid_to": valid_to,
+        "metadata": metadata,
+    }
+    clearable = {"title", "group", "valid_from", "valid_to"}
+    changes = {
+        name: None if value == "" and name in clearable else value
+        for name, value in given.items()
+        if value is not None
+    }
+    memory = palace.update(memory_id, **changes)  # type: ignore[arg-type]
+    updated = memory.id != memory_id
+    return {"memory": memory_json(memory), "previousId": memory_id, "updated": updated}
+
+
+def memory_list(
+    palace: Palace,
+    *,
+    type: Annotated[list[TypeName] | None, Field(description="Only these types.")] = None,
+    store: Annotated[list[StoreName] | None, Field(description="Only these stores.")] = None,
+    category: Annotated[
+        list[CategoryName] | None, Field(description="Only these categories.")
+    ] = None,
+    tags: Tags = None,
+    kind: Annotated[list[KindName] | None, Field(description="Only these kinds.")] = None,
+    session: Annotated[str | None, Field(description="Only this session.")] = None,
+    created_after: Annotated[
+        str | None, Field(alias="createdAfter", description="Created at or after (ISO 8601).")
+    ] = None,
+    created_before: Annotated[
+        str | None, Field(alias="createdBefore", description="Created before (ISO 8601).")
+    ] = None,
+    include_archived: Annotated[
+        bool, Field(alias="includeArchived", description="Also archived memories.")
+    ] = False,
+    include_superseded: Annotated[
+        bool, Field(alias="includeSuperseded", description="Also replaced versions.")
+    ] = False,
+    limit: Annotated[int, Field(description="How many memories per page, 1-100.")] = 50,
+    cursor: Annotated[
+        str | None, Field(description="The previous page's nextCursor; omit for the first.")
+    ] = None,
+) -> dict[str, Any]:
+    """List the memories you can see, newest first, filtered, a page at a
+    time: pass the answer's nextCursor back as cursor for the next page
+    (null when there is none). Returns {memories, nextCursor}."""
+    check_limit(limit, low=1, high=LIST_LIMIT)
+    found = palace.memories(
+        limit=limit + 1,
+        types=type,
+        stores=store,
+        categories=category,
+        tags=tags,
+        kinds=kind,
+        sessions=None if session is None else [session],
+        created_after=created_after,
+        created_before=created_before,
+        include_archived=include_archived,
+        include_superseded=include_superseded,
+        cursor=cursor,
+    )
+    page = found[:limit]
+    more = len(found) > limit
+    return {
+        "memories": [memory_json(m) for m in page],
+        "nextCursor": listing.encode_cursor(page[-1]) if more else None,
+    }
+
+
 def activate_skills(
     palace: Palace,
     *,
@@ -529,7 +639,9 @@ def memory_feedback(
 
 def memory_stats(palace: Palace) -> dict[str, Any]:
     """Counts of the memories you can see, by type, store, category and agent."""
-    return {"stats": palace.stats().to_dict()}
+    stats = palace.stats().to_dict()
+    del stats["path"]  # where the server keeps its data is none of a caller's business
+    return {"stats": stats}
 
 
 # -- the registry -------------------------------------------------------------------
@@ -542,7 +654,7 @@ class Operation:
     Attributes:
         run: the tool function (``Palace`` first, then keyword arguments).
         method: the REST method; GET and DELETE take arguments from the query
-            string, POST from a JSON body.
+            string, POST and PATCH from a JSON body.
         path: the REST path; ``{name}`` segments are arguments too.
         status: the REST status of a success.
         read_only: the tool changes nothing (an MCP tool annotation).
@@ -579,6 +691,8 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation(search_messages, "POST", "/v1/messages/search"),
     Operation(memory_get, "GET", "/v1/memories/{memoryId}"),
     Operation(memory_forget, "DELETE", "/v1/memories/{memoryId}", read_only=False),
+    Operation(memory_update, "PATCH", "/v1/memories/{memoryId}", read_only=False),
+    Operation(memory_list, "GET", "/v1/memories"),
     Operation(memory_stats, "GET", "/v1/stats"),
     Operation(activate_skills, "POST", "/v1/skills/activate"),
     Operation(get_skill, "GET", "/v1/skills/{name}"),

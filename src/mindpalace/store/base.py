@@ -393,9 +393,42 @@ class Store(Protocol):
         ...
 
     def list_memories(
-        self, scope: Scope, filters: RecallFilters, *, limit: int, offset: int = 0
+        self,
+        scope: Scope,
+        filters: RecallFilters,
+        *,
+        limit: int,
+        offset: int = 0,
+        before: tuple[datetime, str] | None = None,
     ) -> list[Memory]:
-        """Visible memories matching ``filters``, newest first."""
+        """Visible memories matching ``filters``, newest first by (created_at,
+        id); ``before`` skips to those after that pair in this order (keyset
+        paging: stable while memories are added)."""
+        ...
+
+    def revise(
+        self,
+        old_id: str,
+        new: NewMemory,
+        *,
+        memory_id: str,
+        owner: str | None,
+        now: datetime,
+        scope: Scope,
+        vectors: VectorBatch | None = None,
+    ) -> Memory | None:
+        """Write ``new`` as ``memory_id``, the next version of ``old_id``, in
+        one transaction: entities linked and the write rules applied as in
+        ``add`` (no de-duplication bump), then the old row closed as
+        supersession closes it (``superseded_by`` the new id, ``valid_to``
+        set if open, a ``supersedes`` link). An archived memory's new version
+        is archived too. None when ``old_id`` is gone or not ``owner``'s.
+
+        Raises:
+            ValidationError: ``old_id`` was replaced already (naming the
+                replacement), or another memory of the new version's scope
+                holds the same text.
+        """
         ...
 
     def projects(self, scope: Scope) -> list[tuple[str, int]]:

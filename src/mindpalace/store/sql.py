@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from mindpalace.errors import ValidationError
 from mindpalace.models import (
     ISSUE_NUMBER,
     EmbeddingConfig,
@@ -247,6 +248,68 @@ class SqlStore(GraphSql, RelationsSql, UpkeepSql, SkillsSql, SignalStore):
             # Closing facts changes existing rows: warm indexes must reload.
             self._exec(cur, "UPDATE palace_meta SET value = value + 1 WHERE key = 'epoch'")
         return memory_id, True
+
+    def revise(
+        self,
+        old_id: str,
+        new: NewMemory,
+        *,
+        memory_id: str,
+        owner: str | None,
+        now: datetime,
+        scope: Scope,
+        vectors: VectorBatch | None = None,
+    ) -> Memory | None:
+        """Write ``new`` as the next version of ``old_id`` and close the old
+        row in its favour, as supersession does; None when ``old_id`` is not
+        a current memory of ``owner`` any more."""
+        with self._mutate(structural=True) as cur:
+            old = self._get(cur, old_id)
+            if old is None or (owner is not None and old.agent_id != owner):
+                return None
+            if old.superseded_by is not None:
+                raise ValidationError(
+                    "id",
+                    old_id,
+                    reason=f"memory {old_id!r} was replaced by {old.superseded_by!r}: update that",
+                )
+            old_seq = self._exec(cur, "SELECT seq FROM memories WHERE id = ?", (old_id,))
+            seq = int(old_seq.fetchone()[0])
+            if _dedup_key(old) == _dedup_key(new):
+                # The new version takes the text's de-duplication key; the
+                # closed one keeps its text under a hash of its own.
+                self._exec(
+                    cur,
+                    "UPDATE memories SET content_hash = ? WHERE seq = ?",
+                    (f"{old.content_hash}~{old_id}", seq),
+                )
+            taken = self._existing(cur, [new]).get(_dedup_key(new))
+            if taken is not None:
+                raise ValidationError(
+                    "content",
+                    taken,
+                    reason=f"memory {taken!r} already holds this text in that scope",
+                )
+            self._put_vectors(cur, vectors)
+            lookup = self._entity_lookup(cur, list(new.mentions))
+            self._add_in(cur, new, memory_id, now, scope, lookup=lookup, known={}, numbers={})
+            at = to_epoch(now)
+            self._exec(
+                cur,
+                "UPDATE memories SET superseded_by = ?, valid_to = COALESCE(valid_to, ?),"
+                " updated_at = ? WHERE seq = ? AND superseded_by IS NULL",
+                (memory_id, to_epoch(new.valid_from or now), at, seq),
+            )
+            self._exec(
+                cur,
+                "INSERT INTO memory_links (src_seq, dst_seq, kind, weight, created_at, updated_at)"
+                " SELECT seq, ?, 'supersedes', 1.0, ?, ? FROM memories WHERE id = ?"
+                " ON CONFLICT (src_seq, dst_seq, kind) DO NOTHING",
+                (seq, at, at, memory_id),
+            )
+            if old.archived:
+                self._exec(cur, "UPDATE memories SET archived = 1 WHERE id = ?", (memory_id,))
+            return self._get(cur, memory_id)
 
     def _numbered(
         self, cur: Cursor, new: NewMemory, scope: Scope, numbers: dict[str, int]
@@ -595,17 +658,29 @@ class SqlStore(GraphSql, RelationsSql, UpkeepSql, SkillsSql, SignalStore):
         return None if row is None else row_to_memory(row)
 
     def list_memories(
-        self, scope: Scope, filters: RecallFilters, *, limit: int, offset: int = 0
+        self,
+        scope: Scope,
+        filters: RecallFilters,
+        *,
+        limit: int,
+        offset: int = 0,
+        before: tuple[datetime, str] | None = None,
     ) -> list[Memory]:
-        """Visible memories matching ``filters``, newest first."""
+        """Visible memories matching ``filters``, newest first (by creation
+        time, then id); with ``before``, only those after that (created_at,
+        id) in this order (keyset paging)."""
         s_sql, s_params = scope_clause(scope)
         f_sql, f_params = filter_clause(filters)
+        k_sql, k_params = "", []
+        if before is not None:
+            k_sql = " AND (m.created_at < ? OR (m.created_at = ? AND m.id < ?))"
+            k_params = [to_epoch(before[0]), to_epoch(before[0]), before[1]]
         with self._read() as cur:
             rows = self._exec(
                 cur,
-                f"SELECT {SELECT_MEMORY} FROM memories m WHERE {s_sql} AND {f_sql}"
+                f"SELECT {SELECT_MEMORY} FROM memories m WHERE {s_sql} AND {f_sql}{k_sql}"
                 " ORDER BY m.created_at DESC, m.id DESC LIMIT ? OFFSET ?",
-                [*s_params, *f_params, limit, offset],
+                [*s_params, *f_params, *k_params, limit, offset],
             ).fetchall()
         return [row_to_memory(r) for r in rows]
 
