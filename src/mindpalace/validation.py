@@ -55,7 +55,9 @@ __all__ = [
 EXPORT_FORMAT = "mindpalace-export"
 # Version 2: each line's "kind" is the memory's kind (version 1 wrote
 # "memory" on every line as a record marker; such lines still import).
-EXPORT_VERSION = 2
+# Version 3: lines with a "record" field carry what is not a memory (skills,
+# links, the entity graph, signals, scorer weights: store/exchange_rows.py).
+EXPORT_VERSION = 3
 MAX_TITLE_CHARS = 500
 MAX_TAGS = 64
 MAX_TAG_CHARS = 64
@@ -396,8 +398,14 @@ def memory_from_dict(data: Mapping[str, Any], *, max_chars: int) -> Memory:
     )
 
 
-def parse_export(lines: Iterable[str], *, max_chars: int) -> Iterator[Memory]:
-    """The memories of ``Palace.export_jsonl`` output (either version), validated.
+def parse_export(
+    lines: Iterable[str],
+    *,
+    max_chars: int,
+    records: list[tuple[int, dict[str, Any]]] | None = None,
+) -> Iterator[Memory]:
+    """The memories of ``Palace.export_jsonl`` output (any version), validated;
+    lines that are other records (``"record"``) go to ``records``, numbered.
 
     Raises:
         ValidationError: naming the line number of the first bad record.
@@ -410,6 +418,9 @@ def parse_export(lines: Iterable[str], *, max_chars: int) -> Iterator[Memory]:
             if record["format"] != EXPORT_FORMAT:
                 raise ValidationError("format", record["format"], valid=[EXPORT_FORMAT])
             version = record.get("version", 1)
+            continue
+        if "record" in record and version >= 3 and records is not None:
+            records.append((number, record))
             continue
         if version == 1:  # "kind" marked the record, not the memory's kind
             kind = record.pop("kind", "memory")
