@@ -334,6 +334,19 @@ def _required(data: Mapping[str, Any], key: str) -> Any:
     return data[key]
 
 
+_HASH = re.compile(r"[0-9a-f]{64}")
+
+
+def _stored_hash(value: object, identity: str) -> str:
+    """The exported content hash, kept: a skill's or a message's hash folds
+    in its name or place (``skills.facade``, ``writing``), which the record
+    does not repeat; computed from the text when absent or malformed. It
+    only decides de-duplication within the importer's own scope."""
+    if isinstance(value, str) and _HASH.fullmatch(value):
+        return value
+    return content_hash(identity)
+
+
 def memory_from_dict(data: Mapping[str, Any], *, max_chars: int) -> Memory:
     """A complete memory from its ``Memory.to_dict`` form (import), validated."""
     created = parse_datetime(_required(data, "created_at"), "created_at")
@@ -367,7 +380,7 @@ def memory_from_dict(data: Mapping[str, Any], *, max_chars: int) -> Memory:
     return Memory(
         id=memory_id,
         content=content,
-        content_hash=content_hash(identity),
+        content_hash=_stored_hash(data.get("content_hash"), identity),
         agent_id=agent,
         title=check_title(data.get("title")),
         context=check_context(data.get("context"), max_chars=max_chars),
