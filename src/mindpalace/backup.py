@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from dataclasses import astuple, replace
 from typing import IO, TYPE_CHECKING, Any
 
 from mindpalace.errors import PermissionDenied
@@ -79,6 +80,13 @@ def import_jsonl(palace: View, lines: Iterable[str]) -> ImportReport:
     records = parse_records(found)
     check_import(palace.scope, memories)
     _check_records(palace.scope, records)
+    embedder = palace.engine.semantic.embedder
+    if embedder is None or any(
+        (e.provider, e.model, e.dimensions) != astuple(embedder.config) for e in records.embedding
+    ):
+        # Vectors are made here, by this palace's model: a palace without a
+        # recorded model adopts the export's only when it is that model.
+        records = replace(records, embedding=())
     texts = {m.id: embed_text(m.title, m.content) for m in memories}
     vectors = palace.engine.semantic.vectors_for(list(texts.values())) if memories else None
     hashes = (

@@ -229,6 +229,13 @@ class ExchangeSql(SqlCore):
                 memory_id=resolved.get(signal.memory_id or ""),
                 new=signal.memory_id in inserted,
             )
+        for config in records.embedding:  # the importer's own model (backup checks)
+            self._exec(
+                cur,
+                "INSERT INTO embedding_config (id, provider, model, dimensions)"
+                " VALUES (1, ?, ?, ?) ON CONFLICT DO NOTHING",
+                (config.provider, config.model, config.dimensions),
+            )
         for scorer in records.scorers:
             self._exec(
                 cur,
