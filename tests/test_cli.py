@@ -811,7 +811,7 @@ def test_plain_remember_and_get(cli: Cli) -> None:
 def _memory_lines(text: str) -> list[dict[str, Any]]:
     records = [json.loads(line) for line in text.splitlines()]
     assert records[0]["format"] == "mindpalace-export"
-    return records[1:]
+    return [r for r in records[1:] if "record" not in r]  # memories, not other records
 
 
 def test_export_to_file_then_import_into_fresh_palace(tmp_path: Path) -> None:
@@ -854,13 +854,13 @@ def test_export_to_stdout_is_json_lines_with_header(
     result = cli.run("export")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert len(lines) == 1 + len(memories)
     header = json.loads(lines[0])
     assert header["format"] == "mindpalace-export"
-    assert header["version"] == 2  # lines carry the memory's kind
+    assert header["version"] == 3  # memory lines carry their kind; other records follow
     assert header["schema_version"] == latest_version()
     datetime.fromisoformat(header["exported_at"])
-    records = [json.loads(line) for line in lines[1:]]
+    records = _memory_lines(result.stdout)
+    assert len(records) == len(memories)
     assert [r["id"] for r in records] == [m["id"] for m in memories]
     assert [r["content"] for r in records] == [content for content, _ in SEED]
 

@@ -1,16 +1,31 @@
 """Export and import of a palace as JSON lines (``Palace.export_jsonl`` and
-``Palace.import_jsonl`` delegate here)."""
+``Palace.import_jsonl`` delegate here).
+
+A header line, then one line per memory, then the palace's other records
+(``{"record": ...}``: store/exchange_rows.py): skill rows, links between
+memories (supersession, merges, skill correlations), the entity graph as
+stored, signals, scorer weights, the embedding configuration. Exporting an
+import of an export gives the same lines (the header's time aside). The
+entity graph is carried, not re-derived: consolidation changes edge weights
+and an extractor may have added names, so re-deriving would not give the
+same graph; exports older than version 3 carry none, and their memories are
+linked again on import.
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import IO, TYPE_CHECKING
+from dataclasses import astuple, replace
+from typing import IO, TYPE_CHECKING, Any
 
+from mindpalace.errors import PermissionDenied
 from mindpalace.graph.relations import extract_graph
+from mindpalace.models import Scope
 from mindpalace.retrieval.indexing import embed_text, text_hash
 from mindpalace.scoping import check_import
 from mindpalace.store import ImportReport
+from mindpalace.store.exchange_rows import PalaceRecords, parse_records
 from mindpalace.validation import EXPORT_FORMAT, EXPORT_VERSION, parse_export
 
 if TYPE_CHECKING:
@@ -20,8 +35,9 @@ __all__ = ["export_jsonl", "import_jsonl"]
 
 
 def export_jsonl(palace: View, out: IO[str]) -> int:
-    """Write a header line, then every memory ``palace`` sees, one JSON object
-    a line; returns how many memories were written."""
+    """Write a header line, then every memory ``palace`` sees, then every
+    other record about them, one JSON object a line; returns how many
+    memories were written."""
     header = {
         "format": EXPORT_FORMAT,
         "version": EXPORT_VERSION,
@@ -29,12 +45,14 @@ def export_jsonl(palace: View, out: IO[str]) -> int:
         "exported_at": palace.now().isoformat(),
     }
     out.write(json.dumps(header) + "\n")
-    count = 0
+    ids: list[str] = []
     for memory in palace.engine.store.iter_memories(palace.scope):
         record = memory.to_dict()  # its "kind" is the memory's kind
         out.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
-        count += 1
-    return count
+        ids.append(memory.id)
+    for line in palace.engine.store.export_records(palace.scope, ids).lines():
+        out.write(json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n")
+    return len(ids)
 
 
 def import_jsonl(palace: View, lines: Iterable[str]) -> ImportReport:
@@ -49,9 +67,26 @@ def import_jsonl(palace: View, lines: Iterable[str]) -> ImportReport:
     unknown id is: the record is inserted, under a new id, and counted as
     inserted. So nothing is lost and the report cannot tell whether an
     invisible id exists; the other memory is never changed nor shown.
+
+    The other records are written for the memories inserted (records about
+    a skipped memory are already there); signals and scorer weights must be
+    the palace's own agent's, as memories must.
     """
-    memories = list(parse_export(lines, max_chars=palace.engine.settings.max_content_chars))
+    lines = list(lines)
+    found: list[tuple[int, dict[str, Any]]] = []
+    memories = list(
+        parse_export(lines, max_chars=palace.engine.settings.max_content_chars, records=found)
+    )
+    records = parse_records(found)
     check_import(palace.scope, memories)
+    _check_records(palace.scope, records)
+    embedder = palace.engine.semantic.embedder
+    if embedder is None or any(
+        (e.provider, e.model, e.dimensions) != astuple(embedder.config) for e in records.embedding
+    ):
+        # Vectors are made here, by this palace's model: a palace without a
+        # recorded model adopts the export's only when it is that model.
+        records = replace(records, embedding=())
     texts = {m.id: embed_text(m.title, m.content) for m in memories}
     vectors = palace.engine.semantic.vectors_for(list(texts.values())) if memories else None
     hashes = (
@@ -59,7 +94,12 @@ def import_jsonl(palace: View, lines: Iterable[str]) -> ImportReport:
         if vectors is not None
         else {}
     )
-    graphs = {m.id: extract_graph([m.title, m.content], palace.engine.extractor) for m in memories}
+    carried = _version(lines) >= 3  # the export holds the graph as stored
+    graphs = {
+        m.id: extract_graph([m.title, m.content], palace.engine.extractor)
+        for m in memories
+        if not carried
+    }
     now = palace.now()
     return palace.engine.store.import_memories(
         memories,
@@ -69,5 +109,39 @@ def import_jsonl(palace: View, lines: Iterable[str]) -> ImportReport:
         vectors=vectors,
         mentions={key: found[0] for key, found in graphs.items()},
         relations={key: found[1] for key, found in graphs.items()},
+        records=records,
         now=now,
     )
+
+
+def _version(lines: list[str]) -> int:
+    """The export version the header names (1 without one)."""
+    for line in lines:
+        if line.strip():
+            try:
+                header = json.loads(line)
+            except json.JSONDecodeError:
+                return 1
+            if isinstance(header, dict) and "format" in header:
+                version = header.get("version", 1)
+                return version if isinstance(version, int) else 1
+            return 1
+    return 1
+
+
+def _check_records(scope: Scope, records: PalaceRecords) -> None:
+    """Signals, scorer weights and entities must be the scope's agent's.
+
+    Raises:
+        PermissionDenied: naming the first that is not.
+    """
+    if scope.unscoped:
+        return
+    owners = [
+        *((s.memory_id or f"signal {s.kind}", s.agent_id) for s in records.signals),
+        *((f"scorer {s.channel}", s.agent_id) for s in records.scorers),
+        *((e.id, e.agent_id) for e in records.entities),
+    ]
+    for what, agent in owners:
+        if agent != scope.agent_id:
+            raise PermissionDenied(what, agent)

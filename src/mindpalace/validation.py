@@ -60,7 +60,9 @@ __all__ = [
 EXPORT_FORMAT = "mindpalace-export"
 # Version 2: each line's "kind" is the memory's kind (version 1 wrote
 # "memory" on every line as a record marker; such lines still import).
-EXPORT_VERSION = 2
+# Version 3: lines with a "record" field carry what is not a memory (skills,
+# links, the entity graph, signals, scorer weights: store/exchange_rows.py).
+EXPORT_VERSION = 3
 MAX_TITLE_CHARS = 500
 MAX_TAGS = 64
 MAX_TAG_CHARS = 64
@@ -440,6 +442,19 @@ def _required(data: Mapping[str, Any], key: str) -> Any:
     return data[key]
 
 
+_HASH = re.compile(r"[0-9a-f]{64}")
+
+
+def _stored_hash(value: object, identity: str) -> str:
+    """The exported content hash, kept: a skill's or a message's hash folds
+    in its name or place (``skills.facade``, ``writing``), which the record
+    does not repeat; computed from the text when absent or malformed. It
+    only decides de-duplication within the importer's own scope."""
+    if isinstance(value, str) and _HASH.fullmatch(value):
+        return value
+    return content_hash(identity)
+
+
 def memory_from_dict(data: Mapping[str, Any], *, max_chars: int) -> Memory:
     """A complete memory from its ``Memory.to_dict`` form (import), validated."""
     created = parse_datetime(_required(data, "created_at"), "created_at")
@@ -473,7 +488,7 @@ def memory_from_dict(data: Mapping[str, Any], *, max_chars: int) -> Memory:
     return Memory(
         id=memory_id,
         content=content,
-        content_hash=content_hash(identity),
+        content_hash=_stored_hash(data.get("content_hash"), identity),
         agent_id=agent,
         title=check_title(data.get("title")),
         context=check_context(data.get("context"), max_chars=max_chars),
@@ -504,8 +519,14 @@ def memory_from_dict(data: Mapping[str, Any], *, max_chars: int) -> Memory:
     )
 
 
-def parse_export(lines: Iterable[str], *, max_chars: int) -> Iterator[Memory]:
-    """The memories of ``Palace.export_jsonl`` output (either version), validated.
+def parse_export(
+    lines: Iterable[str],
+    *,
+    max_chars: int,
+    records: list[tuple[int, dict[str, Any]]] | None = None,
+) -> Iterator[Memory]:
+    """The memories of ``Palace.export_jsonl`` output (any version), validated;
+    lines that are other records (``"record"``) go to ``records``, numbered.
 
     Raises:
         ValidationError: naming the line number of the first bad record.
@@ -518,6 +539,9 @@ def parse_export(lines: Iterable[str], *, max_chars: int) -> Iterator[Memory]:
             if record["format"] != EXPORT_FORMAT:
                 raise ValidationError("format", record["format"], valid=[EXPORT_FORMAT])
             version = record.get("version", 1)
+            continue
+        if "record" in record and version >= 3 and records is not None:
+            records.append((number, record))
             continue
         if version == 1:  # "kind" marked the record, not the memory's kind
             kind = record.pop("kind", "memory")

@@ -7,7 +7,7 @@ or ranked. Every write is one transaction.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
@@ -27,6 +27,7 @@ from mindpalace.models import (
     Scope,
     Stats,
 )
+from mindpalace.store.exchange_rows import PalaceRecords
 from mindpalace.store.skill_rows import (
     SkillLink,
     SkillOwner,
@@ -586,6 +587,7 @@ class Store(Protocol):
         vectors: VectorBatch | None = None,
         mentions: Mapping[str, Sequence[Mention]] | None = None,
         relations: Mapping[str, Sequence[RelationMention]] | None = None,
+        records: PalaceRecords | None = None,
         now: datetime | None = None,
     ) -> ImportReport:
         """Write complete memories as they are (ids and timestamps kept), in one
@@ -595,7 +597,14 @@ class Store(Protocol):
         that is inserted under ``new_id()``, exactly as an unknown id would be.
         ``embed_hashes`` maps memory ids to the hash of their embedded text;
         ``mentions`` to the entities to link them to; ``relations`` to the
-        typed relations they state between those entities."""
+        typed relations they state between those entities; ``records`` are
+        the export's other records, written for the memories inserted."""
+        ...
+
+    def export_records(self, scope: Scope, memory_ids: Collection[str]) -> PalaceRecords:
+        """Every record besides memories about ``memory_ids`` (the memories
+        ``scope`` exports) and the scope's agent's signals and scorer weights;
+        every row for a management scope."""
         ...
 
     def relations(

@@ -32,6 +32,8 @@ from mindpalace.models import (
 )
 from mindpalace.store.base import AddResult, ImportReport, TextMatch, VectorBatch, VectorTable
 from mindpalace.store.core import Cursor
+from mindpalace.store.exchange_rows import PalaceRecords
+from mindpalace.store.exchange_sql import ExchangeSql
 from mindpalace.store.fragments import (
     MEMORY_COLUMNS,
     SELECT_MEMORY,
@@ -67,7 +69,7 @@ def _dedup_key(memory: Memory | NewMemory) -> tuple[str, ...]:
     )
 
 
-class SqlStore(GraphSql, RelationsSql, UpkeepSql, SkillsSql, SignalStore):
+class SqlStore(GraphSql, RelationsSql, UpkeepSql, SkillsSql, SignalStore, ExchangeSql):
     """The ``Store`` protocol over SQL; subclasses bring connection and dialect."""
 
     def _insert(self, cur: Cursor, memory: Memory, embed_hash: str | None) -> int:
@@ -400,10 +402,13 @@ class SqlStore(GraphSql, RelationsSql, UpkeepSql, SkillsSql, SignalStore):
         vectors: VectorBatch | None = None,
         mentions: Mapping[str, Sequence[Mention]] | None = None,
         relations: Mapping[str, Sequence[RelationMention]] | None = None,
+        records: PalaceRecords | None = None,
         now: datetime | None = None,
     ) -> ImportReport:
         """Insert complete memories in one transaction, skipping those present,
-        linking each to the entities it mentions and the relations it states.
+        linking each to the entities it mentions and the relations it states,
+        then the ``records`` about the inserted ones (skills, links, graph,
+        signals, scorer weights: ``ExchangeSql._import_records``).
 
         Present means: an id of ``scope``'s own agent that ``scope`` sees (or
         any stored id, for a management scope), an id earlier in the batch,
@@ -429,11 +434,16 @@ class SqlStore(GraphSql, RelationsSql, UpkeepSql, SkillsSql, SignalStore):
             own = self._own_visible(cur, sorted(stored), scope)
             renamed = {key: new_id() for key in sorted(stored - own)}
             seen: set[str] = set()
+            resolved: dict[str, str] = {}  # id in the batch -> id stored
             for record in batch:
                 if record.id in own or record.id in seen or _dedup_key(record) in known:
+                    if record.id not in resolved:
+                        present = record.id in own or record.id in seen
+                        resolved[record.id] = record.id if present else known[_dedup_key(record)]
                     skipped += 1
                     continue
                 seen.add(record.id)
+                resolved[record.id] = renamed.get(record.id, record.id)
                 memory = replace(
                     record,
                     id=renamed.get(record.id, record.id),
@@ -446,6 +456,8 @@ class SqlStore(GraphSql, RelationsSql, UpkeepSql, SkillsSql, SignalStore):
                 )
                 self._link_relations(cur, seq, entities, stated.get(record.id, ()))
                 inserted += 1
+            if records is not None:
+                self._import_records(cur, records, resolved=resolved, inserted=seen, now=when)
         return ImportReport(inserted=inserted, skipped=skipped)
 
     def _own_visible(self, cur: Cursor, memory_ids: Sequence[str], scope: Scope) -> set[str]:
