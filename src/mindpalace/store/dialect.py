@@ -62,6 +62,12 @@ class Dialect(abc.ABC):
     def text_query(self, terms: Sequence[str]) -> TextQuery:
         """A query matching any of ``terms`` (non-empty, normalised words)."""
 
+    def scoped_text_schema(self) -> list[str]:
+        """Statements creating a text index partitioned by scope, so a
+        search reads only the partitions its caller may see (none by
+        default: the backend searches its one index)."""
+        return []
+
     def vector_index_schema(self) -> list[str]:
         """Statements giving the stored vectors a nearest-neighbour index the
         backend keeps itself (none by default: recall's in-process graph

@@ -294,6 +294,12 @@ def _v8_vector_index(d: Dialect) -> list[str]:
     return d.vector_index_schema()
 
 
+def _v9_scoped_text(d: Dialect) -> list[str]:
+    # Where the backend keeps a scope-first text index, it is created and
+    # filled here, so a keyword search reads only the caller's partitions.
+    return d.scoped_text_schema()
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "memories, tags, embeddings, full-text index", _v1_memories),
     Migration(2, "entities, mentions, edges, memory links, signals", _v2_graph),
@@ -303,6 +309,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "scorer weights per agent and channel", _v6_scorer),
     Migration(7, "partial index of constraint memories", _v7_constraint_index),
     Migration(8, "a backend's own nearest-neighbour index of vectors", _v8_vector_index),
+    Migration(9, "a text index partitioned by scope", _v9_scoped_text),
 )
 
 

@@ -15,10 +15,10 @@ from mindpalace.store.core import Cursor
 from mindpalace.store.fragments import filter_clause, scope_clause
 from mindpalace.store.sql import SqlStore
 
-__all__ = ["ScopedTextSearch"]
+__all__ = ["ScopedTextSearch", "fts5_idf"]
 
 
-def _fts5_idf(total: int, hits: int) -> float:
+def fts5_idf(total: int, hits: int) -> float:
     """FTS5's idf (fts5_aux.c ``fts5Bm25Function``): log((N - n + 0.5) / (n + 0.5)),
     floored at 1e-6."""
     idf = math.log(max(total - hits + 0.5, 1e-9) / (hits + 0.5)) if total else 0.0
@@ -61,7 +61,7 @@ class ScopedTextSearch(SqlStore):
                     continue
                 # Sizes are cached per generation; a write racing this read
                 # may have added matches since: never count fewer rows than hits.
-                weight = _fts5_idf(max(seen, scope_hits), scope_hits) / _fts5_idf(
+                weight = fts5_idf(max(seen, scope_hits), scope_hits) / fts5_idf(
                     max(total, index_hits), index_hits
                 )
                 for memory_id, score, at in self._term_top(cur, term, scope, filters, limit):

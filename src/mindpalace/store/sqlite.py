@@ -17,8 +17,12 @@ from pathlib import Path
 from mindpalace.errors import BusyError, StorageError
 from mindpalace.store.core import Cursor
 from mindpalace.store.dialect import Dialect, TextQuery
-from mindpalace.store.scoped_text import ScopedTextSearch
 from mindpalace.store.sql import SqlStore
+from mindpalace.store.sqlite_text import (
+    PARTITIONED_TEXT_SCHEMA,
+    PartitionedTextSearch,
+    scoped_terms,
+)
 
 __all__ = ["SQLiteDialect", "SQLiteStore"]
 
@@ -83,6 +87,10 @@ class SQLiteDialect(Dialect):
         """FTS5 table and its sync triggers."""
         return list(_FTS_SCHEMA)
 
+    def scoped_text_schema(self) -> list[str]:
+        """The partitioned FTS5 index (sqlite_text.py), its triggers and backfill."""
+        return list(PARTITIONED_TEXT_SCHEMA)
+
     def text_query(self, terms: Sequence[str]) -> TextQuery:
         """Any-term FTS5 match; every term is quoted, so no user text is FTS syntax."""
         match = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
@@ -119,7 +127,7 @@ def _is_busy(exc: sqlite3.OperationalError) -> bool:
     return "locked" in text or "busy" in text
 
 
-class SQLiteStore(ScopedTextSearch, SqlStore):
+class SQLiteStore(PartitionedTextSearch, SqlStore):
     """A palace in one SQLite file (or ``:memory:``)."""
 
     dialect = SQLiteDialect()
@@ -156,6 +164,8 @@ class SQLiteStore(ScopedTextSearch, SqlStore):
 
     def _configure(self) -> None:
         self._conn.create_function("py_lower", 1, _lower, deterministic=True)
+        # The partitioned text index's triggers call it on every write.
+        self._conn.create_function("mp_scoped_terms", 5, scoped_terms, deterministic=True)
         deadline = time.monotonic() + self._busy_timeout
         while True:
             try:
