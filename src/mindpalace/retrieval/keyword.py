@@ -4,7 +4,7 @@ Scores are FTS5's ``bm25()`` as SQLite computes it (fts5_aux.c; Robertson &
 Zaragoza, "The Probabilistic Relevance Framework: BM25 and Beyond", 2009)
 over the same text the SQLite backend indexes (title, content, context and
 tags, weighted 1.5 / 1.0 / 0.5 / 1.0), cut into the same terms
-(``words.py``)::
+(``store/words.py``)::
 
     score(d) = sum over query phrases p of
                idf(p) * f(p, d) * (k1 + 1) / (f(p, d) + k1 * (1 - b + b * |d| / avgdl))
@@ -30,7 +30,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from mindpalace.retrieval import words
+from mindpalace.store import words
 
 __all__ = ["COLUMN_WEIGHTS", "KeywordIndex", "fts5_idf"]
 

@@ -23,7 +23,7 @@ import hashlib
 from collections.abc import Sequence
 
 from mindpalace.models import RecallFilters, Scope
-from mindpalace.retrieval import words
+from mindpalace.store import words
 from mindpalace.store.base import TextMatch
 from mindpalace.store.core import Cursor
 from mindpalace.store.fragments import filter_clause, scope_clause
@@ -46,7 +46,7 @@ def scoped_terms(
     agent_id: str, visibility: str, group_name: str, channel: str, text: str | None
 ) -> str:
     """``text`` as the partitioned index stores it: its FTS5 terms (porter
-    unicode61 remove_diacritics 2, ``retrieval/words.py``), in order, each
+    unicode61 remove_diacritics 2, ``store/words.py``), in order, each
     prefixed with the partition's key (SQL function ``mp_scoped_terms``)."""
     if not text:
         return ""

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mindpalace.retrieval import words
+from mindpalace.store import words
 
 # Words exercising every step of Porter's algorithm, and the variant
 # departures of the reference C implementation ("bli", "logi").
