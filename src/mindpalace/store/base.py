@@ -31,6 +31,7 @@ from mindpalace.models import (
 
 if TYPE_CHECKING:  # these modules import this module's value types
     from mindpalace.store.graph_sql import FactCandidate
+    from mindpalace.store.recall_sql import Hydration, QueryFacts, QueryReads, SeedGraph
     from mindpalace.store.relations_sql import RelationRow
     from mindpalace.store.skills_sql import (
         SkillLink,
@@ -364,6 +365,41 @@ class Store(Protocol):
         self, terms: Sequence[str], scope: Scope, filters: RecallFilters, *, limit: int
     ) -> list[Memory]:
         """Memories containing any of ``terms`` as a substring, newest first."""
+        ...
+
+    # -- recall's reads, merged (store/recall_sql.py) ---------------------------------
+
+    def query_facts(self, reads: QueryReads, scope: Scope, filters: RecallFilters) -> QueryFacts:
+        """Everything ``reads`` asks for in one call: salient words present,
+        keyword, substring and event matches, ids matching ``filters``,
+        constraints the query names; each as the single-purpose method
+        would answer it (scope inside every statement)."""
+        ...
+
+    def seed_graph(
+        self,
+        memory_ids: Sequence[str],
+        scope: Scope,
+        filters: RecallFilters,
+        *,
+        neighbours: int,
+        max_degree: int,
+        members: bool = False,
+        within_ms: float | None = None,
+    ) -> SeedGraph:
+        """The entities the visible ``memory_ids`` mention and, with
+        ``members``, the visible memories (under ``filters``) mentioning
+        each (``entity_members``); then the ``neighbours`` strongest
+        co-occurring entities of each (none when 0), with their members,
+        unless the first part took ``within_ms`` or more (a latency budget)."""
+        ...
+
+    def hydrate(
+        self, memory_ids: Sequence[str], scope: Scope, *, feedback_on: Sequence[str] = ()
+    ) -> Hydration:
+        """``get_many``, and the (useful, not useful) feedback the scope's
+        agent gave through its channel on each of ``feedback_on``
+        (``feedback_counts``), in one call."""
         ...
 
     def terms_present(
