@@ -13,7 +13,13 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from mindpalace.retrieval.sparse import STOPWORDS, query_terms, salient_terms
-from mindpalace.retrieval.stages import range_normalise, ranks_of, session_support, squash
+from mindpalace.retrieval.stages import (
+    SessionLayout,
+    range_normalise,
+    ranks_of,
+    session_support,
+    squash,
+)
 
 finite = st.floats(min_value=-1.0, max_value=1.0, allow_nan=False, allow_subnormal=False, width=32)
 grid = st.integers(min_value=-1000, max_value=1000).map(lambda i: i / 1000)
@@ -107,6 +113,20 @@ def _groups(
     return order, position, start, end, np.array([s != "" for s in sessions], dtype=bool)
 
 
+@given(st.lists(st.sampled_from(["", "a", "b", "c"]), max_size=30))
+def test_session_layout_of_matches_the_reference(sessions: list[str]) -> None:
+    names = sorted(set(sessions))
+    codes = np.array([names.index(s) for s in sessions], dtype=np.int32)
+    layout = SessionLayout.of(codes, [i for i, name in enumerate(names) if name == ""])
+    expected = _groups(sessions)
+    for got, want in zip(
+        (layout.order, layout.position, layout.group_start, layout.group_end, layout.in_session),
+        expected,
+        strict=True,
+    ):
+        assert got.tolist() == want.tolist()
+
+
 def _support(
     fused: list[float],
     sessions: list[str],
@@ -116,15 +136,10 @@ def _support(
     session: float = 0.0,
     top: int = 3,
 ) -> dict[int, float]:
-    order, position, start, end, in_session = _groups(sessions)
     return session_support(
         np.array(fused, dtype=np.float64),
         range(len(fused)) if rows is None else rows,
-        order=order,
-        position=position,
-        group_start=start,
-        group_end=end,
-        in_session=in_session,
+        SessionLayout(*_groups(sessions)),
         neighbour_weight=neighbour,
         session_weight=session,
         session_top=top,

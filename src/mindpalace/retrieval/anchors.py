@@ -47,7 +47,7 @@ from mindpalace.retrieval.temporal import (
 )
 from mindpalace.store.base import Store, TextMatch
 
-__all__ = ["Anchor", "EventPhrase", "find_anchor", "find_events", "resolve"]
+__all__ = ["Anchor", "EventPhrase", "best_anchor", "find_anchor", "find_events", "resolve"]
 
 SEARCH_LIMIT = 30  # keyword matches an event is looked for among
 #: Keyword search under the caller's scope: (terms, limit) -> best matches
@@ -207,15 +207,9 @@ def _time_of(memory: Memory, places: Sequence[int]) -> tuple[Interval, str, bool
     return Interval(start, start + timedelta(days=1)), spoken_day(start.date()), False
 
 
-def find_anchor(
-    store: Store, event: EventPhrase, *, scope: Scope, search: TextSearch | None = None
-) -> Anchor | None:
-    """The memory ``scope`` may see that best dates ``event``, and the
-    window it gives; None when no visible memory mentions the event."""
-    if search is not None:
-        matches = search(list(event.terms), SEARCH_LIMIT)
-    else:
-        matches = store.search_text(list(event.terms), scope, RecallFilters(), limit=SEARCH_LIMIT)
+def best_anchor(event: EventPhrase, matches: Sequence[TextMatch]) -> Anchor | None:
+    """The match that best dates ``event`` among keyword ``matches`` for
+    its words, and the window it gives; None when none mentions it."""
     best: tuple[tuple[int, int, float], Memory, list[int]] | None = None
     count = len(event.terms)
     needed = (count + 1) // 2 if event.required else (2 * count + 2) // 3  # rounded up
@@ -234,6 +228,18 @@ def find_anchor(
     time, time_label, stated = _time_of(memory, places)
     window = anchored(time, event.op, event.offset, inclusive=not stated)
     return Anchor(event, memory.id, time, time_label, window)
+
+
+def find_anchor(
+    store: Store, event: EventPhrase, *, scope: Scope, search: TextSearch | None = None
+) -> Anchor | None:
+    """The memory ``scope`` may see that best dates ``event``, and the
+    window it gives; None when no visible memory mentions the event."""
+    if search is not None:
+        matches = search(list(event.terms), SEARCH_LIMIT)
+    else:
+        matches = store.search_text(list(event.terms), scope, RecallFilters(), limit=SEARCH_LIMIT)
+    return best_anchor(event, matches)
 
 
 def resolve(

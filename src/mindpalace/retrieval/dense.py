@@ -19,6 +19,7 @@ from mindpalace.models import RecallFilters, Scope, Visibility
 from mindpalace.retrieval.ann import TAIL_ROWS, AnnIndex
 from mindpalace.retrieval.keyword import KeywordIndex
 from mindpalace.retrieval.mentions import MentionIndex
+from mindpalace.retrieval.stages import SessionLayout
 from mindpalace.store.base import VectorTable
 from mindpalace.store.fragments import to_epoch
 
@@ -110,24 +111,9 @@ class DenseIndex:
             if row_of is not None
             else {str(memory_id): row for row, memory_id in enumerate(table.ids)}
         )
-        # Rows are in write order. ``order`` groups them session by session
-        # (each in write order, which is a conversation's turn order); every
-        # row knows its place in it and its session's [start, end) slice.
-        codes = table.session
-        self.order: npt.NDArray[np.int64] = np.argsort(codes, kind="stable").astype(np.int64)
-        grouped = codes[self.order]
-        change = np.flatnonzero(grouped[1:] != grouped[:-1]) + 1
-        starts = np.concatenate(([0], change)).astype(np.int64)
-        ends = np.concatenate((change, [len(codes)])).astype(np.int64)
-        lengths = ends - starts
-        self.position: npt.NDArray[np.int64] = np.empty(len(codes), dtype=np.int64)
-        self.position[self.order] = np.arange(len(codes), dtype=np.int64)
-        self.group_start: npt.NDArray[np.int64] = np.empty(len(codes), dtype=np.int64)
-        self.group_end: npt.NDArray[np.int64] = np.empty(len(codes), dtype=np.int64)
-        self.group_start[self.order] = np.repeat(starts, lengths)
-        self.group_end[self.order] = np.repeat(ends, lengths)
+        # Rows are in write order; a session's rows may be far apart.
         blank = [i for i, name in enumerate(table.session_names) if name == ""]
-        self.in_session: Mask = ~np.isin(codes, blank) if blank else np.ones(len(codes), dtype=bool)
+        self.sessions = SessionLayout.of(table.session, blank)
 
     def __len__(self) -> int:
         return len(self.table)

@@ -1,13 +1,13 @@
-"""The graph stages of recall: propagation from the fused seeds, the
-information-gain gate on what it brings in, and the constraints the query
-touches. Reads go through the store with the caller's scope; the arithmetic
-is ``propagate.propagate``.
+"""The graph stages of recall: propagation from the fused seeds and the
+information-gain gate on what it brings in; the names a query may use for
+entities (the constraints it touches are read with them). Reads go through
+the store with the caller's scope; the arithmetic is ``propagate.propagate``.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 
@@ -15,27 +15,29 @@ import numpy as np
 import numpy.typing as npt
 
 from mindpalace.graph.extract import extract_mentions
-from mindpalace.models import Association, Memory, RecallFilters, Scope
+from mindpalace.models import Association, RecallFilters, Scope
 from mindpalace.retrieval.dense import DenseIndex
 from mindpalace.retrieval.propagate import GraphSlice, Reach, propagate
 from mindpalace.retrieval.sparse import query_terms
 from mindpalace.store.base import Store
 
-__all__ = ["Candidate", "Expansion", "constraints_for", "expand", "query_entities"]
+__all__ = ["Candidate", "Expansion", "expand", "query_entities", "query_names", "redundant"]
 
 Candidate = tuple[float, str, int | None]  # (value, memory id, dense row or None)
 
 # How many neighbours a hit lists in its associative_context.
 CONTEXT_SIZE = 5
+# How many of an entity's strongest co-occurring entities the second hop follows.
+CO_NEIGHBOURS = 5
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Expansion:
     """Candidates after propagation, with what the graph added."""
 
     candidates: list[Candidate]
-    reached: dict[str, Reach] = field(default_factory=dict)
-    associations: dict[str, list[Association]] = field(default_factory=dict)
+    reached: Mapping[str, Reach] = field(default_factory=dict)
+    associations: Mapping[str, list[Association]] = field(default_factory=dict)
     elapsed_ms: float = 0.0
 
 
@@ -56,38 +58,49 @@ def expand(
     """Add ``weight`` x the propagated score of every memory reached from the
     top ``seeds`` candidates (new candidates for memories not yet in the list).
 
+    The graph around the seeds is one store read (``Store.seed_graph``).
     With ``visible`` (the rows of ``dense_index`` that scope and filters
-    admit) and a warm mention index, entity members are read from memory.
+    admit) and a warm mention index, entity members are counted in memory;
+    otherwise that read brings them too.
     """
-
-    def members_of(norms: list[str]) -> dict[str, tuple[int, list[str]]]:
-        warm = dense_index.mentions if dense_index is not None else None
-        if warm is not None and visible is not None and dense_index is not None:
-            return warm.members(norms, visible, dense_index.table.ids, max_degree=max_degree)
-        return store.entity_members(norms, scope, filters, max_degree=max_degree)
-
     started = time.perf_counter()
     ordered = sorted(candidates, key=lambda c: (-c[0], c[1]))
     top = [(key, value) for value, key, _ in ordered[:seeds] if value > 0]
     if not top or weight <= 0:
         return Expansion(candidates)
-    found = store.entities_of([key for key, _ in top], scope)
+    warm = dense_index.mentions if dense_index is not None and visible is not None else None
+    graph = store.seed_graph(
+        [key for key, _ in top],
+        scope,
+        filters,
+        neighbours=CO_NEIGHBOURS if hops >= 2 else 0,
+        max_degree=max_degree,
+        members=warm is None,
+        # Past half the budget, the second hop is left out.
+        within_ms=budget_ms / 2 - (time.perf_counter() - started) * 1000,
+    )
+
+    def members_of(norms: list[str]) -> dict[str, tuple[int, list[str]]]:
+        if warm is not None and visible is not None and dense_index is not None:
+            return warm.members(norms, visible, dense_index.table.ids, max_degree=max_degree)
+        known = graph.members or {}
+        return {norm: known[norm] for norm in dict.fromkeys(norms) if norm in known}
+
+    found = graph.entities
     seed_entities = {key: [e.norm for e in found.get(key, [])] for key, _ in top}
     names = {e.norm: e.name for entities in found.values() for e in entities}
     norms = sorted({n for keys in seed_entities.values() for n in keys})
     members = members_of(norms)
     co: dict[str, list[tuple[str, float]]] = {}
-    if hops >= 2 and (time.perf_counter() - started) * 1000 < budget_ms / 2:
+    if hops >= 2 and graph.co:
+        # Hubs and lone mentions are not traversed: their neighbours are not wanted.
         usable = [n for n in norms if 2 <= members.get(n, (0, []))[0] <= max_degree]
-        co = store.co_occurring(usable, scope, per_entity=5)
+        co = {n: list(graph.co[n]) for n in usable if graph.co.get(n)}
         far = sorted({o for pairs in co.values() for o, _ in pairs} - set(members))
         if far:
-            members = {
-                **members,
-                **members_of(far),
-            }
-    graph = GraphSlice(seed_entities=seed_entities, members=members, co=co, names=names)
-    result = propagate(top, graph, hops=hops, max_degree=max_degree)
+            members = {**members, **members_of(far)}
+    slice_ = GraphSlice(seed_entities=seed_entities, members=members, co=co, names=names)
+    result = propagate(top, slice_, hops=hops, max_degree=max_degree)
     reached = result.best
     values = {key: (value, row) for value, key, row in candidates}
     for memory_id, reach in reached.items():
@@ -98,11 +111,11 @@ def expand(
     associations = {
         seed: [
             Association(memory_id, reach.score, reach.path)
-            for memory_id, reach in sorted(found.items(), key=lambda kv: (-kv[1].score, kv[0]))[
+            for memory_id, reach in sorted(paths.items(), key=lambda kv: (-kv[1].score, kv[0]))[
                 :CONTEXT_SIZE
             ]
         ]
-        for seed, found in result.by_seed.items()
+        for seed, paths in result.by_seed.items()
     }
     return Expansion(
         [(value, key, row) for key, (value, row) in values.items()],
@@ -124,25 +137,16 @@ def redundant(
     return bool(np.max(sims) >= threshold)
 
 
-def query_entities(store: Store, query: str, scope: Scope) -> dict[str, set[str]]:
-    """The visible entities a query names: its capitalised names, words and
-    word pairs, resolved through names and aliases (name -> entity keys)."""
+def query_names(query: str) -> list[str]:
+    """The names a query may use for entities: its capitalised names, words
+    and word pairs, normalised, sorted."""
     words = query_terms(query)
     names = {m.norm for m in extract_mentions([query])}
     names |= set(words) | {f"{a} {b}" for a, b in pairwise(words)}
-    return store.resolve_names(sorted(names), scope)
+    return sorted(names)
 
 
-def constraints_for(
-    store: Store, query: str, scope: Scope, filters: RecallFilters
-) -> list[tuple[Memory, str]]:
-    """Constraint memories mentioning an entity the query names, each with
-    the entity name that ties it to the query."""
-    if not store.has_constraints():
-        return []  # the common case: no name lookups for nothing
-    keys = sorted({k for found in query_entities(store, query, scope).values() for k in found})
-    out: dict[str, tuple[Memory, str]] = {}
-    for key, memories in store.constraints_mentioning(keys, scope, filters).items():
-        for memory in memories:
-            out.setdefault(memory.id, (memory, key))
-    return sorted(out.values(), key=lambda item: (item[0].created_at, item[0].id), reverse=True)
+def query_entities(store: Store, query: str, scope: Scope) -> dict[str, set[str]]:
+    """The visible entities a query names: its capitalised names, words and
+    word pairs, resolved through names and aliases (name -> entity keys)."""
+    return store.resolve_names(query_names(query), scope)

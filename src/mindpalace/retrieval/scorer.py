@@ -58,6 +58,7 @@ __all__ = [
     "hit_features",
     "rerank",
     "rescore",
+    "rescored",
     "score",
     "train",
 ]
@@ -260,6 +261,25 @@ class _Judgments(Protocol):
     ) -> dict[str, tuple[int, int]]: ...
 
 
+def rescored(
+    hits: HitList,
+    weights: ScorerWeights,
+    *,
+    now: datetime,
+    limit: int,
+    judgments: Mapping[str, tuple[int, int]],
+) -> HitList:
+    """``rerank`` a recall's hits with the agent's own (useful, not useful)
+    ``judgments``, keeping the list's mode, notice and timings."""
+    out = HitList(
+        rerank(hits, weights, now=now, limit=limit, judgments=judgments),
+        mode=hits.mode,
+        notice=hits.notice,
+    )
+    out.timings = hits.timings
+    return out
+
+
 def rescore(
     store: _Judgments,
     hits: HitList,
@@ -270,17 +290,11 @@ def rescore(
     limit: int,
 ) -> HitList:
     """``rerank`` a recall's hits with the agent's own judgment counts (of
-    this agent through this channel only)."""
+    this agent through this channel only), read from the store."""
     judgments = store.feedback_counts(
         [h.memory.id for h in hits], agent_id=scope.agent_id, channel=scope.channel
     )
-    out = HitList(
-        rerank(hits, weights, now=now, limit=limit, judgments=judgments),
-        mode=hits.mode,
-        notice=hits.notice,
-    )
-    out.timings = hits.timings
-    return out
+    return rescored(hits, weights, now=now, limit=limit, judgments=judgments)
 
 
 # -- training -------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
@@ -25,6 +26,7 @@ import numpy.typing as npt
 from mindpalace.models import Memory
 
 __all__ = [
+    "SessionLayout",
     "confidence",
     "nearest_visible",
     "prior",
@@ -36,6 +38,48 @@ __all__ = [
 ]
 
 RECENCY_HALF_LIFE_DAYS = 365.0
+
+Rows = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionLayout:
+    """Where each row of a dense index sits in its session.
+
+    Attributes:
+        order: every row, session by session, each session in write order
+            (a conversation's turn order).
+        position: a row's place in ``order``.
+        group_start / group_end: a row's session as the slice
+            ``order[group_start[row]:group_end[row]]``.
+        in_session: whether a row belongs to a session at all.
+    """
+
+    order: Rows
+    position: Rows
+    group_start: Rows
+    group_end: Rows
+    in_session: npt.NDArray[np.bool_]
+
+    @classmethod
+    def of(cls, codes: npt.NDArray[np.int32], blank: Iterable[int]) -> SessionLayout:
+        """The layout of rows whose sessions are ``codes`` (in write order);
+        the ``blank`` codes mean "no session"."""
+        order = np.argsort(codes, kind="stable").astype(np.int64)
+        grouped = codes[order]
+        change = np.flatnonzero(grouped[1:] != grouped[:-1]) + 1
+        starts = np.concatenate(([0], change)).astype(np.int64)
+        ends = np.concatenate((change, [len(codes)])).astype(np.int64)
+        lengths = ends - starts
+        position = np.empty(len(codes), dtype=np.int64)
+        position[order] = np.arange(len(codes), dtype=np.int64)
+        group_start = np.empty(len(codes), dtype=np.int64)
+        group_end = np.empty(len(codes), dtype=np.int64)
+        group_start[order] = np.repeat(starts, lengths)
+        group_end[order] = np.repeat(ends, lengths)
+        none = list(blank)
+        in_session = ~np.isin(codes, none) if none else np.ones(len(codes), dtype=bool)
+        return cls(order, position, group_start, group_end, in_session)
 
 
 def range_normalise(
@@ -83,14 +127,7 @@ def nearest_visible(
 
 
 def visible_neighbours(
-    fused: npt.NDArray[np.float64],
-    rows: Iterable[int],
-    *,
-    order: npt.NDArray[np.int64],
-    position: npt.NDArray[np.int64],
-    group_start: npt.NDArray[np.int64],
-    group_end: npt.NDArray[np.int64],
-    in_session: npt.NDArray[np.bool_],
+    fused: npt.NDArray[np.float64], rows: Iterable[int], layout: SessionLayout
 ) -> Iterator[tuple[int, int, list[int]]]:
     """Per row of ``rows``: (row, its session's start, the rows of the
     nearest visible memory of its session on each side); a row in no
@@ -100,17 +137,17 @@ def visible_neighbours(
     # loop would otherwise spend its time on.
     for row, inside, pos, start, end in zip(
         at.tolist(),
-        in_session[at].tolist(),
-        position[at].tolist(),
-        group_start[at].tolist(),
-        group_end[at].tolist(),
+        layout.in_session[at].tolist(),
+        layout.position[at].tolist(),
+        layout.group_start[at].tolist(),
+        layout.group_end[at].tolist(),
         strict=True,
     ):
         if not inside:
             yield row, -1, []
             continue
         sides = (
-            nearest_visible(fused, order, position=pos, step=step, start=start, end=end)
+            nearest_visible(fused, layout.order, position=pos, step=step, start=start, end=end)
             for step in (-1, 1)
         )
         yield row, start, [r for r in sides if r is not None]
@@ -119,35 +156,20 @@ def visible_neighbours(
 def session_support(
     fused: npt.NDArray[np.float64],
     rows: Iterable[int],
+    layout: SessionLayout,
     *,
-    order: npt.NDArray[np.int64],
-    position: npt.NDArray[np.int64],
-    group_start: npt.NDArray[np.int64],
-    group_end: npt.NDArray[np.int64],
-    in_session: npt.NDArray[np.bool_],
     neighbour_weight: float,
     session_weight: float,
     session_top: int,
 ) -> dict[int, float]:
-    """Support each of ``rows`` receives from its session.
+    """Support each of ``rows`` receives from its session (``layout``).
 
-    ``order`` lists rows session by session, each session in write order;
-    ``position[row]`` is the row's place in it and ``group_start/end[row]``
-    its session's slice. ``fused`` is -inf for rows the caller may not see:
-    they are neither neighbours nor part of a session's best.
+    ``fused`` is -inf for rows the caller may not see: they are neither
+    neighbours nor part of a session's best.
     """
     support: dict[int, float] = {}
     session_mean: dict[int, float] = {}
-    places = visible_neighbours(
-        fused,
-        rows,
-        order=order,
-        position=position,
-        group_start=group_start,
-        group_end=group_end,
-        in_session=in_session,
-    )
-    for row, start, neighbours in places:
+    for row, start, neighbours in visible_neighbours(fused, rows, layout):
         if start < 0:
             support[row] = 0.0
             continue
@@ -155,7 +177,7 @@ def session_support(
         value = neighbour_weight * near
         if session_weight:
             if start not in session_mean:
-                members = fused[order[start : group_end[row]]]
+                members = fused[layout.order[start : layout.group_end[row]]]
                 members = members[np.isfinite(members)]
                 top = np.sort(members)[::-1][:session_top]
                 session_mean[start] = float(top.mean()) if top.size else 0.0

@@ -6,8 +6,9 @@ group?"). ``read_query`` finds both, resolving the query's time expressions
 against the palace clock (relative ones in a query that also names a date,
 "last week, as mentioned on 6 November 2023", against that date), and the
 events it dates things by ("before the trip", "the week after her birthday
-party"), which ``apply`` looks up under the caller's scope
-(``retrieval.anchors``) and turns into windows like the others.
+party"), which the caller looks up under its scope (``retrieval.anchors``;
+``anchor`` does it through the store) and ``settle`` turns into windows
+like the others.
 
 ``time_prior`` is the stage, a pure function: a memory's relevance is
 multiplied by
@@ -18,19 +19,19 @@ multiplied by
 where a memory's time is its ``created_at`` and every time its content
 states, resolved against ``created_at`` ("yesterday" in a turn of 8 May 2023
 is 7 May 2023). A soft prior, never a filter: only the caller's explicit
-``created_after`` / ``created_before`` filter. ``apply`` runs it over the
-best candidates of a recall and says why in ``explain`` (stage score
-``time``, and a gate line).
+``created_after`` / ``created_before`` filter. ``lift`` runs it over the
+best candidates of a recall, read in full by the caller, and ``mark`` says
+why in ``explain`` (stage score ``time``, and a gate line).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from mindpalace.models import Hit, Memory, Scope
-from mindpalace.retrieval.anchors import EventPhrase, TextSearch, find_events, resolve
+from mindpalace.retrieval.anchors import Anchor, EventPhrase, TextSearch, find_events, resolve
 from mindpalace.retrieval.temporal import (
     Interval,
     TimeMention,
@@ -43,10 +44,12 @@ from mindpalace.store.base import Store
 __all__ = [
     "TimeBoost",
     "TimeQuery",
+    "Timed",
     "anchor",
-    "apply",
+    "lift",
     "mark",
     "read_query",
+    "settle",
     "stated_times",
     "time_prior",
 ]
@@ -82,6 +85,15 @@ class TimeBoost:
 
     factor: float
     reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Timed:
+    """Candidates after the time prior (best first where it looked), and
+    the boosts it gave, by memory id."""
+
+    candidates: list[Candidate]
+    boosts: Mapping[str, TimeBoost] = field(default_factory=dict)
 
 
 def read_query(query: str, now: datetime) -> TimeQuery:
@@ -160,37 +172,42 @@ def time_prior(
     return TimeBoost(factor, "time: " + "; ".join(reasons))
 
 
-def apply(
-    store: Store,
-    candidates: list[Candidate],
-    memories: dict[str, Memory],
-    *,
-    scope: Scope,
+def settle(
+    query: TimeQuery, anchors: Sequence[Anchor], *, window_weight: float, when_weight: float
+) -> TimeQuery:
+    """The query the prior applies, its events replaced by the windows of
+    the ``anchors`` found for them (``resolve``); inactive when the prior
+    has nothing to do (no weights, or nothing named or asked)."""
+    if not query.active or not (window_weight or when_weight):
+        return TimeQuery()
+    if not window_weight:  # events only ever give windows
+        return replace(query, events=())
+    return replace(
+        query,
+        windows=query.windows + tuple(a.window for a in anchors),
+        labels=query.labels + tuple(a.label for a in anchors),
+        events=(),
+    )
+
+
+def lift(
+    candidates: Sequence[Candidate],
+    memories: Mapping[str, Memory],
     query: TimeQuery,
+    *,
     pool: int,
     window_weight: float,
     when_weight: float,
-    search: TextSearch | None = None,
-) -> tuple[list[Candidate], dict[str, TimeBoost]]:
-    """The time prior over the ``pool`` best candidates (hydrated into
-    ``memories`` as needed); the rest keep their values. The query's events
-    are looked up first (``anchor``, with ``search`` where given)."""
-    if not query.active or not (window_weight or when_weight):
-        return candidates, {}
-    if window_weight:
-        query = anchor(store, query, scope=scope, search=search)
-    else:
-        query = replace(query, events=())
+) -> Timed:
+    """The stage over a recall: ``time_prior`` on the ``pool`` best
+    candidates (those of ``memories``, read in full), under the settled
+    ``query``; the others keep their values."""
     if not query.active:
-        return candidates, {}
+        return Timed(list(candidates))
     ordered = sorted(candidates, key=lambda item: (-item[0], item[1]))
-    head = ordered[:pool]
-    missing = [key for _, key, _ in head if key not in memories]
-    if missing:
-        memories.update(store.get_many(missing, scope))
     boosts: dict[str, TimeBoost] = {}
     out: list[Candidate] = []
-    for value, key, row in head:
+    for value, key, row in ordered[:pool]:
         memory = memories.get(key)
         boost = None
         if memory is not None:
@@ -204,7 +221,7 @@ def apply(
         if boost is not None:
             boosts[key] = boost
         out.append((value * boost.factor if boost else value, key, row))
-    return out + ordered[pool:], boosts
+    return Timed(out + ordered[pool:], boosts)
 
 
 def mark(hit: Hit, boosts: Mapping[str, TimeBoost]) -> Hit:

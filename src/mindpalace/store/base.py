@@ -28,6 +28,7 @@ from mindpalace.models import (
     Stats,
 )
 from mindpalace.store.exchange_rows import PalaceRecords
+from mindpalace.store.recall_rows import Hydration, QueryFacts, QueryReads, SeedGraph, TextMatch
 from mindpalace.store.skill_rows import (
     SkillLink,
     SkillOwner,
@@ -232,14 +233,6 @@ class AddResult:
 
 
 @dataclass(frozen=True, slots=True)
-class TextMatch:
-    """A memory matched by full-text search, with its raw BM25 score (higher is better)."""
-
-    memory: Memory
-    bm25: float
-
-
-@dataclass(frozen=True, slots=True)
 class ImportReport:
     """Outcome of an import: rows written and rows already present."""
 
@@ -376,6 +369,41 @@ class Store(Protocol):
         self, terms: Sequence[str], scope: Scope, filters: RecallFilters, *, limit: int
     ) -> list[Memory]:
         """Memories containing any of ``terms`` as a substring, newest first."""
+        ...
+
+    # -- recall's reads, merged (store/recall_sql.py) ---------------------------------
+
+    def query_facts(self, reads: QueryReads, scope: Scope, filters: RecallFilters) -> QueryFacts:
+        """Everything ``reads`` asks for in one call: salient words present,
+        keyword, substring and event matches, ids matching ``filters``,
+        constraints the query names; each as the single-purpose method
+        would answer it (scope inside every statement)."""
+        ...
+
+    def seed_graph(
+        self,
+        memory_ids: Sequence[str],
+        scope: Scope,
+        filters: RecallFilters,
+        *,
+        neighbours: int,
+        max_degree: int,
+        members: bool = False,
+        within_ms: float | None = None,
+    ) -> SeedGraph:
+        """The entities the visible ``memory_ids`` mention and, with
+        ``members``, the visible memories (under ``filters``) mentioning
+        each (``entity_members``); then the ``neighbours`` strongest
+        co-occurring entities of each (none when 0), with their members,
+        unless the first part took ``within_ms`` or more (a latency budget)."""
+        ...
+
+    def hydrate(
+        self, memory_ids: Sequence[str], scope: Scope, *, feedback_on: Sequence[str] = ()
+    ) -> Hydration:
+        """``get_many``, and the (useful, not useful) feedback the scope's
+        agent gave through its channel on each of ``feedback_on``
+        (``feedback_counts``), in one call."""
         ...
 
     def terms_present(

@@ -46,6 +46,9 @@ __all__ = ["EDGE_STEP", "MAX_EDGE_MENTIONS", "EntityLookup", "EntityRef", "Graph
 EDGE_STEP = 0.25
 # Only a memory's first mentions make edges: 12 names give 66 pairs at most.
 MAX_EDGE_MENTIONS = 12
+# Entities whose members one statement lists (each probe carries the scope's
+# and the filters' parameters).
+_MEMBER_PROBES = 50
 
 _ENTITY_COLUMNS = (
     "e.id, e.name, e.norm, e.type, e.kind, e.mentions, e.agent_id, e.visibility,"
@@ -410,26 +413,36 @@ class GraphSql(SqlCore):
             return {}
         s_sql, s_params = scope_clause(scope)
         f_sql, f_params = filter_clause(filters)
-        sql = (
-            "SELECT DISTINCT m.id FROM mentions x JOIN entities e ON e.seq = x.entity_seq"
-            " JOIN memories m ON m.seq = x.memory_seq"
-            f" WHERE e.norm = ? AND {s_sql} AND {f_sql} LIMIT ?"
-        )
-        out: dict[str, tuple[int, list[str]]] = {}
+        wanted = list(dict.fromkeys(norms))
+        found: dict[str, list[str]] = defaultdict(list)
         with self._read() as cur:
-            for norm in dict.fromkeys(norms):
-                ids = [
-                    str(r[0])
-                    for r in self._exec(
-                        cur, sql, [norm, *s_params, *f_params, max_degree + 1]
-                    ).fetchall()
-                ]
-                if not ids:
-                    continue
-                if len(ids) > max_degree:
-                    out[norm] = (max_degree + 1, [])
-                else:
-                    out[norm] = (len(ids), sorted(ids))
+            # One statement for many entities: each keeps its own LIMIT (a
+            # hub stops at max_degree + 1 rows), joined by UNION ALL.
+            for start in range(0, len(wanted), _MEMBER_PROBES):
+                chunk = wanted[start : start + _MEMBER_PROBES]
+                probes: list[str] = []
+                params: list[object] = []
+                for n, norm in enumerate(chunk):
+                    probes.append(
+                        f"SELECT {n} AS probe, p{n}.id FROM (SELECT DISTINCT m.id FROM mentions x"
+                        " JOIN entities e ON e.seq = x.entity_seq"
+                        " JOIN memories m ON m.seq = x.memory_seq"
+                        f" WHERE e.norm = ? AND {s_sql} AND {f_sql} LIMIT ?) AS p{n}"
+                    )
+                    params += [norm, *s_params, *f_params, max_degree + 1]
+                for probe, memory_id in self._exec(
+                    cur, " UNION ALL ".join(probes), params
+                ).fetchall():
+                    found[chunk[int(probe)]].append(str(memory_id))
+        out: dict[str, tuple[int, list[str]]] = {}
+        for norm in wanted:
+            ids = found.get(norm)
+            if not ids:
+                continue
+            if len(ids) > max_degree:
+                out[norm] = (max_degree + 1, [])
+            else:
+                out[norm] = (len(ids), sorted(ids))
         return out
 
     def load_mentions(self, *, after_seq: int = 0) -> list[tuple[str, int]]:
@@ -488,19 +501,21 @@ class GraphSql(SqlCore):
     ) -> dict[str, list[tuple[str, float]]]:
         s_sql, s_params = scope_clause(scope, "a")
         found: dict[str, dict[str, float]] = defaultdict(dict)
+        # Edges are stored once per pair: both directions, in one statement.
+        directions = [
+            f"SELECT a.norm, b.norm, g.weight FROM entity_edges g"
+            f" JOIN entities a ON a.seq = g.{near} JOIN entities b ON b.seq = g.{far}"
+            f" WHERE {in_list('a.norm', norms)} AND {s_sql}"
+            for near, far in (("src_seq", "dst_seq"), ("dst_seq", "src_seq"))
+        ]
         with self._read() as cur:
-            for near, far in (("src_seq", "dst_seq"), ("dst_seq", "src_seq")):
-                rows = self._exec(
-                    cur,
-                    f"SELECT a.norm, b.norm, g.weight FROM entity_edges g"
-                    f" JOIN entities a ON a.seq = g.{near} JOIN entities b ON b.seq = g.{far}"
-                    f" WHERE {in_list('a.norm', norms)} AND {s_sql}",
-                    [*norms, *s_params],
-                ).fetchall()
-                for a, b, weight in rows:
-                    if a != b:
-                        best = found[str(a)].get(str(b), 0.0)
-                        found[str(a)][str(b)] = max(best, float(weight))
+            rows = self._exec(
+                cur, " UNION ALL ".join(directions), [*norms, *s_params, *norms, *s_params]
+            ).fetchall()
+        for a, b, weight in rows:
+            if a != b:
+                best = found[str(a)].get(str(b), 0.0)
+                found[str(a)][str(b)] = max(best, float(weight))
         return {
             key: sorted(values.items(), key=lambda kv: (-kv[1], kv[0]))[:per_entity]
             for key, values in found.items()

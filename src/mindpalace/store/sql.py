@@ -46,6 +46,7 @@ from mindpalace.store.fragments import (
     to_epoch,
 )
 from mindpalace.store.graph_sql import EntityLookup, GraphSql
+from mindpalace.store.recall_sql import RecallSql
 from mindpalace.store.relations_sql import RelationsSql
 from mindpalace.store.signals_sql import SignalStore
 from mindpalace.store.skills_sql import SkillsSql
@@ -69,7 +70,7 @@ def _dedup_key(memory: Memory | NewMemory) -> tuple[str, ...]:
     )
 
 
-class SqlStore(GraphSql, RelationsSql, UpkeepSql, SkillsSql, SignalStore, ExchangeSql):
+class SqlStore(GraphSql, RelationsSql, UpkeepSql, SkillsSql, SignalStore, ExchangeSql, RecallSql):
     """The ``Store`` protocol over SQL; subclasses bring connection and dialect."""
 
     def _insert(self, cur: Cursor, memory: Memory, embed_hash: str | None) -> int:
@@ -630,21 +631,8 @@ class SqlStore(GraphSql, RelationsSql, UpkeepSql, SkillsSql, SignalStore, Exchan
     ) -> set[str]:
         """Which of ``terms`` occur in some live (or, with ``include_archived``,
         any) memory ``scope`` may see."""
-        s_sql, s_params = scope_clause(scope)
-        present: set[str] = set()
         with self._read() as cur:
-            for term in terms:
-                q = self.dialect.text_query([term])
-                row = self._exec(
-                    cur,
-                    f"SELECT 1 FROM {q.source} WHERE {q.where} AND {s_sql}"
-                    + ("" if include_archived else " AND m.archived = 0")
-                    + " LIMIT 1",
-                    [*q.params, *s_params],
-                ).fetchone()
-                if row is not None:
-                    present.add(term)
-        return present
+            return set(self._present(cur, terms, scope, include_archived=include_archived))
 
     def ids_matching(self, scope: Scope, filters: RecallFilters) -> set[str]:
         """Ids of every visible memory matching ``filters``."""

@@ -1,0 +1,370 @@
+"""The hybrid stages over a dense index's rows, each a function from one
+value to the next: the rows a recall may see (``Visible``), keyword
+evidence (``KeywordScores``), its fusion with the dense cosines
+(``Fused``), and session support, which makes the candidate list
+(``Candidates``). No store reads: what they need was read before
+(``Store.query_facts``) or is in the warm index. The formulas are in
+``fusion.py`` and ``stages.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from mindpalace.models import Memory, RecallFilters, Scope
+from mindpalace.retrieval import stages
+from mindpalace.retrieval.dense import DenseIndex, DenseView
+from mindpalace.retrieval.fusion import rrf
+from mindpalace.retrieval.keyword import top_rows
+from mindpalace.retrieval.options import Depths, RecallOptions
+from mindpalace.store.base import TextMatch
+
+__all__ = [
+    "Candidate",
+    "Candidates",
+    "Fused",
+    "KeywordScores",
+    "Visible",
+    "fuse",
+    "stored_keywords",
+    "supported",
+    "visible",
+    "warm_keywords",
+    "warm_matches",
+]
+
+Candidate = tuple[float, str, int | None]  # (value, memory id, dense row or None)
+Mask = npt.NDArray[np.bool_]
+Floats = npt.NDArray[np.float64]
+Rows = npt.NDArray[np.int64]
+
+# At most this many rows of the best sessions are scored when dense search
+# was approximate (``_session_rows``).
+_SESSION_ROWS = 20_000
+
+
+@dataclass(frozen=True, slots=True)
+class Visible:
+    """The index rows a recall may rank: ``rows`` the scope may see that
+    match the filters, and ``embedded``, those of them with a vector."""
+
+    rows: Mask
+    embedded: Mask
+
+
+def visible(
+    index: DenseIndex, scope: Scope, filters: RecallFilters, allowed: frozenset[str] | None
+) -> Visible:
+    """The rows of ``index`` that ``scope`` and ``filters`` admit (and,
+    for filters the index cannot apply, ``allowed`` names)."""
+    rows = index.mask(scope, filters, allowed)
+    return Visible(rows, rows & index.embedded)
+
+
+@dataclass(frozen=True, slots=True)
+class KeywordScores:
+    """A recall's keyword evidence.
+
+    Attributes:
+        bm25: raw BM25 per index row (0: no match, or not visible).
+        loose: raw BM25 of matched memories the index has no visible row for.
+        rank: the keyword rank of every matched memory (1 is the best).
+        matched: the memories read with the matches (the store's search).
+    """
+
+    bm25: Floats
+    loose: Mapping[str, float]
+    rank: Mapping[str, int]
+    matched: Mapping[str, Memory]
+
+    @property
+    def best(self) -> float:
+        """The best raw score of any match."""
+        return max(float(self.bm25.max(initial=0.0)), max(self.loose.values(), default=0.0))
+
+
+def warm_keywords(
+    index: DenseIndex, terms: Sequence[str], scope: Scope, shown: Visible, *, depth: int
+) -> KeywordScores:
+    """Keyword evidence from the index's warm keyword index: the ``depth``
+    best visible rows."""
+    assert index.keyword is not None
+    bm25 = np.zeros(len(index), dtype=np.float64)
+    scored = index.keyword.scores(terms, index.scope_mask(scope))
+    table = index.table
+    best = top_rows(scored, shown.rows, created_at=table.created_at, ids=table.ids, limit=depth)
+    rank: dict[str, int] = {}
+    for place, row in enumerate(best, start=1):
+        bm25[row] = scored[row]
+        rank[str(table.ids[row])] = place
+    return KeywordScores(bm25, {}, rank, {})
+
+
+def stored_keywords(
+    index: DenseIndex, matches: Sequence[TextMatch], shown: Visible
+) -> KeywordScores:
+    """Keyword evidence from the store's search (``matches``, best first);
+    memories the index has no visible row for are kept aside as ``loose``."""
+    bm25 = np.zeros(len(index), dtype=np.float64)
+    loose: dict[str, float] = {}
+    rank: dict[str, int] = {}
+    matched: dict[str, Memory] = {}
+    for place, match in enumerate(matches, start=1):
+        matched[match.memory.id] = match.memory
+        rank[match.memory.id] = place
+        row = index.row_of(match.memory.id)
+        if row is not None and shown.rows[row]:
+            bm25[row] = match.bm25
+        else:
+            loose[match.memory.id] = match.bm25
+    return KeywordScores(bm25, loose, rank, matched)
+
+
+def warm_matches(
+    index: DenseIndex, scope: Scope, terms: Sequence[str], limit: int
+) -> list[tuple[str, float]]:
+    """(memory id, score) of the ``limit`` best keyword matches of ``terms``
+    among the rows ``scope`` sees under the default filters, from the warm
+    keyword index: the store's ``search_text`` scoring (FTS5's BM25,
+    per-scope idf), over every row rather than the union of each term's
+    best rows."""
+    assert index.keyword is not None
+    table = index.table
+    scored = index.keyword.scores(terms, index.scope_mask(scope))
+    shown = index.mask(scope, RecallFilters())
+    rows = top_rows(scored, shown, created_at=table.created_at, ids=table.ids, limit=limit)
+    return [(str(table.ids[row]), float(scored[row])) for row in rows]
+
+
+@dataclass(frozen=True, slots=True)
+class Fused:
+    """Keyword and dense evidence fused over the rows.
+
+    Attributes:
+        keyword: the keyword evidence.
+        view: the query's cosines (rows scored later are filled in).
+        shown: the rows the recall may rank.
+        rows: the fused score of each row (-inf where not visible).
+        eligible: rows that are candidates by themselves: keyword evidence,
+            or a cosine at the floor or above.
+        loose: fused scores of the keyword matches without a visible row.
+    """
+
+    keyword: KeywordScores
+    view: DenseView
+    shown: Visible
+    rows: Floats
+    eligible: Mask
+    loose: Mapping[str, float]
+
+    @property
+    def ranked_dense(self) -> Mask:
+        """The rows dense ranks count: those scored (all of them, unless
+        an approximate search proposed candidates: then the best are
+        among them)."""
+        known = self.view.known
+        return self.shown.embedded if known is None else self.shown.embedded & known
+
+
+def fuse(
+    keyword: KeywordScores,
+    view: DenseView,
+    shown: Visible,
+    index: DenseIndex,
+    *,
+    options: RecallOptions,
+    depths: Depths,
+) -> Fused:
+    """Weighted fusion of range-normalised scores, or RRF (``options.fusion``)."""
+    bm25, loose = keyword.bm25, keyword.loose
+    sims = view.sims
+    scale = 0.0
+    if options.fusion == "rrf":
+        rows, fused_loose = _rrf_arrays(
+            bm25, loose, sims, shown.embedded, options, depth=depths.keyword
+        )
+    else:
+        best = keyword.best
+        scale = 1.0 / best if best > 0 else 0.0
+        fused_loose = {key: options.sparse_weight * scale * v for key, v in loose.items()}
+    if view.partial:
+        rows, eligible = _fuse_scored(
+            view, bm25, shown, index, scale=scale, depth=depths.session, options=options
+        )
+    else:
+        if options.fusion != "rrf":
+            dense_norm = stages.range_normalise(sims, shown.embedded)
+            rows = options.sparse_weight * scale * bm25 + options.dense_weight * dense_norm
+        # Normalisation used every visible row; candidacy needs keyword
+        # evidence or a cosine above the floor.
+        eligible = shown.rows & ((bm25 > 0) | (index.embedded & (sims >= options.dense_floor)))
+        rows = np.where(shown.rows, rows, -np.inf)
+    return Fused(keyword, view, shown, rows, eligible, fused_loose)
+
+
+@dataclass(frozen=True, slots=True)
+class Candidates:
+    """The candidate list (fused value plus session support, memory id,
+    row) and the session support each row received."""
+
+    items: list[Candidate]
+    support: Mapping[int, float]
+
+
+def supported(
+    fused: Fused, index: DenseIndex, *, options: RecallOptions, depths: Depths
+) -> Candidates:
+    """Session support of the best eligible rows and their same-session
+    neighbours; a neighbour below the relevance floor stays a candidate
+    only if its session lifts it. The loose matches join as they are."""
+    support = _session_support(
+        fused.rows, fused.eligible, index, depth=depths.session, options=options
+    )
+    items: list[Candidate] = [
+        (float(fused.rows[row]) + value, str(index.table.ids[row]), row)
+        for row, value in support.items()
+        if fused.eligible[row] or value > 0
+    ]
+    items += [(value, key, None) for key, value in fused.loose.items()]
+    return Candidates(items, support)
+
+
+def _fuse_scored(
+    view: DenseView,
+    bm25: Floats,
+    shown: Visible,
+    index: DenseIndex,
+    *,
+    scale: float,
+    depth: int,
+    options: RecallOptions,
+) -> tuple[Floats, Mask]:
+    """Weighted fusion when only some rows were scored (``view.partial``):
+    the same formula as over every row, evaluated on the scored rows; an
+    unscored visible row has no keyword match and a cosine below the best
+    proposals', so it fuses to 0 and is not a candidate. The whole sessions
+    of the best rows are then scored too, since session support reads them."""
+    sims, known = view.sims, view.known
+    assert known is not None
+    mask, dense_mask = shown.rows, shown.embedded
+    fused_rows = np.where(mask, 0.0, -np.inf)
+    eligible = np.zeros(mask.shape[0], dtype=bool)
+    scored = np.flatnonzero(known)
+    seen = scored[dense_mask[scored]]
+    high = float(sims[seen].max()) if seen.shape[0] else 0.0
+    low = min(view.low if view.low is not None else high, high)
+
+    def fuse_rows(rows: Rows) -> None:
+        rows = rows[mask[rows]]
+        if high > low:
+            dense = np.clip((sims[rows] - low) / (high - low), 0.0, 1.0)
+        else:
+            dense = np.ones(rows.shape[0])
+        dense = np.where(dense_mask[rows], dense, 0.0)
+        fused_rows[rows] = options.sparse_weight * scale * bm25[rows] + (
+            options.dense_weight * dense
+        )
+        eligible[rows] = (bm25[rows] > 0) | (
+            index.embedded[rows] & (sims[rows] >= options.dense_floor)
+        )
+
+    fuse_rows(scored)
+    fuse_rows(view.fill(_session_rows(fused_rows, eligible, index, depth)))
+    return fused_rows, eligible
+
+
+def _session_top(fused_rows: Floats, eligible: Mask, depth: int) -> list[int]:
+    """The ``depth`` best eligible rows, which session support starts from."""
+    chosen = np.flatnonzero(eligible)
+    k = min(depth, chosen.shape[0])
+    if k <= 0:
+        return []
+    if chosen.shape[0] > k:
+        chosen = chosen[np.argpartition(-fused_rows[chosen], k - 1)[:k]]
+    kept: list[int] = chosen[np.isfinite(fused_rows[chosen])].tolist()
+    return kept
+
+
+def _session_rows(fused_rows: Floats, eligible: Mask, index: DenseIndex, depth: int) -> Rows:
+    """Every row of the sessions of the best eligible rows (at most
+    ``_SESSION_ROWS``, best sessions first)."""
+    layout = index.sessions
+    parts: list[Rows] = []
+    starts: set[int] = set()
+    total = 0
+    for row in _session_top(fused_rows, eligible, depth):
+        start = int(layout.group_start[row])
+        if not layout.in_session[row] or start in starts:
+            continue
+        starts.add(start)
+        part = layout.order[start : int(layout.group_end[row])]
+        total += part.shape[0]
+        if total > _SESSION_ROWS:
+            break
+        parts.append(part)
+    return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
+
+
+def _session_support(
+    fused_rows: Floats, eligible: Mask, index: DenseIndex, *, depth: int, options: RecallOptions
+) -> dict[int, float]:
+    """Session support of the best eligible rows and of their same-session
+    neighbours, which may climb on a strong memory next to them even below
+    the relevance floor (they are its context)."""
+    chosen: set[int] = set()
+    top = _session_top(fused_rows, eligible, depth)
+    for row, _, neighbours in stages.visible_neighbours(fused_rows, top, index.sessions):
+        chosen.add(row)  # with the nearest visible turn each side
+        chosen.update(neighbours)
+    return stages.session_support(
+        fused_rows,
+        sorted(chosen),
+        index.sessions,
+        neighbour_weight=options.neighbour_weight,
+        session_weight=options.session_weight,
+        session_top=options.session_top,
+    )
+
+
+def _rrf_arrays(
+    bm25: Floats,
+    loose: Mapping[str, float],
+    sims: npt.NDArray[np.float32],
+    mask: Mask,
+    options: RecallOptions,
+    *,
+    depth: int,
+) -> tuple[Floats, dict[str, float]]:
+    """RRF over the top ``depth`` of each list, as arrays over the dense rows."""
+    count = bm25.shape[0]
+    sparse_items: list[tuple[tuple[str, int | str], float]] = [
+        (("r", int(r)), float(bm25[r])) for r in np.flatnonzero(bm25 > 0)
+    ]
+    sparse_items += [(("l", key), value) for key, value in loose.items()]
+    sparse_items.sort(key=lambda item: -item[1])
+    sparse_order = [key for key, _ in sparse_items]
+    masked = np.where(mask, sims, -np.inf)
+    dense_top = np.argsort(-masked, kind="stable")[: max(depth, 1)]
+    dense_order: list[tuple[str, int | str]] = [
+        ("r", int(r)) for r in dense_top if np.isfinite(masked[r])
+    ]
+    fused = dict(
+        rrf(
+            [sparse_order, dense_order],
+            k=options.rrf_k,
+            weights=[options.sparse_weight, options.dense_weight],
+        )
+    )
+    scale = (options.sparse_weight + options.dense_weight) / (options.rrf_k + 1)
+    out = np.zeros(count, dtype=np.float64)
+    loose_out: dict[str, float] = {}
+    for (kind, key), value in fused.items():
+        if kind == "r":
+            out[int(key)] = value / scale
+        else:
+            loose_out[str(key)] = value / scale
+    return out, loose_out

@@ -1,0 +1,193 @@
+"""The last stage of recall: candidates, read in full, become ranked hits
+(relevance times the memory's priors), each saying how it was found.
+
+``hybrid_hits`` takes one value (``Ranked``: the candidates after every
+earlier stage and what those stages computed) and returns the hits;
+``text_hits`` does the same for keyword search alone. Pure functions: the
+memories were read before (``Store.hydrate``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from mindpalace.models import Hit, HitList, Memory
+from mindpalace.retrieval import stages, timestage
+from mindpalace.retrieval.dense import DenseIndex
+from mindpalace.retrieval.graphstage import Expansion, redundant
+from mindpalace.retrieval.hybrid import Candidate, Fused
+from mindpalace.retrieval.options import RecallOptions
+from mindpalace.store.base import TextMatch
+
+__all__ = ["Ranked", "hybrid_hits", "text_hits"]
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    """What hybrid ranking reads.
+
+    Attributes:
+        candidates: (value, memory id, row), after the time prior.
+        memories: the candidates read in full: only they are ranked (the
+            others are too far down the list, out of scope, or deleted).
+        fused: the keyword and dense evidence and its fusion.
+        support: session support by row.
+        expansion: what graph propagation reached.
+        boosts: the time prior's factors, by memory id.
+        feedback: the caller's own (useful, not useful) judgments of the
+            memories, when the learned scorer is to re-rank them.
+    """
+
+    candidates: Sequence[Candidate]
+    memories: Mapping[str, Memory]
+    fused: Fused
+    support: Mapping[int, float]
+    expansion: Expansion
+    boosts: Mapping[str, timestage.TimeBoost] = field(default_factory=dict)
+    feedback: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+
+
+def hybrid_hits(
+    ranked: Ranked, index: DenseIndex, *, now: datetime, options: RecallOptions, limit: int
+) -> HitList:
+    """The ``limit`` best candidates by relevance times priors, as hits;
+    a memory only the graph brought in is left out when it repeats a hit
+    already chosen (``graphstage.redundant``)."""
+    fused = ranked.fused
+    keyword, sims = fused.keyword, fused.view.sims
+    support, expansion = ranked.support, ranked.expansion
+    # A perfect keyword and embedding match scores 1; session support can
+    # push a score past that, where it is capped (the order still uses it).
+    ceiling = options.sparse_weight + options.dense_weight
+    # Explain shows keyword scores relative to the best visible match, never
+    # raw BM25: its idf and length statistics cover the whole index, every
+    # agent's memories included, so raw values would leak their counts.
+    best = keyword.best
+    dense_rank = stages.ranks_of(sims, fused.ranked_dense)
+    # Priors need the memory: re-rank the hydrated head of the list.
+    memories = ranked.memories
+    order = [
+        (value * stages.prior(memories[key], now, options.prior_weights), value, key, row)
+        for value, key, row in ranked.candidates
+        if key in memories and value >= options.floor
+    ]
+    order.sort(key=lambda item: (-item[0], item[2]))
+    hits: list[Hit] = []
+    chosen_rows: list[int] = []
+    reached = expansion.reached
+    for value, relevance, key, row in order:
+        if len(hits) >= limit:
+            break
+        memory = memories[key]
+        embedded = row is not None and bool(index.embedded[row])
+        cosine = float(sims[row]) if row is not None and embedded else -1.0
+        by_graph_only = (
+            key in reached
+            and key not in keyword.rank
+            and cosine < options.dense_floor
+            and (row is None or support.get(row, 0.0) <= 0)
+        )
+        if by_graph_only and redundant(row, chosen_rows, index, options.redundancy):
+            continue  # information gain: says what a chosen hit already says
+        ranks = {"final": len(hits) + 1}
+        scores = {
+            "final": value,
+            "relevance": relevance,
+            "prior": value / relevance if relevance else 1.0,
+        }
+        if key in keyword.rank:
+            ranks["bm25"] = keyword.rank[key]
+            raw = (
+                keyword.bm25[row]
+                if row is not None and keyword.bm25[row] > 0
+                else keyword.loose.get(key, 0.0)
+            )
+            scores["keyword"] = float(raw) / best if best > 0 else 0.0
+        gate = "relevance-floor: keyword match"
+        if by_graph_only:
+            path = " -> ".join(reached[key].path)
+            gate = f"graph: reached via {path}"
+        elif key not in keyword.rank and row is not None:
+            gate = (
+                f"relevance-floor: cosine {cosine:.2f} >= {options.dense_floor}"
+                if cosine >= options.dense_floor
+                else "session-context: next to a relevant memory"
+            )
+        if key in reached:
+            scores["graph"] = reached[key].score
+        if row is not None:
+            scores["fused"] = float(fused.rows[row])
+            scores["session_support"] = support.get(row, 0.0)
+        if row is not None and embedded:
+            chosen_rows.append(row)
+            ranks["dense"] = int(dense_rank(row))
+            scores["dense"] = cosine
+        hit = Hit(
+            memory=memory,
+            score=stages.squash(value, ceiling),
+            confidence=stages.confidence(memory, now),
+            ranks=ranks,
+            stage_scores=scores,
+            gates=(gate,),
+            associative_context=tuple(expansion.associations.get(key, ())),
+        )
+        hits.append(timestage.mark(hit, ranked.boosts))
+    return HitList(hits, mode="hybrid")
+
+
+def text_hits(
+    matches: Sequence[TextMatch],
+    substring: Sequence[Memory],
+    timed: timestage.Timed,
+    *,
+    now: datetime,
+    options: RecallOptions,
+    limit: int,
+    notice: str | None,
+) -> HitList:
+    """Keyword search alone: the full-text ``matches`` by relevance (after
+    the time prior, ``timed``) times priors, then ``substring`` matches the
+    index missed (partial words), newest first, below every full-text match."""
+    best = max((m.bm25 for m in matches), default=0.0)
+    lifted = {key: value for value, key, _ in timed.candidates}
+    scored = []
+    for rank, match in enumerate(matches, start=1):
+        relevance = lifted[match.memory.id]
+        factor = stages.prior(match.memory, now, options.prior_weights)
+        scored.append((relevance * factor, rank, match, relevance, factor))
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    hits: list[Hit] = []
+    for score, rank, match, relevance, factor in scored[:limit]:
+        if score < options.floor:
+            continue
+        hit = Hit(
+            memory=match.memory,
+            score=min(1.0, score),
+            confidence=stages.confidence(match.memory, now),
+            ranks={"bm25": rank, "final": len(hits) + 1},
+            stage_scores={
+                "keyword": match.bm25 / best if best > 0 else 0.0,
+                "relevance": relevance,
+                "prior": factor,
+                "final": score,
+            },
+        )
+        hits.append(timestage.mark(hit, timed.boosts))
+    seen = {hit.memory.id for hit in hits}
+    extra = [m for m in substring if m.id not in seen]
+    for rank, memory in enumerate(extra, start=1):
+        if len(hits) >= limit:
+            break
+        score = 0.2 * (1.0 - (rank - 1) / (len(extra) + 1))
+        hits.append(
+            Hit(
+                memory=memory,
+                score=score,
+                confidence=stages.confidence(memory, now),
+                ranks={"substring": rank, "final": len(hits) + 1},
+                stage_scores={"final": score},
+            )
+        )
+    return HitList(hits, mode="text", notice=notice)

@@ -1,0 +1,224 @@
+"""The reads of one recall, merged: what its query alone decides
+(``query_facts``), the graph around its seeds (``seed_graph``), and the
+memories it ranks (``hydrate``).
+
+Recall used to ask the store about ten times, each read its own round trip
+(a statement each, or one per word). Here each step of the pipeline is one
+call, and where statements can be merged they are: which of a query's words
+occur is one statement (a ``LIMIT 1`` probe per word, joined by ``UNION
+ALL``), and the constraints the query names are one statement that resolves
+the names (and aliases) inside it. Scope is applied inside every statement,
+as in every read of the store; nothing is filtered afterwards, and no read
+is made or skipped because of what other scopes hold (recall no longer asks
+whether any memory of the palace is a constraint before looking for the
+query's).
+"""
+
+from __future__ import annotations
+
+import abc
+import time
+from collections.abc import Sequence
+
+from mindpalace.models import Entity, Memory, RecallFilters, Scope
+from mindpalace.store.core import Cursor, SqlCore
+from mindpalace.store.fragments import (
+    SELECT_MEMORY,
+    filter_clause,
+    in_list,
+    row_to_memory,
+    scope_clause,
+)
+from mindpalace.store.recall_rows import Hydration, QueryFacts, QueryReads, SeedGraph, TextMatch
+
+__all__ = ["Hydration", "QueryFacts", "QueryReads", "RecallSql", "SeedGraph"]
+
+
+# Words probed per statement (each probe carries the scope's parameters).
+_PROBES = 50
+
+
+class RecallSql(SqlCore):
+    """``query_facts``, ``seed_graph`` and ``hydrate`` of the ``Store``
+    protocol, over the single-purpose reads the other mixins define."""
+
+    # -- what this composes (SqlStore, GraphSql, SignalStore define them) ------
+
+    @abc.abstractmethod
+    def search_text(
+        self, terms: Sequence[str], scope: Scope, filters: RecallFilters, *, limit: int
+    ) -> list[TextMatch]: ...
+
+    @abc.abstractmethod
+    def search_substring(
+        self, terms: Sequence[str], scope: Scope, filters: RecallFilters, *, limit: int
+    ) -> list[Memory]: ...
+
+    @abc.abstractmethod
+    def ids_matching(self, scope: Scope, filters: RecallFilters) -> set[str]: ...
+
+    @abc.abstractmethod
+    def get_many(self, memory_ids: Sequence[str], scope: Scope) -> dict[str, Memory]: ...
+
+    @abc.abstractmethod
+    def entities_of(self, memory_ids: Sequence[str], scope: Scope) -> dict[str, list[Entity]]: ...
+
+    @abc.abstractmethod
+    def co_occurring(
+        self, norms: Sequence[str], scope: Scope, *, per_entity: int = 10
+    ) -> dict[str, list[tuple[str, float]]]: ...
+
+    @abc.abstractmethod
+    def entity_members(
+        self, norms: Sequence[str], scope: Scope, filters: RecallFilters, *, max_degree: int
+    ) -> dict[str, tuple[int, list[str]]]: ...
+
+    @abc.abstractmethod
+    def feedback_counts(
+        self, memory_ids: Sequence[str], *, agent_id: str, channel: str | None
+    ) -> dict[str, tuple[int, int]]: ...
+
+    # -- the merged reads ----------------------------------------------------------
+
+    def query_facts(self, reads: QueryReads, scope: Scope, filters: RecallFilters) -> QueryFacts:
+        """Everything ``reads`` asks for, each part as its single-purpose
+        method answers it; nothing but the salient words when fewer than
+        ``reads.min_salient`` of them occur."""
+        with self._read() as cur:
+            present = self._present(
+                cur, reads.salient, scope, include_archived=filters.include_archived
+            )
+            if len(present) < reads.min_salient:
+                return QueryFacts(present=present, complete=False)
+            constraints = (
+                self._named_constraints(cur, reads.names, scope, filters, reads.constraint_limit)
+                if reads.names
+                else ()
+            )
+        keyword = (
+            self.search_text(reads.keyword, scope, filters, limit=reads.keyword_limit)
+            if reads.keyword
+            else []
+        )
+        substring = (
+            self.search_substring(reads.substring, scope, filters, limit=reads.substring_limit)
+            if reads.substring
+            else []
+        )
+        events = tuple(
+            tuple(self.search_text(terms, scope, RecallFilters(), limit=reads.event_limit))
+            for terms in reads.events
+        )
+        return QueryFacts(
+            present=present,
+            keyword=tuple(keyword),
+            substring=tuple(substring),
+            events=events,
+            allowed=frozenset(self.ids_matching(scope, filters)) if reads.allowed else None,
+            constraints=constraints,
+        )
+
+    def seed_graph(
+        self,
+        memory_ids: Sequence[str],
+        scope: Scope,
+        filters: RecallFilters,
+        *,
+        neighbours: int,
+        max_degree: int,
+        members: bool = False,
+        within_ms: float | None = None,
+    ) -> SeedGraph:
+        """The seeds' entities (with ``members``, who mentions them), then,
+        unless that took ``within_ms`` or more, their co-occurring entities
+        (and who mentions those)."""
+        started = time.perf_counter()
+        entities = self.entities_of(memory_ids, scope) if memory_ids else {}
+        norms = sorted({e.norm for found in entities.values() for e in found})
+        found = (
+            self.entity_members(norms, scope, filters, max_degree=max_degree) if members else None
+        )
+        late = within_ms is not None and (time.perf_counter() - started) * 1000 >= within_ms
+        if not neighbours or not norms or late:
+            return SeedGraph(entities, {}, found)
+        co = self.co_occurring(norms, scope, per_entity=neighbours)
+        if found is not None:
+            far = sorted({other for pairs in co.values() for other, _ in pairs} - set(norms))
+            found = {**found, **self.entity_members(far, scope, filters, max_degree=max_degree)}
+        return SeedGraph(entities, co, found)
+
+    def hydrate(
+        self, memory_ids: Sequence[str], scope: Scope, *, feedback_on: Sequence[str] = ()
+    ) -> Hydration:
+        """The visible memories among ``memory_ids`` and the scope's own
+        judgments of those of ``feedback_on``."""
+        memories = self.get_many(memory_ids, scope) if memory_ids else {}
+        if not feedback_on:
+            return Hydration(memories)
+        counts = self.feedback_counts(feedback_on, agent_id=scope.agent_id, channel=scope.channel)
+        return Hydration(memories, counts)
+
+    # -- statements ----------------------------------------------------------------
+
+    def _present(
+        self, cur: Cursor, terms: Sequence[str], scope: Scope, *, include_archived: bool
+    ) -> frozenset[str]:
+        """Which of ``terms`` some live (or any, with ``include_archived``)
+        memory ``scope`` may see contains: one ``LIMIT 1`` probe per word,
+        the probes of up to ``_PROBES`` words in one statement."""
+        s_sql, s_params = scope_clause(scope)
+        live = "" if include_archived else " AND m.archived = 0"
+        wanted = list(dict.fromkeys(terms))
+        found: set[str] = set()
+        for start in range(0, len(wanted), _PROBES):
+            chunk = wanted[start : start + _PROBES]
+            probes: list[str] = []
+            params: list[object] = []
+            for n, term in enumerate(chunk):
+                q = self.dialect.text_query([term])
+                probes.append(
+                    f"SELECT {n} AS probe FROM (SELECT 1 AS hit FROM {q.source}"
+                    f" WHERE {q.where} AND {s_sql}{live} LIMIT 1) AS p{n}"
+                )
+                params += [*q.params, *s_params]
+            rows = self._exec(cur, " UNION ALL ".join(probes), params).fetchall()
+            found.update(chunk[int(row[0])] for row in rows)
+        return frozenset(found)
+
+    def _named_constraints(
+        self,
+        cur: Cursor,
+        names: Sequence[str],
+        scope: Scope,
+        filters: RecallFilters,
+        limit: int,
+    ) -> tuple[tuple[Memory, str], ...]:
+        """Visible constraint memories (under ``filters``) mentioning an
+        entity one of ``names`` names, itself or as an alias, in one
+        statement: newest first, each once, with the first such entity key
+        (``limit`` mentions are read at most)."""
+        s_sql, s_params = scope_clause(scope)
+        n_sql, n_params = scope_clause(scope, "n")
+        f_sql, f_params = filter_clause(filters)
+        named = in_list("n.norm", names)
+        aliased = in_list("a.alias", names)
+        rows = self._exec(
+            cur,
+            # Constraints are few (a partial index lists them): they drive
+            # the join (CROSS JOIN fixes SQLite's order), not every memory
+            # the scope sees (145 ms at 100k memories when SQLite chose that).
+            f"SELECT e.norm, {SELECT_MEMORY} FROM memories k CROSS JOIN memories m"
+            " CROSS JOIN mentions x CROSS JOIN entities e"
+            " WHERE k.is_constraint = 1 AND m.seq = k.seq AND x.memory_seq = m.seq"
+            f" AND e.seq = x.entity_seq AND {s_sql} AND {f_sql}"
+            f" AND e.norm IN (SELECT n.norm FROM entities n WHERE {named} AND {n_sql}"
+            " UNION SELECT n.norm FROM entity_aliases a JOIN entities n ON n.seq = a.entity_seq"
+            f" WHERE {aliased} AND {n_sql})"
+            " ORDER BY m.created_at DESC, m.id DESC, e.norm LIMIT ?",
+            [*s_params, *f_params, *names, *n_params, *names, *n_params, limit],
+        ).fetchall()
+        out: dict[str, tuple[Memory, str]] = {}
+        for row in rows:
+            memory = row_to_memory(row[1:])
+            out.setdefault(memory.id, (memory, str(row[0])))
+        return tuple(out.values())

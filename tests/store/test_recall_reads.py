@@ -1,0 +1,164 @@
+"""The merged reads of a recall (``query_facts``, ``seed_graph``,
+``hydrate``) answer as the single-purpose reads they merge, under the
+caller's scope, on every backend."""
+
+from __future__ import annotations
+
+import pytest
+
+from mindpalace import Palace
+from mindpalace.config import Settings
+from mindpalace.models import Category, RecallFilters
+from mindpalace.store import Store
+from mindpalace.store.recall_sql import QueryReads
+
+ANY = RecallFilters()
+# The names "What about Alice Moreno and Kafka?" may use (retrieval.graphstage.query_names).
+NAMES = ("alice", "alice moreno", "alice moreno and kafka", "kafka", "moreno", "moreno kafka")
+
+
+def _palace(store: Store, agent: str) -> Palace:
+    return Palace(store=store, agent_id=agent, settings=Settings(agent_id=agent, embedder="none"))
+
+
+@pytest.fixture
+def pair(store: Store) -> tuple[Palace, Palace]:
+    """Ann and Bob over one store: Ann's memories, Bob's private ones, and
+    a constraint each about Alice Moreno and Project Falcon."""
+    ann = _palace(store, "ann")
+    bob = _palace(store, "bob")
+    ann.remember_many(
+        [
+            {"content": "Alice Moreno moved the Kafka cluster to Project Falcon", "tags": ["ops"]},
+            {"content": "Alice Moreno and Bruno reviewed the Falcon rollout"},
+            {"content": "Bruno wrote the Kafka runbook", "category": "lesson"},
+            {"content": "we came back from the offsite in Lisbon"},
+        ]
+    )
+    ann.remember(
+        "Never page Alice Moreno about Project Falcon at night", constraint=True, category="rule"
+    )
+    bob.remember_many(
+        [
+            {"content": "Zoltan keeps the zookeeper notes"},
+            {"content": "Alice Moreno owes Bob a zookeeper review"},
+        ]
+    )
+    bob.remember(
+        "Never merge Project Falcon without Alice Moreno", constraint=True, category="rule"
+    )
+    return ann, bob
+
+
+def test_query_facts_matches_the_single_reads(store: Store, pair: tuple[Palace, Palace]) -> None:
+    ann, _ = pair
+    scope = ann.scope
+    filters = RecallFilters(tags=("ops",))
+    reads = QueryReads(
+        salient=("kafka", "falcon", "zoltan"),
+        keyword=("kafka", "runbook"),
+        keyword_limit=10,
+        substring=("runbo",),
+        substring_limit=5,
+        events=(("offsite",), ("lisbon", "offsite")),
+        event_limit=30,
+        allowed=True,
+        names=NAMES,
+    )
+    facts = store.query_facts(reads, scope, ANY)
+    assert facts.complete
+    assert facts.present == store.terms_present(list(reads.salient), scope)
+    assert facts.present == {"kafka", "falcon"}  # Bob's zoltan is not Ann's to see
+    assert list(facts.keyword) == store.search_text(["kafka", "runbook"], scope, ANY, limit=10)
+    assert list(facts.substring) == store.search_substring(["runbo"], scope, ANY, limit=5)
+    assert [list(e) for e in facts.events] == [
+        store.search_text(["offsite"], scope, ANY, limit=30),
+        store.search_text(["lisbon", "offsite"], scope, ANY, limit=30),
+    ]
+    assert facts.allowed == store.ids_matching(scope, ANY)
+    narrowed = store.query_facts(QueryReads(allowed=True), scope, filters)
+    assert narrowed.allowed == store.ids_matching(scope, filters) and len(narrowed.allowed) == 1
+    # Constraints: Ann's own, tied to the entity the query names; never Bob's.
+    assert [(m.content, key) for m, key in facts.constraints] == [
+        ("Never page Alice Moreno about Project Falcon at night", "alice moreno")
+    ]
+    keys = {k for found in store.resolve_names(list(NAMES), scope).values() for k in found}
+    assert "alice moreno" in keys
+
+
+def test_query_facts_constraints_follow_scope_filters_and_aliases(
+    store: Store, pair: tuple[Palace, Palace]
+) -> None:
+    ann, bob = pair
+    by_alias = QueryReads(names=("falcon",))  # what Project Falcon answers to
+    assert [
+        (m.content, key) for m, key in store.query_facts(by_alias, ann.scope, ANY).constraints
+    ] == [("Never page Alice Moreno about Project Falcon at night", "project falcon")]
+    assert [m.content for m, _ in store.query_facts(by_alias, bob.scope, ANY).constraints] == [
+        "Never merge Project Falcon without Alice Moreno"
+    ]
+    lessons = RecallFilters(categories=(Category.LESSON,))
+    assert store.query_facts(by_alias, ann.scope, lessons).constraints == ()
+    nobody = store.query_facts(QueryReads(names=("zoltan",)), ann.scope, ANY)
+    assert nobody.constraints == ()
+    # Only names the caller can see resolve: Zoltan is Bob's.
+    assert store.query_facts(QueryReads(names=("zoltan",)), bob.scope, ANY).constraints == ()
+
+
+def test_query_facts_stops_after_the_gate(store: Store, pair: tuple[Palace, Palace]) -> None:
+    ann, _ = pair
+    reads = QueryReads(
+        salient=("kafka", "zoltan", "quokka"),
+        min_salient=2,
+        keyword=("kafka",),
+        keyword_limit=10,
+        allowed=True,
+        names=("alice",),
+    )
+    facts = store.query_facts(reads, ann.scope, ANY)
+    assert not facts.complete
+    assert facts.present == {"kafka"}
+    assert facts.keyword == () and facts.allowed is None and facts.constraints == ()
+    archived = ann.remember("the quokka enclosure")
+    ann.forget(archived.id)
+    assert store.query_facts(reads, ann.scope, ANY).present == {"kafka"}
+    with_archived = RecallFilters(include_archived=True)
+    assert store.query_facts(reads, ann.scope, with_archived).present == {"kafka", "quokka"}
+
+
+def test_seed_graph_matches_the_single_reads(store: Store, pair: tuple[Palace, Palace]) -> None:
+    ann, bob = pair
+    scope = ann.scope
+    seeds = [h.memory.id for h in ann.recall("Kafka cluster", limit=2)]
+    theirs = [h.memory.id for h in bob.recall("zookeeper", limit=2)]
+    graph = store.seed_graph(
+        [*seeds, *theirs], scope, ANY, neighbours=5, max_degree=50, members=True
+    )
+    assert graph.entities == store.entities_of([*seeds, *theirs], scope)
+    assert set(graph.entities) == set(seeds)  # Bob's memories are not Ann's to read
+    norms = sorted({e.norm for found in graph.entities.values() for e in found})
+    assert graph.co == store.co_occurring(norms, scope, per_entity=5)
+    assert graph.co  # the memories name several entities together
+    far = {o for pairs in graph.co.values() for o, _ in pairs}
+    assert graph.members == store.entity_members(sorted({*norms, *far}), scope, ANY, max_degree=50)
+    assert "zoltan" not in (graph.members or {})
+    bare = store.seed_graph(seeds, scope, ANY, neighbours=0, max_degree=50)
+    assert bare.co == {} and bare.members is None and bare.entities == graph.entities
+    late = store.seed_graph(seeds, scope, ANY, neighbours=5, max_degree=50, within_ms=0.0)
+    assert late.co == {} and late.entities == graph.entities
+
+
+def test_hydrate_reads_visible_memories_and_own_feedback(
+    store: Store, pair: tuple[Palace, Palace]
+) -> None:
+    ann, bob = pair
+    mine = [h.memory.id for h in ann.recall("Kafka", limit=3)]
+    theirs = [h.memory.id for h in bob.recall("zookeeper", limit=3)]
+    ann.feedback(mine[0], useful=True)
+    read = store.hydrate([*mine, *theirs], ann.scope, feedback_on=mine)
+    assert read.memories == store.get_many([*mine, *theirs], ann.scope)
+    assert set(read.memories) == set(mine)
+    assert read.feedback == store.feedback_counts(mine, agent_id="ann", channel=None)
+    assert read.feedback == {mine[0]: (1, 0)}
+    assert store.hydrate(mine, bob.scope, feedback_on=mine).feedback == {}
+    assert store.hydrate([], ann.scope).memories == {}
