@@ -38,7 +38,6 @@ class Expansion:
     candidates: list[Candidate]
     reached: Mapping[str, Reach] = field(default_factory=dict)
     associations: Mapping[str, list[Association]] = field(default_factory=dict)
-    elapsed_ms: float = 0.0
 
 
 def expand(
@@ -121,7 +120,6 @@ def expand(
         [(value, key, row) for key, (value, row) in values.items()],
         reached=reached,
         associations=associations,
-        elapsed_ms=(time.perf_counter() - started) * 1000,
     )
 
 

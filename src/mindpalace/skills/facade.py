@@ -477,7 +477,7 @@ class Skills:
         palace = self._palace
         agent = None if palace.scope.unscoped else palace.scope.agent_id
         key = f"{_WATERMARK}:{agent or '*'}"
-        start = mark = palace.engine.store.meta_value(key)
+        start = mark = palace.engine.store.meta(key) or 0
         groups: dict[str, list[tuple[int, str]]] = defaultdict(list)
         while True:
             batch = palace.engine.store.usage_signals(ACTIVATED, after_seq=mark, agent_id=agent)

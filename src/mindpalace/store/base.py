@@ -717,10 +717,6 @@ class Store(Protocol):
         """Signals of ``kind`` recorded after ``after_seq``, oldest first."""
         ...
 
-    def meta_value(self, key: str) -> int:
-        """A palace counter (0 when absent)."""
-        ...
-
     def write_skills(
         self,
         owner: SkillOwner,

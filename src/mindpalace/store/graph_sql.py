@@ -12,7 +12,7 @@ node to the reader (matched by ``norm``).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import combinations
@@ -642,18 +642,3 @@ class GraphSql(SqlCore):
                     todo += fetch("m.id = ?", memory.superseded_by)
                 todo += fetch("m.superseded_by = ?", memory.id)
         return sorted(chain.values(), key=lambda m: (m.created_at, m.id))
-
-    def mention_counts(self, memory_ids: Sequence[str]) -> Mapping[str, int]:
-        """How many entities each memory mentions (unscoped: for maintenance)."""
-        out: dict[str, int] = {}
-        with self._read() as cur:
-            for i in range(0, len(memory_ids), 500):
-                chunk = list(memory_ids[i : i + 500])
-                for memory_id, count in self._exec(
-                    cur,
-                    "SELECT m.id, COUNT(*) FROM mentions x JOIN memories m ON m.seq = x.memory_seq"
-                    f" WHERE {in_list('m.id', chunk)} GROUP BY m.id",
-                    chunk,
-                ).fetchall():
-                    out[str(memory_id)] = int(count)
-        return out

@@ -171,12 +171,6 @@ class SkillsSql(SqlCore):
             )
         return out
 
-    def meta_value(self, key: str) -> int:
-        """A counter of ``palace_meta`` (0 when absent)."""
-        with self._read() as cur:
-            row = self._exec(cur, "SELECT value FROM palace_meta WHERE key = ?", (key,)).fetchone()
-        return 0 if row is None else int(row[0])
-
     # -- writes -------------------------------------------------------------------
 
     def write_skills(

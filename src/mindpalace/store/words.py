@@ -42,7 +42,6 @@ class _Unicode61:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
-        self._doc = 0
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(":memory:", check_same_thread=False)
