@@ -1,4 +1,4 @@
-"""Recall modes (seed 003): priors over categories, stores and types,
+"""Recall modes: priors over categories, stores and types,
 applied after the pipeline has ranked by relevance.
 
 A mode *reweights*, it never filters: each hit's score is multiplied by

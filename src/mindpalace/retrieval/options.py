@@ -34,7 +34,7 @@ class RecallOptions:
         prior_weights: how far strength, confidence and recency (in that
             order) may lower a relevance score (``stages.prior``).
         floor: final scores below this are dropped.
-        expand: run graph propagation (seed 004's ``expand``).
+        expand: run graph propagation (the tools' ``expand``).
         graph_seeds: how many of the best fused candidates seed propagation.
         graph_weight: share of a propagated score added to a memory's relevance.
         graph_hops: 1 (seed -> entity -> memory) or 2 (through a co-occurring entity).

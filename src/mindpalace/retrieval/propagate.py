@@ -1,5 +1,5 @@
-"""Synaptic propagation over the entity graph (seed 000, "How synaptic
-propagation works"), as a pure function of the seeds and a graph slice.
+"""Synaptic propagation over the entity graph, as a pure function of the
+seeds and a graph slice.
 
 From each of the top-N fused seeds, through each entity it mentions, to the
 other memories mentioning that entity (hop 1), and through the entity's

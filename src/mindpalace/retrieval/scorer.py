@@ -1,4 +1,4 @@
-"""A learned scorer over the features recall already computes (seed 004 E).
+"""A learned scorer over the features recall already computes.
 
 The pipeline ranks by one formula: fused relevance (keyword and dense, plus
 session support and graph propagation) times mild priors. The scorer is a

@@ -243,7 +243,7 @@ class ImportReport:
 @dataclass(frozen=True, slots=True)
 class Signal:
     """One event of the signals table, kept apart from the memories so that
-    reading never changes them (seed 004 E).
+    reading never changes them.
 
     ``kind`` is ``store`` (a write and its source), ``recall`` (a query and
     what it returned), or ``feedback`` (a hit judged useful or not).

@@ -203,11 +203,9 @@ class PostgresDialect(Dialect):
     def text_query(self, terms: Sequence[str]) -> TextQuery:
         """Any-term match ranked by BM25.
 
-        ``ts_rank``/``ts_rank_cd`` ignore document frequency. Measured on
-        the LoCoMo development split (bm25-only recall, conversation turns
-        with their context, as the product ingests them), hit@10: SQLite
-        FTS5 0.783; here BM25 0.784, ts_rank 0.740, ts_rank_cd 0.689 (with
-        length normalisation 1: 0.729, 0.683). So the score is BM25 itself:
+        ``ts_rank``/``ts_rank_cd`` ignore document frequency and rank
+        worse than BM25 on conversation turns (BENCHMARKS.md has the
+        comparison), so the score is BM25 itself, as SQLite FTS5's:
         ``mp_bm25_query`` computes each query lexeme's IDF once, and a
         subquery scores each matching row.
         """
