@@ -47,6 +47,7 @@ COMMANDS = [
     "complete",
     "get",
     "forget",
+    "update",
     "list",
     "stats",
     "export",

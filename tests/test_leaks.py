@@ -224,10 +224,20 @@ def surface_list(probe: Probe) -> None:
 def surface_export(probe: Probe) -> None:
     out = io.StringIO()
     count = probe.palace.export_jsonl(out)
-    probe.no_leak(out.getvalue())
     lines = [json.loads(line) for line in out.getvalue().splitlines()[1:]]
-    assert count == len(lines)
-    assert {line["id"] for line in lines} == probe.seen_ids(archived=True)
+    memories = [line for line in lines if "record" not in line]
+    signals = [line for line in lines if line.get("record") == "signal"]
+    others = [line for line in lines if line.get("record") not in (None, "signal")]
+    # Memories and the records about them (skills, links, entities) show
+    # only what the reader sees.
+    probe.no_leak(memories)
+    probe.no_leak(others)
+    # Signals are the reader's own (its queries are its own text); the
+    # management view exports every agent's, queries of past runs included.
+    if not probe.reader.management:
+        assert {line["agent_id"] for line in signals} <= {probe.reader.agent}
+    assert count == len(memories)
+    assert {line["id"] for line in memories} == probe.seen_ids(archived=True)
 
 
 def surface_stats(probe: Probe) -> None:

@@ -524,7 +524,7 @@ def test_migrate_between_backends_keeps_kinds(
 
 
 def test_migration_5_marks_earlier_turns_as_messages(store_target: str) -> None:
-    # A palace as migration 4 left it: migrations 5 to 8 taken back out.
+    # A palace as migration 4 left it: migrations 5 to 9 taken back out.
     old = open_store(store_target)
     with old._mutate(structural=True) as cur:  # type: ignore[attr-defined]
         old._exec(cur, "DROP INDEX memories_kind")  # type: ignore[attr-defined]
@@ -540,6 +540,15 @@ def test_migration_5_marks_earlier_turns_as_messages(store_target: str) -> None:
                 " mp_embeddings_vec(), mp_vector(BYTEA)",
                 "DROP INDEX memories_embed_hash",
                 "ALTER TABLE embeddings DROP COLUMN vec",  # and its HNSW index
+            ):
+                old._exec(cur, statement)  # type: ignore[attr-defined]
+        else:  # 9: the per-scope keyword index (SQLite only)
+            for statement in (
+                "DROP TRIGGER memories_fts_scoped_insert",
+                "DROP TRIGGER memories_fts_scoped_delete",
+                "DROP TRIGGER memories_fts_scoped_update",
+                "DROP TABLE memories_fts_scoped",
+                "DROP TABLE memories_fts_parts",
             ):
                 old._exec(cur, statement)  # type: ignore[attr-defined]
         old._exec(cur, "DELETE FROM schema_migrations WHERE version >= 5")  # type: ignore[attr-defined]

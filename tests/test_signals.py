@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from mindpalace import NotFoundError, Palace, ValidationError
+from mindpalace import ConfigError, NotFoundError, Palace, ValidationError
 from mindpalace.config import Settings
 from mindpalace.conversations import Message
 from mindpalace.embed import HashingEmbedder
@@ -95,7 +95,7 @@ def test_signals_switch_off(make_palace: MakePalace, store: Store) -> None:
     palace.recall("nothing")
     assert palace.feedback(memory.id, useful=True) is None
     assert list(store.iter_signals(agent_id=None)) == []
-    with pytest.raises(ValidationError, match="valid options: on, off"):
+    with pytest.raises(ConfigError, match="valid options: on, off"):
         Settings.from_env({"MINDPALACE_SIGNALS": "sometimes"})
 
 
