@@ -137,7 +137,11 @@ def test_seed_graph_matches_the_single_reads(store: Store, pair: tuple[Palace, P
     assert graph.entities == store.entities_of([*seeds, *theirs], scope)
     assert set(graph.entities) == set(seeds)  # Bob's memories are not Ann's to read
     norms = sorted({e.norm for found in graph.entities.values() for e in found})
-    assert graph.co == store.co_occurring(norms, scope, per_entity=5)
+    first = store.entity_members(norms, scope, ANY, max_degree=50)
+    # Only entities two to max_degree visible memories mention are followed.
+    follow = [n for n in norms if 2 <= first.get(n, (0, []))[0] <= 50]
+    assert follow != norms  # some entity is mentioned once: not followed
+    assert graph.co == store.co_occurring(follow, scope, per_entity=5)
     assert graph.co  # the memories name several entities together
     far = {o for pairs in graph.co.values() for o, _ in pairs}
     assert graph.members == store.entity_members(sorted({*norms, *far}), scope, ANY, max_degree=50)
@@ -146,6 +150,20 @@ def test_seed_graph_matches_the_single_reads(store: Store, pair: tuple[Palace, P
     assert bare.co == {} and bare.members is None and bare.entities == graph.entities
     late = store.seed_graph(seeds, scope, ANY, neighbours=5, max_degree=50, within_ms=0.0)
     assert late.co == {} and late.entities == graph.entities
+    # A caller counting mentions itself (a warm index) decides the same way.
+    counted = store.seed_graph(
+        seeds,
+        scope,
+        ANY,
+        neighbours=5,
+        max_degree=50,
+        degrees=lambda keys: {k: first[k][0] for k in keys if k in first},
+    )
+    assert counted.co == graph.co and counted.members is None
+    hubs = store.seed_graph(
+        seeds, scope, ANY, neighbours=5, max_degree=50, degrees=lambda keys: dict.fromkeys(keys, 51)
+    )
+    assert hubs.co == {}
 
 
 def test_hydrate_reads_visible_memories_and_own_feedback(

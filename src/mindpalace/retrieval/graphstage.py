@@ -68,6 +68,22 @@ def expand(
     if not top or weight <= 0:
         return Expansion(candidates)
     warm = dense_index.mentions if dense_index is not None and visible is not None else None
+    counted: dict[str, tuple[int, list[str]]] = {}
+
+    def members_of(norms: Sequence[str]) -> dict[str, tuple[int, list[str]]]:
+        if warm is not None and visible is not None and dense_index is not None:
+            wanted = [n for n in dict.fromkeys(norms) if n not in counted]
+            if wanted:
+                counted.update(
+                    warm.members(wanted, visible, dense_index.table.ids, max_degree=max_degree)
+                )
+            return {n: counted[n] for n in dict.fromkeys(norms) if n in counted}
+        known = graph.members or {}
+        return {norm: known[norm] for norm in dict.fromkeys(norms) if norm in known}
+
+    def degrees(norms: Sequence[str]) -> dict[str, int]:
+        return {norm: found[0] for norm, found in members_of(norms).items()}
+
     graph = store.seed_graph(
         [key for key, _ in top],
         scope,
@@ -75,15 +91,10 @@ def expand(
         neighbours=CO_NEIGHBOURS if hops >= 2 else 0,
         max_degree=max_degree,
         members=warm is None,
+        degrees=degrees if warm is not None else None,
         # Past half the budget, the second hop is left out.
         within_ms=budget_ms / 2 - (time.perf_counter() - started) * 1000,
     )
-
-    def members_of(norms: list[str]) -> dict[str, tuple[int, list[str]]]:
-        if warm is not None and visible is not None and dense_index is not None:
-            return warm.members(norms, visible, dense_index.table.ids, max_degree=max_degree)
-        known = graph.members or {}
-        return {norm: known[norm] for norm in dict.fromkeys(norms) if norm in known}
 
     found = graph.entities
     seed_entities = {key: [e.norm for e in found.get(key, [])] for key, _ in top}

@@ -389,13 +389,17 @@ class Store(Protocol):
         neighbours: int,
         max_degree: int,
         members: bool = False,
+        degrees: Callable[[Sequence[str]], Mapping[str, int]] | None = None,
         within_ms: float | None = None,
     ) -> SeedGraph:
         """The entities the visible ``memory_ids`` mention and, with
         ``members``, the visible memories (under ``filters``) mentioning
         each (``entity_members``); then the ``neighbours`` strongest
-        co-occurring entities of each (none when 0), with their members,
-        unless the first part took ``within_ms`` or more (a latency budget)."""
+        co-occurring entities (none when 0) of each entity mentioned by 2 to
+        ``max_degree`` visible memories, with their members, unless the
+        first part took ``within_ms`` or more (a latency budget). Without
+        ``members``, ``degrees`` counts an entity's visible mentions (a
+        caller's warm index); with neither, every entity is followed."""
         ...
 
     def hydrate(

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import abc
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from mindpalace.models import Entity, Memory, RecallFilters, Scope
 from mindpalace.store.core import Cursor, SqlCore
@@ -127,11 +127,12 @@ class RecallSql(SqlCore):
         neighbours: int,
         max_degree: int,
         members: bool = False,
+        degrees: Callable[[Sequence[str]], Mapping[str, int]] | None = None,
         within_ms: float | None = None,
     ) -> SeedGraph:
         """The seeds' entities (with ``members``, who mentions them), then,
-        unless that took ``within_ms`` or more, their co-occurring entities
-        (and who mentions those)."""
+        unless that took ``within_ms`` or more, the co-occurring entities of
+        those worth following (and who mentions those)."""
         started = time.perf_counter()
         entities = self.entities_of(memory_ids, scope) if memory_ids else {}
         norms = sorted({e.norm for found in entities.values() for e in found})
@@ -141,7 +142,16 @@ class RecallSql(SqlCore):
         late = within_ms is not None and (time.perf_counter() - started) * 1000 >= within_ms
         if not neighbours or not norms or late:
             return SeedGraph(entities, {}, found)
-        co = self.co_occurring(norms, scope, per_entity=neighbours)
+        if found is not None:
+            counts: Mapping[str, int] | None = {n: found[n][0] for n in norms if n in found}
+        else:
+            counts = degrees(norms) if degrees is not None else None
+        follow = norms
+        if counts is not None:
+            # A hub's or a lone mention's neighbours are not wanted, and a
+            # hub's edges are the costliest to read.
+            follow = [n for n in norms if 2 <= counts.get(n, 0) <= max_degree]
+        co = self.co_occurring(follow, scope, per_entity=neighbours) if follow else {}
         if found is not None:
             far = sorted({other for pairs in co.values() for other, _ in pairs} - set(norms))
             found = {**found, **self.entity_members(far, scope, filters, max_degree=max_degree)}
