@@ -6,8 +6,10 @@
   wraps, with their descriptions; recall answers with the token-budgeted,
   injection-safe context block (``Palace.context``).
 - ``SessionLog``: one conversation session kept as conversation memories
-  (append, read the last turns, pop, clear), under the chat histories and
-  sessions of the frameworks.
+  (append, read the last turns, pop, clear, replace), under the chat
+  histories, sessions and chat stores of the frameworks.
+- ``hit_metadata``: a recall hit's id, score and fields, the metadata of the
+  documents and nodes the retrievers return.
 - ``missing_extra``: the ImportError an integration raises when its
   framework is not installed.
 """
@@ -23,8 +25,10 @@ from typing import Any, TypeAlias
 from mindpalace.conversations import Message
 from mindpalace.embed.base import Embedder
 from mindpalace.errors import ConfigError
-from mindpalace.models import Memory
+from mindpalace.models import Hit, Memory
 from mindpalace.palace import Palace
+from mindpalace.skills.context import MAX_TOKENS, MIN_TOKENS
+from mindpalace.validation import check_limit
 
 __all__ = [
     "DEFAULT_CONTEXT_TOKENS",
@@ -34,6 +38,8 @@ __all__ = [
     "PalaceSource",
     "SessionLog",
     "Turn",
+    "check_max_tokens",
+    "hit_metadata",
     "missing_extra",
     "scoped_palace",
 ]
@@ -68,6 +74,37 @@ def missing_extra(module: str, package: str, extra: str) -> ImportError:
         f"{module} needs {package}, which is not installed:"
         f" pip install 'mindpalace[{extra}]' (or pip install {package})"
     )
+
+
+def check_max_tokens(max_tokens: object) -> int:
+    """A context block budget, 256-8192 tokens, checked when an integration
+    is built rather than on its first recall.
+
+    Raises:
+        ValidationError: naming the valid range.
+    """
+    return check_limit(max_tokens, low=MIN_TOKENS, high=MAX_TOKENS, field="max_tokens")
+
+
+def hit_metadata(hit: Hit) -> dict[str, Any]:
+    """A recall hit as the metadata of a framework's document or node: the
+    memory's id, the hit's score and confidence, and the memory's fields
+    (JSON values only)."""
+    m = hit.memory
+    return {
+        "id": m.id,
+        "score": hit.score,
+        "confidence": hit.confidence,
+        "title": m.title,
+        "category": m.category.value,
+        "type": m.type.value,
+        "store": m.store.value,
+        "tags": list(m.tags),
+        "source": m.source.value,
+        "agent_id": m.agent_id,
+        "session": m.session,
+        "created_at": m.created_at.isoformat(),
+    }
 
 
 def scoped_palace(
@@ -130,6 +167,9 @@ class MemoryTools:
     max_tokens: int = DEFAULT_CONTEXT_TOKENS
     visibility: str = "isolated"
     group: str | None = None
+
+    def __post_init__(self) -> None:
+        check_max_tokens(self.max_tokens)
 
     def remember(self, content: str, category: str = "fact", tags: Sequence[str] = ()) -> str:
         """Remember ``content``; returns a confirmation naming the memory.
@@ -229,6 +269,16 @@ class SessionLog:
             sessions=[self.session],
         )
         return sorted(newest, key=lambda m: (m.created_at, m.id))
+
+    def replace(self, turns: Sequence[Turn]) -> list[Memory]:
+        """Make ``turns`` the whole session: they are remembered first, then
+        the turns there were before are archived (a failure in between leaves
+        the old turns beside the new, never an emptied session)."""
+        old = self.turns()
+        added = self.append(turns)
+        for memory in old:
+            self.palace.forget(memory.id)
+        return added
 
     def pop(self) -> Memory | None:
         """Archive the last turn and return it (None for an empty session)."""

@@ -28,6 +28,7 @@ from mindpalace.integrations.common import (
     PalaceSource,
     SessionLog,
     Turn,
+    hit_metadata,
     missing_extra,
     scoped_palace,
 )
@@ -158,25 +159,7 @@ class MindPalaceChatMessageHistory(BaseChatMessageHistory):
 def document(hit: Hit) -> Document:
     """A recall hit as a LangChain ``Document``: the memory's text, its id,
     and in ``metadata`` its score and fields."""
-    m = hit.memory
-    return Document(
-        page_content=m.content,
-        id=m.id,
-        metadata={
-            "id": m.id,
-            "score": hit.score,
-            "confidence": hit.confidence,
-            "title": m.title,
-            "category": m.category.value,
-            "type": m.type.value,
-            "store": m.store.value,
-            "tags": list(m.tags),
-            "source": m.source.value,
-            "agent_id": m.agent_id,
-            "session": m.session,
-            "created_at": m.created_at.isoformat(),
-        },
-    )
+    return Document(page_content=hit.memory.content, id=hit.memory.id, metadata=hit_metadata(hit))
 
 
 class MindPalaceRetriever(BaseRetriever):
