@@ -3,8 +3,8 @@
 Runs offline with langchain-core's fake chat model; with ``OPENAI_API_KEY``
 set and ``langchain-openai`` installed it asks a real model instead.
 
-    pip install 'mindpalace[langchain]'
-    python examples/langchain_memory.py [palace.db | postgresql://...]
+    python3 -m venv .venv && .venv/bin/pip install -q '.[langchain]'
+    .venv/bin/python examples/langchain_memory.py [palace.db | postgresql://...]
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ a later one recalls.
 Runs offline with a small scripted ``Model`` (the SDK ships no offline
 model); with ``OPENAI_API_KEY`` set it asks ``gpt-4o-mini`` instead.
 
-    pip install 'mindpalace[openai-agents]'
-    python examples/openai_agents_memory.py [palace.db | postgresql://...]
+    python3 -m venv .venv && .venv/bin/pip install -q '.[openai-agents]'
+    .venv/bin/python examples/openai_agents_memory.py [palace.db | postgresql://...]
 """
 
 from __future__ import annotations
