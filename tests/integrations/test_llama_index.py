@@ -25,6 +25,7 @@ from mindpalace.integrations.llama_index import (
     MindPalaceChatStore,
     MindPalaceMemoryBlock,
     MindPalaceRetriever,
+    ToolFailure,
     memory_tools,
 )
 from mindpalace.skills.tokens import default_counter
@@ -293,16 +294,24 @@ def test_a_bad_tool_argument_goes_back_to_the_model(palace: Palace) -> None:
     assert palace.memories() == []
 
 
-@pytest.mark.parametrize("budget", [100, 9000, "1024"])
-def test_a_bad_budget_is_refused_when_built(palace: Palace, budget: Any) -> None:
-    with pytest.raises(ValidationError, match="max_tokens must be an integer from 256 to 8192"):
-        MindPalaceMemoryBlock(palace, max_tokens=budget)
-    with pytest.raises(ValidationError, match="from 256 to 8192"):
-        memory_tools(palace, max_tokens=budget)
-
-
 def test_a_bad_recall_option_names_the_valid_ones(palace: Palace) -> None:
     with pytest.raises(ValidationError, match="conversation"):
         MindPalaceRetriever(palace, mode="gossip").retrieve("anything")
     with pytest.raises(ValidationError, match="limit"):
         MindPalaceRetriever(palace, k=0).retrieve("anything")
+
+
+def test_an_internal_failure_reaches_the_model_as_an_opaque_error(
+    reopen: Callable[[], Palace],
+) -> None:
+    closed = reopen()
+    tools = memory_tools(closed)
+    closed.close()
+    script = Script(call("recall", query="anything"), "Sorry.")
+    agent = FunctionAgent(llm=script.llm(), tools=tools)
+    run(agent, "what do you know?", Memory.from_defaults(session_id="s"))
+    [error] = script.tool_results()
+    assert error == "An error occurred while running the tool. Please try again."
+    with pytest.raises(ToolFailure) as raised:
+        tools[1].call(query="anything")
+    assert raised.value.__cause__ is not None  # the original, for the developer

@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from mindpalace.errors import MindPalaceError
 from mindpalace.integrations.common import (
     DEFAULT_CONTEXT_TOKENS,
+    MODEL_FACING_ERRORS,
     RECALL_DESCRIPTION,
     REMEMBER_DESCRIPTION,
     MemoryTools,
@@ -207,10 +207,6 @@ class MindPalaceRetriever(BaseRetriever):
         return [document(hit) for hit in hits]
 
 
-def _tool_error(exc: MindPalaceError) -> ToolException:
-    return ToolException(str(exc))
-
-
 def memory_tools(
     palace: PalaceSource,
     *,
@@ -227,7 +223,8 @@ def memory_tools(
     ``recall`` answers with the context block (at most ``max_tokens``
     tokens, memories quoted as data); ``remember`` stores one memory with
     ``visibility`` (and ``group``). An invalid argument comes back to the
-    model as the tool's answer, naming the valid values.
+    model as the tool's answer, naming the valid values; any other failure
+    (the database, the embedding model) is raised, as LangChain does.
 
     Args:
         palace: a ``Palace`` or a target (SQLite path, ``postgresql://`` URL).
@@ -243,14 +240,14 @@ def memory_tools(
     def remember(content: str, category: str = "fact", tags: list[str] | None = None) -> str:
         try:
             return tools.remember(content, category, tags or ())
-        except MindPalaceError as exc:
-            raise _tool_error(exc) from exc
+        except MODEL_FACING_ERRORS as exc:
+            raise ToolException(str(exc)) from exc
 
     def recall(query: str) -> str:
         try:
             return tools.recall(query)
-        except MindPalaceError as exc:
-            raise _tool_error(exc) from exc
+        except MODEL_FACING_ERRORS as exc:
+            raise ToolException(str(exc)) from exc
 
     return [
         StructuredTool.from_function(

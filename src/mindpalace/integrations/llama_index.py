@@ -24,14 +24,17 @@ or a target: a SQLite path or a ``postgresql://`` URL.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from mindpalace.integrations.common import (
     DEFAULT_CONTEXT_TOKENS,
     MAX_SESSION_TURNS,
+    MODEL_FACING_ERRORS,
     RECALL_DESCRIPTION,
     REMEMBER_DESCRIPTION,
+    TOOL_FAILED,
     MemoryTools,
     PalaceSource,
     SessionLog,
@@ -66,6 +69,7 @@ __all__ = [
     "MindPalaceChatStore",
     "MindPalaceMemoryBlock",
     "MindPalaceRetriever",
+    "ToolFailure",
     "memory_tools",
     "node",
 ]
@@ -256,7 +260,7 @@ class MindPalaceChatStore(BaseChatStore):
         return "MindPalaceChatStore"
 
     def _log(self, key: str) -> SessionLog:
-        return SessionLog(self.palace, key)
+        return SessionLog(self.palace, key, field="key")
 
     def set_messages(self, key: str, messages: list[ChatMessage]) -> None:
         """Make ``messages`` the session's whole history (the turns before
@@ -379,6 +383,23 @@ class MindPalaceRetriever(BaseRetriever):
         return await asyncio.to_thread(self._retrieve, query_bundle)
 
 
+class ToolFailure(RuntimeError):
+    """A memory tool's failure as its model sees it: LlamaIndex agents send
+    the message of a tool's exception back to the model."""
+
+
+@contextmanager
+def _tool_errors() -> Iterator[None]:
+    # Bad arguments: what was wrong and what is valid; anything else opaque
+    # to the model (the original stays chained, for the developer).
+    try:
+        yield
+    except MODEL_FACING_ERRORS:
+        raise
+    except Exception as exc:
+        raise ToolFailure(TOOL_FAILED) from exc
+
+
 def memory_tools(
     palace: PalaceSource,
     *,
@@ -396,7 +417,8 @@ def memory_tools(
     ``recall`` answers with the context block (at most ``max_tokens``
     tokens, memories quoted as data); ``remember`` stores one memory with
     ``visibility`` (and ``group``). An invalid argument comes back to the
-    model as the tool's error, naming the valid values.
+    model as the tool's error, naming the valid values; any other failure
+    as a ``ToolFailure`` that says no more than that the tool failed.
 
     Args:
         palace: a ``Palace`` or a target (SQLite path, ``postgresql://`` URL).
@@ -410,13 +432,13 @@ def memory_tools(
     view = scoped_palace(palace, agent_id=agent_id, groups=groups, channel=channel, peer=peer)
     memory = MemoryTools(view, max_tokens=max_tokens, visibility=visibility, group=group)
 
-    # A tool's exception reaches the model as the tool's error (its message:
-    # what was wrong and, for bad input, the valid values).
     def remember(content: str, category: str = "fact", tags: list[str] | None = None) -> str:
-        return memory.remember(content, category, tags or ())
+        with _tool_errors():
+            return memory.remember(content, category, tags or ())
 
     def recall(query: str) -> str:
-        return memory.recall(query)
+        with _tool_errors():
+            return memory.recall(query)
 
     return [
         FunctionTool.from_defaults(remember, name="remember", description=REMEMBER_DESCRIPTION),
