@@ -50,7 +50,7 @@ def turn(palace: Palace, session: str, question: str, scripted: list[AIMessage |
             break
         for call in reply.tool_calls:
             result = tools[call["name"]].invoke(call)
-            print(f"  [{call['name']}] {str(result.content)[:300]}")
+            print(f"  [{call['name']}] {result.content!s}")
             new.append(result)
     history.add_messages(new)
     return str(reply.content)

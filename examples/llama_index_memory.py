@@ -64,7 +64,7 @@ async def turn(palace: Palace, session: str, question: str, llm: LLM) -> Memory:
     handler = agent.run(user_msg=question, memory=memory)
     async for event in handler.stream_events():
         if isinstance(event, ToolCallResult):
-            print(f"  [{event.tool_name}] {str(event.tool_output.content)[:300]}")
+            print(f"  [{event.tool_name}] {event.tool_output.content!s}")
     print("  ->", await handler)
     return memory
 
