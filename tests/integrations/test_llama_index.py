@@ -209,7 +209,8 @@ def test_the_block_shrinks_under_the_memory_token_limit(palace: Palace) -> None:
     assert full is not None and counter.count(full) > 500
     cut = context(450)
     assert cut is not None and "# Context from mindpalace" in cut
-    assert counter.count(cut) <= 450 < counter.count(full)
+    quoted = between(cut, "# Context from mindpalace", " —")  # without the Memory's tags
+    assert counter.count(quoted) + counter.count(question) <= 450 < counter.count(full)
     assert "[… cut to fit the token budget]" in cut or cut.count("## Memory") < full.count(
         "## Memory"
     )
@@ -315,3 +316,28 @@ def test_an_internal_failure_reaches_the_model_as_an_opaque_error(
     with pytest.raises(ToolFailure) as raised:
         tools[1].call(query="anything")
     assert raised.value.__cause__ is not None  # the original, for the developer
+
+
+def test_tool_plumbing_is_kept_but_indexed_as_a_note(palace: Palace) -> None:
+    store = MindPalaceChatStore(palace)
+    openai_style = {
+        "id": "c1",
+        "type": "function",
+        "function": {"name": "recall", "arguments": "{}"},
+    }
+    store.add_message(
+        "s", ChatMessage(role="assistant", additional_kwargs={"tool_calls": [openai_style]})
+    )
+    store.add_message(
+        "s",
+        ChatMessage(
+            role="tool", content="Zanzibar secret", additional_kwargs={"tool_call_id": "c1"}
+        ),
+    )
+    [called, result] = palace.memories(categories="conversation", sessions=["s"])[::-1]
+    assert called.content.endswith("[called recall]")
+    assert result.content.endswith("[result of a tool]")
+    assert palace.recall("Zanzibar secret") == []
+    kept = store.get_messages("s")
+    assert kept[0].additional_kwargs["tool_calls"] == [openai_style]
+    assert kept[1].content == "Zanzibar secret"

@@ -86,6 +86,14 @@ def _text(message: ChatMessage) -> str:
     return "\n".join(b.text for b in message.blocks if isinstance(b, TextBlock)).strip()
 
 
+def _call_name(call: Any) -> str:
+    # Tool calls some LLM classes keep in additional_kwargs: OpenAI's objects
+    # (call.function.name) or their dict form.
+    function = call.get("function") if isinstance(call, dict) else getattr(call, "function", None)
+    name = function.get("name") if isinstance(function, dict) else getattr(function, "name", None)
+    return str(name or "a tool")
+
+
 def _turn(message: ChatMessage) -> Turn:
     # Tool plumbing is kept (in the payload) but indexed as a short note: a
     # tool's result, the context block of recall above all, must not come
@@ -93,10 +101,7 @@ def _turn(message: ChatMessage) -> Turn:
     role = message.role.value
     text = _text(message)
     calls = [b.tool_name for b in message.blocks if isinstance(b, ToolCallBlock)]
-    calls += [
-        str(getattr(call, "tool_name", None) or getattr(call, "name", None) or "a tool")
-        for call in message.additional_kwargs.get("tool_calls") or ()
-    ]
+    calls += [_call_name(call) for call in message.additional_kwargs.get("tool_calls") or ()]
     if calls:
         text = f"{text}\n[called {', '.join(calls)}]".strip()
     if message.role == MessageRole.TOOL:
@@ -299,8 +304,8 @@ class MindPalaceChatStore(BaseChatStore):
         return None if memory is None else _message(memory)
 
     def get_keys(self) -> list[str]:
-        """The sessions with messages this scope can see, in order of their
-        first message (a scan of the scope's conversation turns)."""
+        """The sessions with messages this scope can see, the least recently
+        written first (a scan of the scope's conversation turns)."""
         seen: dict[str, None] = {}
         cursor: str | None = None
         while True:
