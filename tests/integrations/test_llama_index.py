@@ -164,30 +164,35 @@ def test_the_block_remembers_what_leaves_the_short_term_queue(palace: Palace) ->
     memory = Memory.from_defaults(
         session_id="long-chat", memory_blocks=[block], token_limit=400, chat_history_token_ratio=0.1
     )
-    memory.put_messages(
-        [
-            ChatMessage(role="user", content="My sister Lena lives in Porto and loves surfing."),
-            ChatMessage(role="assistant", content="Porto has great waves."),
-            *(
-                ChatMessage(role=role, content=f"filler message number {n} about nothing")
-                for n in range(6)
-                for role in ("user", "assistant")
-            ),
-        ]
-    )
+    said = [
+        ChatMessage(role="user", content="My sister Lena lives in Porto and loves surfing."),
+        ChatMessage(role="assistant", content="Porto has great waves."),
+        *(
+            ChatMessage(role=role, content=f"filler message number {n} about nothing")
+            for n in range(6)
+            for role in ("user", "assistant")
+        ),
+    ]
+    asyncio.run(memory.aput_messages(said))
     flushed = palace.for_agent("ann").memories(categories="conversation", sessions=["long-chat"])
     assert flushed, "the queue should have flushed into the palace"
     assert any("Lena lives in Porto" in m.content for m in flushed)
     # A new session's first question brings it back.
     fresh = Memory.from_defaults(session_id="next", memory_blocks=[block])
     [system, _] = ask(fresh, "Where does Lena live?")
-    said = "│ (quoted) user: My sister Lena lives in Porto and loves surfing."
-    assert said in str(system.content)
+    line = "│ (quoted) user: My sister Lena lives in Porto and loves surfing."
+    assert line in str(system.content)
 
 
 def ask(memory: Memory, question: str) -> list[ChatMessage]:
-    memory.put(ChatMessage(role="user", content=question))
-    return memory.get()
+    """Put the question and read the memory back, in one event loop (the
+    Memory's own short-term store is bound to the loop it first ran in)."""
+
+    async def go() -> list[ChatMessage]:
+        await memory.aput(ChatMessage(role="user", content=question))
+        return await memory.aget()
+
+    return asyncio.run(go())
 
 
 def test_the_block_shrinks_under_the_memory_token_limit(palace: Palace) -> None:
