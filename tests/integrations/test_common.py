@@ -93,6 +93,24 @@ def test_every_session_id_is_checked_when_built(
         build(checked, session)
 
 
+@pytest.mark.parametrize("module", ["langchain", "llama_index"])
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        ({"k": 0}, "k must be an integer from 1 to 100"),
+        ({"k": 101}, "k must be an integer from 1 to 100"),
+        ({"mode": "gossip"}, "conversation"),
+        ({"categories": ["fact", "gossip"]}, "decision"),
+    ],
+)
+def test_every_retriever_option_is_checked_when_built(
+    checked: Palace, module: str, options: dict[str, Any], named: str
+) -> None:
+    build = builder(module, "MindPalaceRetriever")
+    with pytest.raises(ValidationError, match=named):
+        build(checked, **options)
+
+
 def test_scope_arguments_make_a_view_and_keep_the_rest(checked: Palace) -> None:
     assert scoped_palace(checked) is checked
     team = checked.for_agent("ann", groups=["team"], channel="support")

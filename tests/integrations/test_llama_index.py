@@ -20,7 +20,6 @@ from llama_index.core.schema import MetadataMode
 
 from mindpalace import Palace
 from mindpalace.conversations import Message
-from mindpalace.errors import ValidationError
 from mindpalace.integrations.llama_index import (
     MindPalaceChatStore,
     MindPalaceMemoryBlock,
@@ -298,13 +297,6 @@ def test_a_bad_tool_argument_goes_back_to_the_model(palace: Palace) -> None:
     [error] = script.tool_results()
     assert "category" in error and "valid options: decision" in error
     assert palace.memories() == []
-
-
-def test_a_bad_recall_option_names_the_valid_ones(palace: Palace) -> None:
-    with pytest.raises(ValidationError, match="conversation"):
-        MindPalaceRetriever(palace, mode="gossip").retrieve("anything")
-    with pytest.raises(ValidationError, match="limit"):
-        MindPalaceRetriever(palace, k=0).retrieve("anything")
 
 
 def test_an_internal_failure_reaches_the_model_as_an_opaque_error(

@@ -8,6 +8,8 @@
 - ``SessionLog``: one conversation session kept as conversation memories
   (append, read the last turns, pop, clear, replace), under the chat
   histories, sessions and chat stores of the frameworks.
+- ``check_max_tokens`` / ``check_recall_options``: the checks an
+  integration makes when it is built.
 - ``hit_metadata``: a recall hit's id, score and fields, the metadata of the
   documents and nodes the retrievers return.
 - ``MODEL_FACING_ERRORS``: the errors a tool reports to its model as they
@@ -27,10 +29,11 @@ from typing import Any, TypeAlias
 from mindpalace.conversations import Message
 from mindpalace.embed.base import Embedder
 from mindpalace.errors import ConfigError, NotFoundError, PermissionDenied, ValidationError
-from mindpalace.models import Hit, Memory
-from mindpalace.palace import Palace
+from mindpalace.models import Category, Hit, Memory
+from mindpalace.palace import MAX_RECALL_LIMIT, Palace
+from mindpalace.retrieval.modes import check_mode
 from mindpalace.skills.context import MAX_TOKENS, MIN_TOKENS
-from mindpalace.validation import check_agent_id, check_identifier, check_limit
+from mindpalace.validation import check_agent_id, check_identifier, check_limit, parse_many
 
 __all__ = [
     "DEFAULT_CONTEXT_TOKENS",
@@ -43,6 +46,7 @@ __all__ = [
     "SessionLog",
     "Turn",
     "check_max_tokens",
+    "check_recall_options",
     "hit_metadata",
     "missing_extra",
     "scoped_palace",
@@ -101,6 +105,19 @@ def check_max_tokens(max_tokens: object) -> int:
         ValidationError: naming the valid range.
     """
     return check_limit(max_tokens, low=MIN_TOKENS, high=MAX_TOKENS, field="max_tokens")
+
+
+def check_recall_options(k: object, mode: object, categories: object) -> None:
+    """A retriever's options, checked when it is built rather than on its
+    first retrieval.
+
+    Raises:
+        ValidationError: ``k`` outside 1-100, an unknown mode or category,
+            naming the valid values.
+    """
+    check_limit(k, low=1, high=MAX_RECALL_LIMIT, field="k")
+    check_mode(mode)
+    parse_many(Category, categories, "category")
 
 
 def hit_metadata(hit: Hit) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from mindpalace.integrations.common import (
     PalaceSource,
     SessionLog,
     Turn,
+    check_recall_options,
     hit_metadata,
     missing_extra,
     scoped_palace,
@@ -177,6 +178,10 @@ class MindPalaceRetriever(BaseRetriever):
         mode: the recall mode (general, decision, project, people, workflow,
             conversation).
         categories: keep only memories of these categories.
+
+    Raises:
+        ValidationError: a bad ``k``, mode, category or scope, naming the
+            valid values.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -197,6 +202,7 @@ class MindPalaceRetriever(BaseRetriever):
         **fields: Any,
     ) -> None:
         view = scoped_palace(palace, agent_id=agent_id, groups=groups, channel=channel, peer=peer)
+        check_recall_options(fields.get("k", 4), fields.get("mode"), fields.get("categories"))
         # pydantic fields: the model's own __init__ validates them.
         super().__init__(palace=view, **fields)  # type: ignore[call-arg]
 

@@ -40,6 +40,7 @@ from mindpalace.integrations.common import (
     SessionLog,
     Turn,
     check_max_tokens,
+    check_recall_options,
     hit_metadata,
     missing_extra,
     scoped_palace,
@@ -353,8 +354,8 @@ class MindPalaceRetriever(BaseRetriever):
         categories: keep only memories of these categories.
 
     Raises:
-        ValidationError: a bad ``k``, mode or category (checked on the first
-            retrieval), a bad scope.
+        ValidationError: a bad ``k``, mode, category or scope, naming the
+            valid values.
     """
 
     def __init__(
@@ -373,6 +374,7 @@ class MindPalaceRetriever(BaseRetriever):
         self.palace = scoped_palace(
             palace, agent_id=agent_id, groups=groups, channel=channel, peer=peer
         )
+        check_recall_options(k, mode, categories)
         self.k = k
         self.mode = mode
         self.categories = None if categories is None else list(categories)
