@@ -3,8 +3,8 @@
 Runs offline with langchain-core's fake chat model; with ``OPENAI_API_KEY``
 set and ``langchain-openai`` installed it asks a real model instead.
 
-    pip install 'mindpalace[langchain]'
-    python examples/langchain_memory.py [palace.db | postgresql://...]
+    python3 -m venv .venv && .venv/bin/pip install -q '.[langchain]'
+    .venv/bin/python examples/langchain_memory.py [palace.db | postgresql://...]
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def turn(palace: Palace, session: str, question: str, scripted: list[AIMessage |
             break
         for call in reply.tool_calls:
             result = tools[call["name"]].invoke(call)
-            print(f"  [{call['name']}] {str(result.content)[:300]}")
+            print(f"  [{call['name']}] {result.content!s}")
             new.append(result)
     history.add_messages(new)
     return str(reply.content)

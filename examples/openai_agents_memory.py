@@ -4,8 +4,8 @@ a later one recalls.
 Runs offline with a small scripted ``Model`` (the SDK ships no offline
 model); with ``OPENAI_API_KEY`` set it asks ``gpt-4o-mini`` instead.
 
-    pip install 'mindpalace[openai-agents]'
-    python examples/openai_agents_memory.py [palace.db | postgresql://...]
+    python3 -m venv .venv && .venv/bin/pip install -q '.[openai-agents]'
+    .venv/bin/python examples/openai_agents_memory.py [palace.db | postgresql://...]
 """
 
 from __future__ import annotations
@@ -18,7 +18,14 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from agents import Agent, ModelResponse, Runner, Usage, set_tracing_disabled
+from agents import (
+    Agent,
+    ModelResponse,
+    Runner,
+    ToolCallOutputItem,
+    Usage,
+    set_tracing_disabled,
+)
 from agents.models.interface import Model
 from openai.types.responses import (
     ResponseFunctionToolCall,
@@ -65,6 +72,16 @@ def model(tool: str, arguments: dict[str, str], answer: str) -> Model | str:
     return Scripted(tool, arguments, answer)
 
 
+def ask(agent: Agent[Any], question: str, session: MindPalaceSession) -> None:
+    """One run: the question, what the memory tools answered, the reply."""
+    print(f"{session.session_id}: {question}")
+    result = Runner.run_sync(agent, question, session=session)
+    for item in result.new_items:
+        if isinstance(item, ToolCallOutputItem):
+            print(f"  [tool] {item.output!s}")
+    print("  ->", result.final_output)
+
+
 def main() -> None:
     target = sys.argv[1] if len(sys.argv) > 1 else str(Path(tempfile.mkdtemp()) / "palace.db")
     with Palace(target) as palace:
@@ -78,9 +95,11 @@ def main() -> None:
             tools=tools,
             model=model("remember", {"content": "Priya's flight lands 18:40 Friday"}, "Noted."),
         )
-        question = "Priya's flight lands at 18:40 on Friday. Remember that."
-        session = MindPalaceSession(palace, "monday", agent_id="travel")
-        print(question, "->", Runner.run_sync(first, question, session=session).final_output)
+        ask(
+            first,
+            "Priya's flight lands at 18:40 on Friday. Remember that.",
+            MindPalaceSession(palace, "monday", agent_id="travel"),
+        )
 
         later = Agent(
             "travel",
@@ -88,9 +107,11 @@ def main() -> None:
             tools=tools,
             model=model("recall", {"query": "Priya flight"}, "At 18:40 on Friday."),
         )
-        question = "When should I pick Priya up?"
-        session = MindPalaceSession(palace, "tuesday", agent_id="travel")
-        print(question, "->", Runner.run_sync(later, question, session=session).final_output)
+        ask(
+            later,
+            "When should I pick Priya up?",
+            MindPalaceSession(palace, "tuesday", agent_id="travel"),
+        )
 
 
 if __name__ == "__main__":

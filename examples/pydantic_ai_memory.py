@@ -4,8 +4,8 @@ Runs offline with Pydantic AI's FunctionModel playing the model; with
 ``OPENAI_API_KEY`` set (and ``pydantic-ai-slim[openai]`` installed) it asks
 ``openai:gpt-4o-mini`` instead.
 
-    pip install 'mindpalace[pydantic-ai]'
-    python examples/pydantic_ai_memory.py [palace.db | postgresql://...]
+    python3 -m venv .venv && .venv/bin/pip install -q '.[pydantic-ai]'
+    .venv/bin/python examples/pydantic_ai_memory.py [palace.db | postgresql://...]
 """
 
 from __future__ import annotations

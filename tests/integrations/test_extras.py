@@ -12,6 +12,7 @@ FRAMEWORKS = [
     ("langchain", "langchain_core", "mindpalace[langchain]"),
     ("pydantic_ai", "pydantic_ai", "mindpalace[pydantic-ai]"),
     ("openai_agents", "agents", "mindpalace[openai-agents]"),
+    ("llama_index", "llama_index", "mindpalace[llama-index]"),
 ]
 
 

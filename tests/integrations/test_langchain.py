@@ -16,6 +16,7 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnablePassthrough
+from langchain_core.tools import ToolException
 
 from mindpalace import Palace
 from mindpalace.integrations.langchain import (
@@ -186,3 +187,14 @@ def test_a_bad_tool_argument_goes_back_to_the_model(palace: Palace) -> None:
     out = remember.invoke({"content": "x", "category": "gossip"})
     assert "category" in out and "decision" in out  # names the valid values
     assert palace.memories() == []
+
+
+def test_an_internal_failure_is_raised_not_told_to_the_model(
+    reopen: Callable[[], Palace],
+) -> None:
+    closed = reopen()
+    recall = memory_tools(closed)[1]
+    closed.close()
+    with pytest.raises(Exception) as raised:
+        recall.invoke({"query": "anything"})
+    assert not isinstance(raised.value, ToolException)

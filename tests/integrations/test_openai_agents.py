@@ -153,3 +153,14 @@ def test_a_bad_argument_goes_back_to_the_model(palace: Palace) -> None:
     Runner.run_sync(agent, "remember x")
     assert "valid options: decision" in tool_outputs(model)[0]
     assert palace.memories() == []
+
+
+def test_an_internal_failure_reaches_the_model_as_an_opaque_error(
+    reopen: Callable[[], Palace],
+) -> None:
+    closed = reopen()
+    tools = memory_tools(closed)
+    closed.close()
+    model = ScriptedModel([call("recall", query="anything"), message("sorry")])
+    Runner.run_sync(Agent("a", model=model, tools=tools), "what do you know?")
+    assert tool_outputs(model) == ["An error occurred while running the tool. Please try again."]

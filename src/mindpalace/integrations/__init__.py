@@ -8,9 +8,10 @@ installed with its extra:
 - ``mindpalace.integrations.pydantic_ai`` (``mindpalace[pydantic-ai]``): a
   toolset and instructions carrying the context block.
 - ``mindpalace.integrations.openai_agents`` (``mindpalace[openai-agents]``):
-  a ``Session`` and function tools.
-
-LlamaIndex (a memory block, a chat store, a retriever) is planned.
+  a ``Session``, function tools and instructions carrying the context block.
+- ``mindpalace.integrations.llama_index`` (``mindpalace[llama-index]``): a
+  memory block for ``Memory``, a chat store, a retriever, remember / recall
+  tools.
 
 ``mindpalace.integrations.common`` holds what they share and needs none of
 them. Every integration takes a ``Palace`` (any view: pass one palace and

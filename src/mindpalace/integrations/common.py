@@ -6,8 +6,14 @@
   wraps, with their descriptions; recall answers with the token-budgeted,
   injection-safe context block (``Palace.context``).
 - ``SessionLog``: one conversation session kept as conversation memories
-  (append, read the last turns, pop, clear), under the chat histories and
-  sessions of the frameworks.
+  (append, read the last turns, pop, clear, replace), under the chat
+  histories, sessions and chat stores of the frameworks.
+- ``check_max_tokens`` / ``check_recall_options``: the checks an
+  integration makes when it is built.
+- ``hit_metadata``: a recall hit's id, score and fields, the metadata of the
+  documents and nodes the retrievers return.
+- ``MODEL_FACING_ERRORS``: the errors a tool reports to its model as they
+  are (bad arguments); ``TOOL_FAILED``: all it says of any other failure.
 - ``missing_extra``: the ImportError an integration raises when its
   framework is not installed.
 """
@@ -22,18 +28,26 @@ from typing import Any, TypeAlias
 
 from mindpalace.conversations import Message
 from mindpalace.embed.base import Embedder
-from mindpalace.errors import ConfigError
-from mindpalace.models import Memory
-from mindpalace.palace import Palace
+from mindpalace.errors import ConfigError, NotFoundError, PermissionDenied, ValidationError
+from mindpalace.models import Category, Hit, Memory
+from mindpalace.palace import MAX_RECALL_LIMIT, Palace
+from mindpalace.retrieval.modes import check_mode
+from mindpalace.skills.context import MAX_TOKENS, MIN_TOKENS
+from mindpalace.validation import check_agent_id, check_identifier, check_limit, parse_many
 
 __all__ = [
     "DEFAULT_CONTEXT_TOKENS",
+    "MODEL_FACING_ERRORS",
     "RECALL_DESCRIPTION",
     "REMEMBER_DESCRIPTION",
+    "TOOL_FAILED",
     "MemoryTools",
     "PalaceSource",
     "SessionLog",
     "Turn",
+    "check_max_tokens",
+    "check_recall_options",
+    "hit_metadata",
     "missing_extra",
     "scoped_palace",
 ]
@@ -56,6 +70,19 @@ RECALL_DESCRIPTION = (
 )
 
 
+MODEL_FACING_ERRORS: tuple[type[Exception], ...] = (
+    ValidationError,
+    NotFoundError,
+    PermissionDenied,
+)
+"""Errors a memory tool reports to the model as they are: they say what was
+wrong with its arguments and what is valid. Others (a database or model
+failure) are the framework's to handle; where it reports every failure to
+the model, the model reads ``TOOL_FAILED`` and no more."""
+
+TOOL_FAILED = "An error occurred while running the tool. Please try again."
+
+
 def missing_extra(module: str, package: str, extra: str) -> ImportError:
     """The error an integration raises when its framework is missing.
 
@@ -68,6 +95,50 @@ def missing_extra(module: str, package: str, extra: str) -> ImportError:
         f"{module} needs {package}, which is not installed:"
         f" pip install 'mindpalace[{extra}]' (or pip install {package})"
     )
+
+
+def check_max_tokens(max_tokens: object) -> int:
+    """A context block budget, 256-8192 tokens, checked when an integration
+    is built rather than on its first recall.
+
+    Raises:
+        ValidationError: naming the valid range.
+    """
+    return check_limit(max_tokens, low=MIN_TOKENS, high=MAX_TOKENS, field="max_tokens")
+
+
+def check_recall_options(k: object, mode: object, categories: object) -> None:
+    """A retriever's options, checked when it is built rather than on its
+    first retrieval.
+
+    Raises:
+        ValidationError: ``k`` outside 1-100, an unknown mode or category,
+            naming the valid values.
+    """
+    check_limit(k, low=1, high=MAX_RECALL_LIMIT, field="k")
+    check_mode(mode)
+    parse_many(Category, categories, "category")
+
+
+def hit_metadata(hit: Hit) -> dict[str, Any]:
+    """A recall hit as the metadata of a framework's document or node: the
+    memory's id, the hit's score and confidence, and the memory's fields
+    (JSON values only)."""
+    m = hit.memory
+    return {
+        "id": m.id,
+        "score": hit.score,
+        "confidence": hit.confidence,
+        "title": m.title,
+        "category": m.category.value,
+        "type": m.type.value,
+        "store": m.store.value,
+        "tags": list(m.tags),
+        "source": m.source.value,
+        "agent_id": m.agent_id,
+        "session": m.session,
+        "created_at": m.created_at.isoformat(),
+    }
 
 
 def scoped_palace(
@@ -89,8 +160,11 @@ def scoped_palace(
 
     Raises:
         ConfigError: an ``embedder`` together with an open palace.
-        ValidationError: a bad agent id, group or channel.
+        ValidationError: a bad agent id (an empty one included), group or
+            channel.
     """
+    if agent_id is not None:  # "" is refused, never read as "not given"
+        check_agent_id(agent_id)
     if isinstance(source, Palace):
         if embedder is not None:
             raise ConfigError("an open palace keeps its own embedder: pass a target to choose one")
@@ -98,7 +172,7 @@ def scoped_palace(
             return source
         scope = source.scope
         return source.for_agent(
-            agent_id or scope.agent_id,
+            scope.agent_id if agent_id is None else agent_id,
             groups=scope.groups if groups is None else groups,
             channel=scope.channel if channel is None else channel,
             peer=scope.peer if peer is None else peer,
@@ -130,6 +204,9 @@ class MemoryTools:
     max_tokens: int = DEFAULT_CONTEXT_TOKENS
     visibility: str = "isolated"
     group: str | None = None
+
+    def __post_init__(self) -> None:
+        check_max_tokens(self.max_tokens)
 
     def remember(self, content: str, category: str = "fact", tags: Sequence[str] = ()) -> str:
         """Remember ``content``; returns a confirmation naming the memory.
@@ -191,12 +268,16 @@ class SessionLog:
 
     Args:
         palace: the palace (view) the session belongs to.
-        session: the session's id.
+        session: the session's id (1-128 printable characters).
+        field: the session id's name in the framework, for errors.
+
+    Raises:
+        ValidationError: a bad session id.
     """
 
-    def __init__(self, palace: Palace, session: str) -> None:
+    def __init__(self, palace: Palace, session: str, *, field: str = "session_id") -> None:
         self.palace = palace
-        self.session = session
+        self.session = check_identifier(session, field) or session
 
     def append(self, turns: Sequence[Turn]) -> list[Memory]:
         """Remember ``turns``, oldest first, after the session's last turn."""
@@ -229,6 +310,16 @@ class SessionLog:
             sessions=[self.session],
         )
         return sorted(newest, key=lambda m: (m.created_at, m.id))
+
+    def replace(self, turns: Sequence[Turn]) -> list[Memory]:
+        """Make ``turns`` the whole session: they are remembered first, then
+        the turns there were before are archived (a failure in between leaves
+        the old turns beside the new, never an emptied session)."""
+        old = self.turns()
+        added = self.append(turns)
+        for memory in old:
+            self.palace.forget(memory.id)
+        return added
 
     def pop(self) -> Memory | None:
         """Archive the last turn and return it (None for an empty session)."""

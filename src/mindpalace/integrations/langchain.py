@@ -19,15 +19,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from mindpalace.errors import MindPalaceError
 from mindpalace.integrations.common import (
     DEFAULT_CONTEXT_TOKENS,
+    MODEL_FACING_ERRORS,
     RECALL_DESCRIPTION,
     REMEMBER_DESCRIPTION,
     MemoryTools,
     PalaceSource,
     SessionLog,
     Turn,
+    check_recall_options,
+    hit_metadata,
     missing_extra,
     scoped_palace,
 )
@@ -158,25 +160,7 @@ class MindPalaceChatMessageHistory(BaseChatMessageHistory):
 def document(hit: Hit) -> Document:
     """A recall hit as a LangChain ``Document``: the memory's text, its id,
     and in ``metadata`` its score and fields."""
-    m = hit.memory
-    return Document(
-        page_content=m.content,
-        id=m.id,
-        metadata={
-            "id": m.id,
-            "score": hit.score,
-            "confidence": hit.confidence,
-            "title": m.title,
-            "category": m.category.value,
-            "type": m.type.value,
-            "store": m.store.value,
-            "tags": list(m.tags),
-            "source": m.source.value,
-            "agent_id": m.agent_id,
-            "session": m.session,
-            "created_at": m.created_at.isoformat(),
-        },
-    )
+    return Document(page_content=hit.memory.content, id=hit.memory.id, metadata=hit_metadata(hit))
 
 
 class MindPalaceRetriever(BaseRetriever):
@@ -194,6 +178,10 @@ class MindPalaceRetriever(BaseRetriever):
         mode: the recall mode (general, decision, project, people, workflow,
             conversation).
         categories: keep only memories of these categories.
+
+    Raises:
+        ValidationError: a bad ``k``, mode, category or scope, naming the
+            valid values.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -214,6 +202,7 @@ class MindPalaceRetriever(BaseRetriever):
         **fields: Any,
     ) -> None:
         view = scoped_palace(palace, agent_id=agent_id, groups=groups, channel=channel, peer=peer)
+        check_recall_options(fields.get("k", 4), fields.get("mode"), fields.get("categories"))
         # pydantic fields: the model's own __init__ validates them.
         super().__init__(palace=view, **fields)  # type: ignore[call-arg]
 
@@ -222,10 +211,6 @@ class MindPalaceRetriever(BaseRetriever):
     ) -> list[Document]:
         hits = self.palace.recall(query, limit=self.k, mode=self.mode, categories=self.categories)
         return [document(hit) for hit in hits]
-
-
-def _tool_error(exc: MindPalaceError) -> ToolException:
-    return ToolException(str(exc))
 
 
 def memory_tools(
@@ -244,7 +229,8 @@ def memory_tools(
     ``recall`` answers with the context block (at most ``max_tokens``
     tokens, memories quoted as data); ``remember`` stores one memory with
     ``visibility`` (and ``group``). An invalid argument comes back to the
-    model as the tool's answer, naming the valid values.
+    model as the tool's answer, naming the valid values; any other failure
+    (the database, the embedding model) is raised, as LangChain does.
 
     Args:
         palace: a ``Palace`` or a target (SQLite path, ``postgresql://`` URL).
@@ -260,14 +246,14 @@ def memory_tools(
     def remember(content: str, category: str = "fact", tags: list[str] | None = None) -> str:
         try:
             return tools.remember(content, category, tags or ())
-        except MindPalaceError as exc:
-            raise _tool_error(exc) from exc
+        except MODEL_FACING_ERRORS as exc:
+            raise ToolException(str(exc)) from exc
 
     def recall(query: str) -> str:
         try:
             return tools.recall(query)
-        except MindPalaceError as exc:
-            raise _tool_error(exc) from exc
+        except MODEL_FACING_ERRORS as exc:
+            raise ToolException(str(exc)) from exc
 
     return [
         StructuredTool.from_function(

@@ -18,11 +18,12 @@ import asyncio
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from mindpalace.errors import MindPalaceError
 from mindpalace.integrations.common import (
     DEFAULT_CONTEXT_TOKENS,
+    MODEL_FACING_ERRORS,
     RECALL_DESCRIPTION,
     REMEMBER_DESCRIPTION,
+    TOOL_FAILED,
     MemoryTools,
     PalaceSource,
     SessionLog,
@@ -152,7 +153,8 @@ def memory_tools(
     """``remember`` and ``recall`` function tools for an ``Agent(tools=...)``.
 
     An invalid argument comes back to the model as the tool's answer,
-    naming the valid values.
+    naming the valid values; any other failure as a sentence saying no more
+    than that the tool failed.
 
     Args:
         palace: a ``Palace`` or a target (SQLite path, ``postgresql://`` URL).
@@ -186,10 +188,10 @@ def memory_tools(
 
 
 def _tool_error(ctx: RunContextWrapper[Any], error: Exception) -> str:
-    # Our errors say what was wrong and what is valid; others stay opaque.
-    if isinstance(error, MindPalaceError):
+    # Bad arguments: what was wrong and what is valid; anything else opaque.
+    if isinstance(error, MODEL_FACING_ERRORS):
         return f"The tool failed: {error}"
-    return "An error occurred while running the tool. Please try again."
+    return TOOL_FAILED
 
 
 def _latest_user_text(items: Iterable[TResponseInputItem]) -> str:

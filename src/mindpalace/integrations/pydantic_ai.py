@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from mindpalace.errors import MindPalaceError
 from mindpalace.integrations.common import (
     DEFAULT_CONTEXT_TOKENS,
+    MODEL_FACING_ERRORS,
     RECALL_DESCRIPTION,
     REMEMBER_DESCRIPTION,
     MemoryTools,
@@ -86,7 +86,8 @@ class MindPalaceToolset(FunctionToolset[Any]):
     instructions, for a Pydantic AI agent.
 
     An invalid argument (an unknown category, an empty text) goes back to
-    the model as a retry naming the valid values.
+    the model as a retry naming the valid values; any other failure (the
+    database, the embedding model) is raised, as Pydantic AI does.
 
     Example::
 
@@ -121,13 +122,13 @@ class MindPalaceToolset(FunctionToolset[Any]):
         def remember(content: str, category: str = "fact", tags: list[str] | None = None) -> str:
             try:
                 return memory.remember(content, category, tags or ())
-            except MindPalaceError as exc:
+            except MODEL_FACING_ERRORS as exc:
                 raise ModelRetry(str(exc)) from exc
 
         def recall(query: str) -> str:
             try:
                 return memory.recall(query)
-            except MindPalaceError as exc:
+            except MODEL_FACING_ERRORS as exc:
                 raise ModelRetry(str(exc)) from exc
 
         super().__init__(
