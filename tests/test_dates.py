@@ -13,7 +13,7 @@ from pathlib import Path
 
 from mindpalace import Palace
 from mindpalace.config import Settings
-from mindpalace.conversations import read_messages
+from mindpalace.formats import read_messages
 from mindpalace.retrieval.pipeline import RecallOptions
 
 # A billing team's chat, written for these tests. Recall runs on Wednesday
