@@ -156,7 +156,12 @@ def _add_notes(view: View, notes: tuple[Note, ...], progress: Progress | None) -
                 "part_of": origin,
                 "gap": piece.gap,
             }
-            records.append({**record, "content": piece.text, "metadata": metadata})
+            # The part's place is part of its identity: two parts with the
+            # same text are still two parts.
+            identity = f"{origin}|part {number}/{len(pieces)}"
+            records.append(
+                {**record, "content": piece.text, "metadata": metadata, "identity": identity}
+            )
             owners.append(f"{origin} part {number}")
     news = writing.prepare_many(view, records, name=lambda i: owners[i])
     vectors = view.engine.semantic.vectors_in_batches(

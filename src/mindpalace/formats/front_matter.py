@@ -87,7 +87,9 @@ def _items(inner: str) -> list[str]:
 
 def _scalar(raw: str) -> str:
     raw = raw.strip()
-    if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "\"'":
-        return raw[1:-1]
+    if raw[:1] in ("'", '"'):
+        end = raw.find(raw[0], 1)
+        if end > 0:  # a quoted string, then maybe a comment
+            return raw[1:end]
     comment = raw.find(" #")
     return (raw[:comment] if comment >= 0 else raw).strip()
