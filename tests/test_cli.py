@@ -921,11 +921,11 @@ def test_bad_import_exits_2_and_writes_nothing(
 
 def test_demo_runs_in_a_scratch_palace(tmp_path: Path, default_db: Path) -> None:
     env = clean_env(tmp_path / "home")
-    result = run_cli(env, "demo")
+    result = run_cli(env, "demo", "--json")
     out = ok_json(result)
     assert out["remembered"] == 4
     assert Path(out["palace"]).is_relative_to(Path(env["TMPDIR"]))
-    assert Path(out["palace"]).is_file()
+    assert out["kept"] is False and not Path(out["palace"]).exists()  # removed when done
     assert not default_db.exists()  # the demo never touches the user's palace
     assert [r["query"] for r in out["recalls"]] == [
         "why did we choose sqlite",
@@ -940,10 +940,10 @@ def test_demo_runs_in_a_scratch_palace(tmp_path: Path, default_db: Path) -> None
 
 
 def test_demo_with_db_uses_that_file(cli: Cli) -> None:
-    out = cli.json("demo")
-    assert out["palace"] == str(cli.db)
+    out = cli.json("demo", "--json")
+    assert out["palace"] == str(cli.db) and out["kept"] is True
     assert row_count(cli.db) == 4
-    assert cli.json("demo")["remembered"] == 4
+    assert cli.json("demo", "--json")["remembered"] == 4
     assert row_count(cli.db) == 4  # remembered again: strengthened, not duplicated
 
 
