@@ -49,6 +49,7 @@ class ProgressLine:
         self._started = clock()
         self._shown = float("-inf")
         self._finished = False
+        self._width = 0
 
     def __call__(self, done: int, total: int) -> None:
         if self._finished:
@@ -71,9 +72,10 @@ class ProgressLine:
             return
         filled = _WIDTH * min(done, total) // max(total, 1)
         bar = "#" * filled + "-" * (_WIDTH - filled)
-        self._write(f"\r{self._label} [{bar}] {self._status(done, total, elapsed, bare=True)}")
-        if end:
-            self._write("\n")
+        line = f"{self._label} [{bar}] {self._status(done, total, elapsed, bare=True)}"
+        # Spaces over what a longer line before left on the screen.
+        self._write(f"\r{line.ljust(self._width)}" + ("\n" if end else ""))
+        self._width = len(line)
 
     def _status(self, done: int, total: int, elapsed: float, *, bare: bool = False) -> str:
         rate = done / elapsed if elapsed > 0 else 0.0
