@@ -99,16 +99,20 @@ def _cues(words: list[str]) -> list[int]:
             found.append(FORWARD)
         elif word.endswith("ing") and _is_present_be(previous):
             found.append(FORWARD)  # "we're meeting on Friday": an arrangement
-        elif word in _PAST:
-            found.append(BACKWARD)
-        elif (
-            len(word) > 4
-            and word.endswith("ed")
-            and word not in _NOT_PAST
-            and not _is_present_be(previous)  # "I'm excited": present
-            and previous not in ("so", "very", "really", "too", "be", "get", "feel")
-        ):
+        elif word in _PAST or _regular_past(word, previous):
             found.append(BACKWARD)
         else:
             found.append(0)
     return found
+
+
+def _regular_past(word: str, previous: str) -> bool:
+    """A verb in -ed said of the past: not a word that merely ends so
+    ("indeed"), nor an adjective after "to be" or "so" ("I'm excited")."""
+    return (
+        len(word) > 4
+        and word.endswith("ed")
+        and word not in _NOT_PAST
+        and not _is_present_be(previous)
+        and previous not in ("so", "very", "really", "too", "be", "get", "feel")
+    )
