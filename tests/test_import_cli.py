@@ -72,9 +72,11 @@ def test_import_of_a_file_in_no_format(cli: Cli, tmp_path: Path) -> None:
     assert result.stderr.startswith("mindpalace import: error: people.csv is in no format")
     for name in ("export", "jsonl", "openai", "locomo", "chatgpt", "claude", "mem0", "markdown"):
         assert name in result.stderr
-    bad = cli.run("import", str(path), "--format", "csv")
-    assert bad.returncode == 2 and "valid options: auto, jsonl, openai" in bad.stderr
     assert not cli.db.exists() or row_count(cli.db) == 0
+    other = Cli(cli.home, cli.db.with_name("other.db"))
+    bad = other.run("import", str(path), "--format", "csv")
+    assert bad.returncode == 2 and "valid options: auto, jsonl, openai" in bad.stderr
+    assert not other.db.exists()  # refused before the palace is opened
 
 
 def test_ingest_reads_chat_exports_and_refuses_memories(cli: Cli) -> None:

@@ -24,7 +24,7 @@ from mindpalace import writing
 from mindpalace.daemonctl import daemon_command
 from mindpalace.errors import ConfigError, MindPalaceError, ValidationError
 from mindpalace.family import DIRECTIONS
-from mindpalace.formats import read_conversation
+from mindpalace.formats import CONVERSATION_FORMATS, FORMATS, read_conversation
 from mindpalace.importing import import_lines
 from mindpalace.models import (
     Category,
@@ -470,6 +470,10 @@ def _precheck(args: argparse.Namespace) -> None:
             parse_enum(MemoryKind, args.kind, "kind")
     if args.command == "context":
         check_limit(args.max_tokens, low=256, high=8192, field="max_tokens")
+    if args.command in ("import", "ingest"):
+        known = FORMATS if args.command == "import" else CONVERSATION_FORMATS
+        if args.format not in known:
+            raise ValidationError("format", args.format, valid=known)
     if args.command == "recall" and args.mode is not None:
         check_mode(args.mode)
     if args.command == "depends-on" and args.direction not in DIRECTIONS:
