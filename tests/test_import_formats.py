@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import io
 import json
+import tempfile
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from mindpalace import Palace
 from mindpalace.config import Settings
@@ -425,3 +428,75 @@ def test_text_past_a_hundred_parts_is_refused(fast: Palace, tmp_path: Path) -> N
     with pytest.raises(ValidationError, match="more than 100 parts"):
         fast.import_file(path)
     assert _all(fast) == []
+
+
+# -- any JSON at all ------------------------------------------------------------------
+
+_KEYS = (
+    "mapping message parent children current_node author role content content_type parts"
+    " create_time recipient metadata chat_messages sender text uuid created_at attachments"
+    " files extracted_content file_name results memory categories messages session_1"
+    " speaker_a speaker parent_message_uuid current_leaf_message_uuid id title name type"
+).split()
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=12),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.sampled_from(_KEYS) | st.text(max_size=6), inner, max_size=6)
+    ),
+    max_leaves=40,
+)
+_SHAPES = [
+    lambda v: v,
+    lambda v: [{"mapping": v, "current_node": "n"}],
+    lambda v: [{"mapping": {"n": v}, "current_node": "n"}],
+    lambda v: [
+        {
+            "mapping": {
+                "n": {
+                    "message": {
+                        "author": {"role": v},
+                        "recipient": v,
+                        "create_time": v,
+                        "content": {"content_type": v, "parts": v},
+                    }
+                }
+            },
+            "current_node": "n",
+        }
+    ],
+    lambda v: [
+        {
+            "mapping": {"n": {"message": {"author": {"role": "user"}, "content": v}}},
+            "current_node": "n",
+        }
+    ],
+    lambda v: [{"chat_messages": [v]}],
+    lambda v: [{"chat_messages": [{"sender": v, "content": v, "text": v, "files": v}]}],
+    lambda v: {"results": [v]},
+    lambda v: {"messages": [v]},
+]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(value=_JSON, shape=st.sampled_from(range(len(_SHAPES))))
+def test_any_json_is_read_or_refused_by_name(value: object, shape: int) -> None:
+    """Whatever a file holds, reading it gives turns or notes of the right
+    types, or a ValidationError: never another exception."""
+    text = json.dumps(_SHAPES[shape](value))
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "conversations.json"
+        path.write_text(text, encoding="utf-8")
+        try:
+            loaded = load(path)
+        except ValidationError:
+            return
+    for turn in loaded.messages:
+        assert isinstance(turn.content, str) and isinstance(turn.role, str)
+        assert turn.created_at is None or turn.created_at.tzinfo is not None
+    for note in loaded.notes:
+        assert isinstance(note.content, str) and all(isinstance(t, str) for t in note.tags)

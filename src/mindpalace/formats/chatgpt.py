@@ -32,8 +32,9 @@ from mindpalace.formats.base import epoch, mapping, text_or_none
 
 __all__ = ["looks_like_chatgpt", "read_chatgpt"]
 
-_ROLES = frozenset({"user", "assistant"})
-_PROSE = frozenset({"text", "multimodal_text"})
+# Tuples, not sets: a hostile export's values may be unhashable (lists).
+_ROLES = ("user", "assistant")
+_PROSE = ("text", "multimodal_text")
 
 
 def looks_like_chatgpt(data: object) -> bool:
