@@ -282,10 +282,9 @@ def _demo(palace: Palace, args: argparse.Namespace) -> Any:
             lines.append(f"    {hit.score:.2f}  {one_line(hit.memory.content, max_chars=72)}")
         if not hits:
             lines.append("    (nothing)")
+    lines.append("\nYour own palace: mindpalace remember TEXT, then mindpalace recall QUERY.")
     lines.append(
-        "\nYour own palace: mindpalace remember TEXT, then mindpalace recall QUERY."
-        + ("" if kept else " (The scratch palace is gone.)")
-        + " --json shows every field."
+        ("The scratch palace is removed; " if not kept else "") + "--json shows every field."
     )
     return Text("\n".join(lines))
 
