@@ -7,8 +7,8 @@ at ``. ! ? ;`` and line breaks). Its tense cues are words: a past cue is
 a past-tense verb ("went", "had", "won", "finished"; not a participle
 after a present "to be", as in "I'm excited"), "yesterday", "ago" or
 "last"; a future cue is "will" ("'ll", "won't"), "shall", "gonna", "to be"
-in the present right before the weekday ("is on Saturday") or before a
-verb in -ing ("we're meeting", "I am going"), "tomorrow", "next",
+in the present right before the weekday ("is on Saturday") or shortly
+before a verb in -ing ("we're meeting", "is Andrew going"), "tomorrow", "next",
 "upcoming", or a word of intent ("plan", "hope", "can't wait", "let's",
 "need to"...). The cue nearest the weekday decides; without one the
 caller's default does.
@@ -97,8 +97,9 @@ def _cues(words: list[str]) -> list[int]:
         previous = words[i - 1] if i else ""
         if word in _FUTURE or word == "'ll" or (word == "wait" and previous == "can't"):
             found.append(FORWARD)
-        elif word.endswith("ing") and _is_present_be(previous):
-            found.append(FORWARD)  # "we're meeting on Friday": an arrangement
+        elif word.endswith("ing") and any(_is_present_be(w) for w in words[max(0, i - 3) : i]):
+            # "we're meeting on Friday", "is Andrew going on Sunday": an arrangement
+            found.append(FORWARD)
         elif word in _PAST or _regular_past(word, previous):
             found.append(BACKWARD)
         else:
