@@ -30,8 +30,8 @@ from pathlib import Path
 from bench.locomo import Conversation, data_dir, load, turn_metrics
 from mindpalace import Palace
 from mindpalace.config import Settings
-from mindpalace.conversations import read_messages
 from mindpalace.embed import from_settings
+from mindpalace.formats import read_messages
 from mindpalace.retrieval.pipeline import RecallOptions
 from mindpalace.retrieval.timestage import anchor, read_query, stated_times, time_prior
 

@@ -39,7 +39,8 @@ SRC = Path(__file__).resolve().parent.parent / "src"
 ENCODE = """
 import json, sys, time
 from pathlib import Path
-from mindpalace.conversations import read_messages, spoken_date
+from mindpalace.conversations import spoken_date
+from mindpalace.formats import read_messages
 from mindpalace.embed import LocalEmbedder
 from mindpalace.retrieval.indexing import embed_text
 texts = []

@@ -28,8 +28,8 @@ from bench.locomo import data_dir, load
 from bench.pgserver import ThrowawayPostgres
 from mindpalace import Palace
 from mindpalace.config import Settings
-from mindpalace.conversations import read_messages
 from mindpalace.embed import from_settings
+from mindpalace.formats import read_messages
 
 
 def _timed(action: Callable[[], int]) -> tuple[int, float]:

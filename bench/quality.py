@@ -29,8 +29,8 @@ from typing import Any
 from bench.locomo import Conversation, data_dir, iter_pairs, load, turn_metrics
 from mindpalace import Palace
 from mindpalace.config import Settings
-from mindpalace.conversations import read_messages
 from mindpalace.embed import from_settings
+from mindpalace.formats import read_messages
 from mindpalace.retrieval import dense
 from mindpalace.retrieval.pipeline import RecallOptions
 

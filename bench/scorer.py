@@ -44,9 +44,9 @@ from typing import Any
 from bench.locomo import Conversation, Question, data_dir, load, turn_metrics
 from mindpalace import Palace
 from mindpalace.config import Settings
-from mindpalace.conversations import read_messages
 from mindpalace.embed import from_settings
 from mindpalace.embed.base import Embedder
+from mindpalace.formats import read_messages
 from mindpalace.models import Hit
 from mindpalace.retrieval import scorer as learned
 from mindpalace.signals import training_examples

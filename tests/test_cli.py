@@ -828,8 +828,8 @@ def test_export_to_file_then_import_into_fresh_palace(tmp_path: Path) -> None:
     assert all(r["kind"] == "memory" for r in records)
 
     target = Cli(tmp_path / "home", tmp_path / "target.db")
-    assert target.json("import", str(dump)) == {"inserted": 4, "skipped": 0}
-    assert target.json("import", str(dump)) == {"inserted": 0, "skipped": 4}
+    assert target.json("import", str(dump)) == _restored(4, 0)
+    assert target.json("import", str(dump)) == _restored(0, 4)
     assert db_snapshot(target.db)[0] == 4
 
     # every field survives the round trip
@@ -872,7 +872,7 @@ def test_import_from_standard_input(
     cli, memories = seeded
     dump = cli.run("export").stdout
     target = Cli(tmp_path / "home", tmp_path / "piped.db")
-    assert target.json("import", "-", stdin=dump) == {"inserted": len(memories), "skipped": 0}
+    assert target.json("import", "-", stdin=dump) == _restored(len(memories), 0)
     assert {m["id"] for m in target.json("list")} == {m["id"] for m in memories}
 
 
@@ -883,7 +883,7 @@ def test_import_skips_same_text_under_another_id(
     dump = cli.run("export").stdout
     target = Cli(tmp_path / "home", tmp_path / "target.db")
     target.remember(SQLITE_DECISION)  # same text, different id
-    assert target.json("import", "-", stdin=dump) == {"inserted": 3, "skipped": 1}
+    assert target.json("import", "-", stdin=dump) == _restored(3, 1)
 
 
 @pytest.mark.parametrize(
@@ -916,16 +916,28 @@ def test_bad_import_exits_2_and_writes_nothing(
     assert db_snapshot(target.db) == before
 
 
+def _restored(inserted: int, skipped: int) -> dict[str, Any]:
+    """What ``import`` prints for a palace export."""
+    return {
+        "format": "export",
+        "inserted": inserted,
+        "skipped": skipped,
+        "split": 0,
+        "ignored": 0,
+        "sessions": 0,
+    }
+
+
 # -- demo -----------------------------------------------------------------------------
 
 
 def test_demo_runs_in_a_scratch_palace(tmp_path: Path, default_db: Path) -> None:
     env = clean_env(tmp_path / "home")
-    result = run_cli(env, "demo")
+    result = run_cli(env, "demo", "--json")
     out = ok_json(result)
     assert out["remembered"] == 4
     assert Path(out["palace"]).is_relative_to(Path(env["TMPDIR"]))
-    assert Path(out["palace"]).is_file()
+    assert out["kept"] is False and not Path(out["palace"]).exists()  # removed when done
     assert not default_db.exists()  # the demo never touches the user's palace
     assert [r["query"] for r in out["recalls"]] == [
         "why did we choose sqlite",
@@ -940,10 +952,10 @@ def test_demo_runs_in_a_scratch_palace(tmp_path: Path, default_db: Path) -> None
 
 
 def test_demo_with_db_uses_that_file(cli: Cli) -> None:
-    out = cli.json("demo")
-    assert out["palace"] == str(cli.db)
+    out = cli.json("demo", "--json")
+    assert out["palace"] == str(cli.db) and out["kept"] is True
     assert row_count(cli.db) == 4
-    assert cli.json("demo")["remembered"] == 4
+    assert cli.json("demo", "--json")["remembered"] == 4
     assert row_count(cli.db) == 4  # remembered again: strengthened, not duplicated
 
 

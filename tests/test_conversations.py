@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from mindpalace import Category, Palace, StoreKind, ValidationError
-from mindpalace.conversations import Message, read_messages, spoken_date
+from mindpalace.conversations import Message, spoken_date
+from mindpalace.formats import read_messages
 
 T0 = datetime(2026, 3, 2, 9, 5, tzinfo=timezone.utc)
 

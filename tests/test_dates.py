@@ -11,10 +11,13 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
+import pytest
+
 from mindpalace import Palace
 from mindpalace.config import Settings
-from mindpalace.conversations import read_messages
+from mindpalace.formats import read_messages
 from mindpalace.retrieval.pipeline import RecallOptions
+from mindpalace.retrieval.temporal import find_times
 
 # A billing team's chat, written for these tests. Recall runs on Wednesday
 # 10 June 2026, so "last week" is Monday 1 to Sunday 7 June 2026.
@@ -158,3 +161,76 @@ def test_cli_recall_with_a_date(store_target: str, tmp_path: Path) -> None:
     assert {h["content"] for h in hits[:3]} == IN_MAY
     assert hits[0]["explain"]["scores"]["time"] > 1.0
     assert any("May 2026" in gate for gate in hits[0]["explain"]["gates"])
+
+
+# -- a weekday named without a date follows the tense around it ----------------------
+
+MONDAY = datetime(2026, 11, 16, 18, 0, tzinfo=timezone.utc)  # Monday 16 November 2026
+FRIDAY = datetime(2026, 11, 20, 9, 0, tzinfo=timezone.utc)  # Friday 20 November 2026
+
+
+@pytest.mark.parametrize(
+    ("text", "said", "label"),
+    [
+        # forward: the coming one
+        ("The party is on Saturday.", MONDAY, "21 November 2026"),
+        ("the party's on Saturday", MONDAY, "21 November 2026"),
+        ("We will meet on Saturday.", MONDAY, "21 November 2026"),
+        ("We're driving up on Saturday", MONDAY, "21 November 2026"),
+        ("Can't wait for the concert on Saturday!", MONDAY, "21 November 2026"),
+        ("Party on Saturday!", MONDAY, "21 November 2026"),  # no tense: ahead
+        ("The party is on Monday.", MONDAY, "23 November 2026"),  # not today
+        # backward: the last one
+        ("We went to the party on Saturday.", MONDAY, "14 November 2026"),
+        ("On Saturday we went hiking.", MONDAY, "14 November 2026"),
+        ("I finished the report on Saturday.", MONDAY, "14 November 2026"),
+        ("Since Friday the build is green.", MONDAY, "since 13 November 2026"),
+        # deadlines: today counts
+        ("Send me the slides by Friday.", FRIDAY, "until 20 November 2026"),
+        ("Send me the slides by Friday.", MONDAY, "until 20 November 2026"),
+        ("Keep the freeze until Friday.", FRIDAY, "until 20 November 2026"),
+        ("We had it done by Friday.", FRIDAY, "until 13 November 2026"),  # said of the past
+    ],
+)
+def test_a_bare_weekday_follows_the_tense(text: str, said: datetime, label: str) -> None:
+    assert [m.label for m in find_times(text, said)] == [label]
+
+
+def test_a_query_without_tense_still_asks_about_the_past() -> None:
+    # People ask about what happened: "the meeting on Saturday" in a question
+    # is the last Saturday unless its words say otherwise.
+    assert [m.label for m in find_times("the meeting on Saturday", MONDAY, prefer="past")] == [
+        "14 November 2026"
+    ]
+    for question in ("what is happening on Saturday", "Where is Ana going on Saturday?"):
+        asked = find_times(question, MONDAY, prefer="past")
+        assert [m.label for m in asked] == ["21 November 2026"], question
+    asked = find_times("Where was Ana going on Saturday?", MONDAY, prefer="past")
+    assert [m.label for m in asked] == ["14 November 2026"]
+
+
+def test_ingest_indexes_the_coming_weekday(
+    make_palace: Callable[..., Palace], tmp_path: Path
+) -> None:
+    path = tmp_path / "plans.jsonl"
+    said = [
+        ("2026-11-16T18:00:00Z", "Ana", "The party is on Saturday."),
+        ("2026-11-20T09:00:00Z", "Ben", "Send the slides by Friday."),
+        ("2026-11-23T09:00:00Z", "Ana", "We went to the party on Saturday."),
+    ]
+    rows = [{"timestamp": t, "speaker": who, "content": text} for t, who, text in said]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    palace = make_palace(settings=Settings(embedder="none"))
+    palace.add_messages(read_messages(path, session="plans"), dates=True)
+    turns = {m.content: m for m in palace.recent(10, session="plans")}
+    assert turns["Ana: The party is on Saturday."].context == "when: 21 November 2026"
+    assert turns["Ben: Send the slides by Friday."].context.endswith("when: until 20 November 2026")
+    assert turns["Ana: We went to the party on Saturday."].context.endswith(
+        "when: 21 November 2026"
+    )
+    # Asked about the party on the Saturday itself, the plan is found by its date.
+    hits = palace.recall("party on 21 November 2026", limit=3)
+    assert {h.memory.content for h in hits[:2]} == {
+        "Ana: The party is on Saturday.",
+        "Ana: We went to the party on Saturday.",
+    }

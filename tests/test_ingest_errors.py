@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from mindpalace import Palace, ValidationError
-from mindpalace.conversations import Message, read_messages
+from mindpalace.conversations import Message
+from mindpalace.formats import read_messages
 from test_cli import clean_env, row_count
 
 BATCH = 256

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from mindpalace.graph.consolidate import ConsolidationReport
     from mindpalace.graph.extract import Extractor
     from mindpalace.graphview import GraphView
+    from mindpalace.importing import ImportSummary
     from mindpalace.models import (
         Category,
         Entity,
@@ -95,6 +96,7 @@ __all__ = [
     "HitList",
     "ImportReport",
     "ImportResult",
+    "ImportSummary",
     "Memory",
     "MemoryKind",
     "MemoryType",
@@ -151,6 +153,7 @@ _HOMES = {
     "ConsolidationReport": "mindpalace.graph.consolidate",
     "Extractor": "mindpalace.graph.extract",
     "GraphView": "mindpalace.graphview",
+    "ImportSummary": "mindpalace.importing",
     "Category": "mindpalace.models",
     "Entity": "mindpalace.models",
     "Hit": "mindpalace.models",

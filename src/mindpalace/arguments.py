@@ -12,8 +12,8 @@ import argparse
 from typing import Any
 
 from mindpalace import __version__
-from mindpalace.conversations import FORMATS
 from mindpalace.daemonctl import DEFAULT_IDLE
+from mindpalace.formats import CONVERSATION_FORMATS, FORMATS
 from mindpalace.models import Category, MemoryKind, MemoryType, Source, StoreKind, Visibility
 from mindpalace.retrieval.modes import MODES
 from mindpalace.server import DEFAULT_THREADS
@@ -82,6 +82,15 @@ def _filter_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--kind", dest="kinds", help=f"comma-separated: {_values(MemoryKind)}")
     parser.add_argument("--project", help="only memories of this project (exact name)")
+
+
+def _progress_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--progress",
+        action="store_true",
+        help="report progress on standard error even when it is not a terminal"
+        " (on a terminal a bar is always shown)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per option
@@ -222,14 +231,41 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
 
     p = command("export", "Write every visible memory as JSON lines.")
     p.add_argument("--output", "-o", help="file to write (default: standard output)")
+    _progress_option(p)
 
-    p = command("import", "Restore memories from an export file, in one transaction.")
-    p.add_argument("file", help="JSON lines file ('-' reads standard input)")
+    p = command(
+        "import",
+        "Import a palace export, a chat export (ChatGPT, Claude, OpenAI messages, JSON lines,"
+        " LoCoMo), mem0 output or a folder of Markdown notes, in one transaction.",
+    )
+    p.add_argument(
+        "file", help="the file, or a folder of Markdown notes ('-' reads standard input)"
+    )
+    p.add_argument(
+        "--format",
+        default="auto",
+        help=f"one of: {', '.join(FORMATS)} (default auto: told from the content)",
+    )
+    p.add_argument("--session", help="session of chat turns that name none")
+    p.add_argument(
+        "--sections",
+        action="store_true",
+        help="Markdown: a memory per section (under each heading) instead of per note",
+    )
+    _progress_option(p)
 
-    p = command("ingest", "Remember a conversation file's turns (JSONL, OpenAI chat, LoCoMo).")
+    p = command(
+        "ingest",
+        "Remember a conversation file's turns (ChatGPT, Claude, OpenAI chat, JSON lines, LoCoMo).",
+    )
     p.add_argument("file", help="the conversation file")
-    p.add_argument("--format", default="auto", help=f"one of: {', '.join(FORMATS)} (default auto)")
+    p.add_argument(
+        "--format",
+        default="auto",
+        help=f"one of: {', '.join(CONVERSATION_FORMATS)} (default auto)",
+    )
     p.add_argument("--session", help="session of turns that name none")
+    _progress_option(p)
     p.add_argument(
         "--atomic",
         action="store_true",
@@ -247,10 +283,11 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
     p.add_argument("--n", type=int, default=20, help="how many, 1-1000 (default 20)")
     p.add_argument("--session", help="only this session")
 
-    command(
+    p = command(
         "reindex",
         "Embed every memory with the configured model (after a change of model).",
     )
+    _progress_option(p)
 
     p = command("feedback", "Record whether a recalled memory was useful (a training signal).")
     p.add_argument("id", help="memory id")
@@ -288,6 +325,7 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
     q.add_argument("path", help="a folder (searched recursively) or one skill file")
     q.add_argument("--visibility", default="isolated", help=f"one of: {_values(Visibility)}")
     q.add_argument("--group", help="group name (with --visibility group)")
+    _progress_option(q)
     q = skill_command("activate", "The skills most relevant to a task, ranked.")
     q.add_argument("query", help="the task, in free text")
     q.add_argument("--limit", type=int, default=5, help="1-50 (default 5)")
@@ -302,7 +340,12 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
     p.add_argument("--from", dest="source", required=True, help="palace file or URL to copy")
     p.add_argument("--to", dest="destination", required=True, help="empty palace file or URL")
 
-    p = command("demo", "Remember a few memories in a scratch palace and recall them.")
+    p = command(
+        "demo",
+        "Remember a few memories in a scratch palace (removed afterwards; --db keeps them"
+        " in that palace) and recall them.",
+    )
+    p.add_argument("--json", action="store_true", help="every field of every hit, as JSON")
 
     command("mcp", "Serve the palace to an MCP client over stdio, as --agent.")
 

@@ -22,7 +22,7 @@ from typing import IO, TYPE_CHECKING, Any
 from mindpalace.errors import PermissionDenied
 from mindpalace.graph.relations import extract_graph
 from mindpalace.models import Scope
-from mindpalace.retrieval.indexing import embed_text, text_hash
+from mindpalace.retrieval.indexing import Progress, embed_text, text_hash
 from mindpalace.scoping import check_import
 from mindpalace.store import ImportReport
 from mindpalace.store.exchange_rows import PalaceRecords, parse_records
@@ -33,11 +33,14 @@ if TYPE_CHECKING:
 
 __all__ = ["export_jsonl", "import_jsonl"]
 
+_EVERY = 500  # memories written between two progress reports
 
-def export_jsonl(palace: View, out: IO[str]) -> int:
+
+def export_jsonl(palace: View, out: IO[str], *, progress: Progress | None = None) -> int:
     """Write a header line, then every memory ``palace`` sees, then every
     other record about them, one JSON object a line; returns how many
-    memories were written."""
+    memories were written. ``progress(done, total)`` is told every
+    ``_EVERY`` memories and at the end."""
     header = {
         "format": EXPORT_FORMAT,
         "version": EXPORT_VERSION,
@@ -46,16 +49,24 @@ def export_jsonl(palace: View, out: IO[str]) -> int:
     }
     out.write(json.dumps(header) + "\n")
     ids: list[str] = []
-    for memory in palace.engine.store.iter_memories(palace.scope):
+    store = palace.engine.store
+    total = store.stats(palace.scope).memories if progress is not None else 0
+    for memory in store.iter_memories(palace.scope):
         record = memory.to_dict()  # its "kind" is the memory's kind
         out.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
         ids.append(memory.id)
-    for line in palace.engine.store.export_records(palace.scope, ids).lines():
+        if progress is not None and len(ids) % _EVERY == 0:
+            progress(len(ids), max(total, len(ids)))
+    for line in store.export_records(palace.scope, ids).lines():
         out.write(json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n")
+    if progress is not None:
+        progress(len(ids), len(ids))
     return len(ids)
 
 
-def import_jsonl(palace: View, lines: Iterable[str]) -> ImportReport:
+def import_jsonl(
+    palace: View, lines: Iterable[str], *, progress: Progress | None = None
+) -> ImportReport:
     """Validate every line, then embed, link and insert in one transaction.
 
     Every record must be the palace's own (``scoping.check_import``). A
@@ -70,7 +81,8 @@ def import_jsonl(palace: View, lines: Iterable[str]) -> ImportReport:
 
     The other records are written for the memories inserted (records about
     a skipped memory are already there); signals and scorer weights must be
-    the palace's own agent's, as memories must.
+    the palace's own agent's, as memories must. ``progress(done, total)``
+    is told as the memories are embedded, a batch at a time.
     """
     lines = list(lines)
     found: list[tuple[int, dict[str, Any]]] = []
@@ -88,7 +100,7 @@ def import_jsonl(palace: View, lines: Iterable[str]) -> ImportReport:
         # recorded model adopts the export's only when it is that model.
         records = replace(records, embedding=())
     texts = {m.id: embed_text(m.title, m.content) for m in memories}
-    vectors = palace.engine.semantic.vectors_for(list(texts.values())) if memories else None
+    vectors = palace.engine.semantic.vectors_in_batches(list(texts.values()), progress=progress)
     hashes = (
         {memory_id: text_hash(text) for memory_id, text in texts.items()}
         if vectors is not None

@@ -15,16 +15,17 @@ import json
 import sys
 import tempfile
 import time
-from collections.abc import Callable
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
 from mindpalace import writing
-from mindpalace.conversations import read_messages
 from mindpalace.daemonctl import daemon_command
 from mindpalace.errors import ConfigError, MindPalaceError, ValidationError
 from mindpalace.family import DIRECTIONS
+from mindpalace.formats import CONVERSATION_FORMATS, FORMATS, read_conversation
+from mindpalace.importing import import_lines
 from mindpalace.models import (
     Category,
     MemoryKind,
@@ -35,7 +36,9 @@ from mindpalace.models import (
     parse_enum,
 )
 from mindpalace.palace import Palace
+from mindpalace.progress import ProgressLine
 from mindpalace.retrieval.modes import check_mode
+from mindpalace.safety import one_line
 from mindpalace.server import require_extra
 from mindpalace.server.limits import ConnectionLimits
 from mindpalace.store import migrate
@@ -44,6 +47,10 @@ from mindpalace.validation import check_limit, parse_json, utf8_lines
 __all__ = ["Opener", "run"]
 
 Handler = Callable[[Palace, argparse.Namespace], Any]
+
+
+class Text(str):
+    """A command's result written for people: printed as it is, not as JSON."""
 
 
 # -- handlers ------------------------------------------------------------------------
@@ -157,58 +164,54 @@ def _list(palace: Palace, args: argparse.Namespace) -> Any:
     return [m.to_dict() for m in memories]
 
 
+def _progress(label: str, args: argparse.Namespace) -> ProgressLine:
+    """Progress on standard error: a bar on a terminal or with --progress,
+    else one summary line when a long job ends."""
+    return ProgressLine(label, force=args.progress)
+
+
 def _export(palace: Palace, args: argparse.Namespace) -> Any:
+    progress = _progress("export", args)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as out:
-            count = palace.export_jsonl(out)
+            count = palace.export_jsonl(out, progress=progress)
         return {"exported": count, "path": args.output}
-    palace.export_jsonl(sys.stdout)
+    palace.export_jsonl(sys.stdout, progress=progress)
     return None
 
 
 def _import(palace: Palace, args: argparse.Namespace) -> Any:
+    options = {"format": args.format, "session": args.session}
+    progress = _progress("import", args)
     if args.file == "-":
-        report = palace.import_jsonl(utf8_lines(sys.stdin.buffer, "standard input"))
+        lines = utf8_lines(sys.stdin.buffer, "standard input")
+        summary = import_lines(palace, lines, where="standard input", progress=progress, **options)
     else:
-        with open(args.file, "rb") as inp:
-            report = palace.import_jsonl(utf8_lines(inp, args.file))
-    return {"inserted": report.inserted, "skipped": report.skipped}
-
-
-def _progress(label: str) -> Callable[[int, int], None]:
-    """A progress bar on stderr (for big jobs, or when stderr is a terminal)."""
-    started = time.perf_counter()
-
-    def show(done: int, total: int) -> None:
-        if sys.stderr.isatty() or total >= 1000:
-            width = 30
-            filled = width * done // max(total, 1)
-            bar = "#" * filled + "-" * (width - filled)
-            rate = done / max(time.perf_counter() - started, 1e-9)
-            end = "\n" if done >= total else "\r"
-            print(
-                f"{label} [{bar}] {done}/{total} ({rate:.0f}/s)",
-                end=end,
-                file=sys.stderr,
-                flush=True,
-            )
-
-    return show
+        summary = palace.import_file(
+            args.file, sections=args.sections, progress=progress, **options
+        )
+    return summary.to_dict()
 
 
 def _ingest(palace: Palace, args: argparse.Namespace) -> Any:
     try:
-        messages = read_messages(args.file, format=args.format, session=args.session)
+        loaded = read_conversation(args.file, format=args.format, session=args.session)
     except ValidationError as exc:
         raise ValidationError(exc.field, exc.value, reason=f"{exc}; no turn was stored") from None
     started = time.perf_counter()
     stored = palace.add_messages(
-        messages, session=args.session, progress=_progress("ingest"), atomic=args.atomic
+        loaded.messages,
+        session=args.session,
+        progress=_progress("ingest", args),
+        atomic=args.atomic,
     )
     seconds = time.perf_counter() - started
     return {
+        "format": loaded.format,
         "ingested": len(stored),
         "sessions": len({m.session for m in stored}),
+        "split": sum(1 for m in stored if m.metadata.get("part") == 1),
+        "ignored": loaded.ignored,
         "seconds": round(seconds, 3),
         "turns_per_second": round(len(stored) / seconds, 1) if seconds else None,
     }
@@ -231,7 +234,7 @@ def _signals(palace: Palace, args: argparse.Namespace) -> Any:
 
 
 def _reindex(palace: Palace, args: argparse.Namespace) -> Any:
-    embedded = palace.reindex(progress=_progress("reindex"))
+    embedded = palace.reindex(progress=_progress("reindex", args))
     config = palace.semantic.embedder.config if palace.semantic.embedder else None
     return {
         "embedded": embedded,
@@ -256,23 +259,45 @@ _DEMO_MEMORIES = [
 ]
 
 
+_DEMO_QUERIES = ("why did we choose sqlite", "how do I deploy", "release checklist storage")
+
+
 def _demo(palace: Palace, args: argparse.Namespace) -> Any:
     for content, category, tags in _DEMO_MEMORIES:
         palace.remember(content, category=category, tags=tags)
-    queries = ["why did we choose sqlite", "how do I deploy", "release checklist storage"]
-    return {
-        "palace": palace.store.location,
-        "remembered": len(_DEMO_MEMORIES),
-        "recalls": [
-            {"query": q, "hits": [h.to_dict() for h in palace.recall(q, limit=3)]} for q in queries
-        ],
-    }
+    recalls = [(q, palace.recall(q, limit=3)) for q in _DEMO_QUERIES]
+    kept = args.db is not None  # else a scratch palace, removed when the command ends
+    if args.json:
+        return {
+            "palace": palace.store.location,
+            "kept": kept,
+            "remembered": len(_DEMO_MEMORIES),
+            "recalls": [{"query": q, "hits": [h.to_dict() for h in hits]} for q, hits in recalls],
+        }
+    where = f"in {one_line(palace.store.location)}" if kept else "in a scratch palace"
+    lines = [f"Remembered {len(_DEMO_MEMORIES)} memories {where}, then recalled:"]
+    for query, hits in recalls:
+        lines.append(f'\n  "{query}"')
+        for hit in hits[:2]:
+            lines.append(f"    {hit.score:.2f}  {one_line(hit.memory.content, max_chars=72)}")
+        if not hits:
+            lines.append("    (nothing)")
+    lines.append("\nYour own palace: mindpalace remember TEXT, then mindpalace recall QUERY.")
+    lines.append(
+        ("The scratch palace is removed; " if not kept else "") + "--json shows every field."
+    )
+    return Text("\n".join(lines))
 
 
 def _skills(palace: Palace, args: argparse.Namespace) -> Any:
     lib, which = palace.skills, args.skills_command
     if which == "import":
-        return lib.import_path(args.path, visibility=args.visibility, group=args.group).to_dict()
+        return lib.import_path(
+            args.path,
+            visibility=args.visibility,
+            group=args.group,
+            progress=_progress("skills import", args),
+        ).to_dict()
     if which == "activate":
         return [hit.to_dict() for hit in lib.activate(args.query, limit=args.limit)]
     if which == "get":
@@ -408,19 +433,24 @@ def _plain(value: Any) -> str:
     return str(value)
 
 
-def _open(args: argparse.Namespace) -> Palace:
+@contextmanager
+def _open(args: argparse.Namespace) -> Iterator[Palace]:
     groups = [g for g in (args.groups or "").split(",") if g.strip()]
     target: str | Path | None = args.db
-    if args.command == "demo" and target is None:
-        target = Path(tempfile.mkdtemp(prefix="mindpalace-demo-")) / "demo.db"
-    return Palace(
-        target,
-        agent_id=args.agent,
-        groups=groups,
-        channel=args.channel,
-        management=args.all_agents,
-        peer=args.peer or None,
-    )
+    with ExitStack() as stack:
+        if args.command == "demo" and target is None:  # removed when done, even on error
+            scratch = stack.enter_context(tempfile.TemporaryDirectory(prefix="mindpalace-demo-"))
+            target = Path(scratch) / "demo.db"
+        palace = Palace(
+            target,
+            agent_id=args.agent,
+            groups=groups,
+            channel=args.channel,
+            management=args.all_agents,
+            peer=args.peer or None,
+        )
+        with palace:
+            yield palace
 
 
 def _precheck(args: argparse.Namespace) -> None:
@@ -439,6 +469,10 @@ def _precheck(args: argparse.Namespace) -> None:
             parse_enum(MemoryKind, args.kind, "kind")
     if args.command == "context":
         check_limit(args.max_tokens, low=256, high=8192, field="max_tokens")
+    if args.command in ("import", "ingest"):
+        known = FORMATS if args.command == "import" else CONVERSATION_FORMATS
+        if args.format not in known:
+            raise ValidationError("format", args.format, valid=known)
     if args.command == "recall" and args.mode is not None:
         check_mode(args.mode)
     if args.command == "depends-on" and args.direction not in DIRECTIONS:
@@ -476,6 +510,8 @@ def run(args: argparse.Namespace, opener: Opener = _open) -> tuple[int, str, str
         return 1, "", f"mindpalace {args.command}: error: {exc}\n"
     if result is None:
         return 0, "", ""
+    if isinstance(result, Text):  # written for people already
+        return 0, result + "\n", ""
     if args.plain:
         return 0, _plain(result) + "\n", ""
     return 0, json.dumps(result, ensure_ascii=False, indent=2) + "\n", ""

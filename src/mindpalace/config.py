@@ -45,7 +45,7 @@ from mindpalace.errors import ConfigError
 from mindpalace.models import DEFAULT_AGENT
 from mindpalace.paths import default_palace
 
-__all__ = ["EMBEDDERS", "Settings", "default_db_path"]
+__all__ = ["EMBEDDERS", "Settings", "default_db_path", "quiet_onnxruntime"]
 
 ENV_AGENT = "MINDPALACE_AGENT_ID"
 ENV_MAX_CONTENT = "MINDPALACE_MAX_CONTENT"
@@ -63,6 +63,9 @@ ENV_ANN_ROWS = "MINDPALACE_ANN_ROWS"
 ENV_EXTRACT_URL = "MINDPALACE_EXTRACT_URL"
 ENV_EXTRACT_MODEL = "MINDPALACE_EXTRACT_MODEL"
 ENV_EXTRACT_KEY_ENV = "MINDPALACE_EXTRACT_KEY_ENV"
+
+# onnxruntime's own switch, read once when it loads (it is not our setting).
+ENV_ORT_TELEMETRY = "ORT_DISABLE_TELEMETRY"
 
 EMBEDDERS = ("local", "static", "http", "hashing", "none")
 SWITCH = ("on", "off")
@@ -187,3 +190,14 @@ class Settings:
             extract_model=env.get(ENV_EXTRACT_MODEL) or None,
             extract_key_env=env.get(ENV_EXTRACT_KEY_ENV) or None,
         )
+
+
+def quiet_onnxruntime() -> None:
+    """Turn onnxruntime's telemetry off in this process before it loads.
+
+    Its Linux and macOS builds otherwise create a device id and an event
+    queue under ``~/.cache/Microsoft/DeveloperTools`` on every run and send
+    them to Microsoft; its variable must be set before it loads. A value the
+    user set is left as it is.
+    """
+    os.environ.setdefault(ENV_ORT_TELEMETRY, "1")

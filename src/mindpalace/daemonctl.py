@@ -78,6 +78,9 @@ def daemon_command(args: argparse.Namespace) -> dict[str, Any]:
         if os.path.exists(path):  # still finishing the calls in flight
             return {"stopping": True, "pid": reply.get("pid"), "palace": target}
         return {"stopped": True, "pid": reply.get("pid"), "palace": target}
+    if args.db is None and "://" not in target:
+        # The default palace's folder, made on first use as a cold call makes it.
+        os.makedirs(os.path.dirname(target), exist_ok=True)
     return _start(target, path, args.idle)
 
 

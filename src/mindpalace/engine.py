@@ -41,9 +41,10 @@ class Engine:
     """The shared, scope-free state of one palace in one process.
 
     Args:
-        target: a SQLite file path, ``sqlite:///PATH``, ``:memory:`` or a
-            ``postgresql://`` URL; the per-user default (``MINDPALACE_DB``)
-            when omitted. Ignored when ``store`` is given.
+        target: a SQLite file path (in a folder that exists),
+            ``sqlite:///PATH``, ``:memory:`` or a ``postgresql://`` URL; the
+            default (``MINDPALACE_DB``, else a per-user file, its folder
+            made on first use) when omitted. Ignored when ``store`` is given.
         settings: limits and models; read from the environment when omitted.
         store: an already open backend to use instead of ``target``.
         embedder: the embedding model; when omitted, the one ``settings``
@@ -70,9 +71,13 @@ class Engine:
     ) -> None:
         self.settings = settings or Settings.from_env()
         if store is None:
+            # The default palace's folder is made on first use; a path the
+            # caller names must be in a folder that exists (a typo is an
+            # error, not a new folder).
             store = open_store(
                 target if target is not None else default_db_path(),
                 busy_timeout=self.settings.busy_timeout,
+                create_folder=target is None,
             )
         self.store = store
         broken: str | None = None

@@ -14,7 +14,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
-from mindpalace import backup, listing, transcripts, writing
+from mindpalace import backup, importing, listing, transcripts, writing
 from mindpalace.config import Settings
 from mindpalace.conversations import Message
 from mindpalace.embed.base import Embedder
@@ -23,6 +23,7 @@ from mindpalace.errors import ConfigError, NotFoundError, PermissionDenied, Vali
 from mindpalace.family import Family
 from mindpalace.graph.extract import Extractor
 from mindpalace.graphview import GraphView
+from mindpalace.importing import ImportSummary
 from mindpalace.models import (
     Category,
     HitList,
@@ -677,13 +678,14 @@ class Palace:
 
         Each turn is indexed with the turn before it in its session as
         keyword context, and titled with its date in words, so questions
-        about the turn's time find it. Re-ingesting the
-        same transcript changes nothing: a turn is identified by its session,
-        its time (or, without one, its place among this call's turns of the
-        session: pass timestamps when appending turns one call at a time) and
-        its text
+        about the turn's time find it. Re-ingesting the same transcript
+        changes nothing: a turn is identified by its session, its time (or,
+        without one, its place among this call's turns of the session: pass
+        timestamps when appending turns one call at a time) and its text
         (kept in ``metadata["turn"]``, so export and import keep it too).
-        Turns are written in transactions of ``batch``.
+        A turn over the content limit is stored as parts (metadata ``part``
+        k of ``parts``, ``part_of``). Turns are written in transactions of
+        ``batch``.
 
         Args:
             messages: the turns, oldest first.
@@ -703,14 +705,9 @@ class Palace:
                 stored: the earlier batches stay, unless ``atomic``.
         """
         return transcripts.add_messages(
-            self,
-            messages,
-            session=session,
-            batch=batch,
-            progress=progress,
-            dates=dates,
+            self, messages, session=session, batch=batch, progress=progress, dates=dates,
             atomic=atomic,
-        )
+        )  # fmt: skip
 
     def search_messages(
         self,
@@ -759,30 +756,52 @@ class Palace:
 
     # -- backup -----------------------------------------------------------------------
 
-    def export_jsonl(self, out: IO[str]) -> int:
+    def export_jsonl(self, out: IO[str], *, progress: Progress | None = None) -> int:
         """Write every visible memory (archived and superseded too) as JSON lines.
 
         The first line is a header naming the format; each further line is one
-        memory with every field. Returns the number of memories written.
+        memory with every field, then the palace's other records. Returns the
+        number of memories written.
         """
-        return backup.export_jsonl(self, out)
+        return backup.export_jsonl(self, out, progress=progress)
 
-    def import_jsonl(self, lines: Iterable[str]) -> ImportReport:
+    def import_file(
+        self,
+        path: str | Path,
+        *,
+        format: str = "auto",
+        session: str | None = None,
+        sections: bool = False,
+        progress: Progress | None = None,
+    ) -> ImportSummary:
+        """Import a palace export, a chat export (turns, as ``add_messages``),
+        mem0 output or Markdown notes (``sections``: a memory per section),
+        in one transaction; ``format`` is detected unless named
+        (``formats.FORMATS``). Text over the content limit is stored as parts.
+
+        Raises:
+            ValidationError: a file in no known format (naming the formats),
+                or the first bad entry (naming where it is); nothing is written.
+        """
+        return importing.import_file(
+            self, path, format=format, session=session, sections=sections, progress=progress
+        )
+
+    def import_jsonl(
+        self, lines: Iterable[str], *, progress: Progress | None = None
+    ) -> ImportReport:
         """Restore memories from ``export_jsonl`` output, in one transaction.
 
         Every field is kept (ids, owners, timestamps). Memories whose id is
         one of this palace's own visible memories, or whose text already
         exists in their scope, are skipped. A record whose id is taken
         outside this palace's view is imported under a new id, reported as
-        inserted like a record with an unknown id (``backup.import_jsonl``
-        says why). Every line is validated
-        before anything is written; one bad line writes nothing. Imported
-        memories are embedded (in batches) like remembered ones. Only the
-        palace's own agent's memories may be imported, unless it was opened
-        with ``management=True``.
+        inserted (``backup.import_jsonl`` says why). Every line is validated
+        before anything is written. Only the palace's own agent's memories
+        may be imported, unless it was opened with ``management=True``.
 
         Raises:
             PermissionDenied: a record belongs to another agent or channel.
             ValidationError: naming the line number of the first bad record.
         """
-        return backup.import_jsonl(self, lines)
+        return backup.import_jsonl(self, lines, progress=progress)

@@ -21,16 +21,21 @@ from mindpalace.models import (
 )
 from mindpalace.retrieval.indexing import Progress, embed_text
 from mindpalace.retrieval.temporal import find_times
-from mindpalace.store.base import VectorBatch
+from mindpalace.splitting import Part, parts_within
+from mindpalace.store.base import AddResult, VectorBatch
 from mindpalace.validation import check_identifier, check_limit, check_query
 
 if TYPE_CHECKING:
     from mindpalace.view import View
 
-__all__ = ["add_messages", "date_context", "search_messages"]
+__all__ = ["add_messages", "add_turns", "date_context", "search_messages"]
 
 MAX_MATCHES = 100
 MAX_TRANSCRIPT = 10_000
+# A turn split into parts leaves each part at least this much room for text
+# besides "{speaker}: " (a speaker's name longer than the limit allows is
+# refused, not cut into parts of a few characters).
+_MIN_PART = 1000
 
 
 def add_messages(
@@ -43,7 +48,30 @@ def add_messages(
     dates: bool = True,
     atomic: bool = False,
 ) -> list[Memory]:
-    """See ``Palace.add_messages``.
+    """See ``Palace.add_messages``."""
+    added = add_turns(
+        view,
+        messages,
+        session=session,
+        batch=batch,
+        progress=progress,
+        dates=dates,
+        atomic=atomic,
+    )
+    return [result.memory for result in added]
+
+
+def add_turns(
+    view: View,
+    messages: Iterable[Message],
+    *,
+    session: str | None,
+    batch: int,
+    progress: Progress | None,
+    dates: bool = True,
+    atomic: bool = False,
+) -> list[AddResult]:
+    """``add_messages``, telling for each memory whether it is new.
 
     A pipeline of three stages over batches of turns: while one worker
     thread embeds batch k, this thread prepares batch k+1 (context,
@@ -51,7 +79,8 @@ def add_messages(
     The model runs in onnxruntime without the GIL, so on two cores the
     encoder and the Python work overlap instead of taking turns.
     ``atomic`` validates every turn first, then embeds them batch by batch
-    and writes them in one transaction.
+    and writes them in one transaction. A turn longer than the content
+    limit is stored as parts (``_TurnRecords``).
     """
     turns = list(messages)
     records = _TurnRecords(view, session=session, dates=dates)
@@ -60,13 +89,16 @@ def add_messages(
             news = _prepare(view, records, turns, 0, len(turns))
         except ValidationError as exc:
             raise ValidationError(exc.field, exc.value, reason=f"{exc}; {_kept(0)}") from None
-        return _add_atomically(view, news, batch, progress)
-    stored: list[Memory] = []
+        vectors = view.engine.semantic.vectors_in_batches(
+            [embed_text(n.title, n.content) for n in news], batch=batch, progress=progress
+        )
+        return writing.write_results(view, news, vectors)
+    stored: list[AddResult] = []
     pending: tuple[list[NewMemory], Future[VectorBatch | None], int] | None = None
 
     def write(job: tuple[list[NewMemory], Future[VectorBatch | None], int]) -> None:
         news, vectors, done = job
-        stored.extend(writing.write_many(view, news, vectors.result()))
+        stored.extend(writing.write_results(view, news, vectors.result()))
         if progress is not None:
             progress(done, len(turns))
 
@@ -112,50 +144,39 @@ def _prepare(
         origin = turns[index].origin
         return f"turn {start + index + 1} of {total}" + (f" ({origin})" if origin else "")
 
-    batch = []
+    batch: list[dict[str, Any]] = []
+    owners: list[int] = []  # the turn of each record (a long turn gives several)
     for index, message in enumerate(turns):
         try:
-            batch.append(records.next(message))
+            parts = records.next(message)
         except ValidationError as exc:
             raise ValidationError(exc.field, exc.value, reason=f"{name(index)}: {exc}") from None
-    return writing.prepare_many(view, batch, name=name)
-
-
-def _add_atomically(
-    view: View, news: list[NewMemory], batch: int, progress: Progress | None
-) -> list[Memory]:
-    """Embed validated ``news`` batch by batch, then write them all in one
-    transaction (nothing is written if anything fails)."""
-    semantic = view.engine.semantic
-    found: dict[str, bytes] = {}
-    model: str | None = None
-    embedded = True
-    for start in range(0, len(news), batch):
-        part = news[start : start + batch]
-        vectors = semantic.vectors_for([embed_text(n.title, n.content) for n in part])
-        if vectors is None:
-            embedded = False  # the writes go on; reindex embeds them later
-        else:
-            model = vectors.model
-            found.update(vectors.vectors)
-        if progress is not None:
-            progress(start + len(part), len(news))
-    merged = VectorBatch(model, found) if embedded and model is not None else None
-    return writing.write_many(view, news, merged)
+        batch += parts
+        owners += [index] * len(parts)
+    return writing.prepare_many(view, batch, name=lambda i: name(owners[i]))
 
 
 class _TurnRecords:
     """Turns to remember_many records, in order: each turn's context is the
-    turn before it in its session (read from the palace for the first one)."""
+    turn before it in its session (read from the palace for the first one).
+
+    A turn longer than the content limit becomes parts (``splitting``): the
+    same session, time and title, each ``"{speaker}: "`` and a piece of the
+    text, cut at a paragraph or sentence where one is near. Each part's
+    metadata says ``part`` k of ``parts`` n and ``part_of`` (the turn's
+    identity, the same for all its parts) and ``gap`` (the whitespace the
+    cut removed), so the text reads back whole with ``splitting.join_parts``.
+    """
 
     def __init__(self, palace: View, *, session: str | None, dates: bool) -> None:
         self._palace = palace
         self._session = session
         self._dates = dates
+        self._limit = palace.engine.settings.max_content_chars
         self._previous: dict[str | None, str] = {}
         self._counted: dict[str | None, int] = {}
 
-    def next(self, message: Message) -> dict[str, Any]:
+    def next(self, message: Message) -> list[dict[str, Any]]:
         palace = self._palace
         message = _checked(message)
         which = message.session or self._session
@@ -181,28 +202,54 @@ class _TurnRecords:
             if message.created_at
             else f"{which}|#{place}"
         )
-        content = f"{message.who}: {message.content.strip()}"
-        context = [self._previous[which]] if which is not None and which in self._previous else []
-        if self._dates:
-            context += date_context(message.content, when)
-        if which is not None:
-            self._previous[which] = content
-        return {
-            "content": content,
-            "title": spoken_date(when),
-            "context": "\n".join(context) or None,
-            "session": which,
-            "category": Category.CONVERSATION,
-            "store": StoreKind.EPISODIC,
-            "created_at": when,
-            "metadata": {
+        prefix = f"{message.who}: "
+        text = message.content.strip()
+        room = self._limit - len(prefix)
+        if len(prefix) + len(text) <= self._limit or room < _MIN_PART:
+            # (A turn that fits; or a name too long to leave room for parts,
+            # which validation refuses with the content limit's message.)
+            pieces = [Part(text)]
+        else:
+            pieces = parts_within(text, room, what="the turn")
+        records = []
+        for number, piece in enumerate(pieces, start=1):
+            content = prefix + piece.text
+            metadata: dict[str, Any] = {
                 "role": message.role,
                 "speaker": message.who,
                 **dict(message.metadata),
                 "turn": turn,
-            },
-            "identity": turn,
-        }
+            }
+            identity = turn
+            if len(pieces) > 1:
+                identity = f"{turn}|part {number}/{len(pieces)}"
+                metadata.update(
+                    turn=identity, part=number, parts=len(pieces), part_of=turn, gap=piece.gap
+                )
+            records.append(
+                {
+                    "content": content,
+                    "title": spoken_date(when),
+                    "context": self._context(which, piece.text, when),
+                    "session": which,
+                    "category": Category.CONVERSATION,
+                    "store": StoreKind.EPISODIC,
+                    "created_at": when,
+                    "metadata": metadata,
+                    "identity": identity,
+                }
+            )
+            if which is not None:
+                self._previous[which] = content
+        return records
+
+    def _context(self, which: str | None, text: str, when: datetime) -> str | None:
+        """The turn before (cut to fit) and the dates ``text`` states."""
+        dates = date_context(text, when) if self._dates else []
+        room = self._limit - sum(len(line) + 1 for line in dates)
+        before = self._previous.get(which) if which is not None else None
+        lines = ([before[:room]] if before and room > 0 else []) + dates
+        return "\n".join(lines) or None
 
 
 def _checked(message: Message) -> Message:

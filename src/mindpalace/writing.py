@@ -26,7 +26,7 @@ from mindpalace.models import (
 )
 from mindpalace.retrieval.indexing import embed_text, text_hash
 from mindpalace.scoping import write_channel
-from mindpalace.store.base import VectorBatch
+from mindpalace.store.base import AddResult, VectorBatch
 from mindpalace.validation import (
     check_content,
     check_context,
@@ -51,6 +51,7 @@ __all__ = [
     "remember_one",
     "update_one",
     "write_many",
+    "write_results",
 ]
 
 
@@ -189,6 +190,14 @@ def prepare_many(
 def write_many(view: View, news: list[NewMemory], vectors: VectorBatch | None) -> list[Memory]:
     """Write ``news`` and their ``vectors`` (None: not embedded; reindex
     will, later) in one transaction; the stored memories, in order."""
+    return [r.memory for r in write_results(view, news, vectors)]
+
+
+def write_results(
+    view: View, news: list[NewMemory], vectors: VectorBatch | None
+) -> list[AddResult]:
+    """``write_many``, telling for each memory whether it is new (an import
+    reports how many were there already)."""
     if not news:
         return []
     engine = view.engine
@@ -196,10 +205,9 @@ def write_many(view: View, news: list[NewMemory], vectors: VectorBatch | None) -
     if vectors is None:
         news = [replace(n, embed_hash=None) for n in news]
     items = [(n, engine.ids.next(now)) for n in news]
-    added = engine.store.add_many(
+    return engine.store.add_many(
         items, now=now, scope=view.scope, vectors=vectors, signals=engine.settings.signals
     )
-    return [r.memory for r in added]
 
 
 def remember_one(view: View, new: NewMemory) -> Memory:

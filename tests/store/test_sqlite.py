@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mindpalace.errors import StorageError
+from mindpalace.errors import ConfigError, StorageError
 from mindpalace.store.migrations import latest_version
 from mindpalace.store.sqlite import SQLiteStore
 
@@ -52,9 +52,12 @@ def test_not_a_database(tmp_path: Path) -> None:
         SQLiteStore(path)
 
 
-def test_creates_parent_directories(tmp_path: Path) -> None:
+def test_creates_parent_directories_only_when_told(tmp_path: Path) -> None:
     path = tmp_path / "a" / "b" / "palace.db"
-    SQLiteStore(path).close()
+    with pytest.raises(ConfigError, match=f"the folder {tmp_path / 'a' / 'b'} does not exist"):
+        SQLiteStore(path)
+    assert not (tmp_path / "a").exists()
+    SQLiteStore(path, create_folder=True).close()  # the per-user default palace
     assert path.exists()
 
 

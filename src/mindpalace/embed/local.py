@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from mindpalace.config import quiet_onnxruntime
 from mindpalace.embed.base import Embedder, Vectors, read_model_config
 from mindpalace.errors import EmbeddingError
 
@@ -58,8 +59,12 @@ class LocalEmbedder(Embedder):
                 try:
                     # Imported here: loading onnxruntime costs ~0.1 s, which
                     # CLI commands that never embed should not pay.
+                    quiet_onnxruntime()
                     import onnxruntime  # noqa: PLC0415
                     from tokenizers import Tokenizer  # noqa: PLC0415
+
+                    # Loaded before us by someone else: events off at least.
+                    onnxruntime.disable_telemetry_events()
 
                     tokenizer = Tokenizer.from_file(str(self._dir / "tokenizer.json"))
                     options = onnxruntime.SessionOptions()

@@ -24,7 +24,7 @@ from mindpalace.retrieval.dense import DenseIndex
 from mindpalace.retrieval.mentions import MentionIndex
 from mindpalace.store.base import Store, VectorBatch
 
-__all__ = ["SemanticIndex", "embed_text", "text_hash", "vector_key"]
+__all__ = ["Progress", "SemanticIndex", "embed_text", "text_hash", "vector_key"]
 
 Progress = Callable[[int, int], None]
 
@@ -126,6 +126,32 @@ class SemanticIndex:
             EmbeddingMismatch: the palace belongs to another model.
         """
         return self.plan_vectors(texts)()
+
+    def vectors_in_batches(
+        self, texts: Sequence[str], *, batch: int = 256, progress: Progress | None = None
+    ) -> VectorBatch | None:
+        """``vectors_for`` ``batch`` texts at a time, with ``progress(done,
+        total)`` after each: for a long import that writes once, at the end.
+        None when a batch could not be embedded (``reindex`` embeds later).
+
+        Raises:
+            EmbeddingMismatch: the palace belongs to another model.
+        """
+        found: dict[str, bytes] = {}
+        model: str | None = None
+        embedded = True
+        for start in range(0, len(texts), batch):
+            vectors = self.vectors_for(texts[start : start + batch])
+            if vectors is None:
+                embedded = False
+            else:
+                model = vectors.model
+                found.update(vectors.vectors)
+            if progress is not None:
+                progress(min(start + batch, len(texts)), len(texts))
+        if not embedded or model is None:
+            return None
+        return VectorBatch(model, found)
 
     def plan_vectors(self, texts: Sequence[str]) -> Callable[[], VectorBatch | None]:
         """``vectors_for`` in two halves: the store is read now (in the

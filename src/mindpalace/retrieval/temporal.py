@@ -20,7 +20,10 @@ Sunday; seasons are meteorological (northern hemisphere: summer is June to
 August, winter December to February). A month, season or weekday named
 without a year or modifier is the occurrence nearest the reference (ties go
 to the past), or, with ``prefer="past"`` (queries: people ask about what
-happened), the latest one that began by the reference.
+happened), the latest one that began by the reference. A weekday named
+without a date follows the tense around it (``retrieval.tense``): "the
+party is on Saturday" is the coming Saturday, "we went on Saturday" the
+last one, "by Friday" said on a Friday is that day.
 
 Vague amounts have ranges: "a couple of" is 2, "a few" 2-4, "several" 3-6.
 What is not recognised is left alone: "recently", "before the trip"
@@ -36,6 +39,8 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from functools import lru_cache
 from typing import Any
+
+from mindpalace.retrieval.tense import BACKWARD, FORWARD, direction
 
 __all__ = [
     "Interval",
@@ -71,6 +76,7 @@ _NUMBERS = {
     "couple of": (2, 2), "a couple of": (2, 2), "several": (3, 6),
 }  # fmt: skip
 _MAX_AMOUNT = 200  # "300 years ago" is history, not memory
+_DEADLINES = frozenset({"by", "until", "till"})
 
 _MONTH = (
     r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
@@ -356,11 +362,31 @@ def _bare_season(cal: _Calendar, first: int, prefer: str) -> tuple[Interval, str
     return _pick(options, cal.today, prefer)
 
 
-def _bare_weekday(cal: _Calendar, weekday: int) -> tuple[Interval, str]:
-    # "on Friday": the latest Friday before today (memories mostly report).
-    back = (cal.today.weekday() - weekday) % 7 or 7
-    day = cal.today - timedelta(days=back)
+def _bare_weekday(cal: _Calendar, weekday: int, step: int) -> tuple[Interval, str]:
+    """The weekday before today (``step`` -1), after today (+1), or today
+    or after (0: a deadline, "by Friday" said on a Friday is that day)."""
+    today = cal.today
+    if step < 0:
+        day = today - timedelta(days=(today.weekday() - weekday) % 7 or 7)
+    else:
+        ahead = (weekday - today.weekday()) % 7
+        day = today + timedelta(days=ahead or (7 if step > 0 else 0))
     return cal.days(day, day), spoken_day(day)
+
+
+def _weekday_step(match: re.Match[str], prefer: str) -> int:
+    """Which occurrence a bare weekday names (``_bare_weekday``'s step), from
+    the tense around it (``tense``): "is on / will ... on Saturday" the
+    coming one, "went ... on Saturday" the last one; "by / until Friday" a
+    deadline unless said in the past; "since Friday" the last one. With no
+    cue, text points forward ("party on Saturday!") and a query, asked
+    about what happened (``prefer="past"``), back."""
+    op = (match.group("op") or "").lower()
+    if op == "since":
+        return BACKWARD
+    default = BACKWARD if prefer == "past" and op not in _DEADLINES else FORWARD
+    step = direction(match.string, match.start(), match.end(), default=default)
+    return 0 if step == FORWARD and op in _DEADLINES else step
 
 
 def _day_month(
@@ -409,6 +435,13 @@ def _resolve(match: re.Match[str], cal: _Calendar, prefer: str) -> _Resolved | N
         return _absolute(g, cal, prefer)
     if g("ago_n") or g("other") or g("dby") or g("word") or g("edge") or g("rel"):
         return _relative_form(g, cal)
+    if g("bwd"):
+        if (g("pre") or "").lower() != "on" and not g("op"):
+            return None  # "Friday" alone, "during Friday"
+        interval, label = _bare_weekday(
+            cal, _WEEKDAYS[g("bwd").lower()], _weekday_step(match, prefer)
+        )
+        return interval, label, True
     return _bare(g, cal, prefer)
 
 
@@ -506,11 +539,6 @@ def _relative_form(g: _Group, cal: _Calendar) -> _Resolved | None:
 def _bare(g: _Group, cal: _Calendar, prefer: str) -> _Resolved | None:
     if not (g("pre") or g("op") or g("mod")):
         return None  # a bare name: "Friday", "summer", "2023" alone are not dates here
-    if g("bwd"):
-        if (g("pre") or "").lower() != "on" and not g("op"):
-            return None
-        interval, label = _bare_weekday(cal, _WEEKDAYS[g("bwd").lower()])
-        return interval, label, True
     if g("bs"):
         interval, label = _bare_season(cal, _SEASONS[g("bs").lower()], prefer)
         return interval, label, True

@@ -34,7 +34,7 @@ from mindpalace.models import (
     Visibility,
     parse_enum,
 )
-from mindpalace.retrieval.indexing import embed_text, text_hash
+from mindpalace.retrieval.indexing import Progress, embed_text, text_hash
 from mindpalace.retrieval.sparse import query_terms
 from mindpalace.skills import context as assembly
 from mindpalace.skills.activate import ActivateOptions, fuse, gate, propagate
@@ -118,6 +118,7 @@ class Skills:
         *,
         visibility: str | Visibility = Visibility.ISOLATED,
         group: str | None = None,
+        progress: Progress | None = None,
     ) -> ImportResult:
         """Import a folder of skill files (every ``SKILL.md`` and ``*.json``
         node beneath it) or one file.
@@ -135,6 +136,7 @@ class Skills:
             path: a folder or a ``.md`` / ``.json`` file.
             visibility: isolated (default), shared or group, as for ``remember``.
             group: the group, with visibility ``group``.
+            progress: told ``(done, total)`` as the skills written are embedded.
 
         Raises:
             ValidationError: naming the file and field of the first invalid
@@ -197,7 +199,9 @@ class Skills:
             return result  # nothing to write: a re-import leaves the palace as it was
         now = self._palace.now()
         news = [self._new_memory(skill, owner) for skill in writes]
-        vectors = palace.engine.semantic.vectors_for([embed_text(n.title, n.content) for n in news])
+        vectors = palace.engine.semantic.vectors_in_batches(
+            [embed_text(n.title, n.content) for n in news], progress=progress
+        )
         items = [
             SkillWrite(
                 name=skill.name,

@@ -23,16 +23,19 @@ __all__ = [
 ]
 
 
-def open_store(target: str | Path, *, busy_timeout: float = 30.0) -> Store:
+def open_store(
+    target: str | Path, *, busy_timeout: float = 30.0, create_folder: bool = False
+) -> Store:
     """Open the backend a path or URL names.
 
-    ``memories.db``, ``sqlite:///abs/path.db`` and ``:memory:`` are SQLite;
-    ``postgresql://user@host/db`` (or ``postgres://``) is PostgreSQL, which
-    needs the ``postgres`` extra.
+    ``memories.db``, ``sqlite:///abs/path.db`` and ``:memory:`` are SQLite
+    (a missing file is created, in a folder that must exist unless
+    ``create_folder``); ``postgresql://user@host/db`` (or ``postgres://``)
+    is PostgreSQL, which needs the ``postgres`` extra.
 
     Raises:
-        ConfigError: for a URL scheme no backend serves, or PostgreSQL
-            without its extra installed.
+        ConfigError: for a URL scheme no backend serves, PostgreSQL
+            without its extra installed, or a file in a missing folder.
     """
     text = str(target)
     if text.startswith(("postgresql://", "postgres://")):
@@ -49,7 +52,7 @@ def open_store(target: str | Path, *, busy_timeout: float = 30.0) -> Store:
             f"no backend for {scheme!r} URLs; valid options: a file path, sqlite:///PATH,"
             " :memory:, postgresql://USER@HOST/DB"
         )
-    return SQLiteStore(text, busy_timeout=busy_timeout)
+    return SQLiteStore(text, busy_timeout=busy_timeout, create_folder=create_folder)
 
 
 def migrate(

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
-from mindpalace.errors import BusyError, StorageError
+from mindpalace.errors import BusyError, ConfigError, StorageError
 from mindpalace.store.core import Cursor
 from mindpalace.store.dialect import Dialect, TextQuery
 from mindpalace.store.sql import SqlStore
@@ -128,7 +128,15 @@ def _is_busy(exc: sqlite3.OperationalError) -> bool:
 
 
 class SQLiteStore(PartitionedTextSearch, SqlStore):
-    """A palace in one SQLite file (or ``:memory:``)."""
+    """A palace in one SQLite file (or ``:memory:``).
+
+    The file is created when missing; its folder is created only with
+    ``create_folder`` (the per-user default palace), else it must exist.
+
+    Raises:
+        ConfigError: the file's folder does not exist.
+        StorageError: the file cannot be opened or is not a palace.
+    """
 
     dialect = SQLiteDialect()
     # FTS5 ranks as the warm index does, and a one-shot process (the CLI)
@@ -137,12 +145,22 @@ class SQLiteStore(PartitionedTextSearch, SqlStore):
     # Dense candidates come from the in-process HNSW graph (retrieval/ann.py).
     ann_in_store = False
 
-    def __init__(self, path: str | Path, *, busy_timeout: float = 30.0) -> None:
+    def __init__(
+        self, path: str | Path, *, busy_timeout: float = 30.0, create_folder: bool = False
+    ) -> None:
         self._path = str(path) if str(path) == ":memory:" else str(Path(path).expanduser())
         self._busy_timeout = busy_timeout
         self._lock = threading.RLock()
         if self._path != ":memory:":
-            Path(self._path).parent.mkdir(parents=True, exist_ok=True)
+            folder = Path(self._path).parent
+            if create_folder:
+                folder.mkdir(parents=True, exist_ok=True)
+            elif not folder.is_dir():
+                # A mistyped path should not leave new folders behind.
+                raise ConfigError(
+                    f"cannot open {self._path}: the folder {folder} does not exist"
+                    " (create it first, or choose another path)"
+                )
         try:
             self._conn = sqlite3.connect(
                 self._path,

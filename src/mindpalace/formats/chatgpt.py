@@ -1,0 +1,170 @@
+"""ChatGPT's data export (``chatgpt``): its ``conversations.json``.
+
+A list of conversations (or one conversation), each a tree of nodes under
+``mapping``: ``{id: {"message": {...} | null, "parent": id | null,
+"children": [ids]}}``. Every edited question and regenerated answer is a
+branch; the conversation as its owner last saw it is the path from
+``current_node`` up to the root, and that branch is what we keep, oldest
+turn first (without a usable ``current_node``: the latest child at each
+step).
+
+Each kept message is a turn of the session named by the conversation's id,
+at the message's ``create_time`` (else the conversation's), with
+``role`` user or assistant, and the conversation's title and the message's
+id in its metadata. Left out, and counted as ignored: messages of other
+branches; system and tool messages (instructions, browsing results, code
+output); messages hidden from the conversation (custom instructions); an
+assistant's messages addressed to a tool (``recipient`` other than
+``all``); content that is not prose (``code`` sent to a tool, reasoning
+traces); and messages with no text left. In a message's ``parts``, text is
+kept, a picture becomes ``[image]``, a voice message its transcript.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from mindpalace.conversations import Message
+from mindpalace.errors import ValidationError
+from mindpalace.formats.base import epoch, mapping, text_or_none
+
+__all__ = ["looks_like_chatgpt", "read_chatgpt"]
+
+# Tuples, not sets: a hostile export's values may be unhashable (lists).
+_ROLES = ("user", "assistant")
+_PROSE = ("text", "multimodal_text")
+
+
+def looks_like_chatgpt(data: object) -> bool:
+    """Whether a whole JSON document is a ChatGPT export."""
+    first = data[0] if isinstance(data, list) and data else data
+    return isinstance(first, Mapping) and isinstance(first.get("mapping"), Mapping)
+
+
+def read_chatgpt(data: Any, *, name: str, file: str) -> tuple[list[Message], int]:
+    """The turns of a parsed ChatGPT export, conversation by conversation,
+    and how many messages were left out."""
+    conversations = data if isinstance(data, list) else [data]
+    turns: list[Message] = []
+    ignored = 0
+    for index, raw in enumerate(conversations):
+        where = f"{file} conversation {index}"
+        conversation = mapping(raw, where, "a conversation")
+        nodes = conversation.get("mapping")
+        if not isinstance(nodes, Mapping):
+            raise ValidationError(
+                "mapping", None, reason=f"{where}: a conversation has a 'mapping' of its messages"
+            )
+        session = text_or_none(conversation.get("conversation_id")) or text_or_none(
+            conversation.get("id")
+        )
+        started = epoch(conversation.get("create_time"), where)
+        branch = _branch(nodes, conversation.get("current_node"), where)
+        title = text_or_none(conversation.get("title"))
+        kept = 0
+        for node_id in branch:
+            node_where = f"{where} node {node_id}"
+            turn = _turn(
+                nodes[node_id], node_where, session or f"{name}:{index + 1}", started, title
+            )
+            if turn is not None:
+                turns.append(turn)
+                kept += 1
+        ignored += sum(1 for node in nodes.values() if _has_message(node)) - kept
+    return turns, ignored
+
+
+def _has_message(node: object) -> bool:
+    return isinstance(node, Mapping) and isinstance(node.get("message"), Mapping)
+
+
+def _is_node(key: object, nodes: Mapping[str, Any]) -> bool:
+    return isinstance(key, str) and key in nodes
+
+
+def _branch(nodes: Mapping[str, Any], current: object, where: str) -> list[str]:
+    """The ids from the root to ``current`` (or to the latest leaf)."""
+    if _is_node(current, nodes):
+        path: list[str] = []
+        seen: set[str] = set()
+        at: object = current
+        while isinstance(at, str) and _is_node(at, nodes) and at not in seen:
+            seen.add(at)
+            path.append(at)
+            at = mapping(nodes[at], f"{where} node {at}", "a node").get("parent")
+        return path[::-1]
+    roots = [
+        key
+        for key, node in nodes.items()
+        if not _is_node(mapping(node, f"{where} node {key}", "a node").get("parent"), nodes)
+    ]
+    path = []
+    seen = set()
+    at = roots[0] if roots else None
+    while isinstance(at, str) and at in nodes and at not in seen:
+        seen.add(at)
+        path.append(at)
+        children = nodes[at].get("children")
+        at = children[-1] if isinstance(children, list) and children else None
+    return path
+
+
+def _turn(
+    node: Mapping[str, Any],
+    where: str,
+    session: str,
+    started: datetime | None,
+    title: str | None,
+) -> Message | None:
+    message = node.get("message")
+    if not isinstance(message, Mapping):
+        return None  # the root, or a node whose message was deleted
+    author = message.get("author")
+    role = author.get("role") if isinstance(author, Mapping) else None
+    if role not in _ROLES:
+        return None
+    meta = message.get("metadata")
+    if isinstance(meta, Mapping) and meta.get("is_visually_hidden_from_conversation"):
+        return None
+    if message.get("recipient", "all") not in ("all", None):
+        return None  # a call to a tool
+    content = message.get("content")
+    if not isinstance(content, Mapping) or content.get("content_type") not in _PROSE:
+        return None
+    text = _parts(content.get("parts"), where)
+    if not text:
+        return None
+    when = epoch(message.get("create_time"), where) or started
+    metadata: dict[str, Any] = {"message_id": str(message.get("id") or node.get("id") or "")}
+    if title:
+        metadata["conversation_title"] = title
+    return Message(
+        content=text,
+        role=str(role),
+        session=session,
+        created_at=when,
+        metadata=metadata,
+        origin=where,
+    )
+
+
+def _parts(parts: object, where: str) -> str:
+    """The text of a message's ``parts``: strings as they are, a picture as
+    ``[image]``, a voice message's transcript; other parts are dropped."""
+    if not isinstance(parts, Sequence) or isinstance(parts, str):
+        raise ValidationError(
+            "parts", None, reason=f"{where}: a message's content has a list of 'parts'"
+        )
+    texts = []
+    for part in parts:
+        if isinstance(part, str):
+            texts.append(part)
+        elif isinstance(part, Mapping):
+            kind = part.get("content_type")
+            if kind == "image_asset_pointer":
+                texts.append("[image]")
+            elif isinstance(part.get("text"), str):  # audio_transcription, text parts
+                texts.append(part["text"])
+    return "\n\n".join(t.strip() for t in texts if t.strip())
