@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     )
     from mindpalace.graph.consolidate import ConsolidationReport
     from mindpalace.graph.extract import Extractor
-    from mindpalace.graphview import GraphView
+    from mindpalace.graphview import Edge, GraphView, Neighbourhood
     from mindpalace.models import (
         Category,
         Entity,
@@ -76,6 +76,7 @@ if TYPE_CHECKING:
         Signal,
         Store,
     )
+    from mindpalace.timeline import DayCount, SessionSummary, Timeline
 
 __all__ = [
     "Answer",
@@ -84,6 +85,8 @@ __all__ = [
     "ConfigError",
     "ConsolidationReport",
     "ContextBlock",
+    "DayCount",
+    "Edge",
     "EmbeddingError",
     "EmbeddingMismatch",
     "Engine",
@@ -100,6 +103,7 @@ __all__ = [
     "MemoryType",
     "MessageMatch",
     "MindPalaceError",
+    "Neighbourhood",
     "NotFoundError",
     "Palace",
     "PermissionDenied",
@@ -111,6 +115,7 @@ __all__ = [
     "ScorerWeights",
     "SearchResults",
     "SemanticIndex",
+    "SessionSummary",
     "Settings",
     "Signal",
     "Signals",
@@ -123,6 +128,7 @@ __all__ = [
     "Store",
     "StoreKind",
     "TagMatch",
+    "Timeline",
     "TokenCounter",
     "TrainingPair",
     "TrainingReport",
@@ -150,7 +156,9 @@ _HOMES = {
     "Family": "mindpalace.family",
     "ConsolidationReport": "mindpalace.graph.consolidate",
     "Extractor": "mindpalace.graph.extract",
+    "Edge": "mindpalace.graphview",
     "GraphView": "mindpalace.graphview",
+    "Neighbourhood": "mindpalace.graphview",
     "Category": "mindpalace.models",
     "Entity": "mindpalace.models",
     "Hit": "mindpalace.models",
@@ -185,6 +193,9 @@ _HOMES = {
     "ImportReport": "mindpalace.store",
     "Signal": "mindpalace.store",
     "Store": "mindpalace.store",
+    "DayCount": "mindpalace.timeline",
+    "SessionSummary": "mindpalace.timeline",
+    "Timeline": "mindpalace.timeline",
 }
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mindpalace import listing
-from mindpalace.store.inspect_sql import DayCount, SessionSummary
+from mindpalace.store.inspect_rows import DayCount, SessionSummary
 from mindpalace.validation import check_limit
 
 if TYPE_CHECKING:

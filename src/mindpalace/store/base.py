@@ -28,6 +28,7 @@ from mindpalace.models import (
     Stats,
 )
 from mindpalace.store.exchange_rows import PalaceRecords
+from mindpalace.store.inspect_rows import DayCount, SessionSummary
 from mindpalace.store.recall_rows import Hydration, QueryFacts, QueryReads, SeedGraph, TextMatch
 from mindpalace.store.skill_rows import (
     SkillLink,
@@ -39,7 +40,6 @@ from mindpalace.store.skill_rows import (
 )
 
 if TYPE_CHECKING:  # these modules import this module's value types
-    from mindpalace.store.inspect_sql import DayCount, SessionSummary
     from mindpalace.store.relations_sql import RelationRow
     from mindpalace.store.upkeep_sql import ConsolidationPlan, DecayCandidate
 

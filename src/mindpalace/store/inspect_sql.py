@@ -11,42 +11,20 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import datetime, timezone
 from typing import Any
 
 from mindpalace.models import Entity, Scope
 from mindpalace.store.base import Signal
+from mindpalace.store.inspect_rows import DayCount, SessionSummary
 from mindpalace.store.core import SqlCore
 from mindpalace.store.fragments import from_epoch, in_list, scope_clause, to_epoch
 from mindpalace.store.graph_sql import _ENTITY_COLUMNS, _entity
 
-__all__ = ["DayCount", "InspectSql", "SessionSummary"]
+__all__ = ["InspectSql"]
 
 _DAY = 86_400
 _LIVE = "m.archived = 0 AND m.superseded_by IS NULL"
-
-
-@dataclass(frozen=True, slots=True)
-class SessionSummary:
-    """One session (conversation or other episode) a scope sees: how many
-    live memories it has and when the first and the last were created."""
-
-    session: str
-    turns: int
-    first_at: datetime
-    last_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class DayCount:
-    """How many live memories of one category and store were created on one
-    day (UTC)."""
-
-    day: date
-    category: str
-    store: str
-    count: int
 
 
 class InspectSql(SqlCore):
