@@ -77,15 +77,17 @@ class InspectSql(SqlCore):
         """Live memories ``scope`` sees, counted by creation day (UTC),
         category and store, oldest day first."""
         s_sql, s_params = scope_clause(scope)
-        # Integer division of whole seconds: the same day number on every
-        # backend (a float cast rounds on one and truncates on another).
-        day = "CAST(m.created_at AS BIGINT) / ?"
+        # The floor of the seconds, divided as integers: the same day number
+        # on every backend (a float cast rounds on one and truncates on
+        # another). Literals, not parameters: the GROUP BY repeats it.
+        whole = "CAST(m.created_at AS BIGINT)"
+        day = f"({whole} - CASE WHEN {whole} > m.created_at THEN 1 ELSE 0 END) / {_DAY}"
         with self._read() as cur:
             rows = self._exec(
                 cur,
                 f"SELECT {day}, m.category, m.store, COUNT(*) FROM memories m"
                 f" WHERE {s_sql} AND {_LIVE} GROUP BY {day}, m.category, m.store",
-                [_DAY, *s_params, _DAY],
+                s_params,
             ).fetchall()
         out = [
             DayCount(
