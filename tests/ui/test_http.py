@@ -318,7 +318,7 @@ def test_every_page_renders_with_the_security_headers(
         assert "frame-ancestors 'none'" in CSP
         assert headers["x-frame-options"] == "DENY"
         assert headers["x-content-type-options"] == "nosniff"
-        assert headers["referrer-policy"] == "no-referrer"
+        assert headers["referrer-policy"] == "same-origin"
         if headers.get("content-type", "").startswith("text/html"):
             assert headers["cache-control"] == "no-store"
             assert_inert(response.text)

@@ -11,7 +11,8 @@ Defences, each on every response or request it applies to:
 - every stored text is escaped (``html``), and the Content-Security-Policy
   allows no inline script or style: only this site's own files;
 - framing is refused (``frame-ancestors 'none'``, ``X-Frame-Options``),
-  types are not sniffed, no referrer leaves the page, pages are not cached;
+  types are not sniffed, no referrer leaves the site (with no referrer at all,
+  a browser sends ``Origin: null`` on a form post), pages are not cached;
 - a write (any POST) must come from this site (``Origin``, else
   ``Referer``) and, once logged in, carry the session's CSRF token; the
   session cookie is HttpOnly and SameSite=Strict;
@@ -58,11 +59,15 @@ _HEADERS = [
     (b"content-security-policy", CSP.encode()),
     (b"x-frame-options", b"DENY"),
     (b"x-content-type-options", b"nosniff"),
-    (b"referrer-policy", b"no-referrer"),
+    (b"referrer-policy", b"same-origin"),
     (b"cross-origin-opener-policy", b"same-origin"),
     (b"cross-origin-resource-policy", b"same-origin"),
 ]
-_STATIC = {"app.css": "text/css; charset=utf-8", "app.js": "text/javascript; charset=utf-8"}
+_STATIC = {
+    "app.css": "text/css; charset=utf-8",
+    "app.js": "text/javascript; charset=utf-8",
+    "favicon.svg": "image/svg+xml",
+}
 _LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 
 
@@ -227,7 +232,7 @@ class _Inspector:
     # -- pages ---------------------------------------------------------------------------
 
     async def asset(self, request: Request) -> Response:
-        name = request.path_params["name"]
+        name = request.path_params.get("name", "favicon.svg")
         if name not in self.static:
             return Response("no such file\n", status_code=404, media_type="text/plain")
         return Response(
@@ -329,6 +334,7 @@ def build_ui(
         Route("/login", inspector.login, methods=["GET", "POST"]),
         Route("/logout", inspector.logout, methods=["GET", "POST"]),
         Route("/static/{name}", inspector.asset),
+        Route("/favicon.ico", inspector.asset),
         *(inspector.route(path, fn) for path, fn in pages.READS),
         *(inspector.route(path, fn, write=True) for path, fn in pages.WRITES),
     ]

@@ -133,6 +133,7 @@ def render(page: Page, ctx: Ctx | None) -> str:
             h("meta", {"name": "viewport", "content": "width=device-width, initial-scale=1"}),
             h("title", None, f"{page.title} · mindpalace"),
             h("link", {"rel": "stylesheet", "href": "/static/app.css"}),
+            h("link", {"rel": "icon", "href": "/static/favicon.svg", "type": "image/svg+xml"}),
             h("script", {"src": "/static/app.js", "defer": True}),
         ),
         h(
