@@ -28,6 +28,8 @@ from tests.ui.conftest import TOKENS, Seeded
 from tests.ui.test_http import raw_display
 
 why = missing()
+if why is not None and os.environ.get("MINDPALACE_TEST_BROWSER") == "required":
+    raise RuntimeError(f"MINDPALACE_TEST_BROWSER=required, but {why}")  # CI runs them
 pytestmark = pytest.mark.skipif(why is not None, reason=why or "")
 
 
