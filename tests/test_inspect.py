@@ -140,3 +140,24 @@ def test_neighbourhood_lists_the_memories_behind_each_edge(
         alice.graph.neighbourhood("Carol Diaz")  # only in bob's isolated memory
     with pytest.raises(ValidationError):
         alice.graph.neighbourhood("Alice Chen", limit=0)
+
+
+def test_counts_from_the_warm_table_are_the_stores(make_palace: Callable[..., Palace]) -> None:
+    alice, bob = make_palace("alice", groups=["core"]), make_palace("bob")
+    day = datetime(2026, 4, 1, 23, 59, 59, 600_000, tzinfo=timezone.utc)
+    kept = alice.remember("Alice keeps the release notes", category="decision", created_at=day)
+    alice.update(kept.id, content="Alice keeps the release notes in the wiki")
+    gone = alice.remember("A scratch note", type="task", created_at=day + timedelta(days=3))
+    alice.forget(gone.id)
+    bob.remember("Bob shares the on-call rota", visibility="shared", store="episodic")
+    bob.remember("Bob's group note", visibility="group", group="core", category="rule")
+    bob.remember("Bob's own note", category="lesson")
+    alice.add_messages([Message("hi", speaker="Ann", created_at=day)], session="talk")
+    admin = Palace(engine=alice.engine, agent_id="ops", management=True)
+    for view in (alice, bob, admin):
+        assert view.semantic.dense() is not None  # the warm path is the one under test
+        store = view.engine.store
+        assert view.timeline.stats() == store.stats(view.scope)
+        assert view.timeline.by_day() == store.day_counts(view.scope)
+    assert alice.timeline.stats().by_agent == {"alice": 2, "bob": 2}
+    assert admin.timeline.stats().memories == 7  # old versions and archived too

@@ -574,7 +574,7 @@ def _counts(title: str, counts: dict[str, int]) -> Markup:
 def stats_page(ctx: Ctx) -> Page:
     """``/stats``: counts by category, store, type and agent; live memories
     by category and by store over time."""
-    stats = ctx.palace.stats()
+    stats = ctx.palace.timeline.stats()
     days = ctx.palace.timeline.by_day()
     charts: list[Markup] = []
     if days:
