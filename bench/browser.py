@@ -35,8 +35,8 @@ def missing() -> str | None:
 
 def chromium(*, width: int = 1280, height: int = 900) -> Any:
     """A headless Chromium WebDriver that records the browser's console."""
-    from selenium import webdriver  # noqa: PLC0415 - only where the tests run
-    from selenium.webdriver.chrome.service import Service  # noqa: PLC0415
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
 
     options = webdriver.ChromeOptions()
     options.binary_location = _browser() or "chromium"

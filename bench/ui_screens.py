@@ -134,8 +134,8 @@ def build(path: Path) -> dict[str, str]:
                 session=session,
             )
         palace.skills.import_path(ROOT / "examples" / "skills")
-        people = palace.graph.entities(types="person", limit=1)
-        ids["entity"] = people[0].norm if people else "billing"
+        people = [e.norm for e in palace.graph.entities("alice", limit=5)]
+        ids["entity"] = "alice chen" if "alice chen" in people else people[0]
     with Palace(path, agent_id="bob") as palace:
         palace.remember(
             "Bob's runbook for the Payments gateway is in the wiki",

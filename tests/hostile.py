@@ -161,5 +161,5 @@ MARKUP = [
     '<form action="//evil.example"><button>send</button></form>',
     "<math><mtext><table><mglyph><style><img src=x onerror=window.__pwned=1>",
     "<svg><script>window.__pwned=1</script></svg>",
-    "<noscript><p title=\"</noscript><img src=x onerror=window.__pwned=1>\">",
+    '<noscript><p title="</noscript><img src=x onerror=window.__pwned=1>">',
 ]

@@ -17,13 +17,13 @@ from pathlib import Path
 import httpx
 import pytest
 from starlette.testclient import TestClient
+from tests.hostile import MARKUP
 
 from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.conversations import Message
 from mindpalace.server.http import build_app
 from mindpalace.server.identity import PalacePool, TokenTable
-from tests.hostile import MARKUP
 
 TOKENS = "alice=alice-token,bob=bob-token,*=gateway-token,admin:ops=ops-token"
 BASE = "http://127.0.0.1:8765"

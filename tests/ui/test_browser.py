@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from bench.browser import chromium, missing
 from tests.hostile import MARKUP
 from tests.server.conftest import Server, server_env, start_server
 from tests.ui.conftest import TOKENS, Seeded
 from tests.ui.test_http import raw_display
+
+from bench.browser import chromium, missing
 
 why = missing()
 if why is not None and os.environ.get("MINDPALACE_TEST_BROWSER") == "required":
@@ -50,7 +50,7 @@ def browser() -> Iterator[Any]:
 
 def navigates(driver: Any, action: Any) -> None:
     """Do ``action`` and wait for the page it leads to."""
-    from selenium.webdriver.support.ui import WebDriverWait  # noqa: PLC0415
+    from selenium.webdriver.support.ui import WebDriverWait
 
     before = driver.find_element("tag name", "html")
     action()
@@ -60,7 +60,7 @@ def navigates(driver: Any, action: Any) -> None:
 
 
 def _stale(element: Any) -> bool:
-    from selenium.common.exceptions import StaleElementReferenceException  # noqa: PLC0415
+    from selenium.common.exceptions import StaleElementReferenceException
 
     try:
         element.tag_name  # noqa: B018 - raises once the page is gone
@@ -70,7 +70,7 @@ def _stale(element: Any) -> bool:
 
 
 def log_in(driver: Any, server: Server, token: str) -> None:
-    from selenium.webdriver.common.by import By  # noqa: PLC0415
+    from selenium.webdriver.common.by import By
 
     driver.get_log("browser")  # what earlier tests left
     driver.delete_all_cookies()
@@ -83,7 +83,7 @@ def log_in(driver: Any, server: Server, token: str) -> None:
 def assert_nothing_ran(driver: Any) -> None:
     """No script of the page's data ran: no flag set, no dialog open, and the
     browser reported no Content-Security-Policy violation by our own page."""
-    from selenium.common.exceptions import NoAlertPresentException  # noqa: PLC0415
+    from selenium.common.exceptions import NoAlertPresentException
 
     assert driver.execute_script("return typeof window.__pwned") == "undefined"
     with pytest.raises(NoAlertPresentException):
@@ -95,7 +95,7 @@ def assert_nothing_ran(driver: Any) -> None:
 def test_search_open_edit_and_the_history_keeps_the_old_version(
     browser: Any, server: Server
 ) -> None:
-    from selenium.webdriver.common.by import By  # noqa: PLC0415
+    from selenium.webdriver.common.by import By
 
     log_in(browser, server, "alice-token")
     box = browser.find_element(By.ID, "q")
@@ -121,7 +121,7 @@ def test_search_open_edit_and_the_history_keeps_the_old_version(
 
 
 def test_forget_then_restore(browser: Any, server: Server) -> None:
-    from selenium.webdriver.common.by import By  # noqa: PLC0415
+    from selenium.webdriver.common.by import By
 
     log_in(browser, server, "alice-token")
     memory_id = server.ids["forget"]
@@ -148,7 +148,7 @@ def test_forget_then_restore(browser: Any, server: Server) -> None:
 
 
 def test_forget_asks_first_and_a_no_keeps_the_memory(browser: Any, server: Server) -> None:
-    from selenium.webdriver.common.by import By  # noqa: PLC0415
+    from selenium.webdriver.common.by import By
 
     log_in(browser, server, "alice-token")
     browser.get(f"{server.url}/memories/{server.ids['decision']}")
@@ -159,7 +159,7 @@ def test_forget_asks_first_and_a_no_keeps_the_memory(browser: Any, server: Serve
 
 
 def test_another_agents_memory_is_not_found_by_url(browser: Any, server: Server) -> None:
-    from selenium.webdriver.common.by import By  # noqa: PLC0415
+    from selenium.webdriver.common.by import By
 
     log_in(browser, server, "alice-token")
     browser.get(f"{server.url}/memories/{server.ids['bob']}")
@@ -206,7 +206,7 @@ def test_the_browser_enforces_the_policy(browser: Any, server: Server) -> None:
 
 
 def test_the_one_time_link_of_mindpalace_ui(browser: Any, seeded: Seeded, tmp_path: Path) -> None:
-    from selenium.webdriver.common.by import By  # noqa: PLC0415
+    from selenium.webdriver.common.by import By
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("MINDPALACE_")}
     env["MINDPALACE_EMBEDDER"] = "hashing"

@@ -12,13 +12,13 @@ from html.parser import HTMLParser
 
 import pytest
 from starlette.testclient import TestClient
+from tests.hostile import MARKUP
+from tests.ui.conftest import BASE, ORIGIN, Seeded, csrf_of, login
 
 from mindpalace import Palace
 from mindpalace.server.http import build_app
 from mindpalace.server.identity import PalacePool, TokenTable
 from mindpalace.ui import CSP
-from tests.hostile import MARKUP
-from tests.ui.conftest import BASE, ORIGIN, Seeded, csrf_of, login
 
 PAGES = [
     "/memories",

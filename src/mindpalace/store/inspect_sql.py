@@ -16,10 +16,10 @@ from typing import Any
 
 from mindpalace.models import Entity, Scope
 from mindpalace.store.base import Signal
-from mindpalace.store.inspect_rows import DayCount, SessionSummary
 from mindpalace.store.core import SqlCore
 from mindpalace.store.fragments import from_epoch, in_list, scope_clause, to_epoch
 from mindpalace.store.graph_sql import _ENTITY_COLUMNS, _entity
+from mindpalace.store.inspect_rows import DayCount, SessionSummary
 
 __all__ = ["InspectSql"]
 
