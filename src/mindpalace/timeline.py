@@ -72,18 +72,21 @@ class Timeline:
         if not len(rows):
             return []
         days = np.floor(t.created_at[rows] / _DAY).astype(np.int64)
-        keys = np.stack((days, t.category[rows].astype(np.int64), t.store[rows].astype(np.int64)))
-        groups, counts = np.unique(keys, axis=1, return_counts=True)
+        first = int(days.min())
+        # One integer key per (day, category, store): a flat unique is a
+        # plain sort, many times faster than a unique over rows.
+        stores = len(t.store_names)
+        pairs = stores * len(t.category_names)
+        keys = (days - first) * pairs + t.category[rows].astype(np.int64) * stores + t.store[rows]
+        groups, counts = np.unique(keys, return_counts=True)
         out = [
             DayCount(
-                datetime.fromtimestamp(int(day) * _DAY, tz=timezone.utc).date(),
-                t.category_names[category],
-                t.store_names[store],
-                int(count),
+                datetime.fromtimestamp((first + key // pairs) * _DAY, tz=timezone.utc).date(),
+                t.category_names[key % pairs // stores],
+                t.store_names[key % stores],
+                count,
             )
-            for (day, category, store), count in zip(
-                groups.T.tolist(), counts.tolist(), strict=True
-            )
+            for key, count in zip(groups.tolist(), counts.tolist(), strict=True)
         ]
         out.sort(key=lambda c: (c.day, c.category, c.store))
         return out
