@@ -72,6 +72,7 @@ COMMANDS = [
     "preflight",
     "mcp",
     "serve",
+    "ui",
     "daemon",
 ]
 

@@ -50,7 +50,7 @@ def test_every_type_a_public_method_returns_is_exported() -> None:
         mindpalace.Engine,
         *(
             typing.get_type_hints(getattr(mindpalace.Palace, name).func)["return"]
-            for name in ("signals", "graph", "skills", "family", "personal")
+            for name in ("signals", "graph", "skills", "family", "personal", "timeline")
         ),
     ]
     returned: set[type] = set()

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     )
     from mindpalace.graph.consolidate import ConsolidationReport
     from mindpalace.graph.extract import Extractor
-    from mindpalace.graphview import GraphView
+    from mindpalace.graphview import Edge, GraphView, Neighbourhood
     from mindpalace.importing import ImportSummary
     from mindpalace.models import (
         Category,
@@ -77,6 +77,7 @@ if TYPE_CHECKING:
         Signal,
         Store,
     )
+    from mindpalace.timeline import DayCount, SessionSummary, Timeline
 
 __all__ = [
     "Answer",
@@ -85,6 +86,8 @@ __all__ = [
     "ConfigError",
     "ConsolidationReport",
     "ContextBlock",
+    "DayCount",
+    "Edge",
     "EmbeddingError",
     "EmbeddingMismatch",
     "Engine",
@@ -102,6 +105,7 @@ __all__ = [
     "MemoryType",
     "MessageMatch",
     "MindPalaceError",
+    "Neighbourhood",
     "NotFoundError",
     "Palace",
     "PermissionDenied",
@@ -113,6 +117,7 @@ __all__ = [
     "ScorerWeights",
     "SearchResults",
     "SemanticIndex",
+    "SessionSummary",
     "Settings",
     "Signal",
     "Signals",
@@ -125,6 +130,7 @@ __all__ = [
     "Store",
     "StoreKind",
     "TagMatch",
+    "Timeline",
     "TokenCounter",
     "TrainingPair",
     "TrainingReport",
@@ -152,8 +158,10 @@ _HOMES = {
     "Family": "mindpalace.family",
     "ConsolidationReport": "mindpalace.graph.consolidate",
     "Extractor": "mindpalace.graph.extract",
+    "Edge": "mindpalace.graphview",
     "GraphView": "mindpalace.graphview",
     "ImportSummary": "mindpalace.importing",
+    "Neighbourhood": "mindpalace.graphview",
     "Category": "mindpalace.models",
     "Entity": "mindpalace.models",
     "Hit": "mindpalace.models",
@@ -188,6 +196,9 @@ _HOMES = {
     "ImportReport": "mindpalace.store",
     "Signal": "mindpalace.store",
     "Store": "mindpalace.store",
+    "DayCount": "mindpalace.timeline",
+    "SessionSummary": "mindpalace.timeline",
+    "Timeline": "mindpalace.timeline",
 }
 
 

@@ -396,6 +396,15 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
     )
 
     p = command(
+        "ui",
+        "Inspect the palace in a browser: prints a one-time link on 127.0.0.1 and opens it"
+        " (--all-agents: every agent's memories).",
+    )
+    p.add_argument("--host", default="127.0.0.1", help="loopback address to listen on (127.0.0.1)")
+    p.add_argument("--port", type=int, default=0, help="TCP port (0: a free one)")
+    p.add_argument("--no-browser", action="store_true", help="print the link only; open no browser")
+
+    p = command(
         "daemon",
         "Keep this palace warm in a background process that later commands reach"
         " over a Unix socket (recall in milliseconds instead of a cold start).",

@@ -345,6 +345,20 @@ def _serve(palace: Palace, args: argparse.Namespace) -> Any:
     )
 
 
+def _ui(palace: Palace, args: argparse.Namespace) -> Any:
+    require_extra()
+    from mindpalace.ui.local import run_local  # noqa: PLC0415 - optional extra
+
+    check_limit(args.port, low=0, high=65535, field="port")
+    run_local(
+        palace,
+        host=args.host,
+        port=args.port,
+        admin=args.all_agents,
+        open_browser=not args.no_browser,
+    )
+
+
 _HANDLERS: dict[str, Handler] = {
     "remember": _remember,
     "recall": _recall,
@@ -389,6 +403,7 @@ _HANDLERS: dict[str, Handler] = {
     "demo": _demo,
     "mcp": _mcp,
     "serve": _serve,
+    "ui": _ui,
 }
 
 

@@ -8,6 +8,7 @@ history, and runs consolidation.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -25,6 +26,7 @@ from mindpalace.graph.consolidate import (
     hebbian,
     near_duplicates,
 )
+from mindpalace.graph.extract import normalise_name
 from mindpalace.models import Category, Entity, Memory, MemoryType, RecallFilters, Scope
 from mindpalace.retrieval.dense import DenseIndex
 from mindpalace.store.base import Store
@@ -34,7 +36,32 @@ from mindpalace.validation import check_id, check_limit, check_query, parse_many
 if TYPE_CHECKING:
     from mindpalace.view import View
 
-__all__ = ["GraphView"]
+__all__ = ["Edge", "GraphView", "Neighbourhood"]
+
+MAX_NEIGHBOURS = 50
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """A co-occurrence edge from an entity to a neighbour: the neighbour's
+    key, name and type, the edge's weight, and the memories behind it (that
+    mention both), newest first."""
+
+    norm: str
+    name: str
+    type: MemoryType
+    weight: float
+    memories: tuple[Memory, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbourhood:
+    """An entity (one row per scope that has its key) and its strongest
+    neighbours, strongest first."""
+
+    norm: str
+    entities: tuple[Entity, ...]
+    edges: tuple[Edge, ...]
 
 
 class GraphView:
@@ -84,6 +111,52 @@ class GraphView:
         return self._palace.engine.store.entities_of([memory.id], self._palace.scope).get(
             memory.id, []
         )
+
+    def neighbourhood(self, name: str, *, limit: int = 12, per_edge: int = 5) -> Neighbourhood:
+        """An entity and its ``limit`` strongest co-occurrence neighbours,
+        each with up to ``per_edge`` of the memories behind the edge.
+
+        Args:
+            name: the entity's key (``Entity.norm``) or name, any case.
+            limit: neighbours at most, 1-50.
+            per_edge: memories per edge at most, 1-50.
+
+        Raises:
+            ValidationError: a bad name or limit.
+            NotFoundError: no entity of that name in this scope.
+        """
+        check_limit(limit, low=1, high=MAX_NEIGHBOURS)
+        check_limit(per_edge, low=1, high=MAX_NEIGHBOURS, field="per_edge")
+        given = check_query(name)
+        keys = [k for k in dict.fromkeys((given, normalise_name(given))) if k]
+        store = self._palace.engine.store
+        scope = self._palace.scope
+        rows = store.entities_named(keys, scope) if keys else []
+        norm = next((k for k in keys if any(e.norm == k for e in rows)), None)
+        if norm is None:
+            raise NotFoundError(name)
+        found = [e for e in rows if e.norm == norm]
+        near = store.co_occurring([norm], scope, per_entity=limit).get(norm, [])
+        keys = [key for key, _ in near]
+        named: dict[str, Entity] = {}
+        for row in store.entities_named(keys, scope):
+            named.setdefault(row.norm, row)
+        behind = store.co_mentions(norm, keys, scope, per_edge=per_edge)
+        wanted = sorted({i for ids in behind.values() for i in ids})
+        memories = store.get_many(wanted, scope)
+        edges = []
+        for key, weight in near:
+            neighbour = named.get(key)
+            edges.append(
+                Edge(
+                    norm=key,
+                    name=neighbour.name if neighbour else key,
+                    type=neighbour.type if neighbour else MemoryType.UNKNOWN,
+                    weight=weight,
+                    memories=tuple(memories[i] for i in behind.get(key, []) if i in memories),
+                )
+            )
+        return Neighbourhood(norm=norm, entities=tuple(found), edges=tuple(edges))
 
     def history(self, memory_id: str) -> list[Memory]:
         """The memory's supersession chain, oldest first: the facts it

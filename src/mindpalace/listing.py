@@ -32,13 +32,20 @@ from mindpalace.models import (
     Visibility,
 )
 from mindpalace.validation import (
+    check_agent_id,
     check_names,
     check_tags,
     parse_datetime,
     parse_many,
 )
 
-__all__ = ["decode_cursor", "encode_cursor", "recall_filters"]
+__all__ = [
+    "check_agents",
+    "decode_cursor",
+    "encode_cursor",
+    "encode_position",
+    "recall_filters",
+]
 
 _VERSION = 1
 _CHECK = 8  # bytes of sha256 kept as the checksum
@@ -50,9 +57,13 @@ def _check(payload: bytes) -> bytes:
 
 def encode_cursor(memory: Memory) -> str:
     """The cursor of a page ending with ``memory``."""
-    payload = json.dumps(
-        [_VERSION, memory.created_at.timestamp(), memory.id], separators=(",", ":")
-    ).encode()
+    return encode_position(memory.created_at, memory.id)
+
+
+def encode_position(at: datetime, key: str) -> str:
+    """The cursor of a page ending at the (time, key) pair of a listing
+    (``decode_cursor`` gives the pair back)."""
+    payload = json.dumps([_VERSION, at.timestamp(), key], separators=(",", ":")).encode()
     return base64.urlsafe_b64encode(_check(payload) + payload).decode().rstrip("=")
 
 
@@ -84,6 +95,25 @@ def decode_cursor(cursor: object) -> tuple[datetime, str]:
     return when, memory_id
 
 
+def check_agents(agents: Iterable[str] | str | None) -> tuple[str, ...]:
+    """Agent ids to filter by owner: one id, a comma-separated string or a list.
+
+    Raises:
+        ValidationError: an entry that is not a valid agent id.
+    """
+    if agents is None:
+        return ()
+    items = agents.split(",") if isinstance(agents, str) else agents
+    if not isinstance(items, Iterable):
+        raise ValidationError("agents", agents, reason="agents must be a list of agent ids")
+    found: dict[str, None] = {}
+    for item in items:
+        if isinstance(item, str) and not item.strip():
+            continue  # "a,,b" and a trailing comma name no agent
+        found.setdefault(check_agent_id(item.strip() if isinstance(item, str) else item, "agents"))
+    return tuple(found)
+
+
 def recall_filters(
     *,
     types: object,
@@ -99,6 +129,7 @@ def recall_filters(
     kinds: object = None,
     projects: Iterable[str] | None = None,
     completed: bool | None = None,
+    agents: Iterable[str] | str | None = None,
 ) -> RecallFilters:
     """The filters of a listing or recall, validated (``Palace.recall``
     documents them).
@@ -122,4 +153,5 @@ def recall_filters(
         kinds=parse_many(MemoryKind, kinds, "kind"),
         projects=check_names(projects, "project"),
         completed=completed,
+        agents=check_agents(agents),
     )

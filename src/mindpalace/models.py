@@ -413,6 +413,7 @@ class RecallFilters:
     tags: tuple[str, ...] = ()  # match any
     sources: tuple[Source, ...] = ()
     sessions: tuple[str, ...] = ()
+    agents: tuple[str, ...] = ()  # owned by one of these agents
     kinds: tuple[MemoryKind, ...] = ()
     projects: tuple[str, ...] = ()
     completed: bool | None = None  # issues in this state (None: any memory)

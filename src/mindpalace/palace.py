@@ -44,6 +44,7 @@ from mindpalace.scoping import build_scope
 from mindpalace.signals import Signals
 from mindpalace.skills import ContextBlock, Skills
 from mindpalace.store import ImportReport, Signal, Store
+from mindpalace.timeline import Timeline
 from mindpalace.validation import (
     EXPORT_FORMAT,
     check_id,
@@ -237,6 +238,11 @@ class Palace:
         return Family(self, graph=self.graph, skills=self.skills)
 
     @functools.cached_property
+    def timeline(self) -> Timeline:
+        """Sessions and memories over time."""
+        return Timeline(self)
+
+    @functools.cached_property
     def personal(self) -> Personal:
         """Journal, nodes, issues, specs; search across kinds."""
         return Personal(self)
@@ -412,6 +418,15 @@ class Palace:
             raise NotFoundError(memory_id)
         return memory
 
+    def restore(self, memory_id: str) -> Memory:
+        """Bring back a memory ``forget`` archived (recall finds it again).
+
+        Raises:
+            NotFoundError: no such memory in this scope.
+            PermissionDenied: it belongs to another agent.
+        """
+        return writing.restore_one(self, memory_id)
+
     def update(
         self,
         memory_id: str,
@@ -494,6 +509,7 @@ class Palace:
         kinds: str | Iterable[str | MemoryKind] | None = None,
         projects: Iterable[str] | None = None,
         completed: bool | None = None,
+        agents: Iterable[str] | str | None = None,
     ) -> HitList:
         """The memories most relevant to ``query``, best first.
 
@@ -520,6 +536,8 @@ class Palace:
             kinds: keep only these kinds (journal, node, issue, spec,
                 message, memory); projects: only these projects (exact
                 names); completed: only issues in this state.
+            agents: keep only memories these agents own (of those the
+                palace sees).
 
         Raises:
             ValidationError: on an invalid filter, limit or mode.
@@ -539,6 +557,7 @@ class Palace:
             kinds=kinds,
             projects=projects,
             completed=completed,
+            agents=agents,
         )
         if not query.strip():
             return HitList([], mode="hybrid" if self.semantic.available else "text")
@@ -619,13 +638,15 @@ class Palace:
         projects: Iterable[str] | None = None,
         completed: bool | None = None,
         cursor: str | None = None,
+        agents: Iterable[str] | str | None = None,
     ) -> list[Memory]:
         """Visible memories, newest first by (created_at, id), with the same
         filters as ``recall``.
 
         Page with ``cursor`` (keyset: nothing skipped or repeated when
         memories arrive between pages) rather than ``offset``: the cursor of
-        the next page is ``listing.encode_cursor(page[-1])``.
+        the next page is ``listing.encode_cursor(page[-1])``. ``agents``
+        keeps the memories those agents own; ``sessions`` those of these sessions.
 
         Raises:
             ValidationError: on an invalid filter, limit (1-10,000), offset
@@ -650,6 +671,7 @@ class Palace:
             kinds=kinds,
             projects=projects,
             completed=completed,
+            agents=agents,
         )
         if sessions is not None:
             filters = replace(filters, sessions=check_names(sessions, "sessions"))

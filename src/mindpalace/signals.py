@@ -31,6 +31,7 @@ from mindpalace.ids import IdGenerator
 from mindpalace.models import HitList, Scope
 from mindpalace.retrieval import scorer as learned
 from mindpalace.store.base import Signal
+from mindpalace.validation import check_limit
 
 if TYPE_CHECKING:
     from mindpalace.view import View
@@ -182,6 +183,22 @@ class Signals:
         )
         self._palace.engine.store.record_signals([signal])
         return signal
+
+    def about(self, memory_id: str, *, limit: int = 50) -> list[Signal]:
+        """The signals recorded about a memory this palace sees (its writes,
+        fetches, and the feedback on it), newest first: this palace's agent's
+        only, every agent's with management access.
+
+        Raises:
+            NotFoundError: no such memory in this scope.
+            ValidationError: ``limit`` outside 1-1,000.
+        """
+        check_limit(limit, low=1, high=1000)
+        memory = self._palace.get(memory_id)
+        scope = self._palace.scope
+        return self._palace.engine.store.memory_signals(
+            memory.id, agent_id=None if scope.unscoped else scope.agent_id, limit=limit
+        )
 
     def pairs(self) -> list[TrainingPair]:
         """Training pairs from this scope's signals (every agent's with

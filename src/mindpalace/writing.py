@@ -354,3 +354,27 @@ def update_one(view: View, memory_id: str, changes: Mapping[str, object]) -> Mem
     if written is None:  # deleted by someone else in between
         raise NotFoundError(memory_id)
     return written
+
+
+def restore_one(view: View, memory_id: str) -> Memory:
+    """``Palace.restore``: un-archive a memory the view may change (one
+    that is not archived is returned as it is).
+
+    Raises:
+        ValidationError: an id that is not a non-empty string.
+        NotFoundError: no such memory in the view.
+        PermissionDenied: another agent's memory, or (for a peer-facing
+            view) one outside the view's channel.
+    """
+    engine = view.engine
+    old = view.get(memory_id)
+    owner = None if view.scope.unscoped else view.scope.agent_id
+    if owner is not None and old.agent_id != owner:
+        raise PermissionDenied(memory_id, old.agent_id)
+    if view.scope.peer and old.channel != view.scope.channel:
+        raise PermissionDenied(memory_id, old.agent_id)
+    if not old.archived:
+        return old
+    if not engine.store.restore(old.id, owner=owner, now=engine.now()):
+        raise NotFoundError(memory_id)  # deleted or restored by someone else in between
+    return view.get(old.id)

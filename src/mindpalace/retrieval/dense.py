@@ -207,6 +207,8 @@ class DenseIndex:
             keep &= _member(t.session, t.session_names, set(filters.sessions))
         if filters.projects:
             keep &= _member(t.project, t.project_names, set(filters.projects))
+        if filters.agents:
+            keep &= _member(t.agent, t.agent_names, set(filters.agents))
         if not filters.include_archived:
             keep &= ~t.archived
         if not filters.include_superseded:

@@ -23,7 +23,7 @@ __all__ = ["DEFAULT_THREADS", "require_extra"]
 # threads fight over two cores.
 DEFAULT_THREADS = 4
 
-_NEEDED = ("h11", "mcp", "pydantic", "starlette", "uvicorn")
+_NEEDED = ("h11", "mcp", "pydantic", "python_multipart", "starlette", "uvicorn")
 
 
 def require_extra() -> None:

@@ -1,5 +1,6 @@
 """``mindpalace serve``: MCP streamable HTTP at ``/mcp`` and a REST API under
-``/v1`` (OpenAPI at ``/openapi.json``), one process, one palace, many clients.
+``/v1`` (OpenAPI at ``/openapi.json``), one process, one palace, many clients;
+the web inspector (``mindpalace.ui``) at every other path.
 
 The REST routes are generated from ``tools.OPERATIONS`` like the MCP tools:
 arguments come from the JSON body (POST, PATCH) or the query string (GET, DELETE)
@@ -63,12 +64,14 @@ from mindpalace.server.tools import (
     arguments_model,
     describe_error,
 )
+from mindpalace.ui import build_ui
 from mindpalace.validation import parse_json
 
 __all__ = ["DEFAULT_MAX_BODY", "build_app", "openapi_document", "serve"]
 
 DEFAULT_MAX_BODY = 1024 * 1024
 PROTECTED = ("/v1/", "/mcp")
+_API_FILES = ("/openapi.json", "/healthz")
 _PATH_ARG = re.compile(r"{(\w+)}")
 
 
@@ -135,6 +138,23 @@ def _replay(chunks: list[bytes], receive: Receive) -> Receive:
         return await receive()
 
     return replay
+
+
+class Split:
+    """Sends the API's paths (``/v1``, ``/mcp``, the OpenAPI document, the
+    health check) and the lifespan to ``api``, every other request to the
+    web inspector ``ui``."""
+
+    def __init__(self, api: ASGIApp, ui: ASGIApp) -> None:
+        self.api = api
+        self.ui = ui
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        if scope["type"] != "http" or path.startswith(("/v1", "/mcp")) or path in _API_FILES:
+            await self.api(scope, receive, send)
+        else:
+            await self.ui(scope, receive, send)
 
 
 class Authenticate:
@@ -394,8 +414,10 @@ def build_app(
         405: not_allowed,
     }
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers=handlers)
+    # The inspector has its own sessions (a cookie, not a bearer token).
+    inspector = build_ui(pool, tokens, host=host)
     # Identity first: an anonymous caller gets its 401 before any body is read.
-    return Authenticate(BodyLimit(app, limit=max_body), tokens=tokens)
+    return Authenticate(BodyLimit(Split(app, inspector), limit=max_body), tokens=tokens)
 
 
 def serve(
@@ -456,7 +478,7 @@ def serve(
     )
     print(
         f"mindpalace: serving {palace.store.location} on http://{host}:{port}"
-        " (MCP /mcp, REST /v1, OpenAPI /openapi.json)",
+        " (MCP /mcp, REST /v1, OpenAPI /openapi.json, inspector /)",
         file=sys.stderr,
         flush=True,
     )

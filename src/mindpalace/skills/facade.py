@@ -379,9 +379,10 @@ class Skills:
             ]
         )
 
-    def get(self, name: str) -> SkillDetail:
+    def get(self, name: str, *, record: bool = True) -> SkillDetail:
         """A whole skill: description, sections, tools, tags, correlations
-        (declared and learned weights), usage. Recorded as used.
+        (declared and learned weights), usage. Recorded as used unless
+        ``record`` is False (an inspector looking at it is no use of it).
 
         Raises:
             UnknownSkill: no skill of that name is visible; lists the closest names.
@@ -395,7 +396,7 @@ class Skills:
         palace = self._palace
         scope = palace.scope
         memory = row.memory
-        if palace.engine.settings.signals:
+        if record and palace.engine.settings.signals:
             palace.engine.store.record_signals(
                 [
                     Signal(

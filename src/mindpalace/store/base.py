@@ -28,6 +28,7 @@ from mindpalace.models import (
     Stats,
 )
 from mindpalace.store.exchange_rows import PalaceRecords
+from mindpalace.store.inspect_rows import DayCount, SessionSummary
 from mindpalace.store.recall_rows import Hydration, QueryFacts, QueryReads, SeedGraph, TextMatch
 from mindpalace.store.skill_rows import (
     SkillLink,
@@ -745,4 +746,39 @@ class Store(Protocol):
     ) -> int:
         """Strengthen ``coactivated`` links (memory id pairs) and record the
         consolidation watermark, in one transaction."""
+        ...
+
+    # -- the inspector (store/inspect_sql.py) -----------------------------------------
+
+    def restore(self, memory_id: str, *, owner: str | None, now: datetime) -> bool:
+        """Un-archive a memory. False if no archived memory owned by ``owner``
+        (``None``: any owner, for management calls) has that id."""
+        ...
+
+    def sessions(
+        self, scope: Scope, *, limit: int, before: tuple[datetime, str] | None = None
+    ) -> list[SessionSummary]:
+        """Sessions of the live memories ``scope`` sees, latest activity
+        first; ``before`` continues after that (last_at, session) pair."""
+        ...
+
+    def day_counts(self, scope: Scope) -> list[DayCount]:
+        """Live memories ``scope`` sees, counted by creation day, category and store."""
+        ...
+
+    def memory_signals(
+        self, memory_id: str, *, agent_id: str | None, limit: int = 50
+    ) -> list[Signal]:
+        """Signals about one memory, newest first (only ``agent_id``'s unless None)."""
+        ...
+
+    def entities_named(self, norms: Sequence[str], scope: Scope) -> list[Entity]:
+        """Visible entities whose key is one of ``norms``."""
+        ...
+
+    def co_mentions(
+        self, norm: str, others: Sequence[str], scope: Scope, *, per_edge: int, scan: int = 5000
+    ) -> dict[str, list[str]]:
+        """Per key of ``others``: ids of visible live memories mentioning it
+        and ``norm``, newest first, at most ``per_edge``."""
         ...

@@ -247,6 +247,9 @@ def filter_clause(filters: RecallFilters) -> tuple[str, list[Any]]:
     if filters.sessions:
         parts.append(in_list("m.session_id", filters.sessions))
         params += list(filters.sessions)
+    if filters.agents:
+        parts.append(in_list("m.agent_id", filters.agents))
+        params += list(filters.agents)
     if filters.projects:
         parts.append(in_list("m.project", filters.projects))
         params += list(filters.projects)

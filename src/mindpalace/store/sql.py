@@ -46,6 +46,7 @@ from mindpalace.store.fragments import (
     to_epoch,
 )
 from mindpalace.store.graph_sql import EntityLookup, GraphSql
+from mindpalace.store.inspect_sql import InspectSql
 from mindpalace.store.recall_sql import RecallSql
 from mindpalace.store.relations_sql import RelationsSql
 from mindpalace.store.signals_sql import SignalStore
@@ -70,7 +71,9 @@ def _dedup_key(memory: Memory | NewMemory) -> tuple[str, ...]:
     )
 
 
-class SqlStore(GraphSql, RelationsSql, UpkeepSql, SkillsSql, SignalStore, ExchangeSql, RecallSql):
+class SqlStore(
+    GraphSql, RelationsSql, UpkeepSql, SkillsSql, SignalStore, ExchangeSql, RecallSql, InspectSql
+):
     """The ``Store`` protocol over SQL; subclasses bring connection and dialect."""
 
     def _insert(self, cur: Cursor, memory: Memory, embed_hash: str | None) -> int:
