@@ -165,7 +165,7 @@ def document(hit: Hit) -> Document:
         metadata={
             "id": m.id,
             "score": hit.score,
-            "confidence": hit.confidence,
+            "confidence": m.confidence,
             "title": m.title,
             "category": m.category.value,
             "type": m.type.value,
