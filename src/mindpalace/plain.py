@@ -31,7 +31,11 @@ Renderer = Callable[[Any], str]
 
 
 def _one(value: object) -> str:
-    """A value from the palace on one line."""
+    """A value from the palace on one line (``-`` for none, yes or no for a flag)."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     return " ".join(printable(str(value)).split()) or "-"
 
 
@@ -55,7 +59,10 @@ def _heading(memory: Mapping[str, Any]) -> str:
     head += f"  {memory['category']}/{memory['type']}"
     kind = memory.get("kind", "memory")
     if kind != "memory":
-        head += f"  {kind}" + (f" ({_one(memory['project'])})" if memory.get("project") else "")
+        about = [_one(memory["project"])] if memory.get("project") else []
+        if memory.get("completed") is not None:
+            about.append("completed" if memory["completed"] else "open")
+        head += f"  {kind}" + (f" ({', '.join(about)})" if about else "")
     if memory.get("archived"):
         head += "  [archived]"
     if memory.get("superseded_by"):
@@ -133,12 +140,11 @@ def _memory(memory: Mapping[str, Any]) -> str:
         + (f" ({_one(memory['group'])})" if memory.get("group") else ""),
         "store": memory.get("store"),
         "source": memory.get("source"),
-        "confidence": memory.get("confidence"),
-        "strength": memory.get("strength"),
+        "confidence": f"{memory['confidence']:.2f}",
+        "strength": f"{memory['strength']:.2f}",
         "session": memory.get("session"),
         "channel": memory.get("channel"),
         "valid": _validity(memory),
-        "previous version": memory.get("previous_id") if memory.get("updated") else None,
     }
     lines += [f"{INDENT}{name}: {_one(value)}" for name, value in fields.items() if value]
     entities = memory.get("entities") or []
