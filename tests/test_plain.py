@@ -22,6 +22,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from tests.conftest import Clock
 
 from mindpalace import Palace
 from mindpalace.arguments import build_parser
@@ -29,8 +30,6 @@ from mindpalace.commands import run
 from mindpalace.config import Settings
 from mindpalace.conversations import Message
 from mindpalace.ids import IdGenerator
-
-from tests.conftest import Clock
 
 SNAPSHOTS = Path(__file__).parent / "snapshots" / "plain"
 SKILLS = Path(__file__).parent.parent / "examples" / "skills"

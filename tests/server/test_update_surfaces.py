@@ -5,6 +5,7 @@ the same current version and the same history, oldest first."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -94,7 +95,7 @@ def test_update_through_every_surface_keeps_one_history(store_target: str) -> No
             assert [m.id for m in palace.memories()] == [versions[-1]]
         assert [m["id"] for m in cli(store_target, "history", versions[2])] == versions
         with server.client() as alice:
-            for old, new in zip(versions, versions[1:], strict=False):
+            for old, new in itertools.pairwise(versions):
                 got = alice.get(f"/v1/memories/{old}").json()["memory"]
                 assert got["superseded_by"] == new and "valid_to" in got
             listed = alice.get("/v1/memories").json()["memories"]
