@@ -71,7 +71,7 @@ def main() -> None:
                         "",
                         tool_calls=[
                             {
-                                "name": "remember",
+                                "name": "memory_store",
                                 "args": {"content": "The user's dog is called Biscuit"},
                                 "id": "call_1",
                             }
@@ -92,7 +92,7 @@ def main() -> None:
                     AIMessage(
                         "",
                         tool_calls=[
-                            {"name": "recall", "args": {"query": "dog name"}, "id": "call_2"}
+                            {"name": "memory_recall", "args": {"query": "dog name"}, "id": "call_2"}
                         ],
                     ),
                     "Your dog is called Biscuit.",

@@ -76,7 +76,7 @@ def main() -> None:
             "travel",
             instructions=instructions,
             tools=tools,
-            model=model("remember", {"content": "Priya's flight lands 18:40 Friday"}, "Noted."),
+            model=model("memory_store", {"content": "Priya's flight lands 18:40 Friday"}, "Noted."),
         )
         question = "Priya's flight lands at 18:40 on Friday. Remember that."
         session = MindPalaceSession(palace, "monday", agent_id="travel")
@@ -86,7 +86,7 @@ def main() -> None:
             "travel",
             instructions=instructions,
             tools=tools,
-            model=model("recall", {"query": "Priya flight"}, "At 18:40 on Friday."),
+            model=model("memory_recall", {"query": "Priya flight"}, "At 18:40 on Friday."),
         )
         question = "When should I pick Priya up?"
         session = MindPalaceSession(palace, "tuesday", agent_id="travel")

@@ -36,5 +36,6 @@ def require_extra() -> None:
     if missing:
         raise ConfigError(
             f"the MCP and HTTP servers need the 'server' extra (missing: {', '.join(missing)});"
-            " install it with: pip install 'mindpalace[server]'"
+            " install it with: pip install 'mindpalace[server]', or from a clone of the"
+            " repository: pip install '.[server]'"
         )
