@@ -261,7 +261,26 @@ def test_command_help_exits_zero_in_process(
     assert exc.value.code == 0
     out = capsys.readouterr().out
     assert out.startswith(f"usage: mindpalace {command}")
-    assert "--db" in out  # the common options are accepted after the command too
+    assert_help_has_examples(out, command)
+
+
+def assert_help_has_examples(out: str, command: str) -> None:
+    """Examples of the command, and the global options named once, not listed."""
+    examples = out.split("\nexamples:\n", 1)[1]
+    assert re.search(rf"^  (\S+=\S+ )?mindpalace .*{command}", examples, re.MULTILINE), out
+    assert "Global options (--db, --agent," in examples  # accepted after the command too
+    usage_and_options = out.split("\nexamples:\n", 1)[0]
+    for option in ("--db", "--agent", "--groups", "--channel", "--plain", "--all-agents"):
+        assert f"[{option}" not in usage_and_options, (command, option)  # not in the usage
+        listed = re.search(rf"^\s+{option}\b", usage_and_options, re.MULTILINE)
+        assert not listed, (command, option)  # nor among the options
+
+
+@pytest.mark.parametrize("command", ["import", "activate", "get", "find", "consolidate"])
+def test_skills_command_help_has_examples(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["skills", command, "--help"])
+    assert_help_has_examples(capsys.readouterr().out, f"skills {command}")
 
 
 @pytest.mark.parametrize("command", ["remember", "recall", "import"])

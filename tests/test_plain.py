@@ -14,6 +14,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import itertools
+import json
 import os
 import re
 import shlex
@@ -64,8 +65,11 @@ def palace(tmp: Path) -> Iterator[Palace]:
 
 @pytest.fixture(scope="module")
 def seeded(palace: Palace) -> dict[str, str]:
+    return seed(palace)
+
+
+def seed(p: Palace) -> dict[str, str]:
     """Memories of every kind the commands show; returns ids by role."""
-    p = palace
     ids = {
         "decision": p.remember(
             "We chose SQLite for the embedded store because many processes share one file",
@@ -186,3 +190,34 @@ def test_stored_text_cannot_forge_plain_lines(palace: Palace, seeded: dict[str, 
     assert "\x1b" not in out
     forged = [line for line in out.splitlines() if "relevance" in line]
     assert forged == ["    1. relevance 1.00 · confidence 1.00 (high)  [2Jforged"]
+
+
+SNAKE = re.compile(r"^[a-z][a-z0-9_]*$")
+# Objects whose keys are data (a memory's metadata, agent ids), not field names.
+DATA_MAPS = {"metadata", "by_agent"}
+READING = (
+    "recall search get entities history list stats search-messages recent context"
+    " what-do-i-know why-did-we who-owns depends-on preflight skills".split()
+)
+
+
+def keys(value: object) -> list[str]:
+    if isinstance(value, dict):
+        return [k for k, v in value.items() for k in [k, *([] if k in DATA_MAPS else keys(v))]]
+    if isinstance(value, list):
+        return [k for v in value for k in keys(v)]
+    return []
+
+
+def test_cli_json_is_snake_case(tmp_path: Path) -> None:
+    """The JSON of every command that reads: one casing, as over MCP and REST."""
+    clock = Clock(datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc))
+    with Palace(tmp_path / "p.db", settings=Settings(embedder="hashing"), clock=clock) as p:
+        ids = seed(p)
+        for command in READING:
+            for argv in command_lines(ids, tmp_path)[command]:
+                args = build_parser().parse_args(argv)
+                code, out, err = run(args, lambda _args: contextlib.nullcontext(p))
+                assert code == 0, err
+                names = keys(json.loads(out))
+                assert all(SNAKE.match(n) for n in names), (argv, names)

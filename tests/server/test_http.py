@@ -258,6 +258,29 @@ def test_openapi_is_served_and_valid(server: Server) -> None:
     store = document["paths"]["/v1/memories"]["post"]["requestBody"]["content"]
     type_schema = store["application/json"]["schema"]["properties"]["type"]
     assert "person" in type_schema["enum"]
+    recall = document["paths"]["/v1/recall"]["post"]["requestBody"]["content"]
+    limit = recall["application/json"]["schema"]["properties"]["limit"]
+    assert (limit["minimum"], limit["maximum"], limit["default"]) == (1, 20, 10)
+    listing = {p["name"]: p for p in document["paths"]["/v1/memories"]["get"]["parameters"]}
+    assert "conversation" in listing["categories"]["schema"]["items"]["enum"]
+
+
+def test_openapi_names_are_snake_case(server: Server) -> None:
+    """Every path argument, query parameter, body and result property."""
+    document = httpx.get(f"{server.url}/openapi.json").json()
+    names: list[str] = []
+    for path, methods in document["paths"].items():
+        names += re.findall(r"{(\w+)}", path)
+        for operation in methods.values():
+            names += [p["name"] for p in operation["parameters"]]
+            body = operation.get("requestBody", {}).get("content", {})
+            for media in body.values():
+                names += list(media["schema"]["properties"])
+            for response in operation["responses"].values():
+                for media in response.get("content", {}).values():
+                    names += list(media["schema"].get("properties", {}))
+    assert names and all(re.match(r"^[a-z][a-z0-9_]*$", n) for n in names), names
+    assert "/v1/search" not in document["paths"]  # memory search is /v1/recall: one name each
 
 
 def test_many_concurrent_clients_lose_nothing(server: Server) -> None:
