@@ -43,7 +43,7 @@ SOURCES = ["manual", "skill", "pipeline", "import"]
 COMMANDS = [
     "remember",
     "recall",
-    "search",
+    "personal-search",
     "complete",
     "get",
     "forget",
@@ -96,11 +96,27 @@ SQLITE_DECISION = "We chose SQLite for the embedded store because many processes
 
 
 def _subparsers() -> dict[str, argparse.ArgumentParser]:
+    """The listed commands (older names still read, but not listed, left out)."""
     parser = build_parser()
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
-            return dict(action.choices)
+            listed = {choice.dest for choice in action._choices_actions}
+            return {name: p for name, p in action.choices.items() if name in listed}
     raise AssertionError("build_parser() has no subcommands")
+
+
+def test_older_command_names_still_work_unlisted(tmp_path: Path) -> None:
+    env = clean_env(tmp_path / "home")
+    db = str(tmp_path / "p.db")
+    run_cli(env, "--db", db, "remember", "Hiked the ridge", "--kind", "journal")
+    old = run_cli(env, "--db", db, "search", "hiking")
+    new = run_cli(env, "--db", db, "personal-search", "hiking")
+    assert old.returncode == new.returncode == 0 and old.stdout == new.stdout
+    assert json.loads(new.stdout)["results"][0]["content"] == "Hiked the ridge"
+    turns = run_cli(env, "--db", db, "recent", "--n", "5")
+    assert turns.returncode == 0, turns.stderr
+    listed = run_cli(env, "--help").stdout
+    assert "personal-search" in listed and not re.search(r"^\s+search\s", listed, re.M)
 
 
 def _command_help(name: str) -> str:

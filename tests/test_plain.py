@@ -11,6 +11,7 @@ Set ``UPDATE_SNAPSHOTS=1`` to rewrite the files after a deliberate change
 
 from __future__ import annotations
 
+import argparse
 import collections
 import contextlib
 import itertools
@@ -109,7 +110,10 @@ def command_lines(ids: dict[str, str], tmp: Path) -> dict[str, list[list[str]]]:
     return {
         "remember": [["remember", "Deploy with make release", "--category", "rule"]],
         "recall": [["recall", "sqlite store"], ["recall", "sqlite store", "--explain"]],
-        "search": [["search", "my journal entries about the garden"], ["search", "quantum"]],
+        "personal-search": [
+            ["personal-search", "my journal entries about the garden"],
+            ["personal-search", "quantum"],
+        ],
         "get": [["get", ids["owner"]], ["get", ids["hostile"]]],
         "entities": [["entities", "--limit", "5"]],
         "history": [["history", ids["lead"]]],
@@ -159,8 +163,8 @@ def shown(palace: Palace, argv: list[str], tmp: Path) -> str:
 
 def test_every_printing_command_has_a_snapshot(tmp_path: Path) -> None:
     parser = build_parser()
-    commands = next(a for a in parser._actions if a.dest == "command").choices
-    assert commands is not None
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    commands = {choice.dest for choice in action._choices_actions}  # the listed ones
     lines = command_lines(collections.defaultdict(lambda: "mem_x"), tmp_path)
     assert set(commands) - NOT_PRINTING <= set(lines)
 
@@ -196,7 +200,7 @@ SNAKE = re.compile(r"^[a-z][a-z0-9_]*$")
 # Objects whose keys are data (a memory's metadata, agent ids), not field names.
 DATA_MAPS = {"metadata", "by_agent"}
 READING = (
-    "recall search get entities history list stats search-messages recent context"
+    "recall personal-search get entities history list stats search-messages recent context"
     " what-do-i-know why-did-we who-owns depends-on preflight skills".split()
 )
 

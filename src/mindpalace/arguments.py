@@ -148,16 +148,24 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
     )
     p.add_argument("--date", help="when it happened (ISO 8601), e.g. a journal entry's day")
 
-    p = command(
-        "search", "Search journal, nodes, issues, specs and messages, each result attributed."
-    )
-    p.add_argument("query", help="free text; 'my journal entries about X' searches the journal")
-    p.add_argument(
-        "--kind", dest="kinds", help=f"comma-separated: {_values(MemoryKind)} (overrides the query)"
-    )
-    p.add_argument("--project", help="only this project (case-insensitive)")
-    p.add_argument("--limit", type=int, default=10, help="1-100 (default 10)")
-    p.add_argument("--include-archived", action="store_true", help="also search archived ones")
+    def personal_search(p: argparse.ArgumentParser) -> None:
+        p.add_argument("query", help="free text; 'my journal entries about X' searches the journal")
+        p.add_argument(
+            "--kind",
+            dest="kinds",
+            help=f"comma-separated: {_values(MemoryKind)} (overrides the query)",
+        )
+        p.add_argument("--project", help="only this project (case-insensitive)")
+        p.add_argument("--limit", type=int, default=10, help="1-100 (default 10)")
+        p.add_argument("--include-archived", action="store_true", help="also search archived ones")
+
+    about = "Search journal, nodes, issues, specs and messages, each result attributed."
+    personal_search(command("personal-search", about))
+    # The older name, still read but not listed: "search" alone is too close
+    # to memory search (MCP memory_search) to document.
+    hidden = sub.add_parser("search", description=about, parents=[common])
+    personal_search(hidden)
+    hidden.set_defaults(command="personal-search")
 
     p = command("recall", "Recall the memories most relevant to a query.")
     p.add_argument("query", help="free text")

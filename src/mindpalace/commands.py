@@ -314,7 +314,7 @@ def _serve(palace: Palace, args: argparse.Namespace) -> Any:
 _HANDLERS: dict[str, Handler] = {
     "remember": _remember,
     "recall": _recall,
-    "search": _search,
+    "personal-search": _search,
     "complete": lambda p, a: p.personal.complete_issue(a.id, completed=not a.reopen).to_dict(),
     "get": lambda p, a: {
         **p.get(a.id).to_dict(),

@@ -29,10 +29,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         f'{M} recall "deploy" --category rule,workflow --tags ops --after 2026-01-01 --explain',
         f'{M} recall "deployment process" --mode decision --plain',
     ),
-    "search": (
-        f'{M} search "my journal entries about hiking"',
-        f'{M} search "open issues in project garden" --plain',
-        f'{M} search "timer" --kind issue,spec --project Garden',
+    "personal-search": (
+        f'{M} personal-search "my journal entries about hiking"',
+        f'{M} personal-search "open issues in project garden" --plain',
+        f'{M} personal-search "timer" --kind issue,spec --project Garden',
     ),
     "complete": (f"{M} complete mem_01M80ZW991W4M5495K3P5QZ9C5", f"{M} complete mem_… --reopen"),
     "get": (f"{M} get mem_01M80ZW991W4M5495K3P5QZ9C5 --plain",),

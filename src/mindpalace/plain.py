@@ -390,7 +390,7 @@ _BY_COMMAND: dict[str, Renderer] = {
     "complete": _memory,
     "update": _updated,
     "recall": _hits,
-    "search": _personal,
+    "personal-search": _personal,
     "what-do-i-know": _answer,
     "why-did-we": _answer,
     "who-owns": _answer,
