@@ -2,10 +2,14 @@
 
 They need the optional ``server`` extra (the MCP SDK, Starlette, uvicorn);
 ``require_extra`` says so plainly when it is missing. The modules:
-``tools`` (the operations, once), ``shaping`` (their JSON), ``identity``
-(tokens to agents), ``mcp`` (the MCP server), ``http`` (REST + MCP over
-HTTP in one app), ``limits`` and ``guard`` (slow clients: request deadlines
-and a connection cap).
+``tools`` (the operations, once: registry, tool sets, errors) over
+``tools_memory``, ``tools_recall`` and ``tools_skills`` (the tool
+functions), ``schema`` (argument types, the published schemas and the one
+argument check), ``shaping`` (results as JSON, and their schemas),
+``channels`` (calls through a peer channel), ``identity`` (tokens to
+agents), ``mcp`` (the MCP server), ``http`` (REST + MCP over HTTP in one
+app), ``limits`` and ``guard`` (slow clients: request deadlines and a
+connection cap).
 """
 
 from __future__ import annotations
