@@ -19,9 +19,11 @@ A list argument also takes one value (``types="skill"`` is ``["skill"]``).
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import functools
 import inspect
+import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any
@@ -123,7 +125,13 @@ def choice(values: type[enum.Enum] | Iterable[str]) -> Choice:
 
 
 def _listify(value: object) -> object:
-    """One value where a list is expected is a list of that value."""
+    """One value where a list is expected is a list of that value; a JSON
+    list sent as a string (as some MCP clients send lists) is that list."""
+    if isinstance(value, str) and value.lstrip().startswith("["):
+        with contextlib.suppress(ValueError, RecursionError):
+            decoded = json.loads(value)
+            if isinstance(decoded, list):
+                return decoded
     if isinstance(value, str | int | float | bool):
         return [value]
     return value
@@ -196,10 +204,11 @@ def parse_arguments(run: Callable[..., Any], raw: Mapping[str, Any]) -> dict[str
     unknown = [key for key in raw if key not in model.model_fields]
     if unknown:
         listed_names = ", ".join(repr(name) for name in unknown)
-        message = f"unknown argument{'s' if len(unknown) > 1 else ''} {listed_names}"
+        plural = "s" if len(unknown) > 1 else ""
+        message = f"unknown argument{plural} {listed_names} for {run.__name__}"
         close = ValidationError("arguments", unknown[0], valid=names, reason=message)
         raise ArgumentsError(
-            f"{close} for {run.__name__}",
+            str(close),
             [{"field": _name(name), "message": "not an argument of this tool"} for name in unknown],
         )
     try:
