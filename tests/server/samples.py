@@ -170,6 +170,7 @@ def _check_context(result: dict[str, Any], ids: dict[str, str]) -> None:
     assert context["tokens"] <= 512
     assert "many processes share one file" in context["context"]
     assert "private note" not in context["context"]  # bob's memory never reaches alice
+    assert context["sources"] and all(s["memory_id"].startswith("mem_") for s in context["sources"])
 
 
 def _check_feedback(result: dict[str, Any], ids: dict[str, str]) -> None:
