@@ -105,12 +105,12 @@ class Caller:
             response = await self._client.post("/v1/memories", json=args)
             if response.status_code != 201:
                 raise RuntimeError(f"remember: {response.status_code} {response.text}")
-            memory_id: str = response.json()["memory"]["memoryId"]
+            memory_id: str = response.json()["memory"]["memory_id"]
             return memory_id
         result = await self._client.call_tool("memory_store", args)
         if result.is_error:
             raise RuntimeError(f"memory_store: {result.content}")
-        memory_id = result.structured_content["memory"]["memoryId"]
+        memory_id = result.structured_content["memory"]["memory_id"]
         return memory_id
 
     async def recall(self, query: str) -> int:
@@ -120,7 +120,7 @@ class Caller:
             if response.status_code != 200:
                 raise RuntimeError(f"recall: {response.status_code} {response.text}")
             return len(response.json()["memories"])
-        result = await self._client.call_tool("recall", args)
+        result = await self._client.call_tool("memory_search", args)
         if result.is_error:
             raise RuntimeError(f"recall: {result.content}")
         return len(result.structured_content["memories"])

@@ -22,7 +22,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from mindpalace import Palace
 from mindpalace.integrations.langchain import MindPalaceChatMessageHistory, memory_tools
 
-SYSTEM = "You are a helpful assistant. Use the remember and recall tools for anything lasting."
+SYSTEM = (
+    "You are a helpful assistant."
+    " Use the memory_store and memory_recall tools for anything lasting."
+)
 
 
 def chat_model(scripted: list[AIMessage | str]) -> BaseChatModel:
@@ -71,7 +74,7 @@ def main() -> None:
                         "",
                         tool_calls=[
                             {
-                                "name": "remember",
+                                "name": "memory_store",
                                 "args": {"content": "The user's dog is called Biscuit"},
                                 "id": "call_1",
                             }
@@ -92,7 +95,7 @@ def main() -> None:
                     AIMessage(
                         "",
                         tool_calls=[
-                            {"name": "recall", "args": {"query": "dog name"}, "id": "call_2"}
+                            {"name": "memory_recall", "args": {"query": "dog name"}, "id": "call_2"}
                         ],
                     ),
                     "Your dog is called Biscuit.",

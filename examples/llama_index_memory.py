@@ -27,7 +27,10 @@ from llama_index.core.memory import Memory
 from mindpalace import Palace
 from mindpalace.integrations.llama_index import MindPalaceMemoryBlock, memory_tools
 
-SYSTEM = "You are an office assistant. Use the remember and recall tools for anything lasting."
+SYSTEM = (
+    "You are an office assistant."
+    " Use the memory_store and memory_recall tools for anything lasting."
+)
 
 
 def model(tool: str, arguments: dict[str, str], answer: str) -> LLM:
@@ -77,7 +80,7 @@ async def main() -> None:
             "monday",
             "The spare keys of the Porto office are in drawer 3. Please remember that.",
             model(
-                "remember",
+                "memory_store",
                 {"content": "The Porto office's spare keys are in drawer 3"},
                 "Noted: drawer 3.",
             ),
@@ -86,7 +89,7 @@ async def main() -> None:
             palace,
             "tuesday",
             "Where are the Porto office's spare keys?",
-            model("recall", {"query": "Porto office spare keys"}, "In drawer 3."),
+            model("memory_recall", {"query": "Porto office spare keys"}, "In drawer 3."),
         )
         system = (await memory.aget())[0]
         print("\nThe memory block given with the last question:\n" + str(system.content))

@@ -93,7 +93,7 @@ def main() -> None:
             "travel",
             instructions=instructions,
             tools=tools,
-            model=model("remember", {"content": "Priya's flight lands 18:40 Friday"}, "Noted."),
+            model=model("memory_store", {"content": "Priya's flight lands 18:40 Friday"}, "Noted."),
         )
         ask(
             first,
@@ -105,7 +105,7 @@ def main() -> None:
             "travel",
             instructions=instructions,
             tools=tools,
-            model=model("recall", {"query": "Priya flight"}, "At 18:40 on Friday."),
+            model=model("memory_recall", {"query": "Priya flight"}, "At 18:40 on Friday."),
         )
         ask(
             later,

@@ -42,7 +42,9 @@ def main() -> None:
     with Palace(target) as palace:
         memory = MindPalaceToolset(palace, agent_id="chef", max_tokens=512)
         first = Agent(
-            model(ToolCallPart("remember", {"content": "Ann is allergic to peanuts"}), "Noted."),
+            model(
+                ToolCallPart("memory_store", {"content": "Ann is allergic to peanuts"}), "Noted."
+            ),
             instructions="You are a kitchen assistant. Remember lasting facts with the tool.",
             toolsets=[memory],
         )
@@ -50,7 +52,7 @@ def main() -> None:
         print(question, "->", first.run_sync(question).output)
 
         later = Agent(
-            model(ToolCallPart("recall", {"query": "Ann allergy"}), "No: Ann is allergic."),
+            model(ToolCallPart("memory_recall", {"query": "Ann allergy"}), "No: Ann is allergic."),
             instructions="You are a kitchen assistant.",
             toolsets=[memory],
         )

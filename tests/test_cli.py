@@ -43,7 +43,7 @@ SOURCES = ["manual", "skill", "pipeline", "import"]
 COMMANDS = [
     "remember",
     "recall",
-    "search",
+    "personal-search",
     "complete",
     "get",
     "forget",
@@ -97,11 +97,27 @@ SQLITE_DECISION = "We chose SQLite for the embedded store because many processes
 
 
 def _subparsers() -> dict[str, argparse.ArgumentParser]:
+    """The listed commands (older names still read, but not listed, left out)."""
     parser = build_parser()
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
-            return dict(action.choices)
+            listed = {choice.dest for choice in action._choices_actions}
+            return {name: p for name, p in action.choices.items() if name in listed}
     raise AssertionError("build_parser() has no subcommands")
+
+
+def test_older_command_names_still_work_unlisted(tmp_path: Path) -> None:
+    env = clean_env(tmp_path / "home")
+    db = str(tmp_path / "p.db")
+    run_cli(env, "--db", db, "remember", "Hiked the ridge", "--kind", "journal")
+    old = run_cli(env, "--db", db, "search", "hiking")
+    new = run_cli(env, "--db", db, "personal-search", "hiking")
+    assert old.returncode == new.returncode == 0 and old.stdout == new.stdout
+    assert json.loads(new.stdout)["results"][0]["content"] == "Hiked the ridge"
+    turns = run_cli(env, "--db", db, "recent", "--n", "5")
+    assert turns.returncode == 0, turns.stderr
+    listed = run_cli(env, "--help").stdout
+    assert "personal-search" in listed and not re.search(r"^\s+search\s", listed, re.M)
 
 
 def _command_help(name: str) -> str:
@@ -262,7 +278,26 @@ def test_command_help_exits_zero_in_process(
     assert exc.value.code == 0
     out = capsys.readouterr().out
     assert out.startswith(f"usage: mindpalace {command}")
-    assert "--db" in out  # the common options are accepted after the command too
+    assert_help_has_examples(out, command)
+
+
+def assert_help_has_examples(out: str, command: str) -> None:
+    """Examples of the command, and the global options named once, not listed."""
+    examples = out.split("\nexamples:\n", 1)[1]
+    assert re.search(rf"^  (\S+=\S+ )?mindpalace .*{command}", examples, re.MULTILINE), out
+    assert "Global options (--db, --agent," in examples  # accepted after the command too
+    usage_and_options = out.split("\nexamples:\n", 1)[0]
+    for option in ("--db", "--agent", "--groups", "--channel", "--plain", "--all-agents"):
+        assert f"[{option}" not in usage_and_options, (command, option)  # not in the usage
+        listed = re.search(rf"^\s+{option}\b", usage_and_options, re.MULTILINE)
+        assert not listed, (command, option)  # nor among the options
+
+
+@pytest.mark.parametrize("command", ["import", "activate", "get", "find", "consolidate"])
+def test_skills_command_help_has_examples(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["skills", command, "--help"])
+    assert_help_has_examples(capsys.readouterr().out, f"skills {command}")
 
 
 @pytest.mark.parametrize("command", ["remember", "recall", "import"])
@@ -777,11 +812,20 @@ def _is_json(text: str) -> bool:
     [
         (
             ["--plain", "recall", "sqlite"],
-            [r"^\[[01]\.\d\d\] mem_\w{26}  \d{4}-\d\d-\d\d  decision/"],
+            [
+                r"^1\. relevance [01]\.\d\d · confidence 1\.00 \(high\)  mem_\w{26}"
+                r"  \d{4}-\d\d-\d\d  decision/"
+            ],
         ),
-        (["recall", "sqlite", "--plain"], [r"#storage #architecture", r"^    We chose SQLite"]),
-        (["--plain", "list"], [r"^mem_\w{26}  \d{4}-\d\d-\d\d  lesson/unknown"]),
-        (["--plain", "stats"], [r"^memories: 4$", r"^archived: 0$", r"^by_agent: default: 4$"]),
+        (["recall", "sqlite", "--plain"], [r"#storage #architecture", r"^     We chose SQLite"]),
+        (
+            ["--plain", "list"],
+            [r"^id +created +category/type", r"^mem_\w{26}  \d{4}-\d\d-\d\d  lesson/"],
+        ),
+        (
+            ["--plain", "stats"],
+            [r"^memories: 4$", r"^archived: 0$", r"^by agent:$", r"^    default +4$"],
+        ),
         (["--plain", "list", "--tags", "nosuchtag"], [r"^\(nothing\)$"]),
     ],
 )
@@ -804,7 +848,8 @@ def test_plain_remember_and_get(cli: Cli) -> None:
     assert ID_RE.match(memory_id)
     assert "    Format: Plain text please" in result.stdout
     got = cli.run("get", memory_id, "--plain")
-    assert got.stdout == result.stdout
+    assert got.stdout.startswith(result.stdout)  # and then the entities it mentions
+    assert got.stdout.endswith("    mentions: Format (unknown), Plain (unknown)\n")
 
 
 # -- export / import ------------------------------------------------------------------

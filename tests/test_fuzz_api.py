@@ -101,7 +101,7 @@ ENTRY_POINTS: dict[str, Entry] = {
             "created_after": None,
         },
     ),
-    "recent": (lambda p, **kw: p.recent(**kw), {"n": 20, "session": None}),
+    "recent": (lambda p, **kw: p.recent(**kw), {"limit": 20, "session": None}),
     "search_messages": (
         lambda p, phrase, **kw: p.search_messages(phrase, **kw),
         {"phrase": "plan", "limit": 20, "around": 1, "session": None},

@@ -725,7 +725,7 @@ READS = {
     "stats": "stats",
     "recent": "recent",
     "search_messages": "search-messages",
-    "search": "search",
+    "search": "personal-search",
     "context": "context",
 }
 

@@ -55,7 +55,7 @@ def test_limit_at_the_edge_is_accepted(small: Palace) -> None:
         (lambda p: p.recall("x", limit=True), "from 1 to 100"),
         (lambda p: p.memories(limit=10_001), "from 1 to 10000"),
         (lambda p: p.memories(offset=-1), "offset must be an integer from 0"),
-        (lambda p: p.recent(0), "n must be an integer from 1 to 1000"),
+        (lambda p: p.recent(0), "limit must be an integer from 1 to 1000"),
         (lambda p: p.search_messages("x", around=11), "around must be an integer from 0 to 10"),
         (lambda p: p.search_messages("x", limit=500), "from 1 to 100"),
     ],

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -588,7 +589,7 @@ def test_memory_store_tool_takes_kind_and_refuses_a_bad_one(palace: Palace) -> N
     with pytest.raises(ValidationError, match="valid options: memory, journal"):
         tools.memory_store(palace, content="x", kind="chore")
     found = tools.personal_search(palace, query="issues in project house")
-    assert found["narrowedBy"] == ["in project house", "issues"]
+    assert found["narrowed_by"] == ["in project house", "issues"]
     assert found["results"][0]["line"].startswith("From project House, issue #1 (completed, ")
 
 
@@ -625,24 +626,25 @@ def test_cli_writes_kinds_and_searches_with_attribution(
         False,
         {"issue_number": 2},
     )
-    code, out, _ = run([*db, "search", "hiking", "--plain"], capsys)
+    code, out, _ = run([*db, "personal-search", "hiking", "--plain"], capsys)
     lines = out.splitlines()
     assert code == 0
     assert lines[0].startswith("Using text search (semantic search is not available).")
     assert "From your journal on 15 Jan 2026: Hiked to the ridge" in lines
     assert any(line.startswith("From project Trails, issue #1 (completed, ") for line in lines)
-    code, out, _ = run([*db, "search", "open issues in project trails", "--plain"], capsys)
-    notice, narrowed, only = out.splitlines()
+    code, out, _ = run([*db, "personal-search", "open issues in project trails", "--plain"], capsys)
+    notice, narrowed, only, labels = out.splitlines()
+    assert re.match(r"^    relevance \d\.\d\d · confidence 1\.00 \(high\) · mem_\w{26}$", labels)
     assert notice == "No words to search for: the newest entries are listed."
     assert narrowed == "Searched only: issue, project Trails, open (from the query)."
     assert only.startswith("From project Trails, issue #2 (open, ")
     assert only.endswith("): Hiking map is blurry")
-    code, out, _ = run([*db, "search", "hiking", "--kind", "journal"], capsys)
+    code, out, _ = run([*db, "personal-search", "hiking", "--kind", "journal"], capsys)
     result = json.loads(out)
     assert (result["kinds"], result["narrowed_by"], result["count"]) == (["journal"], [], 1)
     code, out, _ = run([*db, "list", "--kind", "issue", "--project", "Trails"], capsys)
     assert [m["content"] for m in json.loads(out)] == ["Hiking map is blurry", "Hiking app crashes"]
-    code, out, _ = run([*db, "search", "zebra crossings", "--plain"], capsys)
+    code, out, _ = run([*db, "personal-search", "zebra crossings", "--plain"], capsys)
     assert code == 0 and "Nothing found for 'zebra crossings' in any of your data." in out
 
 
@@ -651,8 +653,8 @@ def test_cli_writes_kinds_and_searches_with_attribution(
     [
         (["remember", "x", "--kind", "diary"], "invalid kind 'diary'; valid options: memory"),
         (["remember", "x", "--completed"], "completed belongs to kind 'issue'"),
-        (["search", "x", "--kind", "jornal"], "valid options: memory, journal, node"),
-        (["search", "x", "--limit", "0"], "limit"),
+        (["personal-search", "x", "--kind", "jornal"], "valid options: memory, journal, node"),
+        (["personal-search", "x", "--limit", "0"], "limit"),
         (["recall", "x", "--kind", "todo"], "invalid kind 'todo'"),
     ],
 )

@@ -14,6 +14,7 @@ from typing import Any
 from mindpalace import __version__
 from mindpalace.daemonctl import DEFAULT_IDLE
 from mindpalace.formats import CONVERSATION_FORMATS, FORMATS
+from mindpalace.helptext import epilog
 from mindpalace.models import Category, MemoryKind, MemoryType, Source, StoreKind, Visibility
 from mindpalace.retrieval.modes import MODES
 from mindpalace.server import DEFAULT_THREADS
@@ -26,44 +27,63 @@ from mindpalace.server.limits import (
 
 __all__ = ["build_parser"]
 
+# The tool sets (``server.tools.TOOL_SETS``), named here so that parsing a
+# command line needs no server package.
+DEFAULT_TOOLS = "core"
+TOOLS_HELP = (
+    "MCP tools served: comma-separated tool sets and tool names; core (default: store,"
+    " search, prompt context, skills, messages), family (topic overviews, decisions,"
+    " owners, dependencies, preflight, personal data), manage (get, update, forget,"
+    " list, stats, feedback), all"
+)
+
 
 def _values(enum_cls: type[Any]) -> str:
     return ", ".join(m.value for m in enum_cls)
 
 
 def _common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
-    """Options accepted before and after the command name."""
+    """Options accepted before and after the command name; after it
+    (``suppress``) they are accepted but listed only in ``mindpalace --help``."""
     default: Any = argparse.SUPPRESS if suppress else None
+
+    def shown(text: str) -> str:
+        return argparse.SUPPRESS if suppress else text
+
     parser.add_argument(
         "--db",
         default=default,
-        help="palace file or URL (default: $MINDPALACE_DB or a per-user data directory)",
+        help=shown("palace file or URL (default: $MINDPALACE_DB or a per-user data directory)"),
     )
     parser.add_argument(
-        "--agent", default=default, help="agent id (default: $MINDPALACE_AGENT_ID or 'default')"
+        "--agent",
+        default=default,
+        help=shown("agent id (default: $MINDPALACE_AGENT_ID or 'default')"),
     )
     parser.add_argument(
-        "--groups", default=default, help="comma-separated groups the agent belongs to"
+        "--groups", default=default, help=shown("comma-separated groups the agent belongs to")
     )
-    parser.add_argument("--channel", default=default, help="peer channel to act through")
+    parser.add_argument("--channel", default=default, help=shown("peer channel to act through"))
     parser.add_argument(
         "--plain",
         action="store_true",
         default=argparse.SUPPRESS if suppress else False,
-        help="human-readable output instead of JSON",
+        help=shown("output for people (tables, bullets, indented text) instead of JSON"),
     )
     parser.add_argument(
         "--all-agents",
         action="store_true",
         default=argparse.SUPPRESS if suppress else False,
-        help="management access: every agent's memories (whole-palace export/import);"
-        " not for serve, where an admin:AGENT=TOKEN token gives it",
+        help=shown(
+            "management access: every agent's memories (whole-palace export/import);"
+            " not for serve, where an admin:AGENT=TOKEN token gives it"
+        ),
     )
     parser.add_argument(
         "--peer",
         action="store_true",
         default=argparse.SUPPRESS if suppress else False,
-        help="peer-facing: needs --channel; sees it plus what is explicitly shared",
+        help=shown("peer-facing: needs --channel; sees it plus what is explicitly shared"),
     )
 
 
@@ -106,7 +126,14 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name: str, help_text: str) -> argparse.ArgumentParser:
-        return sub.add_parser(name, help=help_text, description=help_text, parents=[common])
+        return sub.add_parser(
+            name,
+            help=help_text,
+            description=help_text,
+            parents=[common],
+            epilog=epilog(name),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
 
     p = command("remember", "Store a memory; prints it as JSON.")
     p.add_argument("content", help="the memory text ('-' reads standard input)")
@@ -130,22 +157,34 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
     )
     p.add_argument("--date", help="when it happened (ISO 8601), e.g. a journal entry's day")
 
-    p = command(
-        "search", "Search journal, nodes, issues, specs and messages, each result attributed."
-    )
-    p.add_argument("query", help="free text; 'my journal entries about X' searches the journal")
-    p.add_argument(
-        "--kind", dest="kinds", help=f"comma-separated: {_values(MemoryKind)} (overrides the query)"
-    )
-    p.add_argument("--project", help="only this project (case-insensitive)")
-    p.add_argument("--limit", type=int, default=10, help="1-100 (default 10)")
-    p.add_argument("--include-archived", action="store_true", help="also search archived ones")
+    def personal_search(p: argparse.ArgumentParser) -> None:
+        p.add_argument("query", help="free text; 'my journal entries about X' searches the journal")
+        p.add_argument(
+            "--kind",
+            dest="kinds",
+            help=f"comma-separated: {_values(MemoryKind)} (overrides the query)",
+        )
+        p.add_argument("--project", help="only this project (case-insensitive)")
+        p.add_argument("--limit", type=int, default=10, help="1-100 (default 10)")
+        p.add_argument("--include-archived", action="store_true", help="also search archived ones")
+
+    about = "Search journal, nodes, issues, specs and messages, each result attributed."
+    personal_search(command("personal-search", about))
+    # The older name, still read but not listed: "search" alone is too close
+    # to memory search (MCP memory_search) to document.
+    hidden = sub.add_parser("search", description=about, parents=[common])
+    personal_search(hidden)
+    hidden.set_defaults(command="personal-search")
 
     p = command("recall", "Recall the memories most relevant to a query.")
     p.add_argument("query", help="free text")
     p.add_argument("--limit", type=int, default=10, help="1-100 (default 10)")
     _filter_options(p)
-    p.add_argument("--explain", action="store_true", help="show each hit's stage ranks")
+    p.add_argument(
+        "--explain",
+        action="store_true",
+        help="show how each hit's relevance was reached: stage ranks, scores, gates",
+    )
     p.add_argument(
         "--no-expand", action="store_true", help="no graph propagation (no associative_context)"
     )
@@ -280,7 +319,8 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
     p.add_argument("--session", help="only this session")
 
     p = command("recent", "The last conversation turns, oldest first.")
-    p.add_argument("--n", type=int, default=20, help="how many, 1-1000 (default 20)")
+    p.add_argument("--limit", type=int, default=20, help="how many, 1-1000 (default 20)")
+    p.add_argument("--n", dest="limit", type=int, help=argparse.SUPPRESS)  # the older spelling
     p.add_argument("--session", help="only this session")
 
     p = command(
@@ -319,7 +359,14 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
     )
 
     def skill_command(name: str, help_text: str) -> argparse.ArgumentParser:
-        return skills.add_parser(name, help=help_text, description=help_text, parents=[common])
+        return skills.add_parser(
+            name,
+            help=help_text,
+            description=help_text,
+            parents=[common],
+            epilog=epilog(f"skills {name}"),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
 
     q = skill_command("import", "Import a folder of SKILL.md / JSON node files (idempotent).")
     q.add_argument("path", help="a folder (searched recursively) or one skill file")
@@ -347,7 +394,8 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
     )
     p.add_argument("--json", action="store_true", help="every field of every hit, as JSON")
 
-    command("mcp", "Serve the palace to an MCP client over stdio, as --agent.")
+    p = command("mcp", "Serve the palace to an MCP client over stdio, as --agent.")
+    p.add_argument("--tools", default=DEFAULT_TOOLS, help=TOOLS_HELP)
 
     p = command("serve", "Serve MCP (streamable HTTP, /mcp) and REST (/v1) over HTTP.")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
@@ -359,6 +407,7 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
         " (*=TOKEN: shared, agent from a header; admin:AGENT=TOKEN: every agent's memories),"
         " or 'none' (loopback only: every request acts as --agent)",
     )
+    p.add_argument("--tools", default=DEFAULT_TOOLS, help=f"at /mcp: {TOOLS_HELP}")
     p.add_argument(
         "--max-body", type=int, default=1 << 20, help="largest request body in bytes (1 MiB)"
     )

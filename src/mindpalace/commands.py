@@ -20,7 +20,7 @@ from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
-from mindpalace import writing
+from mindpalace import plain, writing
 from mindpalace.daemonctl import daemon_command
 from mindpalace.errors import ConfigError, MindPalaceError, ValidationError
 from mindpalace.family import DIRECTIONS
@@ -140,17 +140,7 @@ def _search(palace: Palace, args: argparse.Namespace) -> Any:
         limit=args.limit,
         include_archived=args.include_archived,
     )
-    if not args.plain:
-        return results.to_dict()
-    lines = [results.notice] if results.notice else []
-    if results.narrowed_by:
-        scope = [k.value for k in results.kinds]
-        scope += [f"project {results.project}"] if results.project else []
-        if results.completed is not None:
-            scope.append("completed" if results.completed else "open")
-        lines.append(f"Searched only: {', '.join(scope)} (from the query).")
-    lines += results.lines or [results.hint or "Nothing found."]
-    return "\n".join(lines)
+    return results.to_dict()
 
 
 def _list(palace: Palace, args: argparse.Namespace) -> Any:
@@ -311,7 +301,7 @@ def _mcp(palace: Palace, args: argparse.Namespace) -> Any:
     require_extra()
     from mindpalace.server.mcp import run_stdio  # noqa: PLC0415 - optional extra
 
-    run_stdio(palace)
+    run_stdio(palace, args.tools)
 
 
 def _serve(palace: Palace, args: argparse.Namespace) -> Any:
@@ -342,6 +332,7 @@ def _serve(palace: Palace, args: argparse.Namespace) -> Any:
         max_body=args.max_body,
         threads=args.threads,
         limits=limits,
+        tools=args.tools,
     )
 
 
@@ -362,7 +353,7 @@ def _ui(palace: Palace, args: argparse.Namespace) -> Any:
 _HANDLERS: dict[str, Handler] = {
     "remember": _remember,
     "recall": _recall,
-    "search": _search,
+    "personal-search": _search,
     "complete": lambda p, a: p.personal.complete_issue(a.id, completed=not a.reopen).to_dict(),
     "get": lambda p, a: {
         **p.get(a.id).to_dict(),
@@ -390,7 +381,7 @@ _HANDLERS: dict[str, Handler] = {
     "export": _export,
     "import": _import,
     "ingest": _ingest,
-    "recent": lambda p, a: [m.to_dict() for m in p.recent(a.n, session=a.session)],
+    "recent": lambda p, a: [m.to_dict() for m in p.recent(a.limit, session=a.session)],
     "search-messages": lambda p, a: [
         m.to_dict()
         for m in p.search_messages(a.phrase, limit=a.limit, around=a.around, session=a.session)
@@ -408,44 +399,6 @@ _HANDLERS: dict[str, Handler] = {
 
 
 # -- output ---------------------------------------------------------------------------
-
-
-def _plain_memory(m: dict[str, Any]) -> str:
-    head = f"{m['id']}  {m['created_at'][:10]}  {m['category']}/{m['type']}"
-    if m.get("kind", "memory") != "memory":
-        head += f"  {m['kind']}" + (f" ({m['project']})" if m.get("project") else "")
-    if "score" in m:
-        head = f"[{m['score']:.2f}] " + head
-    tags = f"  #{' #'.join(m['tags'])}" if m.get("tags") else ""
-    title = f"{m['title']}: " if m.get("title") else ""
-    return f"{head}{tags}\n    {title}{m['content']}"
-
-
-def _plain_answer(answer: dict[str, Any]) -> str:
-    """A recall-family answer for people: groups, then each memory with its
-    relation; the hint when empty."""
-    lines = []
-    for group in answer["groups"]:
-        lines.append(f"{group['name']}:")
-        for m in group["memories"]:
-            mark = " [HIGH CONFIDENCE]" if m["high_confidence"] else ""
-            lines.append(f"  [{m['score']:.2f}] {m['relation']}{mark}  {m['id']}")
-            lines.append(f"      {m['content']}")
-    return "\n".join(lines) or f"(nothing) {answer['hint']}"
-
-
-def _plain(value: Any) -> str:
-    if isinstance(value, dict) and "injectionBlock" in value and "groups" in value:
-        return _plain_answer(value)
-    if isinstance(value, list):
-        return "\n".join(_plain(v) for v in value) or "(nothing)"
-    if isinstance(value, dict) and "content" in value and "id" in value:
-        return _plain_memory(value)
-    if isinstance(value, dict):
-        return "\n".join(
-            f"{k}: {_plain(v) if isinstance(v, list | dict) else v}" for k, v in value.items()
-        )
-    return str(value)
 
 
 @contextmanager
@@ -528,5 +481,6 @@ def run(args: argparse.Namespace, opener: Opener = _open) -> tuple[int, str, str
     if isinstance(result, Text):  # written for people already
         return 0, result + "\n", ""
     if args.plain:
-        return 0, _plain(result) + "\n", ""
+        name = " ".join(filter(None, (args.command, getattr(args, "skills_command", None))))
+        return 0, plain.render(name, result) + "\n", ""
     return 0, json.dumps(result, ensure_ascii=False, indent=2) + "\n", ""

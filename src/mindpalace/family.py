@@ -170,7 +170,8 @@ class Answer:
         return injection_block(item.hit for item in self.items)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form: groups of memories, the block, the hint."""
+        """JSON-ready form: groups of memories and the hint (the prompt block
+        is ``injection_block``; ``Palace.context`` builds prompts)."""
         return {
             "kind": self.kind,
             "query": self.query,
@@ -181,7 +182,6 @@ class Answer:
             "count": len(self.items),
             "hint": self.hint,
             "notice": self.notice,
-            "injectionBlock": self.injection_block,
         }
 
 

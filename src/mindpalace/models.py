@@ -427,8 +427,10 @@ class RecallFilters:
 class Hit:
     """One recalled memory with its relevance.
 
-    ``score`` is relevance to the query in 0-1, higher is better;
-    ``confidence`` is the system's confidence in the memory itself (0-1).
+    ``score`` is relevance to the query in 0-1, higher is better. The
+    memory's own ``confidence`` (0-1, as written) is what a hit shows and
+    marks ``high_confidence``; ``confidence`` here is that confidence
+    weighed by the memory's strength, use and age, a ranking feature.
     ``ranks`` names the rank (1-based) the memory had in each pipeline stage
     that saw it, ``stage_scores`` its score there, and ``gates`` the relevance
     gates it passed (and why), for ``explain``.
@@ -444,19 +446,22 @@ class Hit:
 
     @property
     def high_confidence(self) -> bool:
-        """The ``[HIGH CONFIDENCE]`` mark: confidence of at least 0.8."""
-        return self.confidence >= HIGH_CONFIDENCE
+        """The ``[HIGH CONFIDENCE]`` mark: the memory's confidence is at least
+        0.8 (whatever its relevance to this query)."""
+        return self.memory.confidence >= HIGH_CONFIDENCE
 
     def to_dict(self, *, explain: bool = False) -> dict[str, Any]:
-        """JSON-ready form: the memory's fields plus ``score``, ``confidence``
-        and ``high_confidence``."""
+        """JSON-ready form: the memory's fields (its ``confidence`` as
+        ``get`` shows it) plus ``score`` (relevance) and ``high_confidence``;
+        with ``explain``, how ``score`` was reached (``score`` there is the
+        same number, ``scores.final`` the ranking value it was scaled from)."""
         out = self.memory.to_dict()
         out["score"] = round(self.score, 6)
-        out["confidence"] = round(self.confidence, 6)
         out["high_confidence"] = self.high_confidence
         out["associative_context"] = [a.to_dict() for a in self.associative_context]
         if explain:
             out["explain"] = {
+                "score": round(self.score, 6),
                 "ranks": dict(self.ranks),
                 "scores": {k: round(v, 6) for k, v in self.stage_scores.items()},
                 "gates": list(self.gates),

@@ -750,15 +750,15 @@ class Palace:
             self, phrase, limit=limit, around=around, session=session
         )
 
-    def recent(self, n: int = 20, *, session: str | None = None) -> list[Memory]:
-        """The last ``n`` conversation turns (of ``session``), oldest first.
+    def recent(self, limit: int = 20, *, session: str | None = None) -> list[Memory]:
+        """The last ``limit`` conversation turns (of ``session``), oldest first.
 
         Raises:
-            ValidationError: ``n`` outside 1-1,000.
+            ValidationError: ``limit`` outside 1-1,000.
         """
-        check_limit(n, low=1, high=1000, field="n")
+        check_limit(limit, low=1, high=1000)
         latest = self.memories(
-            limit=n,
+            limit=limit,
             categories="conversation",
             sessions=[session] if session else None,
         )

@@ -136,8 +136,8 @@ class PersonalHit:
 
     @property
     def confidence(self) -> float:
-        """The system's confidence in the memory, 0-1."""
-        return self.hit.confidence
+        """The memory's confidence, 0-1 (as ``get`` shows it)."""
+        return self.hit.memory.confidence
 
     @property
     def line(self) -> str:

@@ -66,7 +66,8 @@ SERVED = frozenset(
         "recall",
         "recent",
         "remember",
-        "search",
+        "personal-search",
+        "search",  # the older name of personal-search
         "search-messages",
         "skills",
         "stats",

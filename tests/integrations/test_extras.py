@@ -22,6 +22,8 @@ def test_a_missing_framework_names_its_extra(module: str, package: str, extra: s
     out = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True)
     assert out.returncode == 1
     assert f"pip install '{extra}'" in out.stderr
+    clone = extra.replace("mindpalace[", ".[")  # what a clone of the repository runs
+    assert f"from a clone of the repository: pip install '{clone}'" in out.stderr
 
 
 def test_the_shared_helpers_import_no_framework() -> None:

@@ -77,7 +77,7 @@ def test_a_later_session_recalls_what_an_earlier_one_stored(
                     "",
                     tool_calls=[
                         {
-                            "name": "remember",
+                            "name": "memory_store",
                             "args": {
                                 "content": "The user's dog is called Biscuit",
                                 "tags": ["pets"],
@@ -101,7 +101,9 @@ def test_a_later_session_recalls_what_an_earlier_one_stored(
             [
                 AIMessage(
                     "",
-                    tool_calls=[{"name": "recall", "args": {"query": "dog name"}, "id": "call_2"}],
+                    tool_calls=[
+                        {"name": "memory_recall", "args": {"query": "dog name"}, "id": "call_2"}
+                    ],
                 ),
                 "Your dog is Biscuit.",
             ]

@@ -78,7 +78,7 @@ def between(text: str, start: str, end: str) -> str:
 def test_a_later_session_recalls_what_an_earlier_one_stored(
     palace: Palace, reopen: Callable[[], Palace]
 ) -> None:
-    script = Script(call("remember", content="The user's dog is called Biscuit"), "Noted.")
+    script = Script(call("memory_store", content="The user's dog is called Biscuit"), "Noted.")
     agent = FunctionAgent(
         llm=script.llm(), tools=memory_tools(palace, agent_id="assistant"), system_prompt="Hi."
     )
@@ -92,7 +92,7 @@ def test_a_later_session_recalls_what_an_earlier_one_stored(
     # A later process, a new session: the block puts Monday's fact in the
     # system message, within its budget, and the recall tool finds it too.
     later = reopen()
-    script = Script(call("recall", query="dog name"), "Your dog is Biscuit.")
+    script = Script(call("memory_recall", query="dog name"), "Your dog is Biscuit.")
     agent = FunctionAgent(
         llm=script.llm(),
         tools=memory_tools(later, agent_id="assistant", max_tokens=256),
@@ -122,7 +122,7 @@ def test_a_chat_store_session_is_kept_turn_by_turn(
 ) -> None:
     store = MindPalaceChatStore(palace, agent_id="coach")
     script = Script(
-        call("remember", content="Dana runs the Berlin marathon", tags=["running"]), "Noted."
+        call("memory_store", content="Dana runs the Berlin marathon", tags=["running"]), "Noted."
     )
     agent = FunctionAgent(llm=script.llm(), tools=memory_tools(palace, agent_id="coach"))
     memory = ChatMemoryBuffer.from_defaults(chat_store=store, chat_store_key="monday")
@@ -133,7 +133,7 @@ def test_a_chat_store_session_is_kept_turn_by_turn(
     kept = store.get_messages("monday")
     assert [m.role.value for m in kept] == ["user", "assistant", "tool", "assistant"]
     [block] = [b for b in kept[1].blocks if isinstance(b, ToolCallBlock)]
-    assert block.tool_name == "remember"
+    assert block.tool_name == "memory_store"
     assert block.tool_kwargs == {"content": "Dana runs the Berlin marathon", "tags": ["running"]}
     assert kept[3].content == "Noted."
     assert store.get_keys() == ["monday"]
@@ -291,7 +291,7 @@ def test_retriever_nodes_carry_id_score_and_fields(palace: Palace) -> None:
 
 
 def test_a_bad_tool_argument_goes_back_to_the_model(palace: Palace) -> None:
-    script = Script(call("remember", content="x", category="gossip"), "Sorry.")
+    script = Script(call("memory_store", content="x", category="gossip"), "Sorry.")
     agent = FunctionAgent(llm=script.llm(), tools=memory_tools(palace))
     run(agent, "remember x", Memory.from_defaults(session_id="s"))
     [error] = script.tool_results()
@@ -305,7 +305,7 @@ def test_an_internal_failure_reaches_the_model_as_an_opaque_error(
     closed = reopen()
     tools = memory_tools(closed)
     closed.close()
-    script = Script(call("recall", query="anything"), "Sorry.")
+    script = Script(call("memory_recall", query="anything"), "Sorry.")
     agent = FunctionAgent(llm=script.llm(), tools=tools)
     run(agent, "what do you know?", Memory.from_defaults(session_id="s"))
     [error] = script.tool_results()
@@ -320,7 +320,7 @@ def test_tool_plumbing_is_kept_but_indexed_as_a_note(palace: Palace) -> None:
     openai_style = {
         "id": "c1",
         "type": "function",
-        "function": {"name": "recall", "arguments": "{}"},
+        "function": {"name": "memory_recall", "arguments": "{}"},
     }
     store.add_message(
         "s", ChatMessage(role="assistant", additional_kwargs={"tool_calls": [openai_style]})

@@ -85,7 +85,7 @@ def test_a_later_session_recalls_what_an_earlier_one_stored(
     palace: Palace, reopen: Callable[[], Palace]
 ) -> None:
     model = ScriptedModel(
-        [call("remember", content="Priya's flight lands at 18:40 on Friday"), message("Noted.")]
+        [call("memory_store", content="Priya's flight lands at 18:40 on Friday"), message("Noted.")]
     )
     agent = Agent("travel", model=model, tools=memory_tools(palace, agent_id="travel"))
     session = MindPalaceSession(palace, "monday", agent_id="travel")
@@ -96,7 +96,9 @@ def test_a_later_session_recalls_what_an_earlier_one_stored(
     # Later, another process, another session: recall finds it, and the
     # dynamic instructions carry it.
     later = reopen()
-    model = ScriptedModel([call("recall", query="Priya flight"), message("18:40 on Friday.")])
+    model = ScriptedModel(
+        [call("memory_recall", query="Priya flight"), message("18:40 on Friday.")]
+    )
     agent = Agent(
         "travel",
         model=model,
@@ -148,7 +150,7 @@ def test_session_limit_pop_clear_and_scope(palace: Palace) -> None:
 
 
 def test_a_bad_argument_goes_back_to_the_model(palace: Palace) -> None:
-    model = ScriptedModel([call("remember", content="x", category="gossip"), message("sorry")])
+    model = ScriptedModel([call("memory_store", content="x", category="gossip"), message("sorry")])
     agent = Agent("a", model=model, tools=memory_tools(palace))
     Runner.run_sync(agent, "remember x")
     assert "valid options: decision" in tool_outputs(model)[0]
@@ -161,6 +163,6 @@ def test_an_internal_failure_reaches_the_model_as_an_opaque_error(
     closed = reopen()
     tools = memory_tools(closed)
     closed.close()
-    model = ScriptedModel([call("recall", query="anything"), message("sorry")])
+    model = ScriptedModel([call("memory_recall", query="anything"), message("sorry")])
     Runner.run_sync(Agent("a", model=model, tools=tools), "what do you know?")
     assert tool_outputs(model) == ["An error occurred while running the tool. Please try again."]

@@ -56,7 +56,7 @@ def test_a_later_run_gets_what_an_earlier_one_stored(
 ) -> None:
     seen: list[ModelRequest] = []
     remember = ToolCallPart(
-        "remember", {"content": "Ann is allergic to peanuts", "category": "fact"}
+        "memory_store", {"content": "Ann is allergic to peanuts", "category": "fact"}
     )
     agent = Agent(
         scripted([remember], "Noted.", seen),
@@ -68,7 +68,7 @@ def test_a_later_run_gets_what_an_earlier_one_stored(
     # A later run (another process): the fact is in the instructions, and
     # the recall tool finds it too.
     seen = []
-    recall = ToolCallPart("recall", {"query": "Ann allergy"})
+    recall = ToolCallPart("memory_recall", {"query": "Ann allergy"})
     agent = Agent(
         scripted([recall], "No peanuts for Ann.", seen),
         toolsets=[MindPalaceToolset(reopen(), agent_id="chef", max_tokens=256)],
@@ -99,7 +99,7 @@ def test_instructions_alone_and_scope(palace: Palace) -> None:
 
 def test_a_bad_argument_is_retried_by_the_model(palace: Palace) -> None:
     seen: list[ModelRequest] = []
-    bad = ToolCallPart("remember", {"content": "x", "category": "gossip"})
+    bad = ToolCallPart("memory_store", {"content": "x", "category": "gossip"})
     agent = Agent(scripted([bad], "sorry", seen), toolsets=[MindPalaceToolset(palace)])
     agent.run_sync("remember x")
     [answer] = [p for r in seen for p in r.parts if isinstance(p, ToolReturnPart)]
@@ -111,5 +111,5 @@ def test_a_bad_argument_is_retried_by_the_model(palace: Palace) -> None:
 def test_test_model_calls_every_tool(palace: Palace) -> None:
     agent = Agent(TestModel(), toolsets=[MindPalaceToolset(palace, context=False)])
     result = agent.run_sync("anything")
-    assert "remember" in result.output and "recall" in result.output
+    assert "memory_store" in result.output and "memory_recall" in result.output
     assert len(palace.memories()) == 1

@@ -165,10 +165,11 @@ def start_server(
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """One seeded server per test module (they are read-mostly)."""
+    """One seeded server per test module (they are read-mostly), with every
+    tool at /mcp."""
     db = tmp_path_factory.mktemp("serve") / "palace.db"
     ids = seed(db)
-    running = start_server(db)
+    running = start_server(db, "--tools", "all")
     running.ids = ids
     yield running
     assert running.stop() == 0

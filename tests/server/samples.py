@@ -20,31 +20,30 @@ class Sample:
 
 def _check_store(result: dict[str, Any], ids: dict[str, str]) -> None:
     memory = result["memory"]
-    assert memory["memoryId"].startswith("mem_")
+    assert memory["memory_id"].startswith("mem_")
     assert memory["category"] == "lesson"
     assert memory["tags"] == ["release"]
-    assert memory["agentId"] == "alice"
+    assert memory["agent_id"] == "alice"
 
 
 def _check_search(result: dict[str, Any], ids: dict[str, str]) -> None:
-    found = [m["memoryId"] for m in result["memories"]]
+    found = [m["memory_id"] for m in result["memories"]]
     assert ids["fact"] in found
     assert ids["bob"] not in found  # bob's isolated memory never reaches alice
     first = result["memories"][0]
     assert set(first) >= {
-        "memoryId",
+        "memory_id",
         "store",
         "category",
-        "title",
         "content",
         "strength",
         "confidence",
         "tags",
         "score",
     }
+    assert "title" not in first  # no title: left out, never null
     assert 0 <= first["score"] <= 1
-    assert result["injectionBlock"].startswith("⚠️ mindpalace — Informational Context Only")
-    assert "many processes share one file" in result["injectionBlock"]
+    assert "injection_block" not in result  # the prompt block is memory_recall's
 
 
 def _check_recall(result: dict[str, Any], ids: dict[str, str]) -> None:
@@ -55,19 +54,26 @@ def _check_recall(result: dict[str, Any], ids: dict[str, str]) -> None:
 
 def _check_answer(result: dict[str, Any], ids: dict[str, str]) -> None:
     """The shape every recall-family tool shares; bob's memories never appear."""
-    assert set(result) >= {"query", "groups", "memories", "injectionBlock", "hint"}
-    found = [m["memoryId"] for m in result["memories"]]
+    assert set(result) >= {"query", "groups", "count"}
+    found = every_memory(result)
+    assert len(found) == result["count"] == len(set(found))  # each memory once
     assert ids["bob"] not in found and ids["bob_owns"] not in found
-    assert "privately" not in result["injectionBlock"]
-    for memory in result["memories"]:
-        assert 0 <= memory["score"] <= 1 and 0 <= memory["confidence"] <= 1
-        assert memory["highConfidence"] == (memory["confidence"] >= 0.8)
-        assert memory["relation"]
+    assert "privately" not in str(result)
+    for group in result["groups"]:
+        for memory in group["memories"]:
+            assert 0 <= memory["score"] <= 1 and 0 <= memory["confidence"] <= 1
+            assert memory["high_confidence"] == (memory["confidence"] >= 0.8)
+            assert memory["relation"]
+
+
+def every_memory(answer: dict[str, Any]) -> list[str]:
+    """The ids of an answer's memories, group by group."""
+    return [m["memory_id"] for g in answer["groups"] for m in g["memories"]]
 
 
 def _check_what_do_i_know(result: dict[str, Any], ids: dict[str, str]) -> None:
     _check_answer(result, ids)
-    groups = {g["name"]: [m["memoryId"] for m in g["memories"]] for g in result["groups"]}
+    groups = {g["name"]: [m["memory_id"] for m in g["memories"]] for g in result["groups"]}
     assert ids["fact"] in groups["decisions"]
     assert ids["lesson"] in groups["lessons"]
 
@@ -76,30 +82,29 @@ def _check_why(result: dict[str, Any], ids: dict[str, str]) -> None:
     _check_answer(result, ids)
     timeline = result["groups"][0]["memories"]
     decision = next(m for m in timeline if m["relation"] == "decision")
-    assert decision["memoryId"] == ids["fact"]
-    assert ids["lesson"] in [m["memoryId"] for m in timeline]
-    times = [m["createdAt"] for m in timeline]
+    assert decision["memory_id"] == ids["fact"]
+    assert ids["lesson"] in [m["memory_id"] for m in timeline]
+    times = [m["created_at"] for m in timeline]
     assert times == sorted(times)
 
 
 def _check_who_owns(result: dict[str, Any], ids: dict[str, str]) -> None:
     _check_answer(result, ids)
     assert [g["name"] for g in result["groups"]] == ["Ann"]
-    assert result["memories"][0]["memoryId"] == ids["owner"]
-    assert result["memories"][0]["relation"] == "owns"
+    first = result["groups"][0]["memories"][0]
+    assert first["memory_id"] == ids["owner"] and first["relation"] == "owns"
 
 
 def _check_depends_on(result: dict[str, Any], ids: dict[str, str]) -> None:
     _check_answer(result, ids)
     assert [g["name"] for g in result["groups"]] == ["Storage"]
-    assert result["memories"][0]["memoryId"] == ids["dependency"]
+    assert result["groups"][0]["memories"][0]["memory_id"] == ids["dependency"]
 
 
 def _check_preflight(result: dict[str, Any], ids: dict[str, str]) -> None:
     _check_answer(result, ids)
-    groups = {g["name"]: [m["memoryId"] for m in g["memories"]] for g in result["groups"]}
+    groups = {g["name"]: [m["memory_id"] for m in g["memories"]] for g in result["groups"]}
     assert ids["rule"] in groups["constraints"]
-    assert "Never edit the SQLite file" in result["injectionBlock"]
 
 
 def _check_recent(result: dict[str, Any], ids: dict[str, str]) -> None:
@@ -117,7 +122,7 @@ def _check_messages(result: dict[str, Any], ids: dict[str, str]) -> None:
 
 
 def _check_get(result: dict[str, Any], ids: dict[str, str]) -> None:
-    assert result["memory"]["memoryId"] == ids["fact"]
+    assert result["memory"]["memory_id"] == ids["fact"]
     assert result["memory"]["tags"] == ["storage", "architecture"]
 
 
@@ -126,15 +131,16 @@ def _check_forget(result: dict[str, Any], ids: dict[str, str]) -> None:
 
 
 def _check_update(result: dict[str, Any], ids: dict[str, str]) -> None:
-    assert result["updated"] is True and result["previousId"] == ids["lesson"]
+    assert result["updated"] is True and result["previous_id"] == ids["lesson"]
     memory = result["memory"]
-    assert memory["memoryId"] != ids["lesson"]  # a new version, a new id
+    assert memory["memory_id"] != ids["lesson"]  # a new version, a new id
     assert memory["tags"] == ["sqlite", "wal"] and memory["category"] == "lesson"
 
 
 def _check_list(result: dict[str, Any], ids: dict[str, str]) -> None:
-    assert len(result["memories"]) == 2 and isinstance(result["nextCursor"], str)
-    assert all(m["agentId"] == "alice" for m in result["memories"])
+    assert len(result["memories"]) == 2 and isinstance(result["next_cursor"], str)
+    assert all(None not in m.values() for m in result["memories"])
+    assert all(m["agent_id"] == "alice" for m in result["memories"])
 
 
 def _check_stats(result: dict[str, Any], ids: dict[str, str]) -> None:
@@ -164,22 +170,22 @@ def _check_context(result: dict[str, Any], ids: dict[str, str]) -> None:
     assert context["tokens"] <= 512
     assert "many processes share one file" in context["context"]
     assert "private note" not in context["context"]  # bob's memory never reaches alice
+    assert context["sources"] and all(s["memory_id"].startswith("mem_") for s in context["sources"])
 
 
 def _check_feedback(result: dict[str, Any], ids: dict[str, str]) -> None:
-    assert result == {"recorded": True, "memoryId": ids["fact"], "useful": True}
+    assert result == {"recorded": True, "memory_id": ids["fact"], "useful": True}
 
 
 def _check_personal(result: dict[str, Any], ids: dict[str, str]) -> None:
     assert result["kinds"] == ["journal"]  # "my journal entries" narrowed the search
-    assert result["narrowedBy"] == ["my journal entries"]
+    assert result["narrowed_by"] == ["my journal entries"]
     (first,) = result["results"]
     assert first["kind"] == "journal" and first["date"] == "2026-01-15"
     assert first["line"] == (
         "From your journal on 15 Jan 2026: Walked by the river and planned the garden"
     )
     assert 0 <= first["score"] <= 1 and 0 <= first["confidence"] <= 1
-    assert "planned the garden" in result["injectionBlock"]
 
 
 SAMPLES: dict[str, Sample] = {
@@ -193,19 +199,16 @@ SAMPLES: dict[str, Sample] = {
         _check_store,
     ),
     "memory_search": Sample(
-        lambda ids: {"query": "why did we pick sqlite for storage", "type": ["unknown"]},
-        _check_search,
-    ),
-    "recall": Sample(
         lambda ids: {
             "query": "sqlite storage decision",
+            "types": "unknown",  # one value where a list is expected
             "stores": ["semantic"],
             "categories": ["decision"],
             "tags": ["storage"],
             "limit": 5,
-            "includeArchived": False,
+            "include_archived": False,
             "mode": "decision",
-            "includeAssociations": True,
+            "expand": True,
         },
         _check_recall,
     ),
@@ -222,15 +225,15 @@ SAMPLES: dict[str, Sample] = {
         lambda ids: {"query": "my journal entries about the garden", "limit": 5},
         _check_personal,
     ),
-    "recent": Sample(lambda ids: {"n": 2, "session": "standup-1"}, _check_recent),
+    "recent": Sample(lambda ids: {"limit": 2, "session": "standup-1"}, _check_recent),
     "search_messages": Sample(
         lambda ids: {"phrase": "rollback plan", "around": 1}, _check_messages
     ),
-    "memory_get": Sample(lambda ids: {"memoryId": ids["fact"]}, _check_get),
-    "memory_forget": Sample(lambda ids: {"memoryId": ids["scratch"]}, _check_forget),
+    "memory_get": Sample(lambda ids: {"memory_id": ids["fact"]}, _check_get),
+    "memory_forget": Sample(lambda ids: {"memory_id": ids["scratch"]}, _check_forget),
     "memory_stats": Sample(lambda ids: {}, _check_stats),
     "memory_update": Sample(
-        lambda ids: {"memoryId": ids["lesson"], "tags": ["sqlite", "wal"]}, _check_update
+        lambda ids: {"memory_id": ids["lesson"], "tags": ["sqlite", "wal"]}, _check_update
     ),
     "memory_list": Sample(lambda ids: {"limit": 2}, _check_list),
     "activate_skills": Sample(
@@ -244,6 +247,6 @@ SAMPLES: dict[str, Sample] = {
         _check_context,
     ),
     "memory_feedback": Sample(
-        lambda ids: {"memoryId": ids["fact"], "useful": True}, _check_feedback
+        lambda ids: {"memory_id": ids["fact"], "useful": True}, _check_feedback
     ),
 }

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from hostile import texts, to_json, to_query, wire_values
-from mindpalace.server.tools import OPERATIONS, Operation, arguments_model
+from mindpalace.server.tools import OPERATIONS, Operation
 from test_cli import db_snapshot
 
 from .conftest import Server, seed, start_server
@@ -82,7 +82,6 @@ SURROGATE = '"bad \\ud800 text"'  # JSON for a string with a lone surrogate
         ("/v1/memories", f'{{"content": {SURROGATE}}}', "content"),
         ("/v1/memories", f'{{"content": "ok", "tags": [{SURROGATE}]}}', "tags"),
         ("/v1/memories", f'{{"content": "ok", "title": {SURROGATE}}}', "title"),
-        ("/v1/search", f'{{"query": {SURROGATE}}}', "query"),
         ("/v1/recall", f'{{"query": {SURROGATE}}}', "query"),
         ("/v1/what-do-i-know", f'{{"topic": {SURROGATE}}}', "topic"),
         ("/v1/why-did-we", f'{{"query": {SURROGATE}}}', "query"),
@@ -91,7 +90,7 @@ SURROGATE = '"bad \\ud800 text"'  # JSON for a string with a lone surrogate
         ("/v1/messages/search", f'{{"phrase": {SURROGATE}}}', "phrase"),
         ("/v1/context", f'{{"query": {SURROGATE}}}', "query"),
         ("/v1/skills/activate", f'{{"query": {SURROGATE}}}', "query"),
-        ("/v1/feedback", f'{{"memoryId": {SURROGATE}, "useful": true}}', "id"),
+        ("/v1/feedback", f'{{"memory_id": {SURROGATE}, "useful": true}}', "id"),
     ],
 )
 def test_a_lone_surrogate_is_400_and_the_connection_goes_on(
@@ -130,7 +129,7 @@ def test_unreadable_json_is_422_and_the_connection_goes_on(
 
 
 def _wire_names(op: Operation) -> list[str]:
-    return sorted(arguments_model(op).model_json_schema().get("properties", {}))
+    return sorted(op.input_schema["properties"])
 
 
 def _request(op: Operation, args: dict[str, Any]) -> tuple[str, str, str | None]:

@@ -51,7 +51,10 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 
 def ids_of(result: dict[str, Any]) -> set[str]:
-    return {m["memoryId"] for m in result["memories"]}
+    """The memory ids of a search result, or of a recall-family answer's groups."""
+    if "groups" in result:
+        return {m["memory_id"] for g in result["groups"] for m in g["memories"]}
+    return {m["memory_id"] for m in result["memories"]}
 
 
 @pytest.mark.parametrize("channel", CHANNELS)
@@ -112,13 +115,13 @@ def call(client: Client, tool: str, args: dict[str, Any]) -> dict[str, Any]:
 
 def test_mcp_http_recall_through_a_channel(served: Server) -> None:
     args = {"query": "garden roses compost", "limit": 20, "channel": CHANNELS[1]}
-    found = ids_of(call(http(served, authorization="Bearer alice-token"), "recall", args))
+    found = ids_of(call(http(served, authorization="Bearer alice-token"), "memory_search", args))
     assert found == peer_view(served.db, CHANNELS[1], "garden roses compost")
     assert served.ids["c2"] in found and served.ids["c1"] not in found
 
 
 def test_mcp_stdio_recall_through_a_channel(served: Server) -> None:
     args = {"query": "garden roses compost", "limit": 20, "channel": CHANNELS[0]}
-    found = ids_of(call(stdio(served.db, "--agent", "alice"), "recall", args))
+    found = ids_of(call(stdio(served.db, "--agent", "alice"), "memory_search", args))
     assert found == peer_view(served.db, CHANNELS[0], "garden roses compost")
     assert served.ids["c1"] in found and served.ids["own"] not in found

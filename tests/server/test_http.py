@@ -52,11 +52,13 @@ def test_every_tool_has_a_sample() -> None:
         ("/v1/memories", {"content": "x", "store": "semntic"}, "store", "semantic"),
         ("/v1/memories", {"content": "x", "category": "idea"}, "category", "decision"),
         ("/v1/memories", {"content": "x", "visibility": "public"}, "visibility", "shared"),
-        ("/v1/search", {"query": "x", "type": ["gadget"]}, "type", "tool"),
-        ("/v1/recall", {"query": "x", "stores": ["longterm"]}, "store", "episodic"),
-        ("/v1/recall", {"query": "x", "categories": ["note"]}, "category", "lesson"),
+        ("/v1/recall", {"query": "x", "types": ["gadget"]}, "types", "tool"),
+        ("/v1/recall", {"query": "x", "types": "fact"}, "types", "skill"),  # one value, a list
+        ("/v1/recall", {"query": "x", "stores": ["longterm"]}, "stores", "episodic"),
+        ("/v1/recall", {"query": "x", "categories": ["note"]}, "categories", "lesson"),
+        ("/v1/recall", {"query": "x", "mode": "fast"}, "mode", "decision"),
         ("/v1/memories", {"content": "x", "kind": "diary"}, "kind", "journal"),
-        ("/v1/personal/search", {"query": "x", "kinds": ["diary"]}, "kind", "journal"),
+        ("/v1/personal/search", {"query": "x", "kinds": ["diary"]}, "kinds", "journal"),
     ],
 )
 def test_invalid_enum_is_400_naming_valid_options(
@@ -70,6 +72,7 @@ def test_invalid_enum_is_400_naming_valid_options(
     assert problem["field"] == field
     assert valid in problem["valid"]
     assert "valid options:" in problem["message"]
+    assert "pydantic" not in response.text and "https://" not in response.text
 
 
 @pytest.mark.parametrize(
@@ -77,6 +80,8 @@ def test_invalid_enum_is_400_naming_valid_options(
     [
         ("/v1/recall", {"query": "x", "limit": 0}),
         ("/v1/recall", {"query": "x", "limit": 21}),
+        ("/v1/context", {"query": "x", "max_tokens": 100}),
+        ("/v1/messages/search", {"phrase": "x", "around": 11}),
         ("/v1/memories", {"content": "   "}),
         ("/v1/memories", {"content": "x", "confidence": 1.5}),
         ("/v1/messages/search", {"phrase": ""}),
@@ -88,6 +93,14 @@ def test_out_of_range_values_are_400(server: Server, path: str, body: dict[str, 
     with server.client() as client:
         response = client.post(path, json=body)
     assert response.status_code == 400, response.text
+    assert "pydantic" not in response.text and "https://" not in response.text
+
+
+def test_a_range_error_names_the_range(server: Server) -> None:
+    with server.client() as client:
+        problem = client.post("/v1/recall", json={"query": "x", "limit": 21}).json()
+    assert problem["field"] == "limit"
+    assert problem["message"] == "limit must be from 1 to 20, got 21"
 
 
 @pytest.mark.parametrize(
@@ -147,8 +160,8 @@ def test_shared_token_acts_as_the_named_agent(server: Server) -> None:
     with gateway as client:
         stored = client.post("/v1/memories", json={"content": "Carol likes the blue theme"})
         assert stored.status_code == 201
-        assert stored.json()["memory"]["agentId"] == "carol"
-        memory_id = stored.json()["memory"]["memoryId"]
+        assert stored.json()["memory"]["agent_id"] == "carol"
+        memory_id = stored.json()["memory"]["memory_id"]
     with server.client("alice-token") as alice:
         assert alice.get(f"/v1/memories/{memory_id}").status_code == 404
 
@@ -158,7 +171,7 @@ def test_agents_are_isolated(server: Server) -> None:
         assert bob.get(f"/v1/memories/{server.ids['bob']}").status_code == 200
         assert bob.get(f"/v1/memories/{server.ids['fact']}").status_code == 404
         found = bob.post("/v1/recall", json={"query": "sqlite storage"}).json()["memories"]
-        assert {m["memoryId"] for m in found} == {server.ids["bob"], server.ids["bob_owns"]}
+        assert {m["memory_id"] for m in found} == {server.ids["bob"], server.ids["bob_owns"]}
         owners = bob.get("/v1/owners", params={"entity": "Storage"}).json()
         assert [g["name"] for g in owners["groups"]] == ["Bob"]  # not alice's "Ann owns"
 
@@ -168,7 +181,7 @@ def test_forgetting_another_agents_shared_memory_is_403(server: Server) -> None:
         shared = bob.post(
             "/v1/memories", json={"content": "Team lunch is on Friday", "visibility": "shared"}
         )
-        memory_id = shared.json()["memory"]["memoryId"]
+        memory_id = shared.json()["memory"]["memory_id"]
     with server.client("alice-token") as alice:
         assert alice.get(f"/v1/memories/{memory_id}").status_code == 200
         response = alice.delete(f"/v1/memories/{memory_id}")
@@ -208,7 +221,8 @@ def test_arguments_of_the_wrong_shape_are_422(server: Server, body: dict[str, An
     assert response.status_code == 422
     problem = response.json()
     assert problem["error"] == "invalid_arguments"
-    assert "includeArchived" in problem["message"]  # the valid arguments are named
+    assert "include_archived" in problem["message"]  # the valid arguments are named
+    assert "pydantic" not in response.text and "https://" not in response.text
 
 
 def test_oversize_body_is_413(server: Server) -> None:
@@ -244,6 +258,29 @@ def test_openapi_is_served_and_valid(server: Server) -> None:
     store = document["paths"]["/v1/memories"]["post"]["requestBody"]["content"]
     type_schema = store["application/json"]["schema"]["properties"]["type"]
     assert "person" in type_schema["enum"]
+    recall = document["paths"]["/v1/recall"]["post"]["requestBody"]["content"]
+    limit = recall["application/json"]["schema"]["properties"]["limit"]
+    assert (limit["minimum"], limit["maximum"], limit["default"]) == (1, 20, 10)
+    listing = {p["name"]: p for p in document["paths"]["/v1/memories"]["get"]["parameters"]}
+    assert "conversation" in listing["categories"]["schema"]["items"]["enum"]
+
+
+def test_openapi_names_are_snake_case(server: Server) -> None:
+    """Every path argument, query parameter, body and result property."""
+    document = httpx.get(f"{server.url}/openapi.json").json()
+    names: list[str] = []
+    for path, methods in document["paths"].items():
+        names += re.findall(r"{(\w+)}", path)
+        for operation in methods.values():
+            names += [p["name"] for p in operation["parameters"]]
+            body = operation.get("requestBody", {}).get("content", {})
+            for media in body.values():
+                names += list(media["schema"]["properties"])
+            for response in operation["responses"].values():
+                for media in response.get("content", {}).values():
+                    names += list(media["schema"].get("properties", {}))
+    assert names and all(re.match(r"^[a-z][a-z0-9_]*$", n) for n in names), names
+    assert "/v1/search" not in document["paths"]  # memory search is /v1/recall: one name each
 
 
 def test_many_concurrent_clients_lose_nothing(server: Server) -> None:
@@ -258,7 +295,7 @@ def test_many_concurrent_clients_lose_nothing(server: Server) -> None:
                     "/v1/memories", json={"content": f"load note {worker}-{i} about otters"}
                 )
                 assert stored.status_code == 201, stored.text
-                ids.append(stored.json()["memory"]["memoryId"])
+                ids.append(stored.json()["memory"]["memory_id"])
                 found = c.post("/v1/recall", json={"query": f"otters {worker}", "limit": 3})
                 assert found.status_code == 200, found.text
         return ids
@@ -291,7 +328,7 @@ def test_shutdown_keeps_every_acknowledged_write(fresh_server: Callable[..., Ser
                     return  # the server is gone: this write was never acknowledged
                 if response.status_code == 201:
                     with lock:
-                        acknowledged.append(response.json()["memory"]["memoryId"])
+                        acknowledged.append(response.json()["memory"]["memory_id"])
                 i += 1
 
     threads = [threading.Thread(target=writer, args=(w,)) for w in range(8)]
@@ -320,7 +357,7 @@ def test_auth_none_on_loopback_acts_as_the_default_agent(
     running = fresh_server("--auth", "none", "--agent", "solo")
     with running.client(token=None) as client:
         stored = client.post("/v1/memories", json={"content": "solo note"})
-    assert stored.json()["memory"]["agentId"] == "solo"
+    assert stored.json()["memory"]["agent_id"] == "solo"
 
 
 def test_missing_tokens_refuse_to_start(fresh_server: Callable[..., Server]) -> None:
@@ -355,22 +392,22 @@ def test_an_admin_token_has_the_management_view(
     running = fresh_server("--auth", str(tokens), "--agent", "alice")
     with running.client("bob-secret") as bob:
         stored = bob.post("/v1/memories", json={"content": "Bob's private kiln schedule"})
-        bobs = stored.json()["memory"]["memoryId"]
+        bobs = stored.json()["memory"]["memory_id"]
     with running.client("alice-secret") as alice:  # --agent alice gives alice no more
         assert alice.get(f"/v1/memories/{bobs}").status_code == 404
     with running.client("ops-secret") as ops:
-        assert ops.get(f"/v1/memories/{bobs}").json()["memory"]["agentId"] == "bob"
-        found = ops.post("/v1/search", json={"query": "kiln schedule"}).json()
-        assert [m["memoryId"] for m in found["memories"]] == [bobs]
+        assert ops.get(f"/v1/memories/{bobs}").json()["memory"]["agent_id"] == "bob"
+        found = ops.post("/v1/recall", json={"query": "kiln schedule"}).json()
+        assert [m["memory_id"] for m in found["memories"]] == [bobs]
         written = ops.post("/v1/memories", json={"content": "Audit done"}).json()
-        assert written["memory"]["agentId"] == "ops"
+        assert written["memory"]["agent_id"] == "ops"
         assert ops.delete(f"/v1/memories/{bobs}").json() == {"forgotten": bobs, "hard": False}
 
 
 def test_hard_forget_from_the_query_string(server: Server) -> None:
     with server.client() as client:
         stored = client.post("/v1/memories", json={"content": "Temporary heron count: 12"})
-        memory_id = stored.json()["memory"]["memoryId"]
+        memory_id = stored.json()["memory"]["memory_id"]
         forgotten = client.delete(f"/v1/memories/{memory_id}", params={"hard": "true"})
         assert forgotten.json() == {"forgotten": memory_id, "hard": True}
         assert client.get(f"/v1/memories/{memory_id}").status_code == 404
@@ -401,7 +438,8 @@ def test_memory_store_takes_a_kind_and_search_attributes_it(server: Server) -> N
         )
         assert stored.status_code == 201, stored.text
         memory = stored.json()["memory"]
-        assert (memory["kind"], memory["project"], memory["completed"]) == ("spec", "Pottery", None)
+        assert (memory["kind"], memory["project"]) == ("spec", "Pottery")
+        assert "completed" not in memory  # no value: left out, not null
         found = client.post("/v1/personal/search", json={"query": "kiln", "kinds": ["spec"]})
     assert found.status_code == 200, found.text
     lines = [r["line"] for r in found.json()["results"]]
@@ -416,12 +454,12 @@ def test_update_and_listing_over_rest(fresh_server: Callable[..., Server]) -> No
             assert alice.post("/v1/memories", json={"content": f"note {i}"}).status_code == 201
         bobs = bob.post("/v1/memories", json={"content": "bob's note"}).json()["memory"]
         lesson = alice.post("/v1/memories", json={"content": "WAL mode"}).json()["memory"]
-        lesson = lesson["memoryId"]
+        lesson = lesson["memory_id"]
         changed = alice.patch(f"/v1/memories/{lesson}", json={"content": "WAL mode, always"})
         assert changed.status_code == 200, changed.text
-        new_id = changed.json()["memory"]["memoryId"]
+        new_id = changed.json()["memory"]["memory_id"]
         old = alice.get(f"/v1/memories/{lesson}").json()["memory"]
-        assert old["supersededBy"] == new_id
+        assert old["superseded_by"] == new_id
         bad = alice.patch(f"/v1/memories/{new_id}", json={"store": "longterm"})
         assert bad.status_code == 400 and "semantic" in bad.json()["valid"]
         unknown = alice.patch(f"/v1/memories/{new_id}", json={"colour": "red"})
@@ -429,17 +467,17 @@ def test_update_and_listing_over_rest(fresh_server: Callable[..., Server]) -> No
         assert bob.patch(f"/v1/memories/{new_id}", json={"content": "x"}).status_code == 404
         assert alice.patch("/v1/memories/mem_nope", json={"content": "x"}).status_code == 404
         full = alice.get("/v1/memories", params={"limit": 100}).json()
-        assert full["nextCursor"] is None
+        assert "next_cursor" not in full
         walked: list[str] = []
         params: dict[str, Any] = {"limit": 3}
         while True:
             page = alice.get("/v1/memories", params=params).json()
-            walked += [m["memoryId"] for m in page["memories"]]
-            if page["nextCursor"] is None:
+            walked += [m["memory_id"] for m in page["memories"]]
+            if "next_cursor" not in page:
                 break
-            params["cursor"] = page["nextCursor"]
-        assert walked == [m["memoryId"] for m in full["memories"]] and len(walked) == 6
-        assert bobs["memoryId"] not in walked and len(set(walked)) == len(walked)
+            params["cursor"] = page["next_cursor"]
+        assert walked == [m["memory_id"] for m in full["memories"]] and len(walked) == 6
+        assert bobs["memory_id"] not in walked and len(set(walked)) == len(walked)
         tampered = alice.get("/v1/memories", params={"cursor": "AAAA" + params["cursor"][4:]})
         assert tampered.status_code == 400
         stats = alice.get("/v1/stats").json()["stats"]

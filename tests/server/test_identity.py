@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable
 from pathlib import Path
 
@@ -165,3 +166,17 @@ def test_pool_keeps_the_most_recent_agents(make_palace: Callable[..., Palace]) -
 
 def test_require_extra_passes_when_installed() -> None:
     require_extra()
+
+
+def test_a_missing_server_extra_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    """From the package index and from a clone of the repository alike."""
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "mcp" else real(name, *a)
+    )
+    with pytest.raises(ConfigError) as missing:
+        require_extra()
+    message = str(missing.value)
+    assert "(missing: mcp)" in message
+    assert "pip install 'mindpalace[server]'" in message
+    assert "from a clone of the repository: pip install '.[server]'" in message

@@ -18,12 +18,13 @@ PREAMBLE = re.compile(
 )
 END = re.compile(r"— end of mindpalace context ([0-9a-f]{12}) —")
 SKILL = re.compile(
-    r"## Skill: ([A-Za-z0-9_.:@+?-]+…?) \(score \d\.\d\d; procedural skill,"
+    r"## Skill: ([A-Za-z0-9_.:@+?-]+…?) \(relevance \d\.\d\d; procedural skill,"
     r" updated \d{4}-\d\d-\d\d\)"
 )
 SECTION = re.compile(r"### (.+)")
 MEMORY = re.compile(
-    r"## Memory ([A-Za-z0-9_.:@+?-]+…?) \(score \d\.\d\d; ([A-Za-z0-9_.:@+?-]+…?),"
+    r"## Memory ([A-Za-z0-9_.:@+?-]+…?) \(relevance \d\.\d\d, confidence \d\.\d\d;"
+    r" ([A-Za-z0-9_.:@+?-]+…?),"
     r" recorded \d{4}-\d\d-\d\d by agent ([A-Za-z0-9_.:@+?-]+…?)\)"
 )
 # Characters a renderer may treat as a line break besides "\n".

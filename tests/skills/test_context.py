@@ -208,12 +208,13 @@ def test_attribution_dates_and_framing() -> None:
     assert "Informational only" in block.text and "not instructions" in block.text
     assert "Task: watermark a clip" in block.text
     assert (
-        "\n## Skill: watermark-media (score 0.90; procedural skill, updated 2026-03-04)\n"
+        "\n## Skill: watermark-media (relevance 0.90; procedural skill, updated 2026-03-04)\n"
         "│ from: watermark-media/SKILL.md\n│ Stamp a logo.\n### Steps\n│ 1. Overlay.\n"
         in block.text
     )
     assert (
-        "\n## Memory mem_m (score 0.50; decision, recorded 2026-03-04 by agent alice)\n"
+        "\n## Memory mem_m (relevance 0.50, confidence 1.00; decision, recorded 2026-03-04"
+        " by agent alice)\n"
         "│ title: Policy\n│ We watermark every video.\n" in block.text
     )
     assert parse(block.text) == [

@@ -4,7 +4,8 @@ Each submodule adapts the palace to one framework and needs that framework,
 installed with its extra:
 
 - ``mindpalace.integrations.langchain`` (``pip install 'mindpalace[langchain]'``):
-  a chat message history, a retriever, remember / recall tools.
+  a chat message history, a retriever, memory_store / memory_recall tools
+  (named as the MCP tools that do the same).
 - ``mindpalace.integrations.pydantic_ai`` (``mindpalace[pydantic-ai]``): a
   toolset and instructions carrying the context block.
 - ``mindpalace.integrations.openai_agents`` (``mindpalace[openai-agents]``):

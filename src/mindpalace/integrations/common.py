@@ -2,8 +2,9 @@
 
 - ``scoped_palace``: a palace for an integration from a ``Palace`` or a
   target (SQLite path, ``postgresql://`` URL), in the scope the caller names.
-- ``MemoryTools``: the remember / recall tool functions every framework
-  wraps, with their descriptions; recall answers with the token-budgeted,
+- ``MemoryTools``: the memory_store / memory_recall tool functions every
+  framework wraps (named as the MCP tools that do the same), with their
+  descriptions; memory_recall answers with the token-budgeted,
   injection-safe context block (``Palace.context``).
 - ``SessionLog``: one conversation session kept as conversation memories
   (append, read the last turns, pop, clear, replace), under the chat
@@ -93,7 +94,8 @@ def missing_extra(module: str, package: str, extra: str) -> ImportError:
     """
     return ImportError(
         f"{module} needs {package}, which is not installed:"
-        f" pip install 'mindpalace[{extra}]' (or pip install {package})"
+        f" pip install 'mindpalace[{extra}]' (from a clone of the repository:"
+        f" pip install '.[{extra}]'; or pip install {package})"
     )
 
 
@@ -193,9 +195,9 @@ class MemoryTools:
 
     Attributes:
         palace: the palace (view) the tools act through.
-        max_tokens: the budget of the context block ``recall`` returns
+        max_tokens: the budget of the context block ``memory_recall`` returns
             (256-8192 tokens).
-        visibility: what ``remember`` writes: isolated (this agent only),
+        visibility: what ``memory_store`` writes: isolated (this agent only),
             shared or group.
         group: the group of group memories.
     """
@@ -208,7 +210,7 @@ class MemoryTools:
     def __post_init__(self) -> None:
         check_max_tokens(self.max_tokens)
 
-    def remember(self, content: str, category: str = "fact", tags: Sequence[str] = ()) -> str:
+    def memory_store(self, content: str, category: str = "fact", tags: Sequence[str] = ()) -> str:
         """Remember ``content``; returns a confirmation naming the memory.
 
         Raises:
@@ -223,7 +225,7 @@ class MemoryTools:
         )
         return f"Remembered as {memory.id} ({memory.category.value})."
 
-    def recall(self, query: str) -> str:
+    def memory_recall(self, query: str) -> str:
         """What the palace knows about ``query``: the context block, or a
         sentence saying nothing relevant was found."""
         block = self.palace.context(query, max_tokens=self.max_tokens)

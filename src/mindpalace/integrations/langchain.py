@@ -5,8 +5,8 @@
   session is recalled in the next.
 - ``MindPalaceRetriever``: a ``BaseRetriever`` over recall; each
   ``Document`` carries the memory's id, its score and its fields.
-- ``memory_tools``: ``remember`` and ``recall`` tools for a tool-calling
-  model; recall answers with the token-budgeted context block.
+- ``memory_tools``: ``memory_store`` and ``memory_recall`` tools for a tool-calling
+  model; memory_recall answers with the token-budgeted context block.
 - ``context_runnable``: a runnable from a question to the context block,
   for a prompt's ``{context}``.
 
@@ -224,10 +224,10 @@ def memory_tools(
     visibility: str = "isolated",
     group: str | None = None,
 ) -> list[BaseTool]:
-    """``remember`` and ``recall`` tools for a tool-calling model.
+    """``memory_store`` and ``memory_recall`` tools for a tool-calling model.
 
-    ``recall`` answers with the context block (at most ``max_tokens``
-    tokens, memories quoted as data); ``remember`` stores one memory with
+    ``memory_recall`` answers with the context block (at most ``max_tokens``
+    tokens, memories quoted as data); ``memory_store`` stores one memory with
     ``visibility`` (and ``group``). An invalid argument comes back to the
     model as the tool's answer, naming the valid values; any other failure
     (the database, the embedding model) is raised, as LangChain does.
@@ -243,24 +243,30 @@ def memory_tools(
         group=group,
     )
 
-    def remember(content: str, category: str = "fact", tags: list[str] | None = None) -> str:
+    def memory_store(content: str, category: str = "fact", tags: list[str] | None = None) -> str:
         try:
-            return tools.remember(content, category, tags or ())
+            return tools.memory_store(content, category, tags or ())
         except MODEL_FACING_ERRORS as exc:
             raise ToolException(str(exc)) from exc
 
-    def recall(query: str) -> str:
+    def memory_recall(query: str) -> str:
         try:
-            return tools.recall(query)
+            return tools.memory_recall(query)
         except MODEL_FACING_ERRORS as exc:
             raise ToolException(str(exc)) from exc
 
     return [
         StructuredTool.from_function(
-            remember, name="remember", description=REMEMBER_DESCRIPTION, handle_tool_error=True
+            memory_store,
+            name="memory_store",
+            description=REMEMBER_DESCRIPTION,
+            handle_tool_error=True,
         ),
         StructuredTool.from_function(
-            recall, name="recall", description=RECALL_DESCRIPTION, handle_tool_error=True
+            memory_recall,
+            name="memory_recall",
+            description=RECALL_DESCRIPTION,
+            handle_tool_error=True,
         ),
     ]
 

@@ -418,11 +418,11 @@ def memory_tools(
     visibility: str = "isolated",
     group: str | None = None,
 ) -> list[FunctionTool]:
-    """``remember`` and ``recall`` tools for a LlamaIndex agent
+    """``memory_store`` and ``memory_recall`` tools for a LlamaIndex agent
     (``FunctionAgent(tools=...)``).
 
-    ``recall`` answers with the context block (at most ``max_tokens``
-    tokens, memories quoted as data); ``remember`` stores one memory with
+    ``memory_recall`` answers with the context block (at most ``max_tokens``
+    tokens, memories quoted as data); ``memory_store`` stores one memory with
     ``visibility`` (and ``group``). An invalid argument comes back to the
     model as the tool's error, naming the valid values; any other failure
     as a ``ToolFailure`` that says no more than that the tool failed.
@@ -430,8 +430,8 @@ def memory_tools(
     Args:
         palace: a ``Palace`` or a target (SQLite path, ``postgresql://`` URL).
         agent_id / groups / channel / peer: the scope (``Palace.for_agent``).
-        max_tokens: the budget of recall's context block (256-8192 tokens).
-        visibility / group: what ``remember`` writes (isolated, shared, group).
+        max_tokens: the budget of memory_recall's context block (256-8192 tokens).
+        visibility / group: what ``memory_store`` writes (isolated, shared, group).
 
     Raises:
         ValidationError: a budget outside 256-8192, a bad scope.
@@ -439,15 +439,19 @@ def memory_tools(
     view = scoped_palace(palace, agent_id=agent_id, groups=groups, channel=channel, peer=peer)
     memory = MemoryTools(view, max_tokens=max_tokens, visibility=visibility, group=group)
 
-    def remember(content: str, category: str = "fact", tags: list[str] | None = None) -> str:
+    def memory_store(content: str, category: str = "fact", tags: list[str] | None = None) -> str:
         with _tool_errors():
-            return memory.remember(content, category, tags or ())
+            return memory.memory_store(content, category, tags or ())
 
-    def recall(query: str) -> str:
+    def memory_recall(query: str) -> str:
         with _tool_errors():
-            return memory.recall(query)
+            return memory.memory_recall(query)
 
     return [
-        FunctionTool.from_defaults(remember, name="remember", description=REMEMBER_DESCRIPTION),
-        FunctionTool.from_defaults(recall, name="recall", description=RECALL_DESCRIPTION),
+        FunctionTool.from_defaults(
+            memory_store, name="memory_store", description=REMEMBER_DESCRIPTION
+        ),
+        FunctionTool.from_defaults(
+            memory_recall, name="memory_recall", description=RECALL_DESCRIPTION
+        ),
     ]

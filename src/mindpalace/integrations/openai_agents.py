@@ -3,7 +3,7 @@
 - ``MindPalaceSession``: a ``Session`` (the SDK's protocol) keeping a
   conversation's items as conversation memories: ``Runner.run(agent, text,
   session=MindPalaceSession(palace, "chat-1", agent_id="ann"))``.
-- ``memory_tools``: ``remember`` and ``recall`` function tools; recall
+- ``memory_tools``: ``memory_store`` and ``memory_recall`` function tools; memory_recall
   answers with the token-budgeted context block.
 - ``memory_instructions``: dynamic instructions that add the context block
   for the turn's user input to the agent's own.
@@ -150,7 +150,7 @@ def memory_tools(
     visibility: str = "isolated",
     group: str | None = None,
 ) -> list[FunctionTool]:
-    """``remember`` and ``recall`` function tools for an ``Agent(tools=...)``.
+    """``memory_store`` and ``memory_recall`` function tools for an ``Agent(tools=...)``.
 
     An invalid argument comes back to the model as the tool's answer,
     naming the valid values; any other failure as a sentence saying no more
@@ -159,28 +159,28 @@ def memory_tools(
     Args:
         palace: a ``Palace`` or a target (SQLite path, ``postgresql://`` URL).
         agent_id / groups / channel / peer: the scope (``Palace.for_agent``).
-        max_tokens: the budget of recall's context block (256-8192 tokens).
-        visibility / group: what ``remember`` writes (isolated, shared, group).
+        max_tokens: the budget of memory_recall's context block (256-8192 tokens).
+        visibility / group: what ``memory_store`` writes (isolated, shared, group).
     """
     view = scoped_palace(palace, agent_id=agent_id, groups=groups, channel=channel, peer=peer)
     memory = MemoryTools(view, max_tokens=max_tokens, visibility=visibility, group=group)
 
-    def remember(content: str, category: str = "fact", tags: list[str] | None = None) -> str:
-        return memory.remember(content, category, tags or ())
+    def memory_store(content: str, category: str = "fact", tags: list[str] | None = None) -> str:
+        return memory.memory_store(content, category, tags or ())
 
-    def recall(query: str) -> str:
-        return memory.recall(query)
+    def memory_recall(query: str) -> str:
+        return memory.memory_recall(query)
 
     return [
         function_tool(
-            remember,
-            name_override="remember",
+            memory_store,
+            name_override="memory_store",
             description_override=REMEMBER_DESCRIPTION,
             failure_error_function=_tool_error,
         ),
         function_tool(
-            recall,
-            name_override="recall",
+            memory_recall,
+            name_override="memory_recall",
             description_override=RECALL_DESCRIPTION,
             failure_error_function=_tool_error,
         ),

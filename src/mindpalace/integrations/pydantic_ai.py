@@ -82,7 +82,7 @@ def memory_instructions(
 
 
 class MindPalaceToolset(FunctionToolset[Any]):
-    """``remember`` and ``recall`` tools, and the context block as
+    """``memory_store`` and ``memory_recall`` tools, and the context block as
     instructions, for a Pydantic AI agent.
 
     An invalid argument (an unknown category, an empty text) goes back to
@@ -99,7 +99,7 @@ class MindPalaceToolset(FunctionToolset[Any]):
         max_tokens: the budget of the context block (256-8192 tokens), in the
             instructions and in recall's answers.
         context: add the context block for the run's prompt to the instructions.
-        visibility / group: what ``remember`` writes (isolated, shared, group).
+        visibility / group: what ``memory_store`` writes (isolated, shared, group).
     """
 
     def __init__(
@@ -119,22 +119,34 @@ class MindPalaceToolset(FunctionToolset[Any]):
         self.memory = MemoryTools(view, max_tokens=max_tokens, visibility=visibility, group=group)
         memory = self.memory
 
-        def remember(content: str, category: str = "fact", tags: list[str] | None = None) -> str:
+        def memory_store(
+            content: str, category: str = "fact", tags: list[str] | None = None
+        ) -> str:
             try:
-                return memory.remember(content, category, tags or ())
+                return memory.memory_store(content, category, tags or ())
             except MODEL_FACING_ERRORS as exc:
                 raise ModelRetry(str(exc)) from exc
 
-        def recall(query: str) -> str:
+        def memory_recall(query: str) -> str:
             try:
-                return memory.recall(query)
+                return memory.memory_recall(query)
             except MODEL_FACING_ERRORS as exc:
                 raise ModelRetry(str(exc)) from exc
 
         super().__init__(
             [
-                Tool(remember, takes_ctx=False, name="remember", description=REMEMBER_DESCRIPTION),
-                Tool(recall, takes_ctx=False, name="recall", description=RECALL_DESCRIPTION),
+                Tool(
+                    memory_store,
+                    takes_ctx=False,
+                    name="memory_store",
+                    description=REMEMBER_DESCRIPTION,
+                ),
+                Tool(
+                    memory_recall,
+                    takes_ctx=False,
+                    name="memory_recall",
+                    description=RECALL_DESCRIPTION,
+                ),
             ],
             instructions=_instructions(memory) if context else None,
         )

@@ -2,10 +2,14 @@
 
 They need the optional ``server`` extra (the MCP SDK, Starlette, uvicorn);
 ``require_extra`` says so plainly when it is missing. The modules:
-``tools`` (the operations, once), ``shaping`` (their JSON), ``identity``
-(tokens to agents), ``mcp`` (the MCP server), ``http`` (REST + MCP over
-HTTP in one app), ``limits`` and ``guard`` (slow clients: request deadlines
-and a connection cap).
+``tools`` (the operations, once: registry, tool sets, errors) over
+``tools_memory``, ``tools_recall`` and ``tools_skills`` (the tool
+functions), ``schema`` (argument types, the published schemas and the one
+argument check), ``shaping`` (results as JSON, and their schemas),
+``channels`` (calls through a peer channel), ``identity`` (tokens to
+agents), ``mcp`` (the MCP server), ``http`` (REST + MCP over HTTP in one
+app), ``limits`` and ``guard`` (slow clients: request deadlines and a
+connection cap).
 """
 
 from __future__ import annotations
@@ -36,5 +40,6 @@ def require_extra() -> None:
     if missing:
         raise ConfigError(
             f"the MCP and HTTP servers need the 'server' extra (missing: {', '.join(missing)});"
-            " install it with: pip install 'mindpalace[server]'"
+            " install it with: pip install 'mindpalace[server]', or from a clone of the"
+            " repository: pip install '.[server]'"
         )

@@ -41,7 +41,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import anyio.to_thread
-import pydantic
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -53,16 +52,19 @@ from mindpalace import __version__
 from mindpalace.errors import MindPalaceError, ValidationError
 from mindpalace.palace import Palace
 from mindpalace.server import DEFAULT_THREADS
+from mindpalace.server.channels import CHANNEL
 from mindpalace.server.guard import GuardedH11Protocol
 from mindpalace.server.identity import AGENT_HEADER, AuthError, Caller, PalacePool, TokenTable
 from mindpalace.server.limits import ConnectionLimits, ensure_files
 from mindpalace.server.mcp import build_mcp, header_resolver
+from mindpalace.server.schema import ArgumentsError
 from mindpalace.server.tools import (
-    CHANNEL,
+    DEFAULT_TOOLS,
     OPERATIONS,
     Operation,
-    arguments_model,
+    call,
     describe_error,
+    parse,
 )
 from mindpalace.ui import build_ui
 from mindpalace.validation import parse_json
@@ -199,15 +201,9 @@ class Authenticate:
 _BODY_METHODS = ("POST", "PATCH")
 
 
-def _schema_is_list(schema: dict[str, Any]) -> bool:
-    options = schema.get("anyOf", [schema])
-    return any(option.get("type") == "array" for option in options)
-
-
 def _rest_route(op: Operation, pool: PalacePool) -> Route:
-    model = arguments_model(op)
-    properties = model.model_json_schema().get("properties", {})
-    lists = {name for name, schema in properties.items() if _schema_is_list(schema)}
+    properties = op.input_schema["properties"]
+    lists = {name for name, schema in properties.items() if schema.get("type") == "array"}
 
     async def endpoint(request: Request) -> Response:
         raw: dict[str, Any]
@@ -227,23 +223,12 @@ def _rest_route(op: Operation, pool: PalacePool) -> Route:
             }
         raw.update(request.path_params)
         try:
-            arguments = model.model_validate(raw)
-        except pydantic.ValidationError as exc:
-            details = [
-                {"field": ".".join(str(p) for p in e["loc"]), "message": e["msg"]}
-                for e in exc.errors(include_url=False)
-            ]
-            return _problem(
-                422,
-                "invalid_arguments",
-                f"arguments do not match the schema; valid arguments: {', '.join(properties)}",
-                details=details,
-            )
-        kwargs = {name: getattr(arguments, name) for name in type(arguments).model_fields}
-        try:
+            kwargs = parse(op, raw)
             caller: Caller = request.state.caller
             palace = pool.for_agent(caller.agent, channel=kwargs.get(CHANNEL), admin=caller.admin)
-            result = await anyio.to_thread.run_sync(lambda: op.run(palace, **kwargs))
+            result = await anyio.to_thread.run_sync(lambda: call(op, palace, kwargs))
+        except ArgumentsError as exc:
+            return _problem(422, "invalid_arguments", str(exc), details=exc.details)
         except MindPalaceError as exc:
             problem = describe_error(exc)
             return JSONResponse(problem.to_dict(), status_code=problem.status)
@@ -285,8 +270,8 @@ def openapi_document() -> dict[str, Any]:
     argument models the routes validate with."""
     paths: dict[str, dict[str, Any]] = {}
     for op in OPERATIONS:
-        schema = arguments_model(op).model_json_schema()
-        properties: dict[str, Any] = schema.get("properties", {})
+        schema = op.input_schema
+        properties: dict[str, Any] = schema["properties"]
         required = set(schema.get("required", []))
         in_path = set(_PATH_ARG.findall(op.path))
         parameters = [
@@ -303,7 +288,7 @@ def openapi_document() -> dict[str, Any]:
         responses: dict[str, Any] = {
             str(op.status): {
                 "description": "Success.",
-                "content": {"application/json": {"schema": {"type": "object"}}},
+                "content": {"application/json": {"schema": op.output_schema}},
             },
         }
         for status, text in _ERRORS.items():
@@ -366,6 +351,7 @@ def build_app(
     host: str = "127.0.0.1",
     max_body: int = DEFAULT_MAX_BODY,
     threads: int = DEFAULT_THREADS,
+    tools: str = DEFAULT_TOOLS,
 ) -> ASGIApp:
     """The ASGI app of ``mindpalace serve``.
 
@@ -376,8 +362,10 @@ def build_app(
             rebinding protection (Host and Origin checks).
         max_body: the largest request body accepted, in bytes.
         threads: worker threads for tool calls.
+        tools: the MCP tool sets served at ``/mcp`` (``tools.select_tools``);
+            REST serves every operation.
     """
-    mcp = build_mcp(header_resolver(pool, tokens))
+    mcp = build_mcp(header_resolver(pool, tokens), tools)
     # Stateless JSON responses: any request may go to any worker and carries
     # its own identity; no session table to grow with clients.
     mcp_app = mcp.streamable_http_app(
@@ -429,6 +417,7 @@ def serve(
     max_body: int = DEFAULT_MAX_BODY,
     threads: int = DEFAULT_THREADS,
     limits: ConnectionLimits | None = None,
+    tools: str = DEFAULT_TOOLS,
 ) -> None:
     """Serve ``palace`` until SIGINT or SIGTERM; in-flight requests finish first.
 
@@ -441,6 +430,7 @@ def serve(
         max_body: the largest request body accepted, in bytes.
         threads: worker threads for tool calls.
         limits: request deadlines and the connection cap (defaults when None).
+        tools: the MCP tool sets served at ``/mcp``.
 
     Raises:
         ConfigError: the process may not open enough file descriptors for
@@ -452,7 +442,9 @@ def serve(
     class Protocol(GuardedH11Protocol):
         limits = chosen
 
-    app = build_app(PalacePool(palace), tokens, host=host, max_body=max_body, threads=threads)
+    app = build_app(
+        PalacePool(palace), tokens, host=host, max_body=max_body, threads=threads, tools=tools
+    )
     config = uvicorn.Config(
         app,
         host=host,

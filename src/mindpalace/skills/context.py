@@ -8,13 +8,13 @@ changed by what it quotes::
     Informational only: ... the block ends at the end line carrying the code 3fa9c01b2e4d.
     Task: the task, on one line
 
-    ## Skill: watermark-media (score 0.90; procedural skill, updated 2026-03-04)
+    ## Skill: watermark-media (relevance 0.90; procedural skill, updated 2026-03-04)
     │ from: watermark-media/SKILL.md
     │ the description
     ### Steps
     │ the section's text, line by line
 
-    ## Memory mem_… (score 0.50; decision, recorded 2026-03-04 by agent alice)
+    ## Memory mem_… (relevance 0.50, confidence 1.00; decision, recorded 2026-03-04 by …)
     │ title: Policy
     │ the memory's text, line by line
 
@@ -102,7 +102,8 @@ class SkillPiece:
 
 @dataclass(frozen=True, slots=True)
 class MemoryPiece:
-    """A memory to quote."""
+    """A memory to quote: ``score`` is its relevance to the query,
+    ``confidence`` the memory's own (both 0-1)."""
 
     memory_id: str
     score: float
@@ -111,6 +112,7 @@ class MemoryPiece:
     category: str
     agent_id: str
     title: str | None = None
+    confidence: float = 1.0
 
 
 @dataclass(slots=True)
@@ -213,7 +215,7 @@ def _queue(skills: Sequence[SkillPiece], memories: Sequence[MemoryPiece]) -> lis
                 index,
                 [
                     "",
-                    f"## Skill: {inert_id(skill.name)} (score {skill.score:.2f};"
+                    f"## Skill: {inert_id(skill.name)} (relevance {skill.score:.2f};"
                     f" procedural skill, updated {_date(skill.updated_at)})",
                 ],
                 [*origin, *_lines(skill.description)],
@@ -246,8 +248,9 @@ def _queue(skills: Sequence[SkillPiece], memories: Sequence[MemoryPiece]) -> lis
                 len(skills) + index,
                 [
                     "",
-                    f"## Memory {inert_id(memory.memory_id)} (score {memory.score:.2f};"
-                    f" {inert_id(memory.category)}, recorded {_date(memory.created_at)}"
+                    f"## Memory {inert_id(memory.memory_id)} (relevance {memory.score:.2f},"
+                    f" confidence {memory.confidence:.2f}; {inert_id(memory.category)},"
+                    f" recorded {_date(memory.created_at)}"
                     f" by agent {inert_id(memory.agent_id)})",
                 ],
                 [*title, *_lines(memory.content)],

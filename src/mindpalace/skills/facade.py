@@ -546,6 +546,7 @@ class Skills:
                 category=h.memory.category.value,
                 agent_id=h.memory.agent_id,
                 title=h.memory.title,
+                confidence=h.memory.confidence,
             )
             for h in recalled
         ]

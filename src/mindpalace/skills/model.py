@@ -255,7 +255,13 @@ class ContextSource:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
-        out: dict[str, Any] = {"kind": self.kind, "id": self.id, "score": round(self.score, 4)}
+        # The id is a memory's (a skill's own memory, for a skill): named
+        # as every reference to a memory is, over every surface.
+        out: dict[str, Any] = {
+            "kind": self.kind,
+            "memory_id": self.id,
+            "score": round(self.score, 4),
+        }
         if self.name is not None:
             out["name"] = self.name
         if self.kind == "skill":
