@@ -92,6 +92,11 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         f'MINDPALACE_TOKENS="alice=$(openssl rand -hex 24)" {M} serve --port 8765',
         f"{M} serve --auth none --tools all   # loopback only",
     ),
+    "ui": (
+        f"{M} ui                      # this palace, a one-time link on a free port",
+        f"{M} ui --port 8766 --no-browser",
+        f"{M} --all-agents ui         # every agent's memories",
+    ),
     "daemon": (f"{M} daemon start", f"{M} daemon status", f"{M} daemon stop"),
 }
 

@@ -332,7 +332,7 @@ def test_tool_plumbing_is_kept_but_indexed_as_a_note(palace: Palace) -> None:
         ),
     )
     [called, result] = palace.memories(categories="conversation", sessions=["s"])[::-1]
-    assert called.content.endswith("[called recall]")
+    assert called.content.endswith("[called memory_recall]")
     assert result.content.endswith("[result of a tool]")
     assert palace.recall("Zanzibar secret") == []
     kept = store.get_messages("s")
