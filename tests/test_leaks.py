@@ -713,6 +713,7 @@ NOT_READS = {
     "import_jsonl": "write (a rule above)",
     "forget": "write (a rule above)",
     "update": "write, scoped like forget (tests/test_update.py)",
+    "restore": "write, scoped like update (tests/test_inspect.py)",
     "feedback": "signal write (a rule above)",
     "reindex": "maintenance; re-embeds, returns a count",
     "now": "the palace's clock",

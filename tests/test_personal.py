@@ -525,7 +525,7 @@ def test_migrate_between_backends_keeps_kinds(
 
 
 def test_migration_5_marks_earlier_turns_as_messages(store_target: str) -> None:
-    # A palace as migration 4 left it: migrations 5 to 9 taken back out.
+    # A palace as migration 4 left it: migrations 5 to 10 taken back out.
     old = open_store(store_target)
     with old._mutate(structural=True) as cur:  # type: ignore[attr-defined]
         old._exec(cur, "DROP INDEX memories_kind")  # type: ignore[attr-defined]
@@ -533,6 +533,7 @@ def test_migration_5_marks_earlier_turns_as_messages(store_target: str) -> None:
             old._exec(cur, f"ALTER TABLE memories DROP COLUMN {column}")  # type: ignore[attr-defined]
         old._exec(cur, "DROP TABLE scorer_weights")  # type: ignore[attr-defined]  # migration 6
         old._exec(cur, "DROP INDEX memories_constraints")  # type: ignore[attr-defined]  # 7
+        old._exec(cur, "DROP INDEX memories_created")  # type: ignore[attr-defined]  # 10
         if store_target.startswith("postgresql://"):  # 8: pgvector (nothing on SQLite)
             for statement in (
                 "DROP TRIGGER embedding_config_index ON embedding_config",
