@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from mindpalace import Palace
+from mindpalace import Palace, transcripts
 from mindpalace.config import Settings
 from mindpalace.conversations import Message
 from mindpalace.embed import from_settings
@@ -300,7 +300,9 @@ class _Worker:
 _STATE: dict[str, _Worker] = {}
 
 
-def _start(configs: Sequence[Config], scratch: str) -> None:
+def _start(configs: Sequence[Config], scratch: str, context_chars: int | None) -> None:
+    if context_chars is not None:
+        transcripts.CONTEXT_CHARS = context_chars
     _STATE["w"] = _Worker(from_settings(Settings(embedder="static")), Path(scratch), configs)
 
 
@@ -363,6 +365,7 @@ def measure(question: LmeQuestion) -> dict[str, Any]:
         ) as palace:
             palace.add_messages(_messages(question))
             ingest_s = time.perf_counter() - start
+            palace.recall("warm up", limit=1)  # the first recall builds the warm indexes
             for config in palace_configs:
                 assert config.options is not None
                 palace.recall_options = config.options
@@ -395,21 +398,23 @@ def run(
     *,
     jobs: int = 1,
     progress: Callable[[int, int], None] | None = None,
+    context_chars: int | None = None,
 ) -> list[dict[str, Any]]:
     """Every scored question (abstention ones and those without evidence
-    turns are skipped), measured in ``jobs`` processes."""
+    turns are skipped), measured in ``jobs`` processes; ``context_chars``
+    overrides how much of the previous turn is keyword context."""
     scored = [q for q in questions if not q.abstention and q.evidence]
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as scratch:
         if jobs <= 1:
-            _start(configs, scratch)
+            _start(configs, scratch, context_chars)
             for q in scored:
                 rows.append(measure(q))
                 if progress:
                     progress(len(rows), len(scored))
         else:
             context = multiprocessing.get_context("spawn")
-            with context.Pool(jobs, initializer=_start, initargs=(configs, scratch)) as pool:
+            with context.Pool(jobs, initializer=_start, initargs=(configs, scratch, context_chars)) as pool:
                 for row in pool.imap_unordered(measure, scored):
                     rows.append(row)
                     if progress:
@@ -512,6 +517,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", help="run configurations whose name contains this")
     parser.add_argument("--jobs", type=int, default=1, help="processes (default 1)")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument(
+        "--context-chars",
+        type=int,
+        help="characters of the previous turn indexed as keyword context"
+        f" (default {transcripts.CONTEXT_CHARS}, as the product ingests)",
+    )
     args = parser.parse_args(argv)
     if not data_file().is_file():
         print(
@@ -538,7 +549,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.limit is not None:
         questions = stratified(questions, args.limit)
     start = time.perf_counter()
-    rows = run(questions, configs, jobs=args.jobs, progress=_progress(start))
+    rows = run(
+        questions,
+        configs,
+        jobs=args.jobs,
+        progress=_progress(start),
+        context_chars=args.context_chars,
+    )
     summary = summarise(rows, configs)
     print(f"{len(rows)} questions, {time.perf_counter() - start:.0f} s", file=sys.stderr)
     print(markdown(summary))
