@@ -249,8 +249,12 @@ def question_metrics(
     """Turn metrics (``turn_``) and session metrics (``session_``) of one
     question's ranking of turn ids."""
     out = {f"turn_{k}": v for k, v in turn_metrics(ranked, question.evidence).items()}
-    answer_turns = sum(len(s.turns) for s in question.sessions if s.session_id in question.answer_sessions)
-    sessions = session_metrics([session_of[t] for t in ranked], question.answer_sessions, answer_turns)
+    answer_turns = sum(
+        len(s.turns) for s in question.sessions if s.session_id in question.answer_sessions
+    )
+    sessions = session_metrics(
+        [session_of[t] for t in ranked], question.answer_sessions, answer_turns
+    )
     out.update({f"session_{k}": v for k, v in sessions.items()})
     return out
 
@@ -280,8 +284,14 @@ CONFIGS = [
     Config("bm25 (bare turns)", baseline="bm25"),
     Config("dense (bare turns)", baseline="dense"),
     Config("bm25 + dense rrf (bare turns)", baseline="rrf"),
-    Config("keyword stage alone", replace(BARE, dense_weight=0.0, time_window_weight=0.0, time_when_weight=0.0)),
+    Config(
+        "keyword stage alone",
+        replace(BARE, dense_weight=0.0, time_window_weight=0.0, time_when_weight=0.0),
+    ),
     Config("session support off", replace(DEFAULT, neighbour_weight=0.0, session_weight=0.0)),
+    Config("session weight 0.25", replace(DEFAULT, session_weight=0.25)),
+    Config("neighbour weight 0", replace(DEFAULT, neighbour_weight=0.0)),
+    Config("sparse 0.5 / dense 0.5", replace(DEFAULT, sparse_weight=0.5, dense_weight=0.5)),
     Config("default", DEFAULT),
 ]
 
@@ -320,9 +330,7 @@ def _messages(question: LmeQuestion) -> list[Message]:
     ]
 
 
-def _baselines(
-    question: LmeQuestion, embedder: Embedder, wanted: set[str]
-) -> dict[str, list[str]]:
+def _baselines(question: LmeQuestion, embedder: Embedder, wanted: set[str]) -> dict[str, list[str]]:
     turns = question.turns()
     ids = [t.turn_id for t in turns]
     out: dict[str, list[str]] = {}
@@ -414,7 +422,9 @@ def run(
                     progress(len(rows), len(scored))
         else:
             context = multiprocessing.get_context("spawn")
-            with context.Pool(jobs, initializer=_start, initargs=(configs, scratch, context_chars)) as pool:
+            with context.Pool(
+                jobs, initializer=_start, initargs=(configs, scratch, context_chars)
+            ) as pool:
                 for row in pool.imap_unordered(measure, scored):
                     rows.append(row)
                     if progress:
@@ -510,7 +520,9 @@ def _progress(start: float) -> Callable[[int, int], None]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--limit", type=int, help="a fixed subset of N questions, stratified by type")
+    parser.add_argument(
+        "--limit", type=int, help="a fixed subset of N questions, stratified by type"
+    )
     parser.add_argument(
         "--types", help=f"comma-separated question types (valid: {', '.join(TYPES)})"
     )
@@ -543,9 +555,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     configs = [c for c in CONFIGS if not args.only or args.only in c.name]
     if not configs:
         parser.error(f"no configuration matches {args.only!r}")
-    questions = [
-        q for q in load() if q.question_type in types and not q.abstention and q.evidence
-    ]
+    questions = [q for q in load() if q.question_type in types and not q.abstention and q.evidence]
     if args.limit is not None:
         questions = stratified(questions, args.limit)
     start = time.perf_counter()

@@ -39,9 +39,11 @@ def test_dcg_counts_the_first_two_ranks_fully() -> None:
 def test_recall_any_and_all() -> None:
     ranked = ["a", "x", "b", "y", "z", "c"]
     m = retrieval_metrics(ranked, frozenset({"a", "b", "c"}), 3, 5)
-    assert m == {"recall_any@5": 1.0, "recall_all@5": 0.0, "ndcg@5": pytest.approx(
-        (1 + 1 / math.log2(3)) / (1 + 1 + 1 / math.log2(3))
-    )}
+    assert m == {
+        "recall_any@5": 1.0,
+        "recall_all@5": 0.0,
+        "ndcg@5": pytest.approx((1 + 1 / math.log2(3)) / (1 + 1 + 1 / math.log2(3))),
+    }
     assert retrieval_metrics(ranked, frozenset({"q"}), 1, 5)["recall_any@5"] == 0.0
     assert turn_metrics(ranked, frozenset({"a", "c"}))["recall_all@10"] == 1.0
     assert turn_metrics(ranked, frozenset({"a", "c"}))["recall_all@5"] == 0.0
@@ -80,7 +82,12 @@ def _question() -> LmeQuestion:
         ),
     )
     return LmeQuestion(
-        "q1", "multi-session", "What does my cat eat?", when, (s1, s2), frozenset({"s1", "answer_s2"})
+        "q1",
+        "multi-session",
+        "What does my cat eat?",
+        when,
+        (s1, s2),
+        frozenset({"s1", "answer_s2"}),
     )
 
 
@@ -131,5 +138,7 @@ def test_smoke_on_the_development_half() -> None:
     for q in scored:
         sessions = {s.session_id for s in q.sessions}
         assert q.answer_sessions <= sessions
-    rows = run(stratified(scored, 1), [c for c in CONFIGS if c.name in ("bm25 (bare turns)", "default")])
+    rows = run(
+        stratified(scored, 1), [c for c in CONFIGS if c.name in ("bm25 (bare turns)", "default")]
+    )
     assert len(rows) == 1 and set(rows[0]["metrics"]) == {"bm25 (bare turns)", "default"}

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from mindpalace.store.dialect import Dialect
 
-__all__ = ["MIGRATIONS", "Migration", "latest_version"]
+__all__ = ["MIGRATIONS", "TURN_CONTEXT_CHARS", "Migration", "latest_version"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,6 +300,41 @@ def _v9_scoped_text(d: Dialect) -> list[str]:
     return d.scoped_text_schema()
 
 
+#: How much of the previous turn a conversation turn keeps as keyword
+#: context from migration 10 on (``transcripts.CONTEXT_CHARS`` at the time;
+#: a test holds the two together). A migration's meaning never changes, so
+#: the number is written here, not imported.
+TURN_CONTEXT_CHARS = 200
+
+
+def _v10_turn_context(d: Dialect) -> list[str]:
+    del d  # the same statement on every backend
+    # A conversation turn was indexed with the whole turn before it in its
+    # session as keyword context (``previous + "\n" + dates``); it keeps
+    # the first characters of it now, as new turns do. Only contexts that
+    # begin with the previous turn's content are cut (a context given by
+    # hand is left alone); the rest (the dates line) stays. The text
+    # indexes follow through their update triggers.
+    n = TURN_CONTEXT_CHARS
+    return [
+        f"""
+        WITH turns AS (
+            SELECT seq, LAG(content) OVER (
+                PARTITION BY agent_id, channel, session_id ORDER BY seq
+            ) AS before
+            FROM memories WHERE kind = 'message' AND session_id IS NOT NULL
+        )
+        UPDATE memories
+        SET context = substr(context, 1, {n}) || substr(context, length(turns.before) + 1)
+        FROM turns
+        WHERE turns.seq = memories.seq
+            AND turns.before IS NOT NULL
+            AND length(turns.before) > {n}
+            AND substr(memories.context, 1, length(turns.before)) = turns.before
+        """,
+    ]
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "memories, tags, embeddings, full-text index", _v1_memories),
     Migration(2, "entities, mentions, edges, memory links, signals", _v2_graph),
@@ -310,6 +345,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(7, "partial index of constraint memories", _v7_constraint_index),
     Migration(8, "a backend's own nearest-neighbour index of vectors", _v8_vector_index),
     Migration(9, "a text index partitioned by scope", _v9_scoped_text),
+    Migration(10, "conversation turns keep the start of the previous turn", _v10_turn_context),
 )
 
 
