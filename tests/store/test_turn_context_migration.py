@@ -11,13 +11,13 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from bench.pgserver import ThrowawayPostgres, database_url
 from mindpalace import Palace, transcripts
 from mindpalace.config import Settings
 from mindpalace.conversations import Message
 from mindpalace.embed.hashing import HashingEmbedder
 from mindpalace.store import core
 from mindpalace.store.migrations import MIGRATIONS, TURN_CONTEXT_CHARS
-from bench.pgserver import ThrowawayPostgres, database_url
 from mindpalace.store.postgres import PostgresStore
 from mindpalace.store.sqlite import SQLiteStore
 
