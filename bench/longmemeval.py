@@ -289,11 +289,6 @@ CONFIGS = [
         replace(BARE, dense_weight=0.0, time_window_weight=0.0, time_when_weight=0.0),
     ),
     Config("session support off", replace(DEFAULT, neighbour_weight=0.0, session_weight=0.0)),
-    Config("session weight 0.25", replace(DEFAULT, session_weight=0.25)),
-    Config("neighbour weight 0", replace(DEFAULT, neighbour_weight=0.0)),
-    Config("sparse 0.5 / dense 0.5", replace(DEFAULT, sparse_weight=0.5, dense_weight=0.5)),
-    Config("session diversity 0.8", replace(DEFAULT, session_diversity=0.8)),
-    Config("session diversity 0.6", replace(DEFAULT, session_diversity=0.6)),
     Config("default", DEFAULT),
 ]
 

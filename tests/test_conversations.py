@@ -271,7 +271,7 @@ def test_a_long_previous_turn_gives_its_start_as_context(palace: Palace) -> None
         ],
         session="trip",
     )
-    assert stored[1].context == stored[0].content[:CONTEXT_CHARS]
+    assert stored[1].context == stored[0].content[:CONTEXT_CHARS].rstrip()
     assert "Kyoto" in (stored[1].context or "") and "Sapporo" not in (stored[1].context or "")
     hits = palace.recall("sleeper train to Sapporo", limit=1)
     assert hits[0].memory.id == stored[0].id

@@ -36,11 +36,14 @@ MAX_TRANSCRIPT = 10_000
 #: keyword context: its first characters (a question asked, what a reply
 #: answers), not a whole long message whose words would then find the next
 #: turn too. On LoCoMo the previous turn lifts keyword hit@10 from 0.670 to
-#: 0.783; on LongMemEval_S, where replies run to hundreds of words, the
-#: whole turn costs keyword recall_all@10 0.733 -> 0.652 and its first 200
-#: characters keep both (BENCHMARKS.md). Migration 10 cuts stored contexts
-#: the same way (``store/migrations.py``).
-CONTEXT_CHARS = 200
+#: 0.783, and its first 400 characters keep that (most turns are shorter);
+#: on LongMemEval_S, where replies run to thousands of characters, the whole
+#: turn costs keyword recall_all@10 0.733 -> 0.652 and 400 characters bring
+#: it back to 0.706 (BENCHMARKS.md). Migration 10 cuts stored contexts the
+#: same way (``store/migrations.py``).
+CONTEXT_CHARS = 400
+#: What is trimmed from the end of that cut (migration 10 trims the same).
+_SPACES = " \t\n\r\x0b\x0c"
 
 
 def add_messages(
@@ -246,8 +249,8 @@ def _checked(message: Message) -> Message:
 
 def previous_context(previous: str) -> str:
     """The part of the turn before a turn that is indexed with it:
-    its first ``CONTEXT_CHARS`` characters."""
-    return previous[:CONTEXT_CHARS]
+    its first ``CONTEXT_CHARS`` characters, without trailing spaces."""
+    return previous[:CONTEXT_CHARS].rstrip(_SPACES)
 
 
 def date_context(text: str, when: datetime) -> list[str]:

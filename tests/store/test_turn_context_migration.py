@@ -97,12 +97,12 @@ def test_migration_cuts_old_contexts_as_new_ingest_does(
     fresh = _contexts(SQLiteStore(fresh_path), "ann")
     assert after == fresh
     cut = after["assistant: Which grinder do you pair it with?"]
-    assert cut is not None and cut == ("user: " + LONG)[:TURN_CONTEXT_CHARS]
+    assert cut is not None and cut == ("user: " + LONG)[:TURN_CONTEXT_CHARS].rstrip()
     # the dates line after the previous turn stays
     said = after["user: A Niche Zero, bought yesterday."]
     assert said is not None and said.endswith("when: 19 May 2023")
     # short previous turns and first turns are unchanged
-    assert after["user: Noted."] == ("assistant: " + LONG)[:TURN_CONTEXT_CHARS]
+    assert after["user: Noted."] == ("assistant: " + LONG)[:TURN_CONTEXT_CHARS].rstrip()
     assert after["assistant: " + LONG.strip()] == "user: Short first turn"
     # keyword search follows the new context: the old context's tail is gone
     with Palace(

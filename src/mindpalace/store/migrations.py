@@ -304,7 +304,10 @@ def _v9_scoped_text(d: Dialect) -> list[str]:
 #: context from migration 10 on (``transcripts.CONTEXT_CHARS`` at the time;
 #: a test holds the two together). A migration's meaning never changes, so
 #: the number is written here, not imported.
-TURN_CONTEXT_CHARS = 200
+TURN_CONTEXT_CHARS = 400
+# Trimmed from the end of the cut, as the ingest does: ASCII white space,
+# written into the SQL literal as the characters themselves.
+_SPACES = " \t\n\r\x0b\x0c"
 
 
 def _v10_turn_context(d: Dialect) -> list[str]:
@@ -325,7 +328,8 @@ def _v10_turn_context(d: Dialect) -> list[str]:
             FROM memories WHERE kind = 'message' AND session_id IS NOT NULL
         )
         UPDATE memories
-        SET context = substr(context, 1, {n}) || substr(context, length(turns.before) + 1)
+        SET context = rtrim(substr(context, 1, {n}), '{_SPACES}')
+            || substr(context, length(turns.before) + 1)
         FROM turns
         WHERE turns.seq = memories.seq
             AND turns.before IS NOT NULL
