@@ -256,3 +256,23 @@ def test_cli_search_messages(tmp_path: Path) -> None:
     (match,) = json.loads(out.stdout)
     assert match["content"] == "Tomas: Bring the latency charts."
     assert [m["content"] for m in match["before"]] == ["Ines: thanks!"]
+
+
+def test_a_long_previous_turn_gives_its_start_as_context(palace: Palace) -> None:
+    """A reply's keyword context is the start of the turn before it: a long
+    message's later words do not find the next turn too."""
+    from mindpalace.transcripts import CONTEXT_CHARS
+
+    long = "Here is the full itinerary for the Kyoto trip. " + "We walk a lot. " * 40
+    long += "Finally we take the sleeper train to Sapporo."
+    stored = palace.add_messages(
+        [
+            Message(long, speaker="Ana", created_at=T0),
+            Message("Sounds great.", speaker="Ben", created_at=T0),
+        ],
+        session="trip",
+    )
+    assert stored[1].context == stored[0].content[:CONTEXT_CHARS].rstrip()
+    assert "Kyoto" in (stored[1].context or "") and "Sapporo" not in (stored[1].context or "")
+    hits = palace.recall("sleeper train to Sapporo", limit=1)
+    assert hits[0].memory.id == stored[0].id

@@ -698,12 +698,13 @@ class Palace:
         """Remember conversation turns, in order: one memory each, category
         ``conversation``, store ``episodic``, content ``"{speaker}: {text}"``.
 
-        Each turn is indexed with the turn before it in its session as
-        keyword context, and titled with its date in words, so questions
-        about the turn's time find it. Re-ingesting the same transcript
-        changes nothing: a turn is identified by its session, its time (or,
-        without one, its place among this call's turns of the session: pass
-        timestamps when appending turns one call at a time) and its text
+        Each turn is indexed with the start of the turn before it in its
+        session (its first 400 characters) as keyword context, and titled
+        with its date in words, so questions about the turn's time find it. Re-ingesting the
+        same transcript changes nothing: a turn is identified by its session,
+        its time (or, without one, its place among this call's turns of the
+        session: pass timestamps when appending turns one call at a time) and
+        its text
         (kept in ``metadata["turn"]``, so export and import keep it too).
         A turn over the content limit is stored as parts (metadata ``part``
         k of ``parts``, ``part_of``). Turns are written in transactions of

@@ -49,6 +49,10 @@ class RecallOptions:
         time_when_weight: share added to a memory that states a time when
             the query asks when; 0 turns it off.
         time_pool: how many of the best candidates the time prior looks at.
+        session_diversity: each memory of a session already ranked above a
+            memory multiplies its score by this (1 turns it off), so that
+            evidence spread over several sessions is not crowded out by the
+            neighbours of the best one.
         ann_candidates: in a palace with an HNSW graph (``ann.py``), how
             many nearest rows it proposes for exact scoring (weighted
             fusion only); 0 scores every row exactly.
@@ -76,6 +80,7 @@ class RecallOptions:
     time_window_weight: float = 0.2
     time_when_weight: float = 0.3
     time_pool: int = 50
+    session_diversity: float = 1.0
     ann_candidates: int = 400
 
 

@@ -9,6 +9,7 @@ memories were read before (``Store.hydrate``).
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -21,7 +22,7 @@ from mindpalace.retrieval.hybrid import Candidate, Fused
 from mindpalace.retrieval.options import RecallOptions
 from mindpalace.store.base import TextMatch
 
-__all__ = ["Ranked", "hybrid_hits", "text_hits"]
+__all__ = ["Ranked", "diversified", "hybrid_hits", "text_hits"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +75,8 @@ def hybrid_hits(
         if key in memories and value >= options.floor
     ]
     order.sort(key=lambda item: (-item[0], item[2]))
+    if options.session_diversity < 1.0:
+        order = diversified(order, memories, options.session_diversity)
     hits: list[Hit] = []
     chosen_rows: list[int] = []
     reached = expansion.reached
@@ -135,6 +138,36 @@ def hybrid_hits(
         )
         hits.append(timestage.mark(hit, ranked.boosts))
     return HitList(hits, mode="hybrid")
+
+
+def diversified(
+    order: Sequence[tuple[float, float, str, int | None]],
+    memories: Mapping[str, Memory],
+    factor: float,
+) -> list[tuple[float, float, str, int | None]]:
+    """``order`` (value, relevance, memory id, row; best first) re-ranked so
+    that evidence spread over sessions is not crowded out by one session:
+    a memory's value is multiplied by ``factor`` for every memory of its
+    session already placed above it (a greedy pass; memories in no session
+    are never discounted). Ties keep the memory id order."""
+    placed: dict[str, int] = {}
+    heap = [(-value, key, i) for i, (value, _, key, _) in enumerate(order)]
+    heapq.heapify(heap)
+    out: list[tuple[float, float, str, int | None]] = []
+    seen: dict[int, int] = {}  # item -> the session count its heap value assumed
+    while heap:
+        negative, key, i = heapq.heappop(heap)
+        value, relevance, _, row = order[i]
+        session = memories[key].session
+        count = placed.get(session, 0) if session is not None else 0
+        if count != seen.get(i, 0):
+            seen[i] = count  # stale: its session gained a memory above it
+            heapq.heappush(heap, (-value * factor**count, key, i))
+            continue
+        out.append((-negative, relevance, key, row))
+        if session is not None:
+            placed[session] = count + 1
+    return out
 
 
 def text_hits(

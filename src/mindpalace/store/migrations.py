@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from mindpalace.store.dialect import Dialect
 
-__all__ = ["MIGRATIONS", "Migration", "latest_version"]
+__all__ = ["MIGRATIONS", "TURN_CONTEXT_CHARS", "Migration", "latest_version"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,6 +311,45 @@ def _v10_created_index(d: Dialect) -> list[str]:
     ]
 
 
+#: How much of the previous turn a conversation turn keeps as keyword
+#: context from migration 11 on (``transcripts.CONTEXT_CHARS`` at the time;
+#: a test holds the two together). A migration's meaning never changes, so
+#: the number is written here, not imported.
+TURN_CONTEXT_CHARS = 400
+# Trimmed from the end of the cut, as the ingest does: ASCII white space,
+# written into the SQL literal as the characters themselves.
+_SPACES = " \t\n\r\x0b\x0c"
+
+
+def _v11_turn_context(d: Dialect) -> list[str]:
+    del d  # the same statement on every backend
+    # A conversation turn was indexed with the whole turn before it in its
+    # session as keyword context (``previous + "\n" + dates``); it keeps
+    # the first characters of it now, as new turns do. Only contexts that
+    # begin with the previous turn's content are cut (a context given by
+    # hand is left alone); the rest (the dates line) stays. The text
+    # indexes follow through their update triggers.
+    n = TURN_CONTEXT_CHARS
+    return [
+        f"""
+        WITH turns AS (
+            SELECT seq, LAG(content) OVER (
+                PARTITION BY agent_id, channel, session_id ORDER BY seq
+            ) AS before
+            FROM memories WHERE kind = 'message' AND session_id IS NOT NULL
+        )
+        UPDATE memories
+        SET context = rtrim(substr(context, 1, {n}), '{_SPACES}')
+            || substr(context, length(turns.before) + 1)
+        FROM turns
+        WHERE turns.seq = memories.seq
+            AND turns.before IS NOT NULL
+            AND length(turns.before) > {n}
+            AND substr(memories.context, 1, length(turns.before)) = turns.before
+        """,
+    ]
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "memories, tags, embeddings, full-text index", _v1_memories),
     Migration(2, "entities, mentions, edges, memory links, signals", _v2_graph),
@@ -322,6 +361,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(8, "a backend's own nearest-neighbour index of vectors", _v8_vector_index),
     Migration(9, "a text index partitioned by scope", _v9_scoped_text),
     Migration(10, "memories by creation time, for listings", _v10_created_index),
+    Migration(11, "conversation turns keep the start of the previous turn", _v11_turn_context),
 )
 
 
