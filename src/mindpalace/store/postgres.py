@@ -32,7 +32,7 @@ from mindpalace.store.base import VectorBatch
 from mindpalace.store.core import Cursor
 from mindpalace.store.dialect import Dialect, TextQuery
 from mindpalace.store.fragments import filter_clause, scope_clause
-from mindpalace.store.scoped_text import ScopedTextSearch
+from mindpalace.store.pg_text import SCOPE_KEY_SCHEMA, ScopeKeyTextSearch
 from mindpalace.store.sql import SqlStore
 
 try:
@@ -196,6 +196,10 @@ class PostgresDialect(Dialect):
         """The text search configuration, tsvector column, GIN index, BM25 functions."""
         return list(_TEXT_SCHEMA)
 
+    def scope_key_schema(self) -> list[str]:
+        """The scope-partitioned keys of each row's lexemes (pg_text.py)."""
+        return list(SCOPE_KEY_SCHEMA)
+
     def vector_index_schema(self) -> list[str]:
         """pgvector: the ``vec`` column, its trigger and backfill, the HNSW index."""
         return pg_vectors.vector_schema()
@@ -230,7 +234,7 @@ def _redact(url: str) -> str:
     return urlunsplit(parts._replace(netloc=f"{user}@{netloc[-1]}"))
 
 
-class PostgresStore(ScopedTextSearch, SqlStore):
+class PostgresStore(ScopeKeyTextSearch, SqlStore):
     """A palace in a PostgreSQL database (``postgresql://user@host/db``)."""
 
     dialect = PostgresDialect()
