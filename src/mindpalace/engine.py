@@ -81,7 +81,9 @@ class Engine:
                 embedder = embed.from_settings(self.settings)
             except EmbeddingError as exc:  # e.g. model files missing: degrade, don't fail
                 broken = str(exc)
-        self.semantic = SemanticIndex(store, embedder, ann_rows=self.settings.ann_rows)
+        self.semantic = SemanticIndex(
+            store, embedder, ann_rows=self.settings.ann_rows, index=self.settings.index
+        )
         if broken is not None:
             self.semantic.broken = broken
         self.recall_options = recall_options or RecallOptions()

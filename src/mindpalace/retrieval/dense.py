@@ -391,6 +391,23 @@ class DenseView:
         self.known = np.zeros(len(index), dtype=bool)
         self.fill(np.concatenate((near.rows, extra)))
 
+    @classmethod
+    def scored(
+        cls, index: DenseIndex, sims: npt.NDArray[np.float32], low: float | None
+    ) -> DenseView:
+        """A view of cosines computed elsewhere (the store's, in database
+        mode), one per row of ``index``, which holds only the rows a recall
+        ranks: every row is scored, and ``low`` is the lowest cosine over
+        every row the caller may see (the index's own lowest when None)."""
+        view = cls.__new__(cls)
+        view._matrix = index.table.matrix
+        view._query = np.zeros(0, dtype=np.float32)
+        view.sims = np.asarray(sims, dtype=np.float32)
+        view.known = np.ones(len(index), dtype=bool)
+        seen = view.sims[index.embedded]
+        view.low = low if low is not None else (float(seen.min()) if seen.shape[0] else None)
+        return view
+
     @property
     def partial(self) -> bool:
         """Whether only some rows are scored."""

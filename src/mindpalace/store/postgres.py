@@ -46,6 +46,7 @@ except ImportError as exc:  # pragma: no cover - depends on the install
 
 # Needs psycopg: imported once the check above passed.
 from mindpalace.store import pg_vectors
+from mindpalace.store.pg_dense import DatabaseDense
 from mindpalace.store.pg_vectors import PgVector, PgVectorDumper
 
 __all__ = ["PostgresDialect", "PostgresStore"]
@@ -234,7 +235,7 @@ def _redact(url: str) -> str:
     return urlunsplit(parts._replace(netloc=f"{user}@{netloc[-1]}"))
 
 
-class PostgresStore(ScopeKeyTextSearch, SqlStore):
+class PostgresStore(DatabaseDense, ScopeKeyTextSearch, SqlStore):
     """A palace in a PostgreSQL database (``postgresql://user@host/db``)."""
 
     dialect = PostgresDialect()
@@ -247,6 +248,8 @@ class PostgresStore(ScopeKeyTextSearch, SqlStore):
     # 1 ms in process (BENCHMARKS.md, "pgvector in recall"). An instance
     # may set this True to use pgvector instead.
     ann_in_store = False
+    # pgvector and SQL can find a recall's rows (pg_dense.py): database mode.
+    dense_in_store = True
 
     # Any constant would do: advisory locks are per database, and a palace
     # is one database.
