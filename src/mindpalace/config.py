@@ -30,6 +30,8 @@ variable                    meaning
                             the database on PostgreSQL from 200,000 memories, else
                             this process), process (warm indexes in this process),
                             database (pgvector and SQL in PostgreSQL; no copy here)
+``MINDPALACE_REPLICAS``     read replicas of a PostgreSQL palace: comma-separated
+                            ``postgresql://`` URLs of its streaming replicas
 ``MINDPALACE_DAEMON``       on (default): hand commands to a running daemon for the
                             palace (``launch``); off: always run them in-process;
                             auto: also start one after a call that found none
@@ -65,6 +67,7 @@ ENV_SCORER = "MINDPALACE_SCORER"
 ENV_TOKENS = "MINDPALACE_TOKENS"
 ENV_ANN_ROWS = "MINDPALACE_ANN_ROWS"
 ENV_INDEX = "MINDPALACE_INDEX"
+ENV_REPLICAS = "MINDPALACE_REPLICAS"
 ENV_EXTRACT_URL = "MINDPALACE_EXTRACT_URL"
 ENV_EXTRACT_MODEL = "MINDPALACE_EXTRACT_MODEL"
 ENV_EXTRACT_KEY_ENV = "MINDPALACE_EXTRACT_KEY_ENV"
@@ -154,6 +157,8 @@ class Settings:
             in SQL; the process holds no copy and is warm at once), or
             ``auto`` (the database on PostgreSQL from
             ``DEFAULT_DATABASE_ROWS`` memories, else the process).
+        replicas: URLs of a PostgreSQL palace's streaming replicas, which
+            serve its reads once they replayed the process's writes.
         tokens: the HTTP server's bearer tokens (``AGENT=TOKEN`` pairs), if set.
         extract_url / extract_model / extract_key_env: an optional LLM entity
             extractor (OpenAI-compatible chat completions).
@@ -172,6 +177,7 @@ class Settings:
     scorer: bool = False
     ann_rows: int = DEFAULT_ANN_ROWS
     index: str = "auto"
+    replicas: tuple[str, ...] = field(default=(), repr=False)  # URLs may hold passwords
     tokens: str | None = field(default=None, repr=False)
     extract_url: str | None = None
     extract_model: str | None = None
@@ -204,6 +210,7 @@ class Settings:
             scorer=_switch(env, ENV_SCORER, False),
             ann_rows=_count(env, ENV_ANN_ROWS, DEFAULT_ANN_ROWS),
             index=index,
+            replicas=tuple(u.strip() for u in env.get(ENV_REPLICAS, "").split(",") if u.strip()),
             tokens=env.get(ENV_TOKENS) or None,
             extract_url=env.get(ENV_EXTRACT_URL) or None,
             extract_model=env.get(ENV_EXTRACT_MODEL) or None,

@@ -73,6 +73,7 @@ class Engine:
             store = open_store(
                 target if target is not None else default_db_path(),
                 busy_timeout=self.settings.busy_timeout,
+                replicas=self.settings.replicas,
             )
         self.store = store
         broken: str | None = None

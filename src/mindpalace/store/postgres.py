@@ -47,6 +47,7 @@ except ImportError as exc:  # pragma: no cover - depends on the install
 # Needs psycopg: imported once the check above passed.
 from mindpalace.store import pg_vectors
 from mindpalace.store.pg_dense import DatabaseDense
+from mindpalace.store.pg_replicas import Replicas
 from mindpalace.store.pg_vectors import PgVector, PgVectorDumper
 
 __all__ = ["PostgresDialect", "PostgresStore"]
@@ -236,7 +237,12 @@ def _redact(url: str) -> str:
 
 
 class PostgresStore(DatabaseDense, ScopeKeyTextSearch, SqlStore):
-    """A palace in a PostgreSQL database (``postgresql://user@host/db``)."""
+    """A palace in a PostgreSQL database (``postgresql://user@host/db``).
+
+    ``replicas`` names streaming replicas of it (URLs of the same
+    database): reads go to them once they have replayed this process's
+    writes, writes to the primary (pg_replicas.py).
+    """
 
     dialect = PostgresDialect()
     # BM25 in SQL is slow at scale and stems as Snowball does: recall uses
@@ -255,8 +261,16 @@ class PostgresStore(DatabaseDense, ScopeKeyTextSearch, SqlStore):
     # is one database.
     _WRITE_LOCK = 0x6D70_616C  # "mpal"
 
-    def __init__(self, url: str, *, busy_timeout: float = 30.0, max_connections: int = 8) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        busy_timeout: float = 30.0,
+        max_connections: int = 8,
+        replicas: Sequence[str] = (),
+    ) -> None:
         self._location = _redact(url)
+        self._replicas: Replicas | None = None
         self._busy_timeout = busy_timeout
         self._closed = threading.Event()
         lock_ms = max(1, int(busy_timeout * 1000))
@@ -288,6 +302,16 @@ class PostgresStore(DatabaseDense, ScopeKeyTextSearch, SqlStore):
         except BaseException:
             self._pool.close()
             raise
+        if replicas:
+            for replica in replicas:
+                if not replica.startswith(("postgresql://", "postgres://")):
+                    self._pool.close()
+                    raise ConfigError(
+                        f"a read replica must be a postgresql:// URL, not {_redact(replica)!r}"
+                    )
+            self._replicas = Replicas(
+                list(replicas), configure=configure, max_connections=max_connections
+            )
 
     @property
     def location(self) -> str:
@@ -310,12 +334,26 @@ class PostgresStore(DatabaseDense, ScopeKeyTextSearch, SqlStore):
 
     @contextmanager
     def _write(self) -> Iterator[Cursor]:
-        with self._connection() as conn, conn.transaction(), conn.cursor() as cur:
-            cur.execute("SELECT pg_advisory_xact_lock(%s)", (self._WRITE_LOCK,))
-            yield cur
+        with self._connection() as conn:
+            with conn.transaction(), conn.cursor() as cur:
+                cur.execute("SELECT pg_advisory_xact_lock(%s)", (self._WRITE_LOCK,))
+                yield cur
+            if self._replicas is not None:  # committed: replicas must reach this
+                self._replicas.note_write(conn)
 
     @contextmanager
     def _read(self) -> Iterator[Cursor]:
+        """A cursor on a read replica that has replayed this process's
+        writes (pg_replicas.py), else on the primary."""
+        if self._replicas is not None:
+            try:
+                with self._replicas.connection() as replica:
+                    if replica is not None:
+                        with replica.cursor() as cur:
+                            yield cur
+                        return
+            except psycopg.OperationalError as exc:
+                raise StorageError(f"a read replica of {self._location}: {exc}") from exc
         with self._connection() as conn, conn.cursor() as cur:
             yield cur
 
@@ -406,8 +444,15 @@ class PostgresStore(DatabaseDense, ScopeKeyTextSearch, SqlStore):
         )
         return sql, [PgVector.of(query), model, *s_params, *f_params, limit]
 
+    @property
+    def replicas(self) -> int:
+        """How many read replicas this store reads from."""
+        return 0 if self._replicas is None else self._replicas.count
+
     def close(self) -> None:
-        """Close the pool. Idempotent."""
+        """Close the pools. Idempotent."""
         if not self._closed.is_set():
             self._closed.set()
             self._pool.close()
+            if self._replicas is not None:
+                self._replicas.close()
