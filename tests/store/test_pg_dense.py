@@ -89,13 +89,18 @@ def test_nearest_rows_are_visible_and_scored_exactly(
 ) -> None:
     if walk:  # every scope walks the HNSW index
         monkeypatch.setattr(pg_dense, "EXACT_ROWS", 0)
+    else:  # every scope has its rows scored exactly
+        monkeypatch.setattr(pg_dense, "EXACT_FACTOR", 1e9)
     scope = Scope(agent_id="ann")
     truth = _truth(pg, scope, filters)
     found = pg.dense_rows(KEY, _unit(999), scope, filters, nearest=10)
     assert found is not None
     ids = [str(i) for i in found.table.ids]
     assert set(ids) <= set(truth)  # nothing the scope may not see, nothing filtered out
-    assert len(ids) == min(10, len(truth))
+    # A narrow scope has every visible row scored and returned; the walk
+    # returns the nearest asked for.
+    assert found.complete is not walk
+    assert len(ids) == (min(10, len(truth)) if walk else len(truth))
     for key, sim in zip(ids, found.sims.tolist(), strict=True):
         assert sim == pytest.approx(truth[key], abs=1e-5)
     best = sorted(truth, key=lambda k: -truth[k])[:10]
@@ -191,10 +196,16 @@ def shared_palace(postgres_url: str) -> str:
     return postgres_url
 
 
+@pytest.mark.parametrize("walk", [False, True], ids=["exact", "hnsw"])
 @pytest.mark.parametrize("agent", ["ann", "bob"])
-def test_database_recall_answers_as_process_recall(shared_palace: str, agent: str) -> None:
-    """A palace small enough that the store's rows are every visible row:
-    the same hits, in the same order, with the same scores."""
+def test_database_recall_answers_as_process_recall(
+    shared_palace: str, agent: str, walk: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A palace small enough that the store's rows are every visible row
+    (scored exactly, or walked in the HNSW index, then whole sessions
+    read): the same hits, in the same order, with the same scores."""
+    if walk:
+        monkeypatch.setattr(pg_dense, "EXACT_ROWS", 0)
     with (
         _palace(shared_palace, agent, "process") as here,
         _palace(shared_palace, agent, "database") as there,

@@ -12,7 +12,9 @@ rows an approximate in-process search scores too:
    (already read by ``Store.query_facts``), with the lowest visible cosine
    for range normalisation;
 2. fused as usual, the sessions of the best eligible rows (``Depths.session``)
-   are read whole, as session support reads them in process.
+   are read whole, as session support reads them in process (unless the
+   first read held every visible row already: a scope that sees few rows
+   has them all scored exactly, as in process).
 
 Two reads, then the same arithmetic. The keyword scores are the store's own
 BM25 (per-scope idf, in SQL); the graph stage reads entity members from
@@ -85,10 +87,19 @@ def candidates(
         depths=depths,
     )
     sessions = hybrid.best_sessions(fused, found.index, depth=depths.session)
-    if not sessions:
+    if first.complete or not sessions:
         return found
-    have = [str(key) for key in found.index.table.ids]
-    whole = store.dense_rows(model, query, scope, filters, ids=have, sessions=sessions)
-    if whole is None:
+    more = store.dense_rows(model, query, scope, filters, sessions=sessions)
+    if more is None:
         return found
-    return _found(whole, model, first.low)
+    return _found(_merged(first, more), model, first.low)
+
+
+def _merged(first: DenseRows, more: DenseRows) -> DenseRows:
+    """``first``'s rows and those of ``more`` it lacks, in write order (a
+    session's rows must keep their turn order)."""
+    new = np.flatnonzero(~np.isin(more.table.seq, first.table.seq))
+    table = first.table.extend(more.table.take(new))
+    sims = np.concatenate((first.sims, more.sims[new]))
+    order = np.argsort(table.seq, kind="stable")
+    return DenseRows(table.take(order), sims[order], first.low)

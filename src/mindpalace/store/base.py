@@ -8,7 +8,7 @@ or ranked. Every write is one transaction.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -209,6 +209,15 @@ class VectorTable:
             merged[column] = np.concatenate((getattr(self, column), getattr(more, column)))
         return VectorTable(**merged)
 
+    def take(self, rows: npt.NDArray[np.int64]) -> VectorTable:
+        """The table of ``rows`` of this one, in that order (names kept)."""
+        picked: dict[str, Any] = {
+            column: getattr(self, column)[rows]
+            for column in (*_CODED, "ids", "matrix", "archived", "superseded", "created_at", "seq")
+        }
+        picked["embedded"] = self.embedded[rows] if len(self.embedded) else self.embedded
+        return replace(self, texts=None, **picked)
+
 
 _CODED = (
     "agent",
@@ -236,11 +245,14 @@ class DenseRows:
         sims: the query's cosine to each row (-1 for a row without a vector).
         low: the lowest cosine over every row the caller may see (exact or
             estimated), when nearest rows were asked for; else None.
+        complete: whether ``table`` holds every row the caller may see
+            under the filters (all of them were scored).
     """
 
     table: VectorTable
     sims: npt.NDArray[np.float32]
     low: float | None
+    complete: bool = False
 
 
 @dataclass(frozen=True, slots=True)

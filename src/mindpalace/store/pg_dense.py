@@ -99,15 +99,14 @@ class DatabaseDense(ScopeKeyTextSearch):
         parts: list[str] = []
         part_params: list[Any] = []
         if nearest > 0 and exact:
-            # Every visible row scored once; the best and the lowest kept.
+            # Every visible row scored once, and every one returned (few):
+            # whole sessions are among them, and the lowest is exact.
             head = (
-                f"WITH v AS MATERIALIZED (SELECT m.seq, {cosine} AS sim"
-                f" FROM memories m WHERE {s_sql} AND {f_sql} AND m.embed_hash IS NOT NULL),"
-                " near AS MATERIALIZED (SELECT seq, sim FROM v WHERE sim IS NOT NULL"
-                " ORDER BY sim DESC LIMIT ?),"
-                " low AS (SELECT MIN(sim) AS low FROM v)"
+                f"WITH near AS MATERIALIZED (SELECT m.seq, {cosine} AS sim"
+                f" FROM memories m WHERE {s_sql} AND {f_sql}),"
+                " low AS (SELECT MIN(sim) AS low FROM near)"
             )
-            head_params = [vector, model, *s_params, *f_params, nearest]
+            head_params = [vector, model, *s_params, *f_params]
         elif nearest > 0:
             # ORDER BY the index's own expression, and the partial index's
             # predicate restated, so the planner walks the HNSW index; the
@@ -156,7 +155,7 @@ class DatabaseDense(ScopeKeyTextSearch):
         if nearest > 0 and rows and embedded.any():
             seen = float(sims[embedded].min())
             found_low = seen if found_low is None else min(found_low, seen)
-        return DenseRows(_with_embedded(table, embedded), sims, found_low)
+        return DenseRows(_with_embedded(table, embedded), sims, found_low, complete=exact)
 
     def size(self) -> int:
         """Memories in the palace, from the count the write triggers keep."""
