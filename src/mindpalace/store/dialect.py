@@ -75,6 +75,10 @@ class Dialect(abc.ABC):
         ``scoped_text_schema``)."""
         return []
 
+    def vector_storage_schema(self) -> list[str]:
+        """Statements tuning how stored vectors are laid out (none by default)."""
+        return []
+
     def vector_index_schema(self) -> list[str]:
         """Statements giving the stored vectors a nearest-neighbour index the
         backend keeps itself (none by default: recall's in-process graph

@@ -304,8 +304,10 @@ def _v11_scope_keys(d: Dialect) -> list[str]:
     # The same for a backend whose text index is one GIN index (PostgreSQL):
     # each row's words keyed by its scope partition, and per-partition row
     # counts kept on write, so keyword search reads only the caller's
-    # partitions. (Version 10 is kept for the keyword indexing of turns.)
-    return d.scope_key_schema()
+    # partitions; and its stored vectors kept in their rows, where recall
+    # in the database reads them. (Version 10 is the keyword indexing of
+    # conversation turns.)
+    return [*d.scope_key_schema(), *d.vector_storage_schema()]
 
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -318,7 +320,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(7, "partial index of constraint memories", _v7_constraint_index),
     Migration(8, "a backend's own nearest-neighbour index of vectors", _v8_vector_index),
     Migration(9, "a text index partitioned by scope", _v9_scoped_text),
-    Migration(11, "text keys and row counts by scope partition", _v11_scope_keys),
+    Migration(11, "text keys and row counts by scope partition; vectors inline", _v11_scope_keys),
 )
 
 

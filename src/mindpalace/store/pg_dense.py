@@ -40,7 +40,7 @@ from mindpalace.store.fragments import filter_clause, scope_clause
 from mindpalace.store.pg_text import ScopeKeyTextSearch
 from mindpalace.store.pg_vectors import MAX_DIMENSIONS, PgVector, ef_search
 
-__all__ = ["EXACT_FACTOR", "EXACT_ROWS", "DatabaseDense"]
+__all__ = ["EXACT_FACTOR", "EXACT_ROWS", "SESSION_ROWS", "DatabaseDense"]
 
 #: a scope that sees more rows than this walks the HNSW index
 EXACT_ROWS = 20_000
@@ -48,7 +48,11 @@ EXACT_ROWS = 20_000
 EXACT_FACTOR = 1.0
 #: nearest rows of the negated query asked for the range's low end
 _FARTHEST = 8
-#: the most rows one ``dense_rows`` returns (whole sessions included)
+#: the most rows of whole sessions one ``dense_rows`` reads (the best
+#: sessions' first): session support needs the sessions near the top of the
+#: list, and every row read costs an index probe and a distance
+SESSION_ROWS = 2_000
+#: the most rows one ``dense_rows`` returns
 _MAX_ROWS = 20_000
 
 # The columns of VectorTable.from_rows, the vector left out (NULL), then the
@@ -77,7 +81,8 @@ class DatabaseDense(ScopeKeyTextSearch):
     ) -> DenseRows | None:
         """The ``nearest`` visible rows matching ``filters`` by cosine to
         ``query`` (with the lowest visible cosine), the visible rows among
-        ``ids`` and of ``sessions``, in write order, each with its cosine
+        ``ids`` and of ``sessions`` (best first, ``SESSION_ROWS`` at most),
+        in write order, each with its cosine
         (-1 without a vector); None where vectors of this size have no index."""
         dims = int(query.shape[0])
         if not 1 <= dims <= MAX_DIMENSIONS:
@@ -128,9 +133,13 @@ class DatabaseDense(ScopeKeyTextSearch):
         if ids:
             parts.append("SELECT m.seq FROM memories m WHERE m.id = ANY (?)")
             part_params.append(list(ids))
-        if sessions:
-            parts.append("SELECT m.seq FROM memories m WHERE m.session_id = ANY (?)")
-            part_params.append(list(sessions))
+        if sessions:  # best sessions first, at most SESSION_ROWS rows
+            parts.append(
+                "SELECT seq FROM (SELECT m.seq FROM memories m WHERE m.session_id = ANY (?)"
+                f" AND {s_sql} AND {f_sql} ORDER BY array_position(?::TEXT[], m.session_id),"
+                f" m.seq LIMIT {SESSION_ROWS}) AS s"
+            )
+            part_params += [list(sessions), *s_params, *f_params, list(sessions)]
         if not parts:
             return DenseRows(VectorTable.from_rows([]), np.empty(0, dtype=np.float32), None)
         if head:  # the nearest rows' cosines were computed on the way

@@ -240,8 +240,6 @@ class ScopeKeyTextSearch(SqlStore):
         """Which of ``terms`` a (live, unless ``include_archived``) memory
         ``scope`` sees holds: one ``LIMIT 1`` probe per word over the keys
         of the caller's partitions."""
-        if scope.unscoped:
-            return super()._present(cur, terms, scope, include_archived=include_archived)
         wanted = list(dict.fromkeys(terms))
         if not wanted:
             return frozenset()

@@ -202,6 +202,10 @@ class PostgresDialect(Dialect):
         """The scope-partitioned keys of each row's lexemes (pg_text.py)."""
         return list(SCOPE_KEY_SCHEMA)
 
+    def vector_storage_schema(self) -> list[str]:
+        """Vectors in their rows, not TOAST (pg_vectors.py)."""
+        return pg_vectors.storage_schema()
+
     def vector_index_schema(self) -> list[str]:
         """pgvector: the ``vec`` column, its trigger and backfill, the HNSW index."""
         return pg_vectors.vector_schema()
