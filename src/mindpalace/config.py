@@ -27,7 +27,7 @@ variable                    meaning
 ``MINDPALACE_ANN_ROWS``     embedded memories from which recall keeps an HNSW graph
                             for dense candidates (50,000; 0: always score every row)
 ``MINDPALACE_INDEX``        where recall finds its dense candidates: auto (default:
-                            the database on PostgreSQL from 200,000 memories, else
+                            the database on PostgreSQL from 1,000,000 memories, else
                             this process), process (warm indexes in this process),
                             database (pgvector and SQL in PostgreSQL; no copy here)
 ``MINDPALACE_REPLICAS``     read replicas of a PostgreSQL palace: comma-separated
@@ -82,9 +82,11 @@ DEFAULT_BUSY_TIMEOUT = 30.0
 # about as much as the graph's search (BENCHMARKS.md, "HNSW candidates").
 DEFAULT_ANN_ROWS = 50_000
 # From this many memories a PostgreSQL palace recalls in the database by
-# default (``index`` auto): below it a process's warm copy is small and
-# faster (BENCHMARKS.md, "Recall in the database").
-DEFAULT_DATABASE_ROWS = 200_000
+# default (``index`` auto). Below it a process's warm copy is faster per
+# recall (several times, measured at 20k and 100k) and small enough to keep
+# in every process; at a million memories it is about 8 GB and minutes of
+# warm-up per process (BENCHMARKS.md, "Recall in the database").
+DEFAULT_DATABASE_ROWS = 1_000_000
 
 
 def default_db_path(env: Mapping[str, str] | None = None) -> str | Path:

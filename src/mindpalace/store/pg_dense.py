@@ -45,7 +45,7 @@ __all__ = ["EXACT_FACTOR", "EXACT_ROWS", "SESSION_ROWS", "DatabaseDense"]
 #: a scope that sees more rows than this walks the HNSW index
 EXACT_ROWS = 20_000
 #: scale of the exact scan's break-even point (``DatabaseDense._exact``)
-EXACT_FACTOR = 1.0
+EXACT_FACTOR = 2.0
 #: nearest rows of the negated query asked for the range's low end
 _FARTHEST = 8
 #: the most rows of whole sessions one ``dense_rows`` reads (the best
