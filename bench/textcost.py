@@ -9,7 +9,8 @@ earlier search serves it), on every backend named, in one run::
 
     python -m bench.textcost --rows 20000 --backends sqlite,postgres
 
-Reports medians (ms) and their ratio per backend, and on PostgreSQL the
+Reports medians (ms) and their ratio per backend, the same for the warm
+in-process keyword index recall uses once a process is warm, and on PostgreSQL the
 work of the search's statements (``statement_work``: buffers touched and
 rows produced, not time). A benchmark, not a test (``tests/store/test_text_cost.py`` holds
 the bars).
@@ -136,6 +137,24 @@ def statement_work(store: PostgresStore, call: Callable[[], object]) -> dict[str
     return {"buffers": buffers, "rows": rows}
 
 
+def warm_times(store: Store, runs: int = 41) -> dict[str, float]:
+    """Median seconds of the warm in-process keyword index's scoring (what
+    recall uses once a process is warm) for the hidden and the absent word,
+    interleaved, under the caller's scope mask."""
+    from mindpalace.retrieval.dense import DenseIndex
+
+    index = DenseIndex(store.load_vectors("none", texts=True), generation=0)
+    assert index.keyword is not None
+    visible = index.scope_mask(CALLER)
+    times: dict[str, list[float]] = {"hidden": [], "absent": []}
+    for i in range(runs):
+        for name, word in sorted({"hidden": HIDDEN, "absent": ABSENT}.items(), reverse=i % 2 == 1):
+            start = time.perf_counter()
+            index.keyword.scores([word], visible)
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
 def _measure(store: Store, rows: int, runs: int) -> dict[str, Any]:
     fill(store, rows)
     assert not store.search_text([HIDDEN], CALLER, RecallFilters(), limit=20)
@@ -145,6 +164,9 @@ def _measure(store: Store, rows: int, runs: int) -> dict[str, Any]:
         "absent_ms": round(medians["absent"] * 1000, 3),
         "ratio": round(medians["hidden"] / medians["absent"], 2),
     }
+    warm = warm_times(store, runs)
+    out["warm_index_hidden_ms"] = round(warm["hidden"] * 1000, 3)
+    out["warm_index_absent_ms"] = round(warm["absent"] * 1000, 3)
     if isinstance(store, PostgresStore):
         touch(store, 0, "work")
         out["hidden_work"] = statement_work(store, search(store, HIDDEN))
