@@ -11,6 +11,8 @@ verification::
     python -m bench.load --transport mcp          # the same over MCP
     python -m bench.load --threads 1              # one worker thread, for comparison
     python -m bench.load --embedder static        # the faster bundled model
+    python -m bench.load --db postgresql://… --workers 4 --index database
+                                                  # 4 server processes, recall in the database
 
 The client load runs in this process (asyncio), so the machine's cores are
 shared between the clients and the server, as on a laptop. This is a
@@ -62,6 +64,17 @@ def _port() -> int:
         s.bind(("127.0.0.1", 0))
         port: int = s.getsockname()[1]
         return port
+
+
+def _tree_rss(pid: int) -> list[float]:
+    """Resident memory (MB) of a process and each of its children."""
+    out = []
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    for each in [str(pid), *children]:
+        for line in Path(f"/proc/{each}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                out.append(round(int(line.split()[1]) / 1024, 1))
+    return out
 
 
 def _percentile(values: Sequence[float], q: float) -> float:
@@ -219,6 +232,34 @@ async def _run(url: str, args: argparse.Namespace) -> dict[str, Any]:
     return report
 
 
+def _wait_and_warm(
+    url: str, server: subprocess.Popen[bytes], workers: int, started: float
+) -> dict[str, Any]:
+    """Wait for ``/healthz``, then make one recall per worker (each builds
+    what it keeps warm); how long each took."""
+    deadline = time.monotonic() + 600
+    while True:
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                break
+        except httpx.TransportError:
+            if time.monotonic() > deadline or server.poll() is not None:
+                raise SystemExit("the server did not start") from None
+            time.sleep(0.1)
+    ready = time.perf_counter() - started
+    warm = []
+    for _ in range(workers):  # new connections: the kernel spreads them
+        began = time.perf_counter()
+        httpx.post(
+            f"{url}/v1/recall",
+            json={"query": "database migration", "limit": 5},
+            headers={"authorization": "Bearer token-load0"},
+            timeout=600,
+        )
+        warm.append(round(time.perf_counter() - began, 2))
+    return {"startup_s": round(ready, 2), "first_recalls_s": warm}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--clients", type=int, default=50)
@@ -229,26 +270,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--embedder", default="local", help="local, static, hashing, none")
     parser.add_argument("--seed-memories", type=int, default=1000, help="memories before the run")
     parser.add_argument("--out", help="also write the report to this JSON file")
+    parser.add_argument("--db", help="an existing palace (file or URL); default a fresh file")
+    parser.add_argument("--workers", type=int, default=1, help="server processes (serve --workers)")
+    parser.add_argument("--index", default="auto", help="MINDPALACE_INDEX for the server")
     args = parser.parse_args(argv)
     # Stopped from outside: still stop the server (the ``finally`` below).
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(1))
 
     workdir = Path(tempfile.mkdtemp(prefix="mindpalace-load-"))
-    db = workdir / "palace.db"
-    settings = Settings(embedder=args.embedder)
+    db: str | Path = args.db or workdir / "palace.db"
+    settings = Settings(embedder=args.embedder, index="process")
     with Palace(db, agent_id="load0", settings=settings) as palace:
         rng = random.Random(0)
-        palace.remember_many(
-            {
-                "content": f"Seed note {i}: {rng.choice(TOPICS)} detail {rng.randrange(10**6)}",
-                "visibility": "shared",
-            }
-            for i in range(args.seed_memories)
-        )
+        if args.seed_memories:
+            palace.remember_many(
+                {
+                    "content": f"Seed note {i}: {rng.choice(TOPICS)} detail {rng.randrange(10**6)}",
+                    "visibility": "shared",
+                }
+                for i in range(args.seed_memories)
+            )
     port = _port()
     env = dict(os.environ)
     env["MINDPALACE_EMBEDDER"] = args.embedder
     env["MINDPALACE_TOKENS"] = ",".join(f"load{a}=token-load{a}" for a in range(AGENTS))
+    env["MINDPALACE_INDEX"] = args.index
     server = subprocess.Popen(
         [
             sys.executable,
@@ -261,21 +307,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             str(port),
             "--threads",
             str(args.threads),
+            "--workers",
+            str(args.workers),
         ],
         env=env,
     )
     url = f"http://127.0.0.1:{port}"
+    started = time.perf_counter()
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    raise SystemExit("the server did not start") from None
-                time.sleep(0.1)
+        warm = _wait_and_warm(url, server, args.workers, started)
         report = asyncio.run(_run(url, args))
+        report.update(warm)
+        report["server_rss_mb"] = _tree_rss(server.pid)
     finally:
         server.send_signal(signal.SIGTERM)
         status = server.wait(timeout=60)
@@ -294,6 +337,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "calls_per_client": args.calls,
             "write_share": args.writes,
             "server_threads": args.threads,
+            "server_workers": args.workers,
+            "index": args.index,
             "embedder": args.embedder,
             "seed_memories": args.seed_memories,
             "acknowledged_missing_after_shutdown": missing,

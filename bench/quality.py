@@ -6,6 +6,12 @@ ablation in one process and prints markdown tables::
     python -m bench.quality                # all ablations
     python -m bench.quality --only fused   # configurations whose name contains "fused"
     python -m bench.quality --backends sqlite,postgres   # both backends, one run
+    python -m bench.quality --backends postgres --index process,database
+                                            # recall in this process and in the database
+
+``--index database`` recalls through the store (``MINDPALACE_INDEX=database``:
+pgvector candidates, BM25 and the graph in SQL) over the same ingested
+PostgreSQL palaces as ``process``.
 
 PostgreSQL palaces live on a throwaway server (bench/pgserver.py): the one
 ``MINDPALACE_TEST_POSTGRES_URL`` names, or an embedded one.
@@ -190,7 +196,8 @@ class Palaces:
         self.embedders = {
             name: from_settings(Settings(embedder=name)) for name in ("local", "static")
         }
-        self.palaces: dict[tuple[str, str, str, str], Palace] = {}
+        self.palaces: dict[tuple[str, str, str, str, str], Palace] = {}
+        self.targets: dict[tuple[str, str, str, str], str | Path] = {}
         self.wall_clock = False  # else each palace's clock is its conversation's end
         self.ann = 0  # > 0: every palace keeps an HNSW graph proposing this many candidates
         self.server = None
@@ -200,10 +207,25 @@ class Palaces:
             self.server = ThrowawayPostgres(prefix="mindpalace_bench")
 
     def get(
-        self, conversation: Conversation, ingest: Ingest, embedder: str, backend: str
+        self,
+        conversation: Conversation,
+        ingest: Ingest,
+        embedder: str,
+        backend: str,
+        index: str = "process",
     ) -> Palace:
-        key = (conversation.name, ingest.name, embedder, backend)
+        key = (conversation.name, ingest.name, embedder, backend, index)
         if key in self.palaces:
+            return self.palaces[key]
+        if index != "process":  # the same palace, recalled through the store
+            self.get(conversation, ingest, embedder, backend)
+            after = conversation.turns[-1].when + timedelta(days=1)
+            self.palaces[key] = Palace(
+                self.targets[key[:4]],
+                embedder=self.embedders[embedder],
+                settings=Settings(index=index),
+                clock=lambda: datetime.now(timezone.utc) if self.wall_clock else after,
+            )
             return self.palaces[key]
         name = f"{conversation.name}-{ingest.name}-{embedder}".replace("-", "_").lower()
         target: str | Path = self.scratch / f"{name}.db"
@@ -211,9 +233,11 @@ class Palaces:
             assert self.server is not None
             target = self.server.create(name)
         after = conversation.turns[-1].when + timedelta(days=1)
+        self.targets[key[:4]] = target
         p = Palace(
             target,
             embedder=self.embedders[embedder],
+            settings=Settings(index="process"),
             clock=lambda: datetime.now(timezone.utc) if self.wall_clock else after,
         )
         start = time.perf_counter()
@@ -246,6 +270,7 @@ def run(
     *,
     backends: Sequence[str] = ("sqlite",),
     ann: int = 0,
+    indexes: Sequence[str] = ("process",),
 ) -> dict[str, Any]:
     count = _tokens()
     results: dict[str, Any] = {}
@@ -254,7 +279,14 @@ def run(
         palaces.ann = ann
         if ann:  # these small palaces stand for big ones: ask the graph at any size
             dense.GATHER_ROWS = 0
-        for config, backend in ((c, b) for c in configs for b in backends):
+        runs = [
+            (c, b, i)
+            for c in configs
+            for b in backends
+            for i in indexes
+            if b == "postgres" or i == "process"
+        ]
+        for config, backend, index in runs:
             per_question: list[dict[str, float]] = []
             per_category: dict[int, list[dict[str, float]]] = defaultdict(list)
             per_conversation: dict[str, list[dict[str, float]]] = defaultdict(list)
@@ -264,7 +296,7 @@ def run(
             foreign_total = 0
             palaces.wall_clock = config.clock == "wall"
             for own, foreign in iter_pairs(conversations):
-                palace = palaces.get(own, config.ingest, config.embedder, backend)
+                palace = palaces.get(own, config.ingest, config.embedder, backend, index)
                 palace.recall_options = config.options
                 if palaces.ann:
                     palace.recall_options = replace(config.options, ann_candidates=palaces.ann)
@@ -295,6 +327,8 @@ def run(
             if config.abstain:
                 summary["abstention"] = abstained / foreign_total
             label = config.name if len(backends) == 1 else f"{config.name} [{backend}]"
+            if len(indexes) > 1:
+                label += f" [{index}]"
             results[label] = {
                 "all": summary,
                 "by_category": {c: _mean(v) for c, v in sorted(per_category.items())},
@@ -443,7 +477,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="give every palace an HNSW graph proposing this many dense candidates"
         " (default 0: exact scoring, as palaces under 50k memories have)",
     )
+    parser.add_argument(
+        "--index",
+        default="process",
+        help="comma-separated: process, database (PostgreSQL palaces recalled through"
+        " the store; default process)",
+    )
     args = parser.parse_args(argv)
+    indexes = [i.strip() for i in args.index.split(",") if i.strip()]
+    wrong = sorted(set(indexes) - {"process", "database"})
+    if wrong or not indexes:
+        parser.error(f"unknown index(es) {wrong}; valid options: process, database")
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     unknown = sorted(set(backends) - {"sqlite", "postgres"})
     if unknown or not backends:
@@ -456,7 +500,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(loco(conversations))
         return 0
     configs = [c for c in CONFIGS if not args.only or args.only in c.name]
-    results = run(configs, conversations, backends=backends, ann=args.ann)
+    results = run(configs, conversations, backends=backends, ann=args.ann, indexes=indexes)
     print(markdown(results))
     if args.json:
         for result in results.values():

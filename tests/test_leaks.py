@@ -108,22 +108,26 @@ class World:
     clock: Callable[[], Any]
     recs: dict[str, Rec] = field(default_factory=dict)
     palaces: dict[tuple[Reader, bool], Palace] = field(default_factory=dict)
-    engines: dict[bool, Engine] = field(default_factory=dict)
+    engines: dict[tuple[bool, str], Engine] = field(default_factory=dict)
 
     def palace(self, reader: Reader, *, text_only: bool = False) -> Palace:
         """The reader's view; every reader shares one engine (one per search
-        mode), as the servers' agents do, so warm indexes serve every scope."""
+        mode), as the servers' agents do, so warm indexes serve every scope.
+        On PostgreSQL every other reader recalls in the database
+        (``MINDPALACE_INDEX=database``), the others in process."""
         key = (reader, text_only)
         if key not in self.palaces:
-            engine = self.engines.get(text_only)
+            pg = isinstance(self.store, PostgresStore)
+            index = "database" if pg and not text_only and len(self.palaces) % 2 else "process"
+            engine = self.engines.get((text_only, index))
             if engine is None:
-                engine = self.engines[text_only] = Engine(
+                engine = self.engines[(text_only, index)] = Engine(
                     store=self.store,
-                    settings=Settings(embedder="none" if text_only else "hashing"),
+                    settings=Settings(embedder="none" if text_only else "hashing", index=index),
                     embedder=None if text_only else EMBEDDER,
                     clock=self.clock,
                 )
-                if isinstance(self.store, PostgresStore):  # candidates from pgvector's index
+                if pg:  # candidates from pgvector's index
                     self.store.ann_in_store = True
                     engine.semantic.ann_rows = 1
             self.palaces[key] = Palace(

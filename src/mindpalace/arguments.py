@@ -418,6 +418,13 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
         help=f"worker threads for tool calls, 1-256 ({DEFAULT_THREADS})",
     )
     p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="server processes sharing the port, 1-64, each with its own palace"
+        " connection and indexes, nothing shared in memory (1)",
+    )
+    p.add_argument(
         "--max-connections",
         type=int,
         default=DEFAULT_MAX_CONNECTIONS,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import socket
 import sys
 import tempfile
 import time
@@ -310,6 +311,7 @@ def _serve(palace: Palace, args: argparse.Namespace) -> Any:
     from mindpalace.server.identity import is_loopback, load_tokens  # noqa: PLC0415
 
     check_limit(args.threads, low=1, high=256, field="threads")
+    check_limit(args.workers, low=1, high=64, field="workers")
     check_limit(args.max_body, low=1024, high=1 << 31, field="max_body")
     limits = ConnectionLimits(
         max_connections=args.max_connections,
@@ -324,6 +326,11 @@ def _serve(palace: Palace, args: argparse.Namespace) -> Any:
     tokens = load_tokens(
         args.auth, env_tokens=palace.settings.tokens, default_agent=palace.scope.agent_id
     )
+    if args.workers > 1:
+        from mindpalace.server.workers import serve_workers  # noqa: PLC0415 - optional extra
+
+        serve_workers(args, _serve_worker, host=args.host, port=args.port)
+        return None
     serve(
         palace,
         tokens=tokens,
@@ -348,6 +355,34 @@ def _ui(palace: Palace, args: argparse.Namespace) -> Any:
         admin=args.all_agents,
         open_browser=not args.no_browser,
     )
+    return None
+
+
+def _serve_worker(args: argparse.Namespace, listener: socket.socket) -> None:
+    """One process of ``serve --workers N``: its own palace, the shared socket."""
+    from mindpalace.server.http import serve  # noqa: PLC0415 - optional extra
+    from mindpalace.server.identity import load_tokens  # noqa: PLC0415
+
+    with _open(args) as palace:
+        tokens = load_tokens(
+            args.auth, env_tokens=palace.settings.tokens, default_agent=palace.scope.agent_id
+        )
+        serve(
+            palace,
+            tokens=tokens,
+            host=args.host,
+            port=args.port,
+            max_body=args.max_body,
+            threads=args.threads,
+            limits=ConnectionLimits(
+                max_connections=args.max_connections,
+                header_timeout=args.header_timeout,
+                body_timeout=args.body_timeout,
+                keep_alive=args.keep_alive,
+            ),
+            tools=args.tools,
+            listener=listener,
+        )
 
 
 _HANDLERS: dict[str, Handler] = {

@@ -26,6 +26,12 @@ variable                    meaning
 ``MINDPALACE_EXTRACT_KEY_ENV`` name of the variable holding its API key
 ``MINDPALACE_ANN_ROWS``     embedded memories from which recall keeps an HNSW graph
                             for dense candidates (50,000; 0: always score every row)
+``MINDPALACE_INDEX``        where recall finds its dense candidates: auto (default:
+                            the database on PostgreSQL from 1,000,000 memories, else
+                            this process), process (warm indexes in this process),
+                            database (pgvector and SQL in PostgreSQL; no copy here)
+``MINDPALACE_REPLICAS``     read replicas of a PostgreSQL palace: comma-separated
+                            ``postgresql://`` URLs of its streaming replicas
 ``MINDPALACE_DAEMON``       on (default): hand commands to a running daemon for the
                             palace (``launch``); off: always run them in-process;
                             auto: also start one after a call that found none
@@ -45,7 +51,7 @@ from mindpalace.errors import ConfigError
 from mindpalace.models import DEFAULT_AGENT
 from mindpalace.paths import default_palace
 
-__all__ = ["EMBEDDERS", "Settings", "default_db_path", "quiet_onnxruntime"]
+__all__ = ["EMBEDDERS", "INDEXES", "Settings", "default_db_path", "quiet_onnxruntime"]
 
 ENV_AGENT = "MINDPALACE_AGENT_ID"
 ENV_MAX_CONTENT = "MINDPALACE_MAX_CONTENT"
@@ -60,6 +66,8 @@ ENV_SIGNALS = "MINDPALACE_SIGNALS"
 ENV_SCORER = "MINDPALACE_SCORER"
 ENV_TOKENS = "MINDPALACE_TOKENS"
 ENV_ANN_ROWS = "MINDPALACE_ANN_ROWS"
+ENV_INDEX = "MINDPALACE_INDEX"
+ENV_REPLICAS = "MINDPALACE_REPLICAS"
 ENV_EXTRACT_URL = "MINDPALACE_EXTRACT_URL"
 ENV_EXTRACT_MODEL = "MINDPALACE_EXTRACT_MODEL"
 ENV_EXTRACT_KEY_ENV = "MINDPALACE_EXTRACT_KEY_ENV"
@@ -69,12 +77,19 @@ ENV_ORT_TELEMETRY = "ORT_DISABLE_TELEMETRY"
 
 EMBEDDERS = ("local", "static", "http", "hashing", "none")
 SWITCH = ("on", "off")
+INDEXES = ("auto", "process", "database")
 
 DEFAULT_MAX_CONTENT = 50_000
 DEFAULT_BUSY_TIMEOUT = 30.0
 # A graph pays from here: below it, one matrix product over every row costs
 # about as much as the graph's search (BENCHMARKS.md, "HNSW candidates").
 DEFAULT_ANN_ROWS = 50_000
+# From this many memories a PostgreSQL palace recalls in the database by
+# default (``index`` auto). Below it a process's warm copy is faster per
+# recall (several times, measured at 20k and 100k) and small enough to keep
+# in every process; at a million memories it is about 8 GB and minutes of
+# warm-up per process (BENCHMARKS.md, "Recall in the database").
+DEFAULT_DATABASE_ROWS = 1_000_000
 
 
 def default_db_path(env: Mapping[str, str] | None = None) -> str | Path:
@@ -140,6 +155,15 @@ class Settings:
         ann_rows: from this many embedded memories on, recall keeps an HNSW
             graph that proposes dense candidates (scored exactly); 0 turns it
             off (every row scored, at any size).
+        index: where recall finds dense candidates and scores keywords:
+            ``process`` (warm indexes in this process: every vector and
+            text loaded once, then searched in memory), ``database``
+            (PostgreSQL: pgvector's HNSW index, BM25 and the entity graph
+            in SQL; the process holds no copy and is warm at once), or
+            ``auto`` (the database on PostgreSQL from
+            ``DEFAULT_DATABASE_ROWS`` memories, else the process).
+        replicas: URLs of a PostgreSQL palace's streaming replicas, which
+            serve its reads once they replayed the process's writes.
         tokens: the HTTP server's bearer tokens (``AGENT=TOKEN`` pairs), if set.
         extract_url / extract_model / extract_key_env: an optional LLM entity
             extractor (OpenAI-compatible chat completions).
@@ -157,6 +181,8 @@ class Settings:
     signals: bool = True
     scorer: bool = False
     ann_rows: int = DEFAULT_ANN_ROWS
+    index: str = "auto"
+    replicas: tuple[str, ...] = field(default=(), repr=False)  # URLs may hold passwords
     tokens: str | None = field(default=None, repr=False)
     extract_url: str | None = None
     extract_model: str | None = None
@@ -171,6 +197,9 @@ class Settings:
             raise ConfigError(
                 f"invalid {ENV_EMBEDDER} {embedder!r}", setting=ENV_EMBEDDER, valid=EMBEDDERS
             )
+        index = (env.get(ENV_INDEX) or "auto").strip().lower()
+        if index not in INDEXES:
+            raise ConfigError(f"invalid {ENV_INDEX} {index!r}", setting=ENV_INDEX, valid=INDEXES)
         dims = env.get(ENV_EMBED_DIMS)
         return cls(
             agent_id=env.get(ENV_AGENT) or DEFAULT_AGENT,
@@ -185,6 +214,8 @@ class Settings:
             signals=_switch(env, ENV_SIGNALS, True),
             scorer=_switch(env, ENV_SCORER, False),
             ann_rows=_count(env, ENV_ANN_ROWS, DEFAULT_ANN_ROWS),
+            index=index,
+            replicas=tuple(u.strip() for u in env.get(ENV_REPLICAS, "").split(",") if u.strip()),
             tokens=env.get(ENV_TOKENS) or None,
             extract_url=env.get(ENV_EXTRACT_URL) or None,
             extract_model=env.get(ENV_EXTRACT_MODEL) or None,

@@ -100,7 +100,8 @@ class Daemon:
     def warm(self) -> None:
         """Load the model and build the warm indexes before the first call."""
         semantic = self.base.semantic
-        if semantic.query_vector("warm up") is not None:
+        # In database mode there is nothing to load: recall reads the store.
+        if semantic.query_vector("warm up") is not None and semantic.in_database() is None:
             semantic.dense()
             semantic.dense()  # the second use builds the keyword and mention indexes
 

@@ -78,6 +78,7 @@ class Engine:
                 target if target is not None else default_db_path(),
                 busy_timeout=self.settings.busy_timeout,
                 create_folder=target is None,
+                replicas=self.settings.replicas,
             )
         self.store = store
         broken: str | None = None
@@ -86,7 +87,9 @@ class Engine:
                 embedder = embed.from_settings(self.settings)
             except EmbeddingError as exc:  # e.g. model files missing: degrade, don't fail
                 broken = str(exc)
-        self.semantic = SemanticIndex(store, embedder, ann_rows=self.settings.ann_rows)
+        self.semantic = SemanticIndex(
+            store, embedder, ann_rows=self.settings.ann_rows, index=self.settings.index
+        )
         if broken is not None:
             self.semantic.broken = broken
         self.recall_options = recall_options or RecallOptions()

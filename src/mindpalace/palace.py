@@ -562,6 +562,7 @@ class Palace:
         if not query.strip():
             return HitList([], mode="hybrid" if self.semantic.available else "text")
         vector = self.semantic.query_vector(query)
+        in_store = self.semantic.in_database() if vector is not None else None
         # A mode re-ranks a deeper list than it returns.
         depth = limit if prior.neutral else min(MAX_RECALL_LIMIT, max(3 * limit, 30))
         hits = pipeline.recall(
@@ -572,7 +573,8 @@ class Palace:
             limit=depth,
             now=self.now(),
             query_vector=vector,
-            dense_index=self.semantic.dense() if vector is not None else None,
+            dense_index=self.semantic.dense() if vector is not None and not in_store else None,
+            in_store=in_store,
             options=self.recall_options if expand else replace(self.recall_options, expand=False),
             scorer=self.signals.active_scorer(),
         )

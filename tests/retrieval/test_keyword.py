@@ -133,3 +133,42 @@ def test_empty_index() -> None:
     assert index.scores(["anything"], np.zeros(0, dtype=bool)).shape == (0,)
     more = index.extended([(None, "first memory", None, "[]")])
     assert more.scores(["first"], np.ones(1, dtype=bool))[0] > 0
+
+
+@pytest.mark.parametrize("chunks", [[300], [120, 100, 80], [290, 5, 5]])
+def test_scope_partitions_leave_scores_unchanged(chunks: list[int]) -> None:
+    """Postings grouped by scope partition, built at once or extended, score
+    every mask (partition-aligned or not) as the ungrouped index does."""
+    rows = _corpus(300)
+    scopes = np.array([(i * 7) % 5 for i in range(len(rows))], dtype=np.int64)
+    plain = KeywordIndex(rows)
+    grouped = KeywordIndex(rows[: chunks[0]], scopes=scopes[: chunks[0]])
+    start = chunks[0]
+    for size in chunks[1:]:
+        grouped = grouped.extended(rows[start : start + size], scopes[start : start + size])
+        start += size
+    rng = np.random.default_rng(3)
+    masks = [np.isin(scopes, [1, 3]), scopes == 4, rng.random(len(rows)) < 0.3]
+    for visible in masks:
+        for words in QUERIES:
+            np.testing.assert_allclose(
+                grouped.scores(words, visible) * visible,
+                plain.scores(words, visible) * visible,
+                rtol=1e-12,
+            )
+
+
+def test_a_search_reads_only_the_visible_partitions_postings() -> None:
+    """Another scope's 1,000 rows holding a word cost the caller nothing:
+    the postings read for it are those of the caller's partition alone."""
+    rows = [(None, f"falcon note {i}", None, "[]") for i in range(1000)]
+    rows += [(None, f"my note {i}", None, "[]") for i in range(10)]
+    scopes = np.array([1] * 1000 + [2] * 10, dtype=np.int64)
+    index = KeywordIndex(rows, scopes=scopes)
+    mine = scopes == 2
+    caller = np.flatnonzero(np.bincount(index.row_parts[mine]))
+    found, _ = index.postings("falcon", caller)
+    assert found.shape[0] == 0
+    assert index.postings("falcon")[0].shape[0] == 1000  # the test can fail
+    assert index.postings("note", caller)[0].tolist() == list(range(1000, 1010))
+    assert not index.scores(["falcon"], mine).any()

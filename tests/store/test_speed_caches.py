@@ -25,10 +25,12 @@ def _raw(store: Store, scope: Scope, query: str, limit: int = 50) -> list[tuple[
     return [(m.memory.content, round(m.bm25, 9)) for m in matches]
 
 
-def _fresh(store: Store) -> ScopedTextSearch:
-    assert isinstance(store, ScopedTextSearch)
-    store._count_cache().clear()
-    store._size_cache().clear()
+def _fresh(store: Store) -> Store:
+    """``store`` with its cached counts dropped (PostgreSQL keeps none: its
+    counts are kept per scope partition on write)."""
+    if isinstance(store, ScopedTextSearch):
+        store._count_cache().clear()
+        store._size_cache().clear()
     return store
 
 
@@ -68,10 +70,10 @@ def test_rank_first_window_matches_the_joined_query(store: Store) -> None:
     got = _raw(store, ann.scope, "apple", limit=20)
     assert len(got) == 20
     assert all("idea" in content for content, _ in got)
-    assert isinstance(store, ScopedTextSearch)
-    # The plain per-term query over joined rows, for comparison.
-    plain = SqlOnly(store)
-    assert got == plain.top(ann.scope, "apple", 20)
+    if isinstance(store, ScopedTextSearch):  # PostgreSQL ranks every visible match
+        # The plain per-term query over joined rows, for comparison.
+        plain = SqlOnly(store)
+        assert got == plain.top(ann.scope, "apple", 20)
 
 
 class SqlOnly:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mindpalace.errors import ConfigError, StorageError
-from mindpalace.store.migrations import latest_version
+from mindpalace.store.migrations import MIGRATIONS, latest_version
 from mindpalace.store.sqlite import SQLiteStore
 
 
@@ -22,7 +22,7 @@ def test_migrates_an_empty_file(tmp_path: Path) -> None:
     assert {"memories", "memory_tags", "memories_fts", "schema_migrations"} <= tables
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     versions = [r[0] for r in con.execute("SELECT version FROM schema_migrations ORDER BY 1")]
-    assert versions == list(range(1, latest_version() + 1))
+    assert versions == [m.version for m in MIGRATIONS]  # every step, in order
     con.close()
 
 
@@ -31,7 +31,7 @@ def test_reopening_does_not_reapply(tmp_path: Path) -> None:
     SQLiteStore(path).close()
     SQLiteStore(path).close()
     con = sqlite3.connect(path)
-    assert con.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] == latest_version()
+    assert con.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] == len(MIGRATIONS)
 
 
 def test_refuses_a_newer_schema(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from mindpalace.retrieval.stages import SessionLayout
 from mindpalace.store.base import VectorTable
 from mindpalace.store.fragments import to_epoch
 
-__all__ = ["DenseIndex", "DenseView", "Nearest"]
+__all__ = ["DenseIndex", "DenseView", "Nearest", "scope_keys"]
 
 Mask = npt.NDArray[np.bool_]
 Rows = npt.NDArray[np.int64]
@@ -51,6 +51,19 @@ class Nearest:
 
     rows: Rows
     low: float
+
+
+def scope_keys(table: VectorTable, start: int = 0) -> npt.NDArray[np.int64]:
+    """A number per row (from ``start``) naming its scope partition: its
+    agent, visibility, group and channel codes packed together. Codes of
+    an extended table keep their values, so keys stay stable as rows are
+    appended (the keyword index groups postings by them)."""
+    agent = table.agent[start:].astype(np.int64)
+    visibility = table.visibility[start:].astype(np.int64)
+    group = table.group[start:].astype(np.int64)
+    channel = table.channel[start:].astype(np.int64)
+    keys: npt.NDArray[np.int64] = (((agent * 16 + visibility) << 20 | group) << 20) | channel
+    return keys
 
 
 def _codes_of(names: tuple[str, ...], wanted: Collection[str]) -> list[int]:
@@ -96,7 +109,7 @@ class DenseIndex:
         # The keyword index is built from the rows' texts, which are then
         # dropped: the store keeps them, the index needs only its postings.
         if keyword is None and table.texts is not None:
-            keyword = KeywordIndex(table.texts)
+            keyword = KeywordIndex(table.texts, scopes=scope_keys(table))
         self.keyword = keyword if keyword is not None and len(keyword) == len(table) else None
         table = replace(table, texts=None) if table.texts is not None else table
         self.table = table
@@ -132,12 +145,13 @@ class DenseIndex:
         for offset, memory_id in enumerate(more.ids):
             row_of[str(memory_id)] = start + offset
         keyword = None
+        table = self.table.extend(replace(more, texts=None))
         if self.keyword is not None and more.texts is not None:
-            keyword = self.keyword.extended(more.texts)
+            keyword = self.keyword.extended(more.texts, scope_keys(table, start))
         elif len(more) == 0:
             keyword = self.keyword
         index = DenseIndex(
-            self.table.extend(replace(more, texts=None)),
+            table,
             generation=generation,
             epoch=self.epoch,
             row_of=row_of,
@@ -171,7 +185,7 @@ class DenseIndex:
             generation=self.generation,
             epoch=self.epoch,
             row_of=self._row_of,
-            keyword=KeywordIndex(columns),
+            keyword=KeywordIndex(columns, scopes=scope_keys(self.table)),
             mentions=MentionIndex.build(mentions, seqs),
             ann=self.ann,
             model=self.model,
@@ -392,6 +406,23 @@ class DenseView:
         self.sims = np.full(len(index), -1.0, dtype=np.float32)
         self.known = np.zeros(len(index), dtype=bool)
         self.fill(np.concatenate((near.rows, extra)))
+
+    @classmethod
+    def scored(
+        cls, index: DenseIndex, sims: npt.NDArray[np.float32], low: float | None
+    ) -> DenseView:
+        """A view of cosines computed elsewhere (the store's, in database
+        mode), one per row of ``index``, which holds only the rows a recall
+        ranks: every row is scored, and ``low`` is the lowest cosine over
+        every row the caller may see (the index's own lowest when None)."""
+        view = cls.__new__(cls)
+        view._matrix = index.table.matrix
+        view._query = np.zeros(0, dtype=np.float32)
+        view.sims = np.asarray(sims, dtype=np.float32)
+        view.known = np.ones(len(index), dtype=bool)
+        seen = view.sims[index.embedded]
+        view.low = low if low is not None else (float(seen.min()) if seen.shape[0] else None)
+        return view
 
     @property
     def partial(self) -> bool:

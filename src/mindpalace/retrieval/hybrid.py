@@ -29,6 +29,7 @@ __all__ = [
     "Fused",
     "KeywordScores",
     "Visible",
+    "best_sessions",
     "fuse",
     "stored_keywords",
     "supported",
@@ -231,6 +232,17 @@ def supported(
     ]
     items += [(value, key, None) for key, value in fused.loose.items()]
     return Candidates(items, support)
+
+
+def best_sessions(fused: Fused, index: DenseIndex, *, depth: int) -> list[str]:
+    """The sessions of the ``depth`` best eligible rows, best first: those
+    session support reads whole."""
+    table = index.table
+    found: dict[str, None] = {}
+    for row in _session_top(fused.rows, fused.eligible, depth):
+        if index.sessions.in_session[row]:
+            found.setdefault(str(table.session_names[int(table.session[row])]))
+    return list(found)
 
 
 def _fuse_scored(

@@ -15,9 +15,9 @@ from collections.abc import Callable, Iterable, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from mindpalace.config import DEFAULT_ANN_ROWS
+from mindpalace.config import DEFAULT_ANN_ROWS, DEFAULT_DATABASE_ROWS, ENV_INDEX, INDEXES
 from mindpalace.embed.base import Embedder
-from mindpalace.errors import EmbeddingError, EmbeddingMismatch
+from mindpalace.errors import ConfigError, EmbeddingError, EmbeddingMismatch
 from mindpalace.models import EmbeddingConfig, Scope
 from mindpalace.retrieval import ann
 from mindpalace.retrieval.dense import DenseIndex
@@ -62,14 +62,41 @@ class SemanticIndex:
         ann_rows: from this many embedded memories on, the warm index keeps
             an HNSW graph (built in the background) and dense search
             proposes candidates from it; 0 turns it off.
+        index: where recall finds its rows: ``process`` (the warm indexes
+            here), ``database`` (the store, which must be able to:
+            ``Store.dense_rows``), ``auto`` (the database where the store
+            can and the palace holds ``database_rows`` memories or more,
+            decided on first use).
+
+    Raises:
+        ConfigError: an unknown ``index``, or ``database`` on a store that
+            cannot search its vectors itself.
     """
 
     def __init__(
-        self, store: Store, embedder: Embedder | None, *, ann_rows: int = DEFAULT_ANN_ROWS
+        self,
+        store: Store,
+        embedder: Embedder | None,
+        *,
+        ann_rows: int = DEFAULT_ANN_ROWS,
+        index: str = "auto",
+        database_rows: int = DEFAULT_DATABASE_ROWS,
     ) -> None:
+        if index not in INDEXES:
+            raise ConfigError(f"invalid {ENV_INDEX} {index!r}", setting=ENV_INDEX, valid=INDEXES)
+        if index == "database" and not store.dense_in_store:
+            raise ConfigError(
+                f"{ENV_INDEX}=database needs a PostgreSQL palace with pgvector;"
+                f" {store.location} keeps its vectors for this process to search",
+                setting=ENV_INDEX,
+                valid=("auto", "process"),
+            )
         self.store = store
         self.embedder = embedder
         self.ann_rows = ann_rows
+        self.index = index
+        self.database_rows = database_rows
+        self._in_database: bool | None = None if index == "auto" else index == "database"
         self._ann: ann.AnnIndex | None = None
         self._dense: DenseIndex | None = None
         self._key: str | None = None
@@ -212,6 +239,18 @@ class SemanticIndex:
         with self._queries_lock:
             self._queries.clear()
 
+    def in_database(self) -> str | None:
+        """The vectors' key when recall runs in the database (its rows are
+        found by the store, no warm index is kept here); None when it runs
+        in this process, or semantic search is unavailable."""
+        if self.embedder is None or not self.available:
+            return None
+        if self._in_database is None:  # auto: decided once, on first use
+            self._in_database = (
+                self.store.dense_in_store and self.store.size() >= self.database_rows
+            )
+        return vector_key(self.embedder.config) if self._in_database else None
+
     def dense(self) -> DenseIndex | None:
         """The warm dense index: rows written since it was built are appended;
         it is rebuilt only when existing rows changed (archive, delete, a
@@ -224,6 +263,13 @@ class SemanticIndex:
         if self.embedder is None or not self.available:
             return None
         key = vector_key(self.embedder.config)
+        if self._in_database:
+            # No warm copy is kept in database mode: a one-off index of the
+            # vectors for the caller (consolidation's near-duplicates).
+            generation, epoch = self.store.change_counters()
+            return DenseIndex(
+                self.store.load_vectors(key), generation=generation, epoch=epoch, model=key
+            )
         with self._lock:
             self._uses += 1
             warm = self._uses >= 2 or self.store.warm_at_once

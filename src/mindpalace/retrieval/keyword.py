@@ -51,15 +51,25 @@ def fts5_idf(total: int, hits: int) -> float:
 
 
 class _Segment:
-    """Postings of a run of rows, grouped by term: term ``t``'s rows are
-    ``rows[start[t]:start[t + 1]]`` (ascending), with weighted counts ``tf``."""
+    """Postings of a run of rows, grouped by term, and within a term by the
+    rows' scope partition: term ``t``'s rows are ``rows[start[t]:start[t + 1]]``
+    (by partition, then ascending), with weighted counts ``tf`` and their
+    partitions ``parts``."""
 
-    __slots__ = ("rows", "start", "tf")
+    __slots__ = ("parts", "rows", "start", "tf")
 
-    def __init__(self, terms: npt.NDArray[np.int64], rows: Rows, tf: Floats, vocab: int) -> None:
-        order = np.argsort(terms, kind="stable")
+    def __init__(
+        self,
+        terms: npt.NDArray[np.int64],
+        rows: Rows,
+        tf: Floats,
+        vocab: int,
+        parts: npt.NDArray[np.int32],
+    ) -> None:
+        order = np.lexsort((parts, terms))  # stable: rows stay ascending within
         self.rows: Rows = rows[order]
         self.tf: Floats = tf[order]
+        self.parts: npt.NDArray[np.int32] = parts[order]
         counts = np.bincount(terms, minlength=vocab) if terms.size else np.zeros(vocab, np.int64)
         self.start = np.zeros(vocab + 1, dtype=np.int64)
         np.cumsum(counts, out=self.start[1:])
@@ -67,11 +77,28 @@ class _Segment:
     def __len__(self) -> int:
         return int(self.rows.shape[0])
 
-    def postings(self, term: int) -> tuple[Rows, Floats]:
+    def postings(
+        self, term: int, allowed: npt.NDArray[np.int64] | None = None
+    ) -> tuple[Rows, Floats]:
+        """The term's postings, only those of the ``allowed`` partitions
+        (sorted) when given: their runs are found by binary search, so the
+        work grows with the allowed partitions' postings alone."""
         if term + 1 >= self.start.shape[0]:
             return self.rows[:0], self.tf[:0]
         lo, hi = int(self.start[term]), int(self.start[term + 1])
-        return self.rows[lo:hi], self.tf[lo:hi]
+        if allowed is None or lo == hi:
+            return self.rows[lo:hi], self.tf[lo:hi]
+        parts = self.parts[lo:hi]
+        firsts = np.searchsorted(parts, allowed, side="left")
+        lasts = np.searchsorted(parts, allowed, side="right")
+        runs = [(lo + int(a), lo + int(b)) for a, b in zip(firsts, lasts, strict=True) if b > a]
+        if len(runs) == 1:
+            a, b = runs[0]
+            return self.rows[a:b], self.tf[a:b]
+        if not runs:
+            return self.rows[:0], self.tf[:0]
+        picked = np.concatenate([np.arange(a, b) for a, b in runs])
+        return self.rows[picked], self.tf[picked]
 
 
 class KeywordIndex:
@@ -80,26 +107,41 @@ class KeywordIndex:
     Built from each row's (title, content, context, tags); rows written later
     are added with ``extended``, which keeps the built postings and adds a
     segment (segments merge once they outgrow a fifth of the index).
+
+    ``scopes`` gives each row's scope partition as a number (any stable
+    key of its agent, visibility, group and channel): each term's postings
+    are then grouped by partition, and a search reads only the partitions
+    of the rows it may see, so its work never grows with other scopes'
+    matches (a timing oracle for their words otherwise).
     """
 
     def __init__(
         self,
         texts: Sequence[Sequence[str | None]],
         *,
+        scopes: npt.NDArray[np.int64] | None = None,
         vocab: dict[str, int] | None = None,
         token_ids: dict[str, int] | None = None,
         segments: tuple[_Segment, ...] = (),
         lengths: Floats | None = None,
+        partitions: dict[int, int] | None = None,
+        row_parts: npt.NDArray[np.int32] | None = None,
     ) -> None:
         self._vocab: dict[str, int] = dict(vocab) if vocab is not None else {}
         # token -> term id, so each distinct token is stemmed once
         self._token_ids: dict[str, int] = dict(token_ids) if token_ids is not None else {}
+        # scope key -> partition number, in order of first appearance
+        self._partitions: dict[int, int] = dict(partitions) if partitions is not None else {}
+        new_parts = self._parts_of(scopes, len(texts))
+        self.row_parts: npt.NDArray[np.int32] = (
+            new_parts if row_parts is None else np.concatenate((row_parts, new_parts))
+        )
         first = 0 if lengths is None else int(lengths.shape[0])
         terms, rows, tf, new_lengths = self._postings(texts, first)
         self.lengths: Floats = (
             new_lengths if lengths is None else np.concatenate((lengths, new_lengths))
         )
-        segment = _Segment(terms, rows, tf, len(self._vocab))
+        segment = _Segment(terms, rows, tf, len(self._vocab), self.row_parts[rows])
         parts = [*segments, segment] if len(segment) else list(segments)
         # One built segment and one tail of later rows: the tail is merged
         # into itself on every extension (it is small) and into the built
@@ -116,6 +158,22 @@ class KeywordIndex:
 
     def __len__(self) -> int:
         return int(self.lengths.shape[0])
+
+    def _parts_of(self, scopes: npt.NDArray[np.int64] | None, count: int) -> npt.NDArray[np.int32]:
+        """Partition numbers of ``count`` new rows of scope keys ``scopes``
+        (every row one partition when None)."""
+        if count == 0:
+            return np.zeros(0, dtype=np.int32)
+        if scopes is None:
+            self._partitions.setdefault(-1, len(self._partitions))
+            return np.full(count, self._partitions[-1], dtype=np.int32)
+        keys, inverse = np.unique(np.asarray(scopes, dtype=np.int64), return_inverse=True)
+        numbers = np.array(
+            [self._partitions.setdefault(int(k), len(self._partitions)) for k in keys],
+            dtype=np.int32,
+        )
+        parts: npt.NDArray[np.int32] = numbers[inverse.ravel()]
+        return parts
 
     def _postings(
         self, texts: Sequence[Sequence[str | None]], first: int
@@ -160,27 +218,42 @@ class KeywordIndex:
         for part in parts:
             counts = np.diff(part.start)
             terms.append(np.repeat(np.arange(counts.shape[0], dtype=np.int64), counts))
-        # Stable by term: rows stay ascending, as every later part's rows
-        # come after the earlier parts' ones.
+        # Stable by term and partition: rows stay ascending, as every later
+        # part's rows come after the earlier parts' ones.
+        rows = np.concatenate([p.rows for p in parts])
         return _Segment(
             np.concatenate(terms),
-            np.concatenate([p.rows for p in parts]),
+            rows,
             np.concatenate([p.tf for p in parts]),
             vocab,
+            self.row_parts[rows],
         )
 
-    def extended(self, texts: Sequence[Sequence[str | None]]) -> KeywordIndex:
-        """A new index with rows for ``texts`` after this one's."""
+    def extended(
+        self, texts: Sequence[Sequence[str | None]], scopes: npt.NDArray[np.int64] | None = None
+    ) -> KeywordIndex:
+        """A new index with rows for ``texts`` (scope keys ``scopes``) after this one's."""
         if not texts:
             return self
-        return KeywordIndex(texts, vocab=self._vocab, segments=self._segments, lengths=self.lengths)
+        return KeywordIndex(
+            texts,
+            scopes=scopes,
+            vocab=self._vocab,
+            segments=self._segments,
+            lengths=self.lengths,
+            partitions=self._partitions,
+            row_parts=self.row_parts,
+        )
 
-    def postings(self, phrase: str) -> tuple[Rows, Floats]:
-        """Rows holding the (already cut and stemmed) term, and its weighted counts."""
+    def postings(
+        self, phrase: str, allowed: npt.NDArray[np.int64] | None = None
+    ) -> tuple[Rows, Floats]:
+        """Rows holding the (already cut and stemmed) term, and its weighted
+        counts; only those of the ``allowed`` partitions when given."""
         term = self._vocab.get(phrase)
         if term is None:
             return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float64)
-        found = [segment.postings(term) for segment in self._segments]
+        found = [segment.postings(term, allowed) for segment in self._segments]
         if len(found) == 1:
             return found[0]
         return np.concatenate([r for r, _ in found]), np.concatenate([t for _, t in found])
@@ -193,12 +266,20 @@ class KeywordIndex:
         out = np.zeros(rows_total, dtype=np.float64)
         seen = int(np.count_nonzero(visible))
         whole = seen == rows_total
+        # The partitions holding a visible row: only their postings are read.
+        allowed = (
+            None
+            if whole or len(self._partitions) <= 1
+            else np.flatnonzero(
+                np.bincount(self.row_parts[visible], minlength=len(self._partitions))
+            )
+        )
         for word in query_words:
             # A word FTS5 would cut in several tokens is a phrase there;
             # here each token counts on its own (rare: "a·b", scripts
             # unicode61 splits).
             for term in words.terms(word):
-                rows, tf = self.postings(term)
+                rows, tf = self.postings(term, allowed)
                 if rows.shape[0] == 0:
                     continue
                 if whole:

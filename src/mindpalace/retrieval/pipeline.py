@@ -6,6 +6,11 @@
       text:   keyword matches ─ Timed (time prior) ─ HitList
     ─ learned scorer ─ constraints ─ HitList
 
+In the database mode (``in_store``: no warm index in this process) the
+hybrid line starts from the rows the store finds (``instore.candidates``:
+its nearest rows and the keyword matches, then the best sessions whole),
+and runs the same stages over them.
+
 The store is read three times in a hybrid recall, each read with the
 caller's scope inside it: first everything the query alone decides
 (``query_facts``: which of its names occur, for the unknown-entity gate;
@@ -31,7 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mindpalace.models import Hit, HitList, Memory, RecallFilters, Scope
-from mindpalace.retrieval import hybrid, ranking, stages, timestage
+from mindpalace.retrieval import hybrid, instore, ranking, stages, timestage
 from mindpalace.retrieval import scorer as learned
 from mindpalace.retrieval.anchors import SEARCH_LIMIT, EventPhrase, TextSearch, best_anchor
 from mindpalace.retrieval.dense import DenseIndex, DenseView
@@ -101,6 +106,14 @@ class Setting:
     depths: Depths
     options: RecallOptions
     index: DenseIndex | None
+    #: the vectors' key when the store finds the dense candidates
+    #: (database mode: ``index`` is then built per recall)
+    in_store: str | None = None
+
+    @property
+    def hybrid(self) -> bool:
+        """Whether keyword and dense evidence are fused (else keywords alone)."""
+        return self.index is not None or self.in_store is not None
 
 
 def recall(
@@ -115,10 +128,13 @@ def recall(
     dense_index: DenseIndex | None,
     options: RecallOptions,
     scorer: learned.ScorerWeights | None = None,
+    in_store: str | None = None,
 ) -> HitList:
     """Run the pipeline; without a query vector it is keyword search alone.
     With a learned ``scorer``, the best ``scorer.DEPTH`` candidates (``limit``
-    when larger) are re-ranked by it before the list is cut to ``limit``."""
+    when larger) are re-ranked by it before the list is cut to ``limit``.
+    With ``in_store`` (the vectors' key) and no ``dense_index``, the store
+    finds the rows to rank (database mode)."""
     clock = _Stopwatch()
     at = Setting(
         scope=scope,
@@ -127,21 +143,39 @@ def recall(
         depths=Depths.of(limit, options, rescored=learned.DEPTH if scorer is not None else 0),
         options=options,
         index=dense_index if query_vector is not None else None,
+        in_store=in_store if query_vector is not None and dense_index is None else None,
     )
     asked = Asked.of(query, now, options)
     facts = store.query_facts(_reads(asked, at), scope, filters)
     clock.lap("reads")
     if not facts.complete:
         absent = ", ".join(repr(t) for t in asked.salient if t not in facts.present)
-        mode = "text" if at.index is None else "hybrid"
+        mode = "hybrid" if at.hybrid else "text"
         return HitList([], mode=mode, notice=NOTHING_RELEVANT.format(terms=absent))
+    found = None
+    if at.in_store is not None and query_vector is not None:
+        found = instore.candidates(
+            store,
+            at.in_store,
+            query_vector,
+            scope=scope,
+            filters=filters,
+            keyword=facts.keyword,
+            allowed=facts.allowed,
+            options=options,
+            depths=at.depths,
+        )
+        at = replace(at, index=found.index if found is not None else None)
+        clock.lap("candidates")
     if at.index is None or query_vector is None:
         hits = _text(asked, facts, at)
         if scorer is not None:
             hits = learned.rescore(store, hits, scorer, scope=scope, now=now, limit=limit)
             clock.lap("scorer")
     else:
-        ranked = _hybrid(store, asked, facts, query_vector, at, clock=clock, judged=bool(scorer))
+        ranked = _hybrid(
+            store, asked, facts, query_vector, at, clock=clock, judged=bool(scorer), found=found
+        )
         hits = ranking.hybrid_hits(
             ranked, at.index, now=now, options=options, limit=at.depths.ranked
         )
@@ -161,6 +195,7 @@ def recall(
 def _reads(asked: Asked, at: Setting) -> QueryReads:
     """What the query alone decides recall reads from the store."""
     warm = at.index is not None and at.index.keyword is not None
+    hybrid = at.hybrid
     return QueryReads(
         salient=asked.salient,
         # The gate answers nothing when more than half the names are unknown.
@@ -169,13 +204,13 @@ def _reads(asked: Asked, at: Setting) -> QueryReads:
         keyword=() if warm else asked.terms,
         keyword_limit=at.depths.keyword,
         # Keyword search alone also looks for partial words.
-        substring=tuple(t for t in asked.terms if len(t) >= 3) if at.index is None else (),
+        substring=tuple(t for t in asked.terms if len(t) >= 3) if not hybrid else (),
         substring_limit=at.depths.ranked,
         events=() if warm else tuple(event.terms for event in asked.events),
         event_limit=SEARCH_LIMIT,
         # Tags and an issue's state are not columns of the dense index: the
         # store names the memories that pass them.
-        allowed=at.index is not None and bool(at.filters.tags or at.filters.completed is not None),
+        allowed=hybrid and bool(at.filters.tags or at.filters.completed is not None),
         names=asked.names,
     )
 
@@ -240,10 +275,12 @@ def _hybrid(
     *,
     clock: _Stopwatch,
     judged: bool,
+    found: instore.Found | None = None,
 ) -> ranking.Ranked:
     """Keyword and dense evidence, fused, supported by sessions, spread
     over the graph, read in full and lifted by the time prior: what the
-    hits are ranked from (``judged``: with the caller's feedback on them)."""
+    hits are ranked from (``judged``: with the caller's feedback on them;
+    ``found``: the rows the store found, in database mode)."""
     index, options, depths = at.index, at.options, at.depths
     assert index is not None
     shown = hybrid.visible(index, at.scope, at.filters, facts.allowed)
@@ -253,17 +290,21 @@ def _hybrid(
         else hybrid.stored_keywords(index, facts.keyword, shown)
     )
     clock.lap("sparse")
-    view = DenseView(
-        index,
-        query_vector,
-        shown.embedded,  # rows without a vector take part by keywords only
-        candidates=options.ann_candidates if options.fusion == "weighted" else 0,
-        extra=np.flatnonzero(keyword.bm25 > 0),
-        external=(
-            (lambda k: store.nearest(index.model, query_vector, at.scope, at.filters, limit=k))
-            if index.store_ann
-            else None
-        ),
+    view = (
+        found.view()
+        if found is not None
+        else DenseView(
+            index,
+            query_vector,
+            shown.embedded,  # rows without a vector take part by keywords only
+            candidates=options.ann_candidates if options.fusion == "weighted" else 0,
+            extra=np.flatnonzero(keyword.bm25 > 0),
+            external=(
+                (lambda k: store.nearest(index.model, query_vector, at.scope, at.filters, limit=k))
+                if index.store_ann
+                else None
+            ),
+        )
     )
     clock.lap("dense")
     fused = hybrid.fuse(keyword, view, shown, index, options=options, depths=depths)

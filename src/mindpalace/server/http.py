@@ -33,8 +33,10 @@ and connections are capped, stalled ones giving way first (``guard``).
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import signal
+import socket
 import sys
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -418,6 +420,7 @@ def serve(
     threads: int = DEFAULT_THREADS,
     limits: ConnectionLimits | None = None,
     tools: str = DEFAULT_TOOLS,
+    listener: socket.socket | None = None,
 ) -> None:
     """Serve ``palace`` until SIGINT or SIGTERM; in-flight requests finish first.
 
@@ -431,6 +434,8 @@ def serve(
         threads: worker threads for tool calls.
         limits: request deadlines and the connection cap (defaults when None).
         tools: the MCP tool sets served at ``/mcp``.
+        listener: a socket already listening on ``host:port``, shared with
+            other server processes (``serve --workers``); None binds one.
 
     Raises:
         ConfigError: the process may not open enough file descriptors for
@@ -468,14 +473,15 @@ def serve(
         if threading.current_thread() is threading.main_thread()
         else {}
     )
+    worker = f" (worker {os.getpid()})" if listener is not None else ""
     print(
         f"mindpalace: serving {palace.store.location} on http://{host}:{port}"
-        " (MCP /mcp, REST /v1, OpenAPI /openapi.json, inspector /)",
+        f" (MCP /mcp, REST /v1, OpenAPI /openapi.json, inspector /){worker}",
         file=sys.stderr,
         flush=True,
     )
     try:
-        server.run()
+        server.run(sockets=[listener] if listener is not None else None)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

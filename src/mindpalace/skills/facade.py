@@ -309,9 +309,21 @@ class Skills:
             if m.memory.id in catalogue
         ]
         dense: list[tuple[str, float]] = []
-        vector = palace.engine.semantic.query_vector(query)
-        index = palace.engine.semantic.dense() if vector is not None else None
-        if vector is not None and index is not None and len(index):
+        semantic = palace.engine.semantic
+        vector = semantic.query_vector(query)
+        in_store = semantic.in_database() if vector is not None else None
+        found = (
+            palace.engine.store.dense_rows(in_store, vector, palace.scope, filters, nearest=pool)
+            if vector is not None and in_store is not None
+            else None
+        )
+        index = semantic.dense() if vector is not None and in_store is None else None
+        if found is not None:  # database mode: the store's nearest skills
+            for row in np.argsort(-found.sims, kind="stable")[:pool]:
+                key = str(found.table.ids[row])
+                if found.table.embedded[row] and key in catalogue:
+                    dense.append((key, float(found.sims[row])))
+        elif vector is not None and index is not None and len(index):
             visible = index.mask(palace.scope, filters) & index.embedded
             sims = np.where(visible, index.scores(vector), -np.inf)
             for row in np.argsort(-sims, kind="stable")[:pool]:

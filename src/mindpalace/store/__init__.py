@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from mindpalace.errors import ConfigError
@@ -24,18 +25,24 @@ __all__ = [
 
 
 def open_store(
-    target: str | Path, *, busy_timeout: float = 30.0, create_folder: bool = False
+    target: str | Path,
+    *,
+    busy_timeout: float = 30.0,
+    create_folder: bool = False,
+    replicas: Sequence[str] = (),
 ) -> Store:
     """Open the backend a path or URL names.
 
     ``memories.db``, ``sqlite:///abs/path.db`` and ``:memory:`` are SQLite
     (a missing file is created, in a folder that must exist unless
     ``create_folder``); ``postgresql://user@host/db`` (or ``postgres://``)
-    is PostgreSQL, which needs the ``postgres`` extra.
+    is PostgreSQL, which needs the ``postgres`` extra; ``replicas`` are its
+    streaming replicas' URLs, which serve its reads.
 
     Raises:
         ConfigError: for a URL scheme no backend serves, PostgreSQL
-            without its extra installed, or a file in a missing folder.
+            without its extra installed, a file in a missing folder, or
+            replicas of a SQLite palace.
     """
     text = str(target)
     if text.startswith(("postgresql://", "postgres://")):
@@ -43,7 +50,11 @@ def open_store(
         # SQLite palace must open without it.
         from mindpalace.store.postgres import PostgresStore  # noqa: PLC0415
 
-        return PostgresStore(text, busy_timeout=busy_timeout)
+        return PostgresStore(text, busy_timeout=busy_timeout, replicas=replicas)
+    if replicas:
+        raise ConfigError(
+            "read replicas serve a PostgreSQL palace; valid options: a postgresql:// palace URL"
+        )
     if text.startswith("sqlite:///"):
         text = text.removeprefix("sqlite://")
     elif "://" in text:

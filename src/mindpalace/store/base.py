@@ -8,7 +8,7 @@ or ranked. Every write is one transaction.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -45,6 +45,7 @@ if TYPE_CHECKING:  # these modules import this module's value types
 
 __all__ = [
     "AddResult",
+    "DenseRows",
     "ImportReport",
     "Signal",
     "Store",
@@ -209,6 +210,15 @@ class VectorTable:
             merged[column] = np.concatenate((getattr(self, column), getattr(more, column)))
         return VectorTable(**merged)
 
+    def take(self, rows: npt.NDArray[np.int64]) -> VectorTable:
+        """The table of ``rows`` of this one, in that order (names kept)."""
+        picked: dict[str, Any] = {
+            column: getattr(self, column)[rows]
+            for column in (*_CODED, "ids", "matrix", "archived", "superseded", "created_at", "seq")
+        }
+        picked["embedded"] = self.embedded[rows] if len(self.embedded) else self.embedded
+        return replace(self, texts=None, **picked)
+
 
 _CODED = (
     "agent",
@@ -223,6 +233,27 @@ _CODED = (
     "kind",
     "project",
 )
+
+
+@dataclass(frozen=True, slots=True)
+class DenseRows:
+    """Rows a dense search in the store found, with the query's cosine to
+    each (``Store.dense_rows``).
+
+    Attributes:
+        table: the rows, in write order, with what scope and filters need;
+            no vectors (its matrix has no columns: they stay in the store).
+        sims: the query's cosine to each row (-1 for a row without a vector).
+        low: the lowest cosine over every row the caller may see (exact or
+            estimated), when nearest rows were asked for; else None.
+        complete: whether ``table`` holds every row the caller may see
+            under the filters (all of them were scored).
+    """
+
+    table: VectorTable
+    sims: npt.NDArray[np.float32]
+    low: float | None
+    complete: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,6 +303,9 @@ class Store(Protocol):
     #: whether the store keeps its own nearest-neighbour index of vectors
     #: (``nearest``), which recall then uses instead of an in-process graph
     ann_in_store: bool
+    #: whether the store can find a recall's rows itself (``dense_rows``),
+    #: so that a process need keep no copy of the palace (database mode)
+    dense_in_store: bool
 
     @property
     def location(self) -> str:
@@ -280,6 +314,11 @@ class Store(Protocol):
 
     def schema_version(self) -> int:
         """The latest migration applied."""
+        ...
+
+    def size(self) -> int:
+        """How many memories the palace holds, every scope's (for choosing
+        where recall runs; cheap where the store keeps the count)."""
         ...
 
     def close(self) -> None:
@@ -541,6 +580,24 @@ class Store(Protocol):
     def load_texts(self, *, upto_seq: int) -> list[tuple[int, str | None, str, str | None, str]]:
         """(seq, title, content, context, tags) of every memory up to ``upto_seq``,
         in write order, unscoped: for a warm index that applies scope itself."""
+        ...
+
+    def dense_rows(
+        self,
+        model: str,
+        query: npt.NDArray[np.float32],
+        scope: Scope,
+        filters: RecallFilters,
+        *,
+        nearest: int = 0,
+        ids: Sequence[str] = (),
+        sessions: Sequence[str] = (),
+    ) -> DenseRows | None:
+        """Recall in the database: the ``nearest`` visible memories matching
+        ``filters`` by cosine to ``query`` (with the lowest cosine over every
+        such memory), the visible ones among ``ids`` and of ``sessions``,
+        each with its cosine, computed where the vectors are; None where
+        the store cannot (no vector index of this size, or none at all)."""
         ...
 
     def nearest(

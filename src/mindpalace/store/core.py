@@ -125,6 +125,11 @@ class SqlCore(abc.ABC):
             row = self._exec(cur, "SELECT MAX(version) FROM schema_migrations").fetchone()
         return int(row[0] or 0)
 
+    def size(self) -> int:
+        """How many memories the palace holds, every scope's."""
+        with self._read() as cur:
+            return int(self._exec(cur, "SELECT COUNT(*) FROM memories").fetchone()[0])
+
     def generation(self) -> int:
         """A number that changes whenever anything is written."""
         return self.change_counters()[0]

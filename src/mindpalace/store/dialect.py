@@ -68,6 +68,17 @@ class Dialect(abc.ABC):
         default: the backend searches its one index)."""
         return []
 
+    def scope_key_schema(self) -> list[str]:
+        """Statements indexing each row's words under its scope partition,
+        with each partition's row count, for a backend whose text index
+        cannot be partitioned itself (none by default: SQLite's is, since
+        ``scoped_text_schema``)."""
+        return []
+
+    def vector_storage_schema(self) -> list[str]:
+        """Statements tuning how stored vectors are laid out (none by default)."""
+        return []
+
     def vector_index_schema(self) -> list[str]:
         """Statements giving the stored vectors a nearest-neighbour index the
         backend keeps itself (none by default: recall's in-process graph

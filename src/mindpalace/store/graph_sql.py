@@ -412,12 +412,16 @@ class GraphSql(SqlCore):
         if not norms:
             return {}
         s_sql, s_params = scope_clause(scope)
+        e_sql, e_params = scope_clause(scope, "e")
         f_sql, f_params = filter_clause(filters)
         wanted = list(dict.fromkeys(norms))
         found: dict[str, list[str]] = defaultdict(list)
         with self._read() as cur:
             # One statement for many entities: each keeps its own LIMIT (a
-            # hub stops at max_degree + 1 rows), joined by UNION ALL.
+            # hub stops at max_degree + 1 rows), joined by UNION ALL. An
+            # entity lives in the scope of the memories mentioning it, so
+            # the visible entities are found first: other scopes' entities
+            # of the same name, and their mentions, are never read.
             for start in range(0, len(wanted), _MEMBER_PROBES):
                 chunk = wanted[start : start + _MEMBER_PROBES]
                 probes: list[str] = []
@@ -427,9 +431,9 @@ class GraphSql(SqlCore):
                         f"SELECT {n} AS probe, p{n}.id FROM (SELECT DISTINCT m.id FROM mentions x"
                         " JOIN entities e ON e.seq = x.entity_seq"
                         " JOIN memories m ON m.seq = x.memory_seq"
-                        f" WHERE e.norm = ? AND {s_sql} AND {f_sql} LIMIT ?) AS p{n}"
+                        f" WHERE e.norm = ? AND {e_sql} AND {s_sql} AND {f_sql} LIMIT ?) AS p{n}"
                     )
-                    params += [norm, *s_params, *f_params, max_degree + 1]
+                    params += [norm, *e_params, *s_params, *f_params, max_degree + 1]
                 for probe, memory_id in self._exec(
                     cur, " UNION ALL ".join(probes), params
                 ).fetchall():

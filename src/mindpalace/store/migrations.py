@@ -350,6 +350,16 @@ def _v11_turn_context(d: Dialect) -> list[str]:
     ]
 
 
+def _v12_scope_keys(d: Dialect) -> list[str]:
+    # The same for a backend whose text index is one GIN index (PostgreSQL):
+    # each row's words keyed by its scope partition, and per-partition row
+    # counts kept on write, so keyword search reads only the caller's
+    # partitions; and its stored vectors kept in their rows, where recall
+    # in the database reads them. (Version 11 is the keyword indexing of
+    # conversation turns.)
+    return [*d.scope_key_schema(), *d.vector_storage_schema()]
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "memories, tags, embeddings, full-text index", _v1_memories),
     Migration(2, "entities, mentions, edges, memory links, signals", _v2_graph),
@@ -362,6 +372,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(9, "a text index partitioned by scope", _v9_scoped_text),
     Migration(10, "memories by creation time, for listings", _v10_created_index),
     Migration(11, "conversation turns keep the start of the previous turn", _v11_turn_context),
+    Migration(12, "text keys and row counts by scope partition; vectors inline", _v12_scope_keys),
 )
 
 

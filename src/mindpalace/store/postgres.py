@@ -32,7 +32,7 @@ from mindpalace.store.base import VectorBatch
 from mindpalace.store.core import Cursor
 from mindpalace.store.dialect import Dialect, TextQuery
 from mindpalace.store.fragments import filter_clause, scope_clause
-from mindpalace.store.scoped_text import ScopedTextSearch
+from mindpalace.store.pg_text import SCOPE_KEY_SCHEMA, ScopeKeyTextSearch
 from mindpalace.store.sql import SqlStore
 
 try:
@@ -46,6 +46,8 @@ except ImportError as exc:  # pragma: no cover - depends on the install
 
 # Needs psycopg: imported once the check above passed.
 from mindpalace.store import pg_vectors
+from mindpalace.store.pg_dense import DatabaseDense
+from mindpalace.store.pg_replicas import Replicas
 from mindpalace.store.pg_vectors import PgVector, PgVectorDumper
 
 __all__ = ["PostgresDialect", "PostgresStore"]
@@ -196,6 +198,14 @@ class PostgresDialect(Dialect):
         """The text search configuration, tsvector column, GIN index, BM25 functions."""
         return list(_TEXT_SCHEMA)
 
+    def scope_key_schema(self) -> list[str]:
+        """The scope-partitioned keys of each row's lexemes (pg_text.py)."""
+        return list(SCOPE_KEY_SCHEMA)
+
+    def vector_storage_schema(self) -> list[str]:
+        """Vectors in their rows, not TOAST (pg_vectors.py)."""
+        return pg_vectors.storage_schema()
+
     def vector_index_schema(self) -> list[str]:
         """pgvector: the ``vec`` column, its trigger and backfill, the HNSW index."""
         return pg_vectors.vector_schema()
@@ -230,8 +240,13 @@ def _redact(url: str) -> str:
     return urlunsplit(parts._replace(netloc=f"{user}@{netloc[-1]}"))
 
 
-class PostgresStore(ScopedTextSearch, SqlStore):
-    """A palace in a PostgreSQL database (``postgresql://user@host/db``)."""
+class PostgresStore(DatabaseDense, ScopeKeyTextSearch, SqlStore):
+    """A palace in a PostgreSQL database (``postgresql://user@host/db``).
+
+    ``replicas`` names streaming replicas of it (URLs of the same
+    database): reads go to them once they have replayed this process's
+    writes, writes to the primary (pg_replicas.py).
+    """
 
     dialect = PostgresDialect()
     # BM25 in SQL is slow at scale and stems as Snowball does: recall uses
@@ -243,13 +258,23 @@ class PostgresStore(ScopedTextSearch, SqlStore):
     # 1 ms in process (BENCHMARKS.md, "pgvector in recall"). An instance
     # may set this True to use pgvector instead.
     ann_in_store = False
+    # pgvector and SQL can find a recall's rows (pg_dense.py): database mode.
+    dense_in_store = True
 
     # Any constant would do: advisory locks are per database, and a palace
     # is one database.
     _WRITE_LOCK = 0x6D70_616C  # "mpal"
 
-    def __init__(self, url: str, *, busy_timeout: float = 30.0, max_connections: int = 8) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        busy_timeout: float = 30.0,
+        max_connections: int = 8,
+        replicas: Sequence[str] = (),
+    ) -> None:
         self._location = _redact(url)
+        self._replicas: Replicas | None = None
         self._busy_timeout = busy_timeout
         self._closed = threading.Event()
         lock_ms = max(1, int(busy_timeout * 1000))
@@ -281,6 +306,16 @@ class PostgresStore(ScopedTextSearch, SqlStore):
         except BaseException:
             self._pool.close()
             raise
+        if replicas:
+            for replica in replicas:
+                if not replica.startswith(("postgresql://", "postgres://")):
+                    self._pool.close()
+                    raise ConfigError(
+                        f"a read replica must be a postgresql:// URL, not {_redact(replica)!r}"
+                    )
+            self._replicas = Replicas(
+                list(replicas), configure=configure, max_connections=max_connections
+            )
 
     @property
     def location(self) -> str:
@@ -303,12 +338,26 @@ class PostgresStore(ScopedTextSearch, SqlStore):
 
     @contextmanager
     def _write(self) -> Iterator[Cursor]:
-        with self._connection() as conn, conn.transaction(), conn.cursor() as cur:
-            cur.execute("SELECT pg_advisory_xact_lock(%s)", (self._WRITE_LOCK,))
-            yield cur
+        with self._connection() as conn:
+            with conn.transaction(), conn.cursor() as cur:
+                cur.execute("SELECT pg_advisory_xact_lock(%s)", (self._WRITE_LOCK,))
+                yield cur
+            if self._replicas is not None:  # committed: replicas must reach this
+                self._replicas.note_write(conn)
 
     @contextmanager
     def _read(self) -> Iterator[Cursor]:
+        """A cursor on a read replica that has replayed this process's
+        writes (pg_replicas.py), else on the primary."""
+        if self._replicas is not None:
+            try:
+                with self._replicas.connection() as replica:
+                    if replica is not None:
+                        with replica.cursor() as cur:
+                            yield cur
+                        return
+            except psycopg.OperationalError as exc:
+                raise StorageError(f"a read replica of {self._location}: {exc}") from exc
         with self._connection() as conn, conn.cursor() as cur:
             yield cur
 
@@ -399,8 +448,15 @@ class PostgresStore(ScopedTextSearch, SqlStore):
         )
         return sql, [PgVector.of(query), model, *s_params, *f_params, limit]
 
+    @property
+    def replicas(self) -> int:
+        """How many read replicas this store reads from."""
+        return 0 if self._replicas is None else self._replicas.count
+
     def close(self) -> None:
-        """Close the pool. Idempotent."""
+        """Close the pools. Idempotent."""
         if not self._closed.is_set():
             self._closed.set()
             self._pool.close()
+            if self._replicas is not None:
+                self._replicas.close()

@@ -30,7 +30,14 @@ from mindpalace.models import (
     Stats,
     issue_number,
 )
-from mindpalace.store.base import AddResult, ImportReport, TextMatch, VectorBatch, VectorTable
+from mindpalace.store.base import (
+    AddResult,
+    DenseRows,
+    ImportReport,
+    TextMatch,
+    VectorBatch,
+    VectorTable,
+)
 from mindpalace.store.core import Cursor
 from mindpalace.store.exchange_rows import PalaceRecords
 from mindpalace.store.exchange_sql import ExchangeSql
@@ -574,6 +581,21 @@ class SqlStore(
     ) -> list[str] | None:
         """None: this store keeps no nearest-neighbour index (a backend that
         does overrides this)."""
+        return None
+
+    def dense_rows(
+        self,
+        model: str,
+        query: npt.NDArray[np.float32],
+        scope: Scope,
+        filters: RecallFilters,
+        *,
+        nearest: int = 0,
+        ids: Sequence[str] = (),
+        sessions: Sequence[str] = (),
+    ) -> DenseRows | None:
+        """None: this store cannot search vectors itself (a backend that can
+        overrides this)."""
         return None
 
     # -- reads --------------------------------------------------------------------

@@ -144,6 +144,8 @@ class SQLiteStore(PartitionedTextSearch, SqlStore):
     warm_at_once = False
     # Dense candidates come from the in-process HNSW graph (retrieval/ann.py).
     ann_in_store = False
+    # Recall runs in this process: SQLite is in it already.
+    dense_in_store = False
 
     def __init__(
         self, path: str | Path, *, busy_timeout: float = 30.0, create_folder: bool = False

@@ -38,8 +38,9 @@ TABLE_ORDER = (
     "scorer_weights",
 )
 # Bookkeeping each palace keeps for itself: the schema version, the change
-# counters of in-process caches, PostgreSQL's BM25 collection statistics.
-NOT_COPIED = frozenset({"schema_migrations", "palace_meta", "text_stats"})
+# counters of in-process caches, PostgreSQL's BM25 collection statistics
+# (the whole palace's and each scope partition's).
+NOT_COPIED = frozenset({"schema_migrations", "palace_meta", "text_stats", "text_scopes"})
 
 _BATCH = 1000
 
