@@ -44,8 +44,9 @@ class Ingest:
 
     ``CONTEXT`` is ``Palace.add_messages`` over the LoCoMo file: each turn
     gets its session, the start of the previous turn (400 characters) as
-    keyword context, and its date in words as title; the dates it states, resolved, are added to its context
-    (``NODATES`` without them, as before issue 6). ``PLAIN`` is one bare memory per turn.
+    keyword context, and its date in words as title; the dates it states,
+    resolved, are added to its context (``NODATES`` without them, as before
+    issue 6). ``PLAIN`` is one bare memory per turn.
     """
 
     name: str
