@@ -725,7 +725,7 @@ READS = {
     "stats": "stats",
     "recent": "recent",
     "search_messages": "search-messages",
-    "search": "personal-search",
+    "search": "search",
     "context": "context",
 }
 
