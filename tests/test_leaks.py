@@ -731,7 +731,7 @@ READS = {
     "stats": "stats",
     "recent": "recent",
     "search_messages": "search-messages",
-    "search": "personal-search",
+    "search": "search",
     "context": "context",
 }
 
