@@ -237,17 +237,14 @@ _CODED = (
 
 @dataclass(frozen=True, slots=True)
 class DenseRows:
-    """Rows a dense search in the store found, with the query's cosine to
-    each (``Store.dense_rows``).
+    """Rows the store's dense search found (``Store.dense_rows``).
 
     Attributes:
-        table: the rows, in write order, with what scope and filters need;
-            no vectors (its matrix has no columns: they stay in the store).
+        table: the rows, in write order; no vectors (they stay in the store).
         sims: the query's cosine to each row (-1 for a row without a vector).
-        low: the lowest cosine over every row the caller may see (exact or
-            estimated), when nearest rows were asked for; else None.
-        complete: whether ``table`` holds every row the caller may see
-            under the filters (all of them were scored).
+        low: the lowest cosine over every visible row (exact or estimated),
+            when nearest rows were asked for; else None.
+        complete: whether ``table`` holds every visible row under the filters.
     """
 
     table: VectorTable
