@@ -525,7 +525,7 @@ def test_migrate_between_backends_keeps_kinds(
 
 
 def test_migration_5_marks_earlier_turns_as_messages(store_target: str) -> None:
-    # A palace as migration 4 left it: migrations 5 to 10 taken back out.
+    # A palace as migration 4 left it: every later migration taken back out.
     old = open_store(store_target)
     with old._mutate(structural=True) as cur:  # type: ignore[attr-defined]
         old._exec(cur, "DROP INDEX memories_kind")  # type: ignore[attr-defined]
@@ -542,6 +542,13 @@ def test_migration_5_marks_earlier_turns_as_messages(store_target: str) -> None:
                 " mp_embeddings_vec(), mp_vector(BYTEA)",
                 "DROP INDEX memories_embed_hash",
                 "ALTER TABLE embeddings DROP COLUMN vec",  # and its HNSW index
+                # the per-scope text keys and counts (PostgreSQL)
+                "DROP TRIGGER memories_text_scopes ON memories",
+                "DROP FUNCTION mp_text_scopes()",
+                "DROP TABLE text_scopes",
+                "DROP INDEX memories_text_keys",
+                "DROP FUNCTION mp_text_keys(TEXT, TEXT, TEXT, TEXT, tsvector),"
+                " mp_text_key(TEXT, TEXT, TEXT, TEXT, TEXT)",
             ):
                 old._exec(cur, statement)  # type: ignore[attr-defined]
         else:  # 9: the per-scope keyword index (SQLite only)
