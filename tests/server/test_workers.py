@@ -44,7 +44,7 @@ def test_two_workers_share_the_port_and_the_palace(tmp_path: Path) -> None:
                 timeout=30,
             )
             assert response.status_code == 201, response.text
-            written.append(response.json()["memory"]["memoryId"])
+            written.append(response.json()["memory"]["memory_id"])
         for _ in range(30):
             found = httpx.post(
                 f"{server.url}/v1/recall",
@@ -53,7 +53,7 @@ def test_two_workers_share_the_port_and_the_palace(tmp_path: Path) -> None:
                 timeout=30,
             )
             assert found.status_code == 200
-            assert {m["memoryId"] for m in found.json()["memories"]} == set(written)
+            assert {m["memory_id"] for m in found.json()["memories"]} == set(written)
         assert all(_cpu_ticks(pid) > before[pid] for pid in workers)  # both answered
     finally:
         assert server.stop() == 0
