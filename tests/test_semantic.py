@@ -13,10 +13,12 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -828,6 +830,73 @@ def test_hidden_neighbours_lend_nothing(make_palace: MakePalace) -> None:
     assert bob_hits[rollback.id].stage_scores["session_support"] == pytest.approx(
         0.3 * bob_hits[crash.id].stage_scores["fused"]
     )
+
+
+LONG_REPLY = (
+    "The kafka brokers crashed because the upgrade changed the log format; "
+    + "a long explanation of retention, partitions and replicas follows. " * 20
+)
+
+
+def test_vectors_carry_the_length_of_their_content(make_palace: MakePalace, store: Store) -> None:
+    palace = make_palace(embedder=HashingEmbedder())
+    short = palace.remember("green tea")
+    long = palace.remember(LONG_REPLY)
+    table = store.load_vectors(vector_key(HashingEmbedder().config))
+    lengths = dict(zip(table.ids.tolist(), table.length.tolist(), strict=True))
+    assert lengths == {short.id: len("green tea"), long.id: len(long.content)}
+    assert len(long.content) > 1000
+    first_seq = int(table.seq[table.ids.tolist().index(short.id)])
+    later = store.load_vectors(vector_key(HashingEmbedder().config), after_seq=first_seq)
+    assert later.length.tolist() == [len(long.content)]
+    assert table.take(np.array([1, 0])).length.tolist() == [len(long.content), len("green tea")]
+
+
+def test_a_long_turn_that_is_not_its_sessions_best_gets_less_support(
+    make_palace: MakePalace,
+) -> None:
+    """A long turn carries its own context: its session support is scaled
+    by ``self_contained / length``; short turns and the session's best keep
+    all of theirs."""
+    supports = {}
+    for limit in (0, 400):
+        palace = make_palace(
+            f"agent{limit}",
+            embedder=HashingEmbedder(),
+            recall_options=RecallOptions(self_contained=limit),
+        )
+        turns = [
+            palace.remember(text, session="s1", created_at=BASE + timedelta(minutes=minute))
+            for minute, text in enumerate(
+                ["kafka brokers crashed after the upgrade", LONG_REPLY, "ok, noted"]
+            )
+        ]
+        hits = _by_id(palace.recall(SESSION_QUERY))
+        assert hits[turns[0].id].stage_scores["fused"] > hits[turns[1].id].stage_scores["fused"]
+        supports[limit] = {
+            i: hits[t.id].stage_scores["session_support"]
+            for i, t in enumerate(turns)
+            if t.id in hits
+        }
+    assert supports[0][1] > 0
+    assert supports[400][1] == pytest.approx(supports[0][1] * 400 / len(LONG_REPLY.strip()))
+    assert supports[400][0] == pytest.approx(supports[0][0])  # the best keeps its support
+    if 2 in supports[0]:
+        assert supports[400][2] == pytest.approx(supports[0][2])  # short: unchanged
+
+
+def test_the_sessions_best_keeps_its_support_however_long(make_palace: MakePalace) -> None:
+    # Keyword evidence alone, so that the long turn is surely the best.
+    keyword_only = RecallOptions(dense_weight=0.0)
+    palace = make_palace(embedder=HashingEmbedder(), recall_options=keyword_only)
+    long = palace.remember(LONG_REPLY, session="s1", created_at=BASE)
+    palace.remember("see you tomorrow then", session="s1", created_at=BASE + timedelta(minutes=1))
+    scaled = _by_id(palace.recall(SESSION_QUERY))[long.id].stage_scores
+    palace.recall_options = replace(keyword_only, self_contained=0)
+    whole = _by_id(palace.recall(SESSION_QUERY))[long.id].stage_scores
+    assert scaled["fused"] == pytest.approx(whole["fused"])
+    assert whole["session_support"] > 0
+    assert scaled["session_support"] == pytest.approx(whole["session_support"])
 
 
 def test_a_broken_model_install_degrades_to_text_search(

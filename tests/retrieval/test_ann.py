@@ -58,7 +58,7 @@ def _table(matrix: np.ndarray, seqs: np.ndarray | None = None) -> VectorTable:
     seqs = np.arange(1, matrix.shape[0] + 1) if seqs is None else seqs
     rows = [
         (f"m{int(s)}", "a", "isolated", "", "", 0, 0, "unknown", "semantic", "fact", 0.0,
-         matrix[i].tobytes(), "", "manual", int(s), "memory", "")
+         matrix[i].tobytes(), "", "manual", int(s), "memory", "", 0)
         for i, s in enumerate(seqs)
     ]  # fmt: skip
     return VectorTable.from_rows(rows, matrix.shape[1])

@@ -339,6 +339,8 @@ def _session_support(
         neighbour_weight=options.neighbour_weight,
         session_weight=options.session_weight,
         session_top=options.session_top,
+        lengths=index.table.length,
+        self_contained=options.self_contained,
     )
 
 

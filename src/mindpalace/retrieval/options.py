@@ -27,6 +27,10 @@ class RecallOptions:
             session) a memory receives.
         session_weight: share of its session's mean top score a memory receives.
         session_top: how many of a session's best memories that mean covers.
+        self_contained: a memory whose content is longer than this (characters)
+            receives session support scaled by this / its length, unless it
+            is its session's best: a long turn carries its own context
+            (``stages.session_support``); 0 turns it off.
         unknown_entity_gate: answer nothing when the query names things no
             visible memory mentions.
         dense_floor: a memory with no keyword match needs at least this
@@ -66,6 +70,7 @@ class RecallOptions:
     neighbour_weight: float = 0.3
     session_weight: float = 0.5
     session_top: int = 3
+    self_contained: int = 400
     unknown_entity_gate: bool = True
     dense_floor: float = 0.3
     floor: float = 0.0

@@ -8,7 +8,12 @@
   relevance: an adjacent memory of the same session passes on
   ``neighbour_weight`` of its score, and the session passes on
   ``session_weight`` of the mean of its ``session_top`` best scores (a small
-  graph propagation over "same session" edges).
+  graph propagation over "same session" edges). Support stands in for the
+  context a short turn lacks ("yes, last Tuesday"); a long one carries its
+  own, so a memory longer than ``self_contained`` characters receives
+  support scaled by ``self_contained / length`` unless it is its session's
+  best: otherwise a strong session's long replies all climb together and
+  crowd out the evidence other sessions hold.
 * ``confidence``: the system's confidence in a memory itself.
 * ``squash``: a final score mapped into 0-1.
 """
@@ -161,27 +166,40 @@ def session_support(
     neighbour_weight: float,
     session_weight: float,
     session_top: int,
+    lengths: npt.NDArray[np.int32] | None = None,
+    self_contained: int = 0,
 ) -> dict[int, float]:
     """Support each of ``rows`` receives from its session (``layout``).
 
     ``fused`` is -inf for rows the caller may not see: they are neither
-    neighbours nor part of a session's best.
+    neighbours nor part of a session's best. ``lengths`` (characters of
+    each row's content) with ``self_contained`` > 0 scale the support of
+    long rows that are not their session's best visible row.
     """
     support: dict[int, float] = {}
-    session_mean: dict[int, float] = {}
+    sessions: dict[int, tuple[float, int]] = {}  # start -> (mean of the best, best row)
+    scaled = lengths is not None and self_contained > 0 and lengths.shape[0] == fused.shape[0]
     for row, start, neighbours in visible_neighbours(fused, rows, layout):
         if start < 0:
             support[row] = 0.0
             continue
         near = max([0.0, *(float(fused[r]) for r in neighbours)])
         value = neighbour_weight * near
+        if start not in sessions:
+            members = layout.order[start : layout.group_end[row]]
+            values = fused[members]
+            visible = np.isfinite(values)
+            top = np.sort(values[visible])[::-1][:session_top]
+            best = int(members[int(np.argmax(values))]) if visible.any() else -1
+            sessions[start] = (float(top.mean()) if top.size else 0.0, best)
+        mean, best = sessions[start]
         if session_weight:
-            if start not in session_mean:
-                members = fused[layout.order[start : layout.group_end[row]]]
-                members = members[np.isfinite(members)]
-                top = np.sort(members)[::-1][:session_top]
-                session_mean[start] = float(top.mean()) if top.size else 0.0
-            value += session_weight * max(0.0, session_mean[start])
+            value += session_weight * max(0.0, mean)
+        if scaled and row != best:
+            assert lengths is not None
+            length = int(lengths[row])
+            if length > self_contained:
+                value *= self_contained / length
         support[row] = value
     return support
 

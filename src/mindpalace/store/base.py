@@ -102,6 +102,8 @@ class VectorTable:
     project_names: tuple[str, ...]
     #: rows that have a vector of the model (the others' ``matrix`` rows are 0)
     embedded: npt.NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    #: characters of each row's content (session support reads it)
+    length: npt.NDArray[np.int32] = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
     #: (title, content, context, tags) per row, when loaded for the keyword index
     texts: tuple[tuple[str | None, str, str | None, str], ...] | None = None
 
@@ -112,7 +114,8 @@ class VectorTable:
     def from_rows(cls, rows: Sequence[Sequence[Any]], dimensions: int = 0) -> VectorTable:
         """Build from rows of (id, agent, visibility, group, channel, archived,
         superseded, type, store, category, created_at, vector bytes, session, source,
-        seq, kind, project), in write order."""
+        seq, kind, project, content length[, title, content, context, tags]),
+        in write order."""
 
         def factor(index: int) -> tuple[npt.NDArray[np.int32], tuple[str, ...]]:
             # Codes into the sorted distinct names (what np.unique gives),
@@ -141,8 +144,8 @@ class VectorTable:
             for i in np.flatnonzero(embedded).tolist():
                 matrix[i] = np.frombuffer(rows[i][11], dtype=np.float32)
         texts = None
-        if count and len(rows[0]) > 17:
-            texts = tuple((r[17], r[18], r[19], r[20]) for r in rows)
+        if count and len(rows[0]) > 18:
+            texts = tuple((r[18], r[19], r[20], r[21]) for r in rows)
         agent, agent_names = factor(1)
         visibility, visibility_names = factor(2)
         group, group_names = factor(3)
@@ -184,6 +187,7 @@ class VectorTable:
             project=project,
             project_names=project_names,
             embedded=embedded,
+            length=np.fromiter((int(r[17] or 0) for r in rows), dtype=np.int32, count=count),
             texts=texts,
         )
 
@@ -206,7 +210,7 @@ class VectorTable:
             codes = remap[getattr(more, column)] if remap.size else getattr(more, column)
             merged[column] = np.concatenate((getattr(self, column), codes)).astype(np.int32)
             merged[f"{column}_names"] = tuple(names)
-        for column in ("ids", "matrix", "archived", "superseded", "created_at", "seq", "embedded"):
+        for column in _PLAIN:
             merged[column] = np.concatenate((getattr(self, column), getattr(more, column)))
         return VectorTable(**merged)
 
@@ -216,10 +220,13 @@ class VectorTable:
             column: getattr(self, column)[rows]
             for column in (*_CODED, "ids", "matrix", "archived", "superseded", "created_at", "seq")
         }
+        picked["length"] = self.length[rows] if len(self.length) else self.length
         picked["embedded"] = self.embedded[rows] if len(self.embedded) else self.embedded
         return replace(self, texts=None, **picked)
 
 
+# Columns that are one value per row, not codes into names.
+_PLAIN = ("ids", "matrix", "archived", "superseded", "created_at", "seq", "embedded", "length")
 _CODED = (
     "agent",
     "visibility",

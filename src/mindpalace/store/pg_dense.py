@@ -61,7 +61,8 @@ _MAX_ROWS = 20_000
 _COLUMNS = (
     "m.id, m.agent_id, m.visibility, m.group_name, m.channel, m.archived,"
     " m.superseded_by IS NOT NULL, m.type, m.store, m.category, m.created_at,"
-    " NULL, COALESCE(m.session_id, ''), m.source, m.seq, m.kind, m.project"
+    " NULL, COALESCE(m.session_id, ''), m.source, m.seq, m.kind, m.project,"
+    " length(m.content)"
 )
 
 

@@ -561,7 +561,8 @@ class SqlStore(
                 cur,
                 "SELECT m.id, m.agent_id, m.visibility, m.group_name, m.channel, m.archived,"
                 " m.superseded_by IS NOT NULL, m.type, m.store, m.category, m.created_at,"
-                " e.vector, COALESCE(m.session_id, ''), m.source, m.seq, m.kind, m.project"
+                " e.vector, COALESCE(m.session_id, ''), m.source, m.seq, m.kind, m.project,"
+                " length(m.content)"
                 f"{text_columns}"
                 " FROM memories m"
                 " LEFT JOIN embeddings e ON e.model = ? AND e.text_hash = m.embed_hash"
