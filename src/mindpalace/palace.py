@@ -1,25 +1,29 @@
 """The ``Palace`` facade: what a program, the CLI and the servers call.
 
 Orchestration only: validate, pick the scope, call the store and the recall
-stages, shape the result. No SQL lives here.
+stages, shape the result. No SQL lives here. The facade's writes (remember,
+remember_many, forget, restore, update) are a mixin of their own
+(palace_writes.py); here are the palace's construction and views, the
+engine's parts and the features, reading, conversations, maintenance and
+backup.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
-from mindpalace import backup, importing, listing, transcripts, writing
+from mindpalace import backup, importing, listing, transcripts
 from mindpalace.config import Settings
 from mindpalace.conversations import Message
 from mindpalace.embed.base import Embedder
 from mindpalace.engine import Clock, Engine, utcnow
-from mindpalace.errors import ConfigError, NotFoundError, PermissionDenied, ValidationError
+from mindpalace.errors import ConfigError, NotFoundError, ValidationError
 from mindpalace.family import Family
 from mindpalace.graph.extract import Extractor
 from mindpalace.graphview import GraphView
@@ -37,9 +41,10 @@ from mindpalace.models import (
     StoreKind,
     Visibility,
 )
+from mindpalace.palace_writes import PalaceWrites
 from mindpalace.personal import Personal, SearchResults
 from mindpalace.retrieval import modes, pipeline
-from mindpalace.retrieval.indexing import Progress, SemanticIndex, embed_text
+from mindpalace.retrieval.indexing import Progress, SemanticIndex
 from mindpalace.scoping import build_scope
 from mindpalace.signals import Signals
 from mindpalace.skills import ContextBlock, Skills
@@ -52,7 +57,6 @@ from mindpalace.validation import (
     check_names,
     check_query,
 )
-from mindpalace.writing import KEEP, Keep
 
 __all__ = ["EXPORT_FORMAT", "Palace"]
 
@@ -60,7 +64,7 @@ MAX_RECALL_LIMIT = 100
 MAX_LIST_LIMIT = 10_000
 
 
-class Palace:
+class Palace(PalaceWrites):
     """A memory palace as one agent sees it: remember things, recall the few
     that matter.
 
@@ -272,211 +276,6 @@ class Palace:
 
     def __repr__(self) -> str:
         return f"Palace({self.store.location!r}, agent_id={self.scope.agent_id!r})"
-
-    # -- writing --------------------------------------------------------------------
-
-    def remember(
-        self,
-        content: str,
-        *,
-        title: str | None = None,
-        context: str | None = None,
-        session: str | None = None,
-        type: str | MemoryType = MemoryType.UNKNOWN,
-        store: str | StoreKind = StoreKind.SEMANTIC,
-        category: str | Category = Category.FACT,
-        tags: Iterable[str] | str | None = None,
-        source: str | Source = Source.MANUAL,
-        visibility: str | Visibility = Visibility.ISOLATED,
-        group: str | None = None,
-        channel: str | None = None,
-        constraint: bool = False,
-        confidence: float = 1.0,
-        valid_from: datetime | str | None = None,
-        valid_to: datetime | str | None = None,
-        created_at: datetime | str | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        kind: str | MemoryKind | None = None,
-        project: str | None = None,
-        completed: bool | None = None,
-    ) -> Memory:
-        """Store a memory, or return the existing one with the same text.
-
-        The same normalised text remembered twice in one scope (agent,
-        visibility, group, channel) returns the first memory with its strength
-        bumped; no second row is written. The memory is embedded in the same
-        call (only text never embedded before); if the embedder fails the
-        memory is still stored and ``reindex`` embeds it later.
-
-        Args:
-            content: the memory itself (non-empty, at most
-                ``settings.max_content_chars`` characters).
-            title: optional one-line title.
-            context: text that helps find the memory without being part of it
-                (e.g. the message before a conversation turn); indexed for
-                keyword search only.
-            session: the conversation session (or other episode) the memory
-                belongs to; neighbours in a session support each other in recall.
-            type: entity taxonomy: person, project, system, tool, concept,
-                skill, task, unknown (default).
-            store: sensory, episodic, semantic (default), procedural, prospective.
-            category: decision, lesson, person, rule, event, fact (default),
-                goal, workflow, conversation.
-            tags: a list or a comma-separated string.
-            source: manual (default), skill, pipeline, import.
-            visibility: isolated (default, this agent only), shared (every
-                agent), group (agents of ``group``).
-            group: the group, required exactly when visibility is group.
-            channel: the peer channel; defaults to the palace's channel.
-            constraint: a rule that recall always surfaces when relevant.
-            confidence: how certain the writer is, 0-1.
-            valid_from: when the fact became true (ISO 8601 or datetime).
-            valid_to: when it stopped being true.
-            created_at: when it happened, for memories written after the fact
-                (imports of old conversations); now by default.
-            metadata: extra JSON-serialisable fields.
-            kind: memory (default; message for category conversation), journal,
-                node (title = name), issue, spec, message (``palace.personal``).
-            project: its project; completed: an issue's state (default open;
-                an issue is numbered after its project's last one).
-
-        Returns:
-            The stored memory.
-
-        Raises:
-            ValidationError: on any invalid argument; nothing is written.
-            EmbeddingMismatch: the palace's vectors come from another model.
-        """
-        new = writing.new_memory(
-            self,
-            content,
-            title=title,
-            context=context,
-            session=session,
-            type=type,
-            store=store,
-            category=category,
-            tags=tags,
-            source=source,
-            visibility=visibility,
-            group=group,
-            channel=channel,
-            constraint=constraint,
-            confidence=confidence,
-            valid_from=valid_from,
-            valid_to=valid_to,
-            created_at=created_at,
-            metadata=metadata,
-            kind=kind,
-            project=project,
-            completed=completed,
-        )
-        return writing.remember_one(self, new)
-
-    def remember_many(self, records: Iterable[Mapping[str, Any]]) -> list[Memory]:
-        """Remember many memories at once: validated first, embedded in
-        batches, written in one transaction (all or nothing).
-
-        Args:
-            records: mappings of ``remember``'s arguments (``content``
-                required), plus optionally ``identity``: a string that, with
-                the text, identifies the memory for de-duplication.
-
-        Returns:
-            The stored memories, in input order (an existing memory where the
-            text was already there).
-
-        Raises:
-            ValidationError: naming the index of the first invalid record.
-        """
-        news = writing.prepare_many(self, records)
-        if not news:
-            return []
-        vectors = self.semantic.vectors_for([embed_text(n.title, n.content) for n in news])
-        return writing.write_many(self, news, vectors)
-
-    def forget(self, memory_id: str, *, hard: bool = False) -> Memory:
-        """Archive a memory (kept, hidden from recall), or delete it with ``hard``.
-
-        Returns:
-            The memory as it was before.
-
-        Raises:
-            NotFoundError: no such memory in this scope.
-            PermissionDenied: it belongs to another agent.
-        """
-        memory = self.get(memory_id)
-        owner = None if self.scope.unscoped else self.scope.agent_id
-        if owner is not None and memory.agent_id != owner:
-            raise PermissionDenied(memory_id, memory.agent_id)
-        done = (
-            self.store.delete(memory_id, owner=owner)
-            if hard
-            else self.store.archive(memory_id, owner=owner, now=self.now())
-        )
-        if not done:  # deleted by someone else in between
-            raise NotFoundError(memory_id)
-        return memory
-
-    def restore(self, memory_id: str) -> Memory:
-        """Bring back a memory ``forget`` archived (recall finds it again).
-
-        Raises:
-            NotFoundError: no such memory in this scope.
-            PermissionDenied: it belongs to another agent.
-        """
-        return writing.restore_one(self, memory_id)
-
-    def update(
-        self,
-        memory_id: str,
-        *,
-        content: str | Keep = KEEP,
-        title: str | Keep | None = KEEP,
-        tags: Iterable[str] | str | Keep | None = KEEP,
-        category: str | Category | Keep = KEEP,
-        type: str | MemoryType | Keep = KEEP,
-        store: str | StoreKind | Keep = KEEP,
-        visibility: str | Visibility | Keep = KEEP,
-        group: str | Keep | None = KEEP,
-        valid_from: datetime | str | Keep | None = KEEP,
-        valid_to: datetime | str | Keep | None = KEEP,
-        metadata: Mapping[str, Any] | Keep | None = KEEP,
-    ) -> Memory:
-        """Change a memory you own; the fields not given are kept (None
-        clears title, group, validity, metadata and tags).
-
-        The change is a new version, written as supersession writes one: a
-        new memory with a **new id** (re-embedded, its entities re-linked,
-        its creation time kept), and the old row kept, closed, with
-        ``superseded_by`` the new id (``graph.history`` lists both). Use the
-        returned memory's id from now on; ``get(memory_id)`` still returns
-        the old version. An update that changes nothing writes nothing and
-        returns the memory as it is (same id). Changing ``visibility`` away
-        from group drops the group.
-
-        Raises:
-            ValidationError: an invalid value (naming the valid ones), a
-                memory already replaced (naming its replacement), or another
-                memory of the scope with the new text; nothing is written.
-            NotFoundError: no such memory in this scope.
-            PermissionDenied: it belongs to another agent.
-        """
-        given = {
-            "content": content,
-            "title": title,
-            "tags": tags,
-            "category": category,
-            "type": type,
-            "store": store,
-            "visibility": visibility,
-            "group": group,
-            "valid_from": valid_from,
-            "valid_to": valid_to,
-            "metadata": metadata,
-        }
-        changes = {name: value for name, value in given.items() if value is not KEEP}
-        return writing.update_one(self, memory_id, changes)
 
     # -- reading --------------------------------------------------------------------
 

@@ -5,6 +5,7 @@ backup, signals, skills, the graph view) take a view through this protocol:
 its engine, its scope and clock, and the public remember / recall / list /
 get. ``Palace`` implements it; nothing here reaches into a palace's
 private members, so the features sit below the facade with no import circle.
+The facade's own writes (palace_writes.py) are written against it too.
 """
 
 from __future__ import annotations

@@ -3,12 +3,17 @@
 Scope is a mandatory argument of every read: a backend applies it inside the
 query, so a memory outside the caller's scope can never be returned, counted
 or ranked. Every write is one transaction.
+
+The values the protocol's methods take and return beyond the models live in
+the ``*_rows.py`` modules beside it (vectors in vector_rows.py), so that the
+protocol and the SQL that implements it both import them; this module
+re-exports those that callers name.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -38,6 +43,7 @@ from mindpalace.store.skill_rows import (
     SkillWrite,
     UsageSignal,
 )
+from mindpalace.store.vector_rows import DenseRows, VectorBatch, VectorTable
 
 if TYPE_CHECKING:  # these modules import this module's value types
     from mindpalace.store.relations_sql import RelationRow
@@ -53,211 +59,6 @@ __all__ = [
     "VectorBatch",
     "VectorTable",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class VectorBatch:
-    """Vectors to store: text hash -> float32 bytes, all of one model."""
-
-    model: str
-    vectors: Mapping[str, bytes]
-
-
-@dataclass(frozen=True, slots=True)
-class VectorTable:
-    """Every embedded memory of a palace as column arrays, row i = one memory.
-
-    Carries what scope and filters need, so dense search can mask exactly
-    before ranking. String columns are factorised: ``agent`` holds codes into
-    ``agent_names``, and so on.
-    """
-
-    ids: npt.NDArray[np.object_]
-    matrix: npt.NDArray[np.float32]
-    agent: npt.NDArray[np.int32]
-    agent_names: tuple[str, ...]
-    visibility: npt.NDArray[np.int32]
-    visibility_names: tuple[str, ...]
-    group: npt.NDArray[np.int32]
-    group_names: tuple[str, ...]
-    channel: npt.NDArray[np.int32]
-    channel_names: tuple[str, ...]
-    type: npt.NDArray[np.int32]
-    type_names: tuple[str, ...]
-    store: npt.NDArray[np.int32]
-    store_names: tuple[str, ...]
-    category: npt.NDArray[np.int32]
-    category_names: tuple[str, ...]
-    archived: npt.NDArray[np.bool_]
-    superseded: npt.NDArray[np.bool_]
-    created_at: npt.NDArray[np.float64]
-    session: npt.NDArray[np.int32]  # code into session_names; "" is no session
-    session_names: tuple[str, ...]
-    source: npt.NDArray[np.int32]
-    source_names: tuple[str, ...]
-    seq: npt.NDArray[np.int64]  # the store's write order
-    kind: npt.NDArray[np.int32]
-    kind_names: tuple[str, ...]
-    project: npt.NDArray[np.int32]  # code into project_names; "" is no project
-    project_names: tuple[str, ...]
-    #: rows that have a vector of the model (the others' ``matrix`` rows are 0)
-    embedded: npt.NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
-    #: characters of each row's content (session support reads it)
-    length: npt.NDArray[np.int32] = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
-    #: (title, content, context, tags) per row, when loaded for the keyword index
-    texts: tuple[tuple[str | None, str, str | None, str], ...] | None = None
-
-    def __len__(self) -> int:
-        return int(self.ids.shape[0])
-
-    @classmethod
-    def from_rows(cls, rows: Sequence[Sequence[Any]], dimensions: int = 0) -> VectorTable:
-        """Build from rows of (id, agent, visibility, group, channel, archived,
-        superseded, type, store, category, created_at, vector bytes, session, source,
-        seq, kind, project, content length[, title, content, context, tags]),
-        in write order."""
-
-        def factor(index: int) -> tuple[npt.NDArray[np.int32], tuple[str, ...]]:
-            # Codes into the sorted distinct names (what np.unique gives),
-            # found by hashing: sorting 100k strings per column was 40% of
-            # loading a 100k palace's vectors.
-            seen: dict[str, int] = {}
-            raw = np.fromiter(
-                (seen.setdefault(str(r[index]), len(seen)) for r in rows),
-                dtype=np.int32,
-                count=len(rows),
-            )
-            names = sorted(seen)
-            remap = np.empty(len(seen), dtype=np.int32)
-            for code, name in enumerate(names):
-                remap[seen[name]] = code
-            return remap[raw] if len(rows) else raw, tuple(names)
-
-        count = len(rows)
-        embedded = np.fromiter((r[11] is not None for r in rows), dtype=bool, count=count)
-        dims = next((len(r[11]) // 4 for r in rows if r[11] is not None), dimensions)
-        if count and embedded.all():
-            matrix = np.frombuffer(b"".join(r[11] for r in rows), dtype=np.float32)
-            matrix = matrix.reshape(count, dims)
-        else:
-            matrix = np.zeros((count, dims), dtype=np.float32)
-            for i in np.flatnonzero(embedded).tolist():
-                matrix[i] = np.frombuffer(rows[i][11], dtype=np.float32)
-        texts = None
-        if count and len(rows[0]) > 18:
-            texts = tuple((r[18], r[19], r[20], r[21]) for r in rows)
-        agent, agent_names = factor(1)
-        visibility, visibility_names = factor(2)
-        group, group_names = factor(3)
-        channel, channel_names = factor(4)
-        type_, type_names = factor(7)
-        store, store_names = factor(8)
-        category, category_names = factor(9)
-        session, session_names = factor(12)
-        source, source_names = factor(13)
-        kind, kind_names = factor(15)
-        project, project_names = factor(16)
-        return cls(
-            ids=np.array([str(r[0]) for r in rows], dtype=object),
-            matrix=matrix,
-            agent=agent,
-            agent_names=agent_names,
-            visibility=visibility,
-            visibility_names=visibility_names,
-            group=group,
-            group_names=group_names,
-            channel=channel,
-            channel_names=channel_names,
-            type=type_,
-            type_names=type_names,
-            store=store,
-            store_names=store_names,
-            category=category,
-            category_names=category_names,
-            archived=np.array([bool(r[5]) for r in rows], dtype=bool),
-            superseded=np.array([bool(r[6]) for r in rows], dtype=bool),
-            created_at=np.array([float(r[10]) for r in rows], dtype=np.float64),
-            session=session,
-            session_names=session_names,
-            source=source,
-            source_names=source_names,
-            seq=np.array([int(r[14]) for r in rows], dtype=np.int64),
-            kind=kind,
-            kind_names=kind_names,
-            project=project,
-            project_names=project_names,
-            embedded=embedded,
-            length=np.fromiter((int(r[17] or 0) for r in rows), dtype=np.int32, count=count),
-            texts=texts,
-        )
-
-    def extend(self, more: VectorTable) -> VectorTable:
-        """This table with ``more``'s rows after its own (codes re-mapped)."""
-        if len(more) == 0:
-            return self
-        if len(self) == 0:
-            return more
-        merged: dict[str, Any] = {}
-        for column in _CODED:
-            names = list(getattr(self, f"{column}_names"))
-            index = {name: i for i, name in enumerate(names)}
-            remap = np.empty(len(getattr(more, f"{column}_names")), dtype=np.int32)
-            for i, name in enumerate(getattr(more, f"{column}_names")):
-                if name not in index:
-                    index[name] = len(names)
-                    names.append(name)
-                remap[i] = index[name]
-            codes = remap[getattr(more, column)] if remap.size else getattr(more, column)
-            merged[column] = np.concatenate((getattr(self, column), codes)).astype(np.int32)
-            merged[f"{column}_names"] = tuple(names)
-        for column in _PLAIN:
-            merged[column] = np.concatenate((getattr(self, column), getattr(more, column)))
-        return VectorTable(**merged)
-
-    def take(self, rows: npt.NDArray[np.int64]) -> VectorTable:
-        """The table of ``rows`` of this one, in that order (names kept)."""
-        picked: dict[str, Any] = {
-            column: getattr(self, column)[rows]
-            for column in (*_CODED, "ids", "matrix", "archived", "superseded", "created_at", "seq")
-        }
-        picked["length"] = self.length[rows] if len(self.length) else self.length
-        picked["embedded"] = self.embedded[rows] if len(self.embedded) else self.embedded
-        return replace(self, texts=None, **picked)
-
-
-# Columns that are one value per row, not codes into names.
-_PLAIN = ("ids", "matrix", "archived", "superseded", "created_at", "seq", "embedded", "length")
-_CODED = (
-    "agent",
-    "visibility",
-    "group",
-    "channel",
-    "type",
-    "store",
-    "category",
-    "session",
-    "source",
-    "kind",
-    "project",
-)
-
-
-@dataclass(frozen=True, slots=True)
-class DenseRows:
-    """Rows the store's dense search found (``Store.dense_rows``).
-
-    Attributes:
-        table: the rows, in write order; no vectors (they stay in the store).
-        sims: the query's cosine to each row (-1 for a row without a vector).
-        low: the lowest cosine over every visible row (exact or estimated),
-            when nearest rows were asked for; else None.
-        complete: whether ``table`` holds every visible row under the filters.
-    """
-
-    table: VectorTable
-    sims: npt.NDArray[np.float32]
-    low: float | None
-    complete: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,8 +2,9 @@
 write transaction that bumps the palace's change counters.
 
 ``SqlStore`` (sql.py) builds the ``Store`` protocol on it, from mixins that
-each own one part of the schema (memories here in sql.py; the graph, skills
-and signals in their own modules). A backend subclass supplies the
+each own one part of the schema (the writes of memories in sql.py, their
+reads in reads_sql.py, vectors in vectors_sql.py; the graph, skills and
+signals in their own modules). A backend subclass supplies the
 connection, its transaction discipline and a ``Dialect``.
 """
 

@@ -40,9 +40,10 @@ _PROBES = 50
 
 class RecallSql(SqlCore):
     """``query_facts``, ``seed_graph`` and ``hydrate`` of the ``Store``
-    protocol, over the single-purpose reads the other mixins define."""
+    protocol, over the single-purpose reads the other mixins define; and
+    ``terms_present``, the word probe of ``query_facts`` on its own."""
 
-    # -- what this composes (SqlStore, GraphSql, SignalStore define them) ------
+    # -- what this composes (ReadsSql, GraphSql, SignalStore define them) ------
 
     @abc.abstractmethod
     def search_text(
@@ -167,6 +168,16 @@ class RecallSql(SqlCore):
             return Hydration(memories)
         counts = self.feedback_counts(feedback_on, agent_id=scope.agent_id, channel=scope.channel)
         return Hydration(memories, counts)
+
+    # -- the word probe alone (``Store.terms_present``) ------------------------------
+
+    def terms_present(
+        self, terms: Sequence[str], scope: Scope, *, include_archived: bool = False
+    ) -> set[str]:
+        """Which of ``terms`` occur in some live (or, with ``include_archived``,
+        any) memory ``scope`` may see."""
+        with self._read() as cur:
+            return set(self._present(cur, terms, scope, include_archived=include_archived))
 
     # -- statements ----------------------------------------------------------------
 

@@ -1,51 +1,42 @@
-"""SQL shared by every backend: schema use, scope rules, filters, row mapping.
+"""SQL shared by every backend: the ``SqlStore`` that implements the ``Store``
+protocol, and the writes of memories.
 
-``SqlStore`` implements the ``Store`` protocol over a DB-API connection, on
-``SqlCore`` (core.py); the queries are written once, for every backend.
+``SqlStore`` implements the protocol over a DB-API connection, on ``SqlCore``
+(core.py), from mixins that each own one part of it: the reads of memories
+(reads_sql.py), vectors (vectors_sql.py), the entity graph, relations,
+consolidation, skills, signals, export records, recall's merged reads and the
+inspector's (their ``*_sql.py`` modules). What stays here is what writes
+memories: add (de-duplication, issue numbers, supersession, entity links, all
+in the write's transaction), revise, archive, complete, delete and import.
+The queries are written once, for every backend.
 """
 
 from __future__ import annotations
 
 import json
-from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
-
 from mindpalace.errors import ValidationError
 from mindpalace.models import (
     ISSUE_NUMBER,
-    EmbeddingConfig,
     Memory,
     MemoryKind,
     Mention,
     NewMemory,
-    RecallFilters,
     RelationMention,
     Scope,
-    Stats,
     issue_number,
 )
-from mindpalace.store.base import (
-    AddResult,
-    DenseRows,
-    ImportReport,
-    TextMatch,
-    VectorBatch,
-    VectorTable,
-)
+from mindpalace.store.base import AddResult, ImportReport
 from mindpalace.store.core import Cursor
 from mindpalace.store.exchange_rows import PalaceRecords
 from mindpalace.store.exchange_sql import ExchangeSql
 from mindpalace.store.fragments import (
     MEMORY_COLUMNS,
     SELECT_MEMORY,
-    escape_like,
-    filter_clause,
     in_list,
     memory_row,
     row_to_memory,
@@ -54,11 +45,14 @@ from mindpalace.store.fragments import (
 )
 from mindpalace.store.graph_sql import EntityLookup, GraphSql
 from mindpalace.store.inspect_sql import InspectSql
+from mindpalace.store.reads_sql import ReadsSql
 from mindpalace.store.recall_sql import RecallSql
 from mindpalace.store.relations_sql import RelationsSql
 from mindpalace.store.signals_sql import SignalStore
 from mindpalace.store.skills_sql import SkillsSql
 from mindpalace.store.upkeep_sql import UpkeepSql
+from mindpalace.store.vector_rows import VectorBatch
+from mindpalace.store.vectors_sql import VectorsSql
 
 __all__ = ["Cursor", "SqlStore"]
 
@@ -79,9 +73,22 @@ def _dedup_key(memory: Memory | NewMemory) -> tuple[str, ...]:
 
 
 class SqlStore(
-    GraphSql, RelationsSql, UpkeepSql, SkillsSql, SignalStore, ExchangeSql, RecallSql, InspectSql
+    ReadsSql,
+    VectorsSql,
+    GraphSql,
+    RelationsSql,
+    UpkeepSql,
+    SkillsSql,
+    SignalStore,
+    ExchangeSql,
+    RecallSql,
+    InspectSql,
 ):
-    """The ``Store`` protocol over SQL; subclasses bring connection and dialect."""
+    """The ``Store`` protocol over SQL; subclasses bring connection and dialect.
+
+    The mixins that define methods come before those that only declare what
+    they compose (``abc.abstractmethod``), so the definitions win.
+    """
 
     def _insert(self, cur: Cursor, memory: Memory, embed_hash: str | None) -> int:
         """Insert the row and its tags; returns its ``seq``."""
@@ -99,16 +106,6 @@ class SqlStore(
                 [(row[0], tag) for tag in memory.tags],
             )
         return int(row[0])
-
-    def _put_vectors(self, cur: Cursor, vectors: VectorBatch | None) -> None:
-        if vectors is None:
-            return
-        self._exec_many(
-            cur,
-            "INSERT INTO embeddings (model, text_hash, vector) VALUES (?, ?, ?)"
-            " ON CONFLICT (model, text_hash) DO NOTHING",
-            [(vectors.model, text_hash, blob) for text_hash, blob in vectors.vectors.items()],
-        )
 
     def _get(self, cur: Cursor, memory_id: str) -> Memory | None:
         row = self._exec(
@@ -488,315 +485,3 @@ class SqlStore(
             ).fetchall()
             own.update(str(r[0]) for r in rows)
         return own
-
-    def assign_vectors(self, assignments: Mapping[str, str], vectors: VectorBatch) -> None:
-        """Point memories (id -> text hash) at vectors, storing the vectors, in one transaction."""
-        with self._mutate(structural=True) as cur:
-            self._put_vectors(cur, vectors)
-            for memory_id, text_hash in assignments.items():
-                self._exec(
-                    cur, "UPDATE memories SET embed_hash = ? WHERE id = ?", (text_hash, memory_id)
-                )
-
-    def set_embedding_config(
-        self, config: EmbeddingConfig, *, drop_vectors_except: str | None = None
-    ) -> None:
-        """Record which model the palace's vectors come from."""
-        with self._mutate(structural=True) as cur:
-            self._exec(cur, "DELETE FROM embedding_config")
-            self._exec(
-                cur,
-                "INSERT INTO embedding_config (id, provider, model, dimensions)"
-                " VALUES (1, ?, ?, ?)",
-                (config.provider, config.model, config.dimensions),
-            )
-            if drop_vectors_except is not None:
-                self._exec(cur, "DELETE FROM embeddings WHERE model <> ?", (drop_vectors_except,))
-
-    # -- vectors ------------------------------------------------------------------
-
-    def embedding_config(self) -> EmbeddingConfig | None:
-        """The model the palace's vectors come from, if any was recorded."""
-        with self._read() as cur:
-            row = self._exec(
-                cur, "SELECT provider, model, dimensions FROM embedding_config WHERE id = 1"
-            ).fetchone()
-        return None if row is None else EmbeddingConfig(str(row[0]), str(row[1]), int(row[2]))
-
-    def missing_vectors(self, model: str, text_hashes: Iterable[str]) -> set[str]:
-        """Which of ``text_hashes`` have no stored vector for ``model``."""
-        wanted = list(dict.fromkeys(text_hashes))
-        present: set[str] = set()
-        with self._read() as cur:
-            for i in range(0, len(wanted), 500):
-                chunk = wanted[i : i + 500]
-                rows = self._exec(
-                    cur,
-                    "SELECT text_hash FROM embeddings WHERE model = ? AND "
-                    + in_list("text_hash", chunk),
-                    [model, *chunk],
-                ).fetchall()
-                present.update(str(r[0]) for r in rows)
-        return set(wanted) - present
-
-    def load_texts(self, *, upto_seq: int) -> list[tuple[int, str | None, str, str | None, str]]:
-        """(seq, title, content, context, tags) of every memory up to
-        ``upto_seq``, in write order, unscoped (for the warm keyword index)."""
-        with self._read() as cur:
-            rows = self._exec(
-                cur,
-                "SELECT seq, title, content, context, tags FROM memories"
-                " WHERE seq <= ? ORDER BY seq",
-                (upto_seq,),
-            ).fetchall()
-        return [(int(r[0]), r[1], str(r[2]), r[3], str(r[4])) for r in rows]
-
-    def load_vectors(self, model: str, *, after_seq: int = 0, texts: bool = False) -> VectorTable:
-        """Every memory written after ``after_seq``, in write order, with its
-        vector for ``model`` (NULL when it has none), the columns scope and
-        filters need and, with ``texts``, the text the keyword index reads."""
-        text_columns = ", m.title, m.content, m.context, m.tags" if texts else ""
-        with self._read() as cur:
-            rows = self._exec(
-                cur,
-                "SELECT m.id, m.agent_id, m.visibility, m.group_name, m.channel, m.archived,"
-                " m.superseded_by IS NOT NULL, m.type, m.store, m.category, m.created_at,"
-                " e.vector, COALESCE(m.session_id, ''), m.source, m.seq, m.kind, m.project,"
-                " length(m.content)"
-                f"{text_columns}"
-                " FROM memories m"
-                " LEFT JOIN embeddings e ON e.model = ? AND e.text_hash = m.embed_hash"
-                " WHERE m.seq > ? ORDER BY m.seq",
-                (model, after_seq),
-            ).fetchall()
-        return VectorTable.from_rows(rows)
-
-    def nearest(
-        self,
-        model: str,
-        query: npt.NDArray[np.float32],
-        scope: Scope,
-        filters: RecallFilters,
-        *,
-        limit: int,
-    ) -> list[str] | None:
-        """None: this store keeps no nearest-neighbour index (a backend that
-        does overrides this)."""
-        return None
-
-    def dense_rows(
-        self,
-        model: str,
-        query: npt.NDArray[np.float32],
-        scope: Scope,
-        filters: RecallFilters,
-        *,
-        nearest: int = 0,
-        ids: Sequence[str] = (),
-        sessions: Sequence[str] = (),
-    ) -> DenseRows | None:
-        """None: this store cannot search vectors itself (a backend that can
-        overrides this)."""
-        return None
-
-    # -- reads --------------------------------------------------------------------
-
-    def get_many(self, memory_ids: Sequence[str], scope: Scope) -> dict[str, Memory]:
-        """The visible memories among ``memory_ids``, by id."""
-        s_sql, s_params = scope_clause(scope)
-        found: dict[str, Memory] = {}
-        with self._read() as cur:
-            for i in range(0, len(memory_ids), 500):
-                chunk = list(memory_ids[i : i + 500])
-                # The wanted ids drive the join (CROSS JOIN fixes SQLite's
-                # order): without it SQLite may walk every row the scope
-                # admits through its indexes, 50x slower at 10k memories.
-                wanted = ", ".join("(?)" for _ in chunk)
-                rows = self._exec(
-                    cur,
-                    f"SELECT {SELECT_MEMORY} FROM (VALUES {wanted}) AS w"
-                    f" CROSS JOIN memories m WHERE m.id = w.column1 AND {s_sql}",
-                    [*chunk, *s_params],
-                ).fetchall()
-                for row in rows:
-                    memory = row_to_memory(row)
-                    found[memory.id] = memory
-        return found
-
-    def search_substring(
-        self, terms: Sequence[str], scope: Scope, filters: RecallFilters, *, limit: int
-    ) -> list[Memory]:
-        """Memories whose title or content contains any of ``terms`` as a
-        substring (case-insensitive), newest first: the text fallback's net
-        for partial words the full-text index does not match."""
-        if not terms:
-            return []
-        s_sql, s_params = scope_clause(scope)
-        f_sql, f_params = filter_clause(filters)
-        likes: list[str] = []
-        params: list[Any] = []
-        for term in terms:
-            pattern = "%" + escape_like(term.lower()) + "%"
-            lower = self.dialect.lower
-            likes.append(
-                f"{lower}(m.content) LIKE ? ESCAPE '!'"
-                f" OR {lower}(COALESCE(m.title, '')) LIKE ? ESCAPE '!'"
-            )
-            params += [pattern, pattern]
-        with self._read() as cur:
-            rows = self._exec(
-                cur,
-                f"SELECT {SELECT_MEMORY} FROM memories m WHERE ({' OR '.join(likes)})"
-                f" AND {s_sql} AND {f_sql} ORDER BY m.created_at DESC, m.id DESC LIMIT ?",
-                [*params, *s_params, *f_params, limit],
-            ).fetchall()
-        return [row_to_memory(r) for r in rows]
-
-    def terms_present(
-        self, terms: Sequence[str], scope: Scope, *, include_archived: bool = False
-    ) -> set[str]:
-        """Which of ``terms`` occur in some live (or, with ``include_archived``,
-        any) memory ``scope`` may see."""
-        with self._read() as cur:
-            return set(self._present(cur, terms, scope, include_archived=include_archived))
-
-    def ids_matching(self, scope: Scope, filters: RecallFilters) -> set[str]:
-        """Ids of every visible memory matching ``filters``."""
-        s_sql, s_params = scope_clause(scope)
-        f_sql, f_params = filter_clause(filters)
-        with self._read() as cur:
-            rows = self._exec(
-                cur,
-                f"SELECT m.id FROM memories m WHERE {s_sql} AND {f_sql}",
-                [*s_params, *f_params],
-            ).fetchall()
-        return {str(r[0]) for r in rows}
-
-    def get(self, memory_id: str, scope: Scope) -> Memory | None:
-        """The memory if ``scope`` may see it."""
-        where, params = scope_clause(scope)
-        with self._read() as cur:
-            row = self._exec(
-                cur,
-                f"SELECT {SELECT_MEMORY} FROM memories m WHERE m.id = ? AND {where}",
-                [memory_id, *params],
-            ).fetchone()
-        return None if row is None else row_to_memory(row)
-
-    def list_memories(
-        self,
-        scope: Scope,
-        filters: RecallFilters,
-        *,
-        limit: int,
-        offset: int = 0,
-        before: tuple[datetime, str] | None = None,
-    ) -> list[Memory]:
-        """Visible memories matching ``filters``, newest first (by creation
-        time, then id); with ``before``, only those after that (created_at,
-        id) in this order (keyset paging)."""
-        s_sql, s_params = scope_clause(scope)
-        f_sql, f_params = filter_clause(filters)
-        k_sql, k_params = "", []
-        if before is not None:
-            k_sql = " AND (m.created_at < ? OR (m.created_at = ? AND m.id < ?))"
-            k_params = [to_epoch(before[0]), to_epoch(before[0]), before[1]]
-        with self._read() as cur:
-            rows = self._exec(
-                cur,
-                f"SELECT {SELECT_MEMORY} FROM memories m WHERE {s_sql} AND {f_sql}{k_sql}"
-                " ORDER BY m.created_at DESC, m.id DESC LIMIT ? OFFSET ?",
-                [*s_params, *f_params, *k_params, limit, offset],
-            ).fetchall()
-        return [row_to_memory(r) for r in rows]
-
-    def projects(self, scope: Scope) -> list[tuple[str, int]]:
-        """The projects of the live memories ``scope`` may see, with how many
-        memories each has, by name."""
-        s_sql, s_params = scope_clause(scope)
-        with self._read() as cur:
-            rows = self._exec(
-                cur,
-                f"SELECT m.project, COUNT(*) FROM memories m WHERE {s_sql} AND m.project <> ''"
-                " AND m.archived = 0 GROUP BY m.project ORDER BY m.project",
-                s_params,
-            ).fetchall()
-        return [(str(name), int(count)) for name, count in rows]
-
-    def search_text(
-        self, terms: Sequence[str], scope: Scope, filters: RecallFilters, *, limit: int
-    ) -> list[TextMatch]:
-        """BM25 search over title, content and tags, scope and filters applied inside."""
-        if not terms:
-            return []
-        q = self.dialect.text_query(terms)
-        s_sql, s_params = scope_clause(scope)
-        f_sql, f_params = filter_clause(filters)
-        sql = (
-            f"SELECT {SELECT_MEMORY}, {q.score} AS score FROM {q.source}"
-            f" WHERE {q.where} AND {s_sql} AND {f_sql}"
-            " ORDER BY score DESC, m.created_at DESC, m.id DESC LIMIT ?"
-        )
-        with self._read() as cur:
-            rows = self._exec(cur, sql, [*q.params, *s_params, *f_params, limit]).fetchall()
-        return [TextMatch(row_to_memory(r[:-1]), float(r[-1])) for r in rows]
-
-    def stats(self, scope: Scope) -> Stats:
-        """Counts over what ``scope`` can see."""
-        s_sql, s_params = scope_clause(scope)
-        with self._read() as cur:
-            rows = self._exec(
-                cur,
-                "SELECT m.type, m.store, m.category, m.agent_id, m.archived,"
-                " m.superseded_by IS NOT NULL, COUNT(*)"
-                f" FROM memories m WHERE {s_sql}"
-                " GROUP BY m.type, m.store, m.category, m.agent_id, m.archived,"
-                " m.superseded_by IS NOT NULL",
-                s_params,
-            ).fetchall()
-        by_type: Counter[str] = Counter()
-        by_store: Counter[str] = Counter()
-        by_category: Counter[str] = Counter()
-        by_agent: Counter[str] = Counter()
-        total = archived = superseded = 0
-        for type_, store, category, agent, is_archived, is_superseded, count in rows:
-            total += count
-            if is_archived:
-                archived += count
-            if is_superseded:
-                superseded += count
-            if is_archived or is_superseded:
-                continue
-            by_type[type_] += count
-            by_store[store] += count
-            by_category[category] += count
-            by_agent[agent] += count
-        return Stats(
-            memories=total,
-            archived=archived,
-            superseded=superseded,
-            by_type=dict(sorted(by_type.items())),
-            by_store=dict(sorted(by_store.items())),
-            by_category=dict(sorted(by_category.items())),
-            by_agent=dict(sorted(by_agent.items())),
-            schema_version=self.schema_version(),
-            path=self.location,
-        )
-
-    def iter_memories(self, scope: Scope, *, batch: int = 500) -> Iterator[Memory]:
-        """Every visible memory, oldest first, fetched in keyset pages."""
-        s_sql, s_params = scope_clause(scope)
-        last = 0
-        while True:
-            with self._read() as cur:
-                rows = self._exec(
-                    cur,
-                    f"SELECT m.seq, {SELECT_MEMORY} FROM memories m WHERE m.seq > ? AND {s_sql}"
-                    " ORDER BY m.seq LIMIT ?",
-                    [last, *s_params, batch],
-                ).fetchall()
-            if not rows:
-                return
-            for row in rows:
-                yield row_to_memory(row[1:])
-            last = int(rows[-1][0])

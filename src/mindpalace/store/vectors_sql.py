@@ -1,0 +1,146 @@
+"""Embeddings in SQL: the model a palace's vectors come from, the vectors
+themselves (one per model and text hash, shared by every memory of that
+text), and the unscoped loads a process's warm indexes are built from.
+
+Vectors are stored inside the write that needs them (``_put_vectors``); the
+loads read every memory in write order and leave scope to the warm index
+that applies it (retrieval/). A backend that searches vectors itself
+(pg_dense.py, pg_vectors.py) overrides ``nearest`` and ``dense_rows``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from mindpalace.models import EmbeddingConfig, RecallFilters, Scope
+from mindpalace.store.core import Cursor, SqlCore
+from mindpalace.store.fragments import in_list
+from mindpalace.store.vector_rows import DenseRows, VectorBatch, VectorTable
+
+__all__ = ["VectorsSql"]
+
+
+class VectorsSql(SqlCore):
+    """The vectors part of ``SqlStore``: the embedding model, stored vectors, warm loads."""
+
+    def _put_vectors(self, cur: Cursor, vectors: VectorBatch | None) -> None:
+        """Store ``vectors`` inside a write's transaction (a text's vector once per model)."""
+        if vectors is None:
+            return
+        self._exec_many(
+            cur,
+            "INSERT INTO embeddings (model, text_hash, vector) VALUES (?, ?, ?)"
+            " ON CONFLICT (model, text_hash) DO NOTHING",
+            [(vectors.model, text_hash, blob) for text_hash, blob in vectors.vectors.items()],
+        )
+
+    def assign_vectors(self, assignments: Mapping[str, str], vectors: VectorBatch) -> None:
+        """Point memories (id -> text hash) at vectors, storing the vectors, in one transaction."""
+        with self._mutate(structural=True) as cur:
+            self._put_vectors(cur, vectors)
+            for memory_id, text_hash in assignments.items():
+                self._exec(
+                    cur, "UPDATE memories SET embed_hash = ? WHERE id = ?", (text_hash, memory_id)
+                )
+
+    def set_embedding_config(
+        self, config: EmbeddingConfig, *, drop_vectors_except: str | None = None
+    ) -> None:
+        """Record which model the palace's vectors come from."""
+        with self._mutate(structural=True) as cur:
+            self._exec(cur, "DELETE FROM embedding_config")
+            self._exec(
+                cur,
+                "INSERT INTO embedding_config (id, provider, model, dimensions)"
+                " VALUES (1, ?, ?, ?)",
+                (config.provider, config.model, config.dimensions),
+            )
+            if drop_vectors_except is not None:
+                self._exec(cur, "DELETE FROM embeddings WHERE model <> ?", (drop_vectors_except,))
+
+    def embedding_config(self) -> EmbeddingConfig | None:
+        """The model the palace's vectors come from, if any was recorded."""
+        with self._read() as cur:
+            row = self._exec(
+                cur, "SELECT provider, model, dimensions FROM embedding_config WHERE id = 1"
+            ).fetchone()
+        return None if row is None else EmbeddingConfig(str(row[0]), str(row[1]), int(row[2]))
+
+    def missing_vectors(self, model: str, text_hashes: Iterable[str]) -> set[str]:
+        """Which of ``text_hashes`` have no stored vector for ``model``."""
+        wanted = list(dict.fromkeys(text_hashes))
+        present: set[str] = set()
+        with self._read() as cur:
+            for i in range(0, len(wanted), 500):
+                chunk = wanted[i : i + 500]
+                rows = self._exec(
+                    cur,
+                    "SELECT text_hash FROM embeddings WHERE model = ? AND "
+                    + in_list("text_hash", chunk),
+                    [model, *chunk],
+                ).fetchall()
+                present.update(str(r[0]) for r in rows)
+        return set(wanted) - present
+
+    def load_texts(self, *, upto_seq: int) -> list[tuple[int, str | None, str, str | None, str]]:
+        """(seq, title, content, context, tags) of every memory up to
+        ``upto_seq``, in write order, unscoped (for the warm keyword index)."""
+        with self._read() as cur:
+            rows = self._exec(
+                cur,
+                "SELECT seq, title, content, context, tags FROM memories"
+                " WHERE seq <= ? ORDER BY seq",
+                (upto_seq,),
+            ).fetchall()
+        return [(int(r[0]), r[1], str(r[2]), r[3], str(r[4])) for r in rows]
+
+    def load_vectors(self, model: str, *, after_seq: int = 0, texts: bool = False) -> VectorTable:
+        """Every memory written after ``after_seq``, in write order, with its
+        vector for ``model`` (NULL when it has none), the columns scope and
+        filters need and, with ``texts``, the text the keyword index reads."""
+        text_columns = ", m.title, m.content, m.context, m.tags" if texts else ""
+        with self._read() as cur:
+            rows = self._exec(
+                cur,
+                "SELECT m.id, m.agent_id, m.visibility, m.group_name, m.channel, m.archived,"
+                " m.superseded_by IS NOT NULL, m.type, m.store, m.category, m.created_at,"
+                " e.vector, COALESCE(m.session_id, ''), m.source, m.seq, m.kind, m.project,"
+                " length(m.content)"
+                f"{text_columns}"
+                " FROM memories m"
+                " LEFT JOIN embeddings e ON e.model = ? AND e.text_hash = m.embed_hash"
+                " WHERE m.seq > ? ORDER BY m.seq",
+                (model, after_seq),
+            ).fetchall()
+        return VectorTable.from_rows(rows)
+
+    def nearest(
+        self,
+        model: str,
+        query: npt.NDArray[np.float32],
+        scope: Scope,
+        filters: RecallFilters,
+        *,
+        limit: int,
+    ) -> list[str] | None:
+        """None: this store keeps no nearest-neighbour index (a backend that
+        does overrides this)."""
+        return None
+
+    def dense_rows(
+        self,
+        model: str,
+        query: npt.NDArray[np.float32],
+        scope: Scope,
+        filters: RecallFilters,
+        *,
+        nearest: int = 0,
+        ids: Sequence[str] = (),
+        sessions: Sequence[str] = (),
+    ) -> DenseRows | None:
+        """None: this store cannot search vectors itself (a backend that can
+        overrides this)."""
+        return None
