@@ -289,8 +289,52 @@ CONFIGS = [
         replace(BARE, dense_weight=0.0, time_window_weight=0.0, time_when_weight=0.0),
     ),
     Config("session support off", replace(DEFAULT, neighbour_weight=0.0, session_weight=0.0)),
+    Config("long turns fully supported", replace(DEFAULT, self_contained=0)),
     Config("default", DEFAULT),
 ]
+
+# --folds: the one constant fitted on this benchmark, and its neighbours.
+SELF_CONTAINED_GRID = (0, 200, 300, 400, 600, 800, 1200)
+GRID_CONFIGS = [
+    Config(f"self_contained {n}", replace(DEFAULT, self_contained=n)) for n in SELF_CONTAINED_GRID
+]
+
+
+def folds(
+    rows: Sequence[dict[str, Any]], names: Sequence[str], *, repeats: int = 10, seed: int = 0
+) -> tuple[dict[str, int], dict[str, float]]:
+    """Two-fold cross-validation over questions (each question is its own
+    conversation), ``repeats`` times: each half picks the configuration
+    best on it (turn recall_all@10 + NDCG@10) and is scored on the other.
+    Returns how often each configuration was picked and the held-out means."""
+    rng = np.random.default_rng(seed)
+
+    def score(name: str, chosen: Sequence[int], key: str) -> float:
+        return statistics.fmean(rows[i]["metrics"][name][key] for i in chosen)
+
+    def objective(name: str, chosen: Sequence[int]) -> float:
+        return score(name, chosen, "turn_recall_all@10") + score(name, chosen, "turn_ndcg@10")
+
+    picked: dict[str, int] = defaultdict(int)
+    held: list[tuple[float, float]] = []
+    for _ in range(repeats):
+        order = rng.permutation(len(rows)).tolist()
+        halves = (order[: len(order) // 2], order[len(order) // 2 :])
+        for train, test in (halves, halves[::-1]):
+            best = max(
+                names,
+                key=lambda n: (
+                    score(n, train, "turn_recall_all@10") + score(n, train, "turn_ndcg@10")
+                ),
+            )
+            picked[best] += 1
+            held.append(
+                (score(best, test, "turn_recall_all@10"), score(best, test, "turn_ndcg@10"))
+            )
+    return dict(picked), {
+        "turn_recall_all@10": statistics.fmean(h[0] for h in held),
+        "turn_ndcg@10": statistics.fmean(h[1] for h in held),
+    }
 
 
 @dataclass
@@ -527,6 +571,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1, help="processes (default 1)")
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument(
+        "--folds",
+        action="store_true",
+        help="the self_contained grid, with two-fold cross-validation over questions",
+    )
+    parser.add_argument(
         "--context-chars",
         type=int,
         help="characters of the previous turn indexed as keyword context"
@@ -549,7 +598,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--limit must be at least 1")
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
-    configs = [c for c in CONFIGS if not args.only or args.only in c.name]
+    grid = GRID_CONFIGS if args.folds else CONFIGS
+    configs = [c for c in grid if not args.only or args.only in c.name]
     if not configs:
         parser.error(f"no configuration matches {args.only!r}")
     questions = [q for q in load() if q.question_type in types and not q.abstention and q.evidence]
@@ -566,6 +616,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     summary = summarise(rows, configs)
     print(f"{len(rows)} questions, {time.perf_counter() - start:.0f} s", file=sys.stderr)
     print(markdown(summary))
+    if args.folds:
+        picked, held = folds(rows, [c.name for c in configs])
+        print(f"\nTwo-fold cross-validation over questions, 10 repeats: picked {picked};")
+        print(
+            f"held-out turn recall_all@10 {held['turn_recall_all@10']:.3f},"
+            f" NDCG@10 {held['turn_ndcg@10']:.3f}"
+        )
     if args.json:
         args.json.write_text(json.dumps({"summary": summary, "rows": rows}, indent=1))
     return 0

@@ -129,6 +129,7 @@ CONFIGS = [
     # Not the default: spreading the top over sessions costs LoCoMo (and
     # LongMemEval) more than it gives (BENCHMARKS.md).
     Config("session diversity 0.8", CONTEXT, replace(DEFAULT, session_diversity=0.8)),
+    Config("long turns fully supported", CONTEXT, replace(DEFAULT, self_contained=0)),
     Config("static model: dense", PLAIN, replace(BARE, sparse_weight=0.0), embedder="static"),
     Config("static model: default pipeline", CONTEXT, DEFAULT, abstain=True, embedder="static"),
 ]

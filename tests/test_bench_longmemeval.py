@@ -14,6 +14,7 @@ from bench.longmemeval import (
     LmeSession,
     LmeTurn,
     data_file,
+    folds,
     load,
     ndcg,
     question_metrics,
@@ -130,6 +131,35 @@ def test_a_run_over_a_hand_made_question() -> None:
     reason=f"LongMemEval_S development half not found at {data_file()}"
     " (set MINDPALACE_LONGMEMEVAL)",
 )
+def test_folds_pick_on_one_half_and_score_the_other() -> None:
+    # "a" wins on odd questions, "b" on even ones, by a margin each way.
+    rows = [
+        {
+            "metrics": {
+                name: {"turn_recall_all@10": value, "turn_ndcg@10": value}
+                for name, value in (("a", 1.0 if i % 2 else 0.0), ("b", 0.0 if i % 2 else 0.9))
+            }
+        }
+        for i in range(40)
+    ]
+    picked, held = folds(rows, ["a", "b"], repeats=5)
+    assert sum(picked.values()) == 10
+    # Whatever a half picks, the other half scores it honestly: never above
+    # the better configuration's own mean (0.5), far from the 0.95 that the
+    # better of the two per question would give.
+    assert 0.3 < held["turn_recall_all@10"] <= 0.5 + 1e-9
+    same = [
+        {
+            "metrics": {
+                "a": {"turn_recall_all@10": 1.0, "turn_ndcg@10": 0.5},
+                "b": {"turn_recall_all@10": 0.0, "turn_ndcg@10": 0.0},
+            }
+        }
+    ] * 10
+    picked, held = folds(same, ["a", "b"], repeats=3)
+    assert picked == {"a": 6} and held == {"turn_recall_all@10": 1.0, "turn_ndcg@10": 0.5}
+
+
 def test_smoke_on_the_development_half() -> None:
     questions = load()
     assert len(questions) == 238
