@@ -78,6 +78,14 @@ class SqlCore(abc.ABC):
         if rows:
             cur.executemany(self.dialect.sql(sql), [tuple(r) for r in rows])
 
+    def _insert_rows(
+        self, cur: Cursor, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]
+    ) -> None:
+        """Insert ``rows`` (values of ``columns``) into ``table`` as they are,
+        keys included: the bulk copy of a palace (transfer.py)."""
+        marks = ", ".join("?" for _ in columns)
+        self._exec_many(cur, f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows)
+
     # -- schema -------------------------------------------------------------------
 
     def _current_version(self) -> int | None:

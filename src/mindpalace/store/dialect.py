@@ -7,8 +7,9 @@ placeholders, names its column types and owns its full-text index.
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = ["Dialect", "TextQuery"]
 
@@ -43,9 +44,24 @@ class Dialect(abc.ABC):
     # "table.column" names this backend derives itself (never data to copy).
     derived_columns: frozenset[str] = frozenset()
 
+    def before_bulk_insert(self) -> list[str]:
+        """Statements to run, in the copy's transaction, before a whole
+        palace is inserted into an empty one: e.g. setting aside indexes
+        that are cheaper to build once over every row than to keep up row
+        by row (``after_bulk_insert`` builds them again)."""
+        return []
+
     def after_bulk_insert(self, tables: Mapping[str, Sequence[str]]) -> list[str]:
         """Statements to run after rows were inserted with explicit keys
         (``tables``: table -> columns written), e.g. to move sequences on."""
+        return []
+
+    def derived_values(
+        self, table: str, columns: Sequence[str]
+    ) -> list[tuple[str, Callable[[Sequence[Any]], Any]]]:
+        """Derived columns of ``table`` a bulk copy fills itself, each with
+        how to compute it from a copied row (of ``columns``), where that is
+        cheaper than the backend deriving it (none by default)."""
         return []
 
     def sql(self, text: str) -> str:

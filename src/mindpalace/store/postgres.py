@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -45,7 +45,7 @@ except ImportError as exc:  # pragma: no cover - depends on the install
     ) from exc
 
 # Needs psycopg: imported once the check above passed.
-from mindpalace.store import pg_vectors
+from mindpalace.store import pg_bulk, pg_vectors
 from mindpalace.store.pg_dense import DatabaseDense
 from mindpalace.store.pg_replicas import Replicas
 from mindpalace.store.pg_vectors import PgVector, PgVectorDumper
@@ -185,14 +185,25 @@ class PostgresDialect(Dialect):
         """Shared SQL for psycopg: a literal ``%`` doubled, ``?`` made ``%s``."""
         return text.replace("%", "%%").replace("?", "%s")
 
+    def before_bulk_insert(self) -> list[str]:
+        """Set the text and vector indexes aside until every row is in (pg_bulk.py)."""
+        return list(pg_bulk.BEFORE_BULK_INSERT)
+
     def after_bulk_insert(self, tables: Mapping[str, Sequence[str]]) -> list[str]:
-        """Move each ``seq`` sequence past the keys inserted explicitly."""
+        """Move each ``seq`` sequence past the keys inserted explicitly;
+        build the text indexes set aside again (pg_bulk.py)."""
         return [
             f"SELECT setval(pg_get_serial_sequence('{table}', 'seq'),"
             f" (SELECT COALESCE(MAX(seq), 0) + 1 FROM {table}), false)"
             for table, columns in tables.items()
             if "seq" in columns
-        ]
+        ] + list(pg_bulk.AFTER_BULK_INSERT)
+
+    def derived_values(
+        self, table: str, columns: Sequence[str]
+    ) -> list[tuple[str, Callable[[Sequence[Any]], Any]]]:
+        """``embeddings.vec`` in binary, not decoded by the trigger (pg_bulk.py)."""
+        return pg_bulk.derived_values(table, columns)
 
     def text_index_schema(self) -> list[str]:
         """The text search configuration, tsvector column, GIN index, BM25 functions."""
@@ -367,6 +378,18 @@ class PostgresStore(DatabaseDense, ScopeKeyTextSearch, SqlStore):
         per statement read, not per statement (bench/pgwrites.py)."""
         pipeline: AbstractContextManager[object] = cur.connection.pipeline()
         return pipeline
+
+    def _insert_rows(
+        self, cur: Cursor, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]
+    ) -> None:
+        """``COPY ... FROM STDIN``: one stream, no statement per row. Rows
+        holding pgvector values (sent in binary only) go as INSERT statements."""
+        if not rows or any(isinstance(v, PgVector) for v in rows[0]):
+            super()._insert_rows(cur, table, columns, rows)
+            return
+        with cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
 
     def _is_unique_violation(self, exc: BaseException) -> bool:
         return isinstance(exc, pg_errors.UniqueViolation)

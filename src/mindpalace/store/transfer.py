@@ -43,6 +43,7 @@ TABLE_ORDER = (
 NOT_COPIED = frozenset({"schema_migrations", "palace_meta", "text_stats", "text_scopes"})
 
 _BATCH = 1000
+_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +100,9 @@ class TransferReport:
 
 def _canonical(value: Any) -> Any:
     """A value in a form both backends' drivers agree on."""
+    kind = type(value)
+    if kind is str or kind is int or value is None:  # most values: as they are
+        return value
     if isinstance(value, bytes | bytearray | memoryview):
         return {"bytes": bytes(value).hex()}
     if isinstance(value, bool):
@@ -109,11 +113,7 @@ def _canonical(value: Any) -> Any:
 
 
 def _row_digest(columns: Sequence[str], row: Sequence[Any]) -> str:
-    text = json.dumps(
-        [[c, _canonical(v)] for c, v in zip(columns, row, strict=True)],
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
+    text = _JSON.encode([[c, _canonical(v)] for c, v in zip(columns, row, strict=True)])
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -130,9 +130,12 @@ def _columns(store: SqlCore, cur: Cursor, table: str) -> list[str]:
 
 def _digest(store: SqlCore, cur: Cursor, table: str, columns: Sequence[str]) -> tuple[int, str]:
     """Row count and an order-independent digest of ``columns`` of ``table``."""
-    rows = store._exec(cur, f"SELECT {', '.join(columns)} FROM {table}").fetchall()
-    digests = sorted(_row_digest(columns, row) for row in rows)
-    return len(rows), hashlib.sha256("\n".join(digests).encode()).hexdigest()
+    rows = store._exec(cur, f"SELECT {', '.join(columns)} FROM {table}")
+    digests: list[str] = []
+    while batch := rows.fetchmany(_BATCH):  # a large palace's rows never all at once
+        digests.extend(_row_digest(columns, row) for row in batch)
+    digests.sort()
+    return len(digests), hashlib.sha256("\n".join(digests).encode()).hexdigest()
 
 
 def _memory_digests(store: SqlCore, cur: Cursor, columns: Sequence[str]) -> dict[str, str]:
@@ -204,6 +207,8 @@ def copy_palace(source: SqlCore, destination: SqlCore) -> TransferReport:
                 f"{destination.location} already holds {held} memories;"
                 " migrate into an empty palace"
             )
+        for statement in destination.dialect.before_bulk_insert():
+            destination._exec(dst, statement)
         tables = _tables(source, src)
         missing = set(tables) - set(_tables(destination, dst))
         if missing:
@@ -251,11 +256,15 @@ def _copy_table(
     columns: Sequence[str],
 ) -> None:
     listed = ", ".join(columns)
-    insert = destination.dialect.sql(
-        f"INSERT INTO {table} ({listed}) VALUES ({', '.join('?' for _ in columns)})"
-    )
+    # Derived columns the destination would compute from these rows, where
+    # sending them is cheaper (PostgreSQL's pgvector copy of each vector).
+    present = set(_columns(destination, dst, table))
+    derived = [d for d in destination.dialect.derived_values(table, columns) if d[0] in present]
+    written = [*columns, *(name for name, _ in derived)]
     if table == "embedding_config":  # one row, which a fresh palace may hold
         destination._exec(dst, "DELETE FROM embedding_config")
     rows = source._exec(src, f"SELECT {listed} FROM {table}")
     while batch := rows.fetchmany(_BATCH):
-        dst.executemany(insert, [tuple(r) for r in batch])
+        destination._insert_rows(
+            dst, table, written, [(*r, *(value(r) for _, value in derived)) for r in batch]
+        )
