@@ -51,6 +51,7 @@ from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.conversations import Message
 from mindpalace.embed import from_settings
+from mindpalace.embed.base import Embedder
 
 CACHE = Path(__file__).resolve().parent / ".cache" / "speed"
 INGEST_BATCH = 2000  # turns per add_messages call while building
@@ -138,6 +139,84 @@ class _Clock:
         return self.now
 
 
+def _first_seconds(
+    palace: Palace, clock: _Clock, questions: Sequence[LmeQuestion], seconds: float
+) -> dict[str, Any]:
+    """Recalls from the moment ``palace`` was opened until its HNSW graph is
+    built (and at least ``seconds``)."""
+    opened = time.perf_counter()
+    first: list[tuple[float, float]] = []  # (seconds since open, ms)
+    ready: float | None = None
+    i = 0
+    while True:
+        q = questions[i % len(questions)]
+        i += 1
+        clock.now = q.when
+        palace.semantic.forget_queries()
+        start = time.perf_counter()
+        palace.recall(q.text)
+        first.append((start - opened, (time.perf_counter() - start) * 1000))
+        elapsed = time.perf_counter() - opened
+        graph = palace.semantic._ann  # the bench reads whether the graph is built yet
+        if ready is None and graph is not None and not graph.building and len(graph) > 0:
+            ready = elapsed
+        if (elapsed >= seconds and ready is not None) or elapsed >= 600:
+            break
+    return {
+        "first_open_recall_ms": first[0][1],
+        "graph_ready_s": ready,
+        "first_seconds": percentiles([ms for _, ms in first[1:]]),
+        "first_seconds_by_second": {
+            str(s): statistics.median([ms for at, ms in first[1:] if int(at) == s] or [0.0])
+            for s in range(int(seconds) + 1)
+        },
+    }
+
+
+def _steady(
+    palace: Palace, clock: _Clock, questions: Sequence[LmeQuestion], model: Embedder
+) -> dict[str, Any]:
+    """Every question once after the graph is built: full recall, per-stage
+    timings, recall without graph propagation, the query embedding alone."""
+    waited = time.perf_counter()
+    palace.semantic.wait_for_graph()
+    out: dict[str, Any] = {"graph_wait_s": time.perf_counter() - waited}
+    for q in questions[:20]:
+        clock.now = q.when
+        palace.recall(q.text)
+    full: list[float] = []
+    no_graph: list[float] = []
+    stages: dict[str, list[float]] = {}
+    slowest: list[tuple[float, str, dict[str, float]]] = []
+    for q in questions:
+        clock.now = q.when
+        palace.semantic.forget_queries()
+        start = time.perf_counter()
+        hits = palace.recall(q.text)
+        ms = (time.perf_counter() - start) * 1000
+        full.append(ms)
+        slowest.append((ms, q.text, dict(hits.timings)))
+        for stage, value in hits.timings.items():
+            stages.setdefault(stage, []).append(value)
+        palace.semantic.forget_queries()
+        start = time.perf_counter()
+        palace.recall(q.text, expand=False)
+        no_graph.append((time.perf_counter() - start) * 1000)
+    embed_only = []
+    for q in questions:
+        start = time.perf_counter()
+        model.embed_one(q.text + " ")
+        embed_only.append((time.perf_counter() - start) * 1000)
+    out["recall"] = percentiles(full)
+    out["recall_no_graph"] = percentiles(no_graph)
+    out["query_embed"] = percentiles(embed_only)
+    out["stages_p50"] = {k: statistics.median(v) for k, v in stages.items()}
+    out["stages_p95"] = {k: float(np.percentile(v, 95)) for k, v in stages.items()}
+    slowest.sort(key=lambda r: -r[0])
+    out["slowest"] = [{"ms": ms, "query": text[:80], "timings": t} for ms, text, t in slowest[:5]]
+    return out
+
+
 def measure(path: Path, embedder: str, first_seconds: float, n_queries: int) -> dict[str, Any]:
     """In this (fresh) process: the first seconds, then the steady state."""
     questions = load()[:n_queries]
@@ -149,72 +228,8 @@ def measure(path: Path, embedder: str, first_seconds: float, n_queries: int) -> 
     clock.now = questions[0].when
     out: dict[str, Any] = {"model_load_s": time.perf_counter() - t0}
     with Palace(path, settings=settings, embedder=model, clock=clock) as palace:
-        opened = time.perf_counter()
-        first: list[tuple[float, float]] = []  # (seconds since open, ms)
-        i = 0
-        graph_ready: float | None = None
-        while True:
-            q = questions[i % len(questions)]
-            i += 1
-            clock.now = q.when
-            palace.semantic.forget_queries()
-            start = time.perf_counter()
-            palace.recall(q.text)
-            ms = (time.perf_counter() - start) * 1000
-            first.append((start - opened, ms))
-            elapsed = time.perf_counter() - opened
-            graph = palace.semantic._ann  # noqa: SLF001 (bench: is the graph built yet)
-            if graph_ready is None and graph is not None and not graph.building and len(graph) > 0:
-                graph_ready = elapsed
-            if elapsed >= first_seconds and graph_ready is not None:
-                break
-            if elapsed >= 600:
-                break
-        out["first_open_recall_ms"] = first[0][1]
-        out["graph_ready_s"] = graph_ready
-        out["first_seconds"] = percentiles([ms for _, ms in first[1:]])
-        out["first_seconds_by_second"] = {
-            str(s): statistics.median([ms for at, ms in first[1:] if int(at) == s] or [0.0])
-            for s in range(int(first_seconds) + 1)
-        }
-        waited = time.perf_counter()
-        palace.semantic.wait_for_graph()
-        out["graph_wait_s"] = time.perf_counter() - waited
-        for q in questions[:20]:
-            clock.now = q.when
-            palace.recall(q.text)
-        full: list[float] = []
-        no_graph: list[float] = []
-        stages: dict[str, list[float]] = {}
-        slowest: list[tuple[float, str, dict[str, float]]] = []
-        for q in questions:
-            clock.now = q.when
-            palace.semantic.forget_queries()
-            start = time.perf_counter()
-            hits = palace.recall(q.text)
-            ms = (time.perf_counter() - start) * 1000
-            full.append(ms)
-            slowest.append((ms, q.text, dict(hits.timings)))
-            for stage, value in hits.timings.items():
-                stages.setdefault(stage, []).append(value)
-            palace.semantic.forget_queries()
-            start = time.perf_counter()
-            palace.recall(q.text, expand=False)
-            no_graph.append((time.perf_counter() - start) * 1000)
-        embed_only = []
-        for q in questions:
-            start = time.perf_counter()
-            model.embed_one(q.text + " ")
-            embed_only.append((time.perf_counter() - start) * 1000)
-        out["recall"] = percentiles(full)
-        out["recall_no_graph"] = percentiles(no_graph)
-        out["query_embed"] = percentiles(embed_only)
-        out["stages_p50"] = {k: statistics.median(v) for k, v in stages.items()}
-        out["stages_p95"] = {k: float(np.percentile(v, 95)) for k, v in stages.items()}
-        slowest.sort(key=lambda r: -r[0])
-        out["slowest"] = [
-            {"ms": ms, "query": text[:80], "timings": t} for ms, text, t in slowest[:5]
-        ]
+        out.update(_first_seconds(palace, clock, questions, first_seconds))
+        out.update(_steady(palace, clock, questions, model))
     return out
 
 
