@@ -3,17 +3,23 @@ their storage: a migration step, scoped reads, cascades."""
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.graph.extract import extract_mentions
-from mindpalace.graph.relations import RELATION_KINDS, extract_graph, extract_relations
+from mindpalace.graph.relations import (
+    RELATION_KINDS,
+    _whole_words,
+    extract_graph,
+    extract_relations,
+)
 from mindpalace.store.migrations import MIGRATIONS
 
 CASES = [
@@ -123,3 +129,36 @@ def test_a_channel_sees_its_relations_only(make_palace) -> None:  # type: ignore
     assert {g.name for g in peer1.family.who_owns("Garden plan").groups} == {"Zoe"}
     assert peer2.family.who_owns("Garden plan").empty
     assert {g.name for g in owner.family.who_owns("Garden plan").groups} == {"Yann"}
+
+
+# -- where a name occurs as a whole word ---------------------------------------------
+
+
+_PIECES = st.sampled_from(
+    [
+        "Redis",
+        "Red",
+        "redis",
+        "Redis2",
+        "_Redis",
+        " ",
+        ", ",
+        ".",
+        "-",
+        "é",
+        "Ⅻ",
+        "٣",
+        "__",
+        "Rediss",
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(["Redis", "Red", "Rediss", "é", "Ⅻ"]), st.lists(_PIECES, max_size=30))
+def test_whole_words_are_what_the_word_boundary_pattern_finds(
+    surface: str, pieces: list[str]
+) -> None:
+    sentence = "".join(pieces)
+    pattern = re.compile(rf"(?<!\w){re.escape(surface)}(?!\w)")
+    assert _whole_words(surface, sentence) == [m.span() for m in pattern.finditer(sentence)]

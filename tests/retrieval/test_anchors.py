@@ -9,6 +9,7 @@ without anchors.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import date, datetime, timedelta, timezone
 
@@ -19,7 +20,7 @@ from hypothesis import strategies as st
 from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.models import Memory
-from mindpalace.retrieval.anchors import find_events
+from mindpalace.retrieval.anchors import _stem, covered, find_events
 from mindpalace.retrieval.pipeline import RecallOptions, warm_text_search
 from mindpalace.retrieval.temporal import Interval, Offset, anchored, find_times, offset_ending
 from mindpalace.retrieval.timestage import anchor, read_query
@@ -412,3 +413,48 @@ def test_the_warm_keyword_index_finds_the_anchors_the_store_finds(
             assert warm == anchor(who.store, asked, scope=who.scope), (who.scope.agent_id, query)
             found += len(warm.windows)
         assert found >= 2  # each of them dates some of these events, under their own scope
+
+
+# -- which of an event's words a match contains ----------------------------------------
+
+
+def _covered_word_by_word(content: str, terms: tuple[str, ...]) -> tuple[list[int], set[str]]:
+    """The plain reading: stem every word of the content and look it up."""
+    wanted = {_stem(t): t for t in terms}
+    places, found = [], set()
+    for word in re.finditer(r"\w+", content.lower()):
+        term = wanted.get(_stem(word.group()))
+        if term is not None:
+            places.append(word.start())
+            found.add(term)
+    return places, found
+
+
+_WORDS = st.sampled_from(
+    "go goes going good trip trips tripped party parties partying race races racing raced"
+    " tv tvs moved move moving ties tie tied I ie née Éclair éclairs x xs".split()
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(_WORDS, min_size=1, max_size=4).map(tuple),
+    st.lists(
+        st.one_of(_WORDS, st.sampled_from([" ", ", ", "-", "'s ", "\n", "İ", "_", "2023"])),
+        max_size=40,
+    ),
+)
+def test_covered_finds_what_stemming_every_word_finds(
+    terms: tuple[str, ...], pieces: list[str]
+) -> None:
+    content = " ".join(pieces)
+    got = covered(content, [t.lower() for t in terms])
+    assert got == _covered_word_by_word(content, tuple(t.lower() for t in terms))
+
+
+def test_covered_on_a_long_turn() -> None:
+    content = ("We moved the party to Friday; racing games and TV trips. " * 200) + "Goes."
+    terms = ("move", "parties", "race", "tv", "go")
+    places, found = covered(content, list(terms))
+    assert found == {"move", "parties", "race", "tv"}  # "goes" is not "go" to _stem
+    assert (places, found) == _covered_word_by_word(content, terms)

@@ -6,9 +6,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
+import pytest
+
 from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.embed import HashingEmbedder
+from mindpalace.retrieval import dense
 
 MakePalace = Callable[..., Palace]
 
@@ -56,3 +60,34 @@ def test_writes_of_another_palace_are_seen(tmp_path: Path) -> None:
         assert late.id in _dense_ids(reader, "release notes wiki")
         writer.forget(late.id)
         assert late.id not in _dense_ids(reader, "release notes wiki")
+
+
+@pytest.mark.parametrize("rows", [0, 1, 7, 4096, 60_000])
+def test_few_rows_product_is_the_matrix_product(rows: int) -> None:
+    rng = np.random.default_rng(rows)
+    matrix = rng.standard_normal((rows, 64)).astype(np.float32)
+    vector = rng.standard_normal(64).astype(np.float32)
+    got = dense.few_rows_product(matrix, vector)
+    assert got.shape == (rows,)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, matrix @ vector, rtol=1e-5, atol=1e-5)
+
+
+def test_few_rows_product_runs_on_one_blas_thread() -> None:
+    from threadpoolctl import threadpool_info
+
+    seen: list[list[int]] = []
+
+    class Spy(np.ndarray):  # records the BLAS thread count while multiplied
+        def __matmul__(self, other: object) -> object:
+            seen.append(
+                [int(i["num_threads"]) for i in threadpool_info() if i["user_api"] == "blas"]
+            )
+            return np.asarray(self) @ other
+
+    matrix = np.ones((10, 4), dtype=np.float32).view(Spy)
+    assert (
+        np.asarray(dense.few_rows_product(matrix, np.ones(4, dtype=np.float32))).tolist()
+        == [4.0] * 10
+    )
+    assert seen and all(n == 1 for n in seen[0])

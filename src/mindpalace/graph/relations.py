@@ -26,7 +26,6 @@ for a thing) and ``depends_on`` (what a thing needs).
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -104,23 +103,41 @@ class _Span:
 _LISTED = re.compile(r"\band\b|&|,")
 
 
-@functools.lru_cache(maxsize=4096)
-def _whole_word(surface: str) -> re.Pattern[str]:
-    """``surface`` as a whole word (compiled once: re's own cache of 512
-    patterns thrashed on a batch's names)."""
-    return re.compile(rf"(?<!\w){re.escape(surface)}(?!\w)")
-
-
 def _spans(sentence: str, mentions: Sequence[Mention]) -> list[_Span]:
     """Where each mention occurs in the sentence (longest first wins overlaps)."""
     found: list[_Span] = []
     for mention in sorted(mentions, key=lambda m: -len(m.surface)):
         if len(mention.surface) < 2:
             continue
-        for match in _whole_word(mention.surface).finditer(sentence):
-            if not any(s.start < match.end() and match.start() < s.end for s in found):
-                found.append(_Span(match.start(), match.end(), mention.norm))
+        for start, end in _whole_words(mention.surface, sentence):
+            if not any(s.start < end and start < s.end for s in found):
+                found.append(_Span(start, end, mention.norm))
     return sorted(found, key=lambda s: s.start)
+
+
+def _word_char(ch: str) -> bool:
+    """Whether ``re``'s ``\\w`` matches ``ch`` (a str pattern's word character)."""
+    return ch.isalnum() or ch == "_"
+
+
+def _whole_words(surface: str, sentence: str) -> list[tuple[int, int]]:
+    """Where ``surface`` occurs in ``sentence`` as a whole word, left to
+    right and not overlapping: what ``re.finditer`` of ``(?<!\\w)surface(?!\\w)`` finds,
+    without compiling a pattern per name (a batch of real turns names more
+    things than any pattern cache holds)."""
+    out: list[tuple[int, int]] = []
+    size = len(surface)
+    at = sentence.find(surface)
+    while at >= 0:
+        end = at + size
+        if (at == 0 or not _word_char(sentence[at - 1])) and (
+            end == len(sentence) or not _word_char(sentence[end])
+        ):
+            out.append((at, end))
+            at = sentence.find(surface, end)
+        else:
+            at = sentence.find(surface, at + 1)
+    return out
 
 
 def _close(gap: str) -> bool:

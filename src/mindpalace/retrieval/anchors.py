@@ -33,6 +33,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import lru_cache
 
 from mindpalace.models import Memory, RecallFilters, Scope
 from mindpalace.retrieval.sparse import STOPWORDS, salient_terms
@@ -176,11 +177,31 @@ def find_events(query: str, dates: Sequence[TimeMention] = ()) -> list[EventPhra
     return events
 
 
+@lru_cache(maxsize=1024)
+def _openings(stems: tuple[str, ...]) -> re.Pattern[str]:
+    """The words that may stem to one of ``stems``: a stem keeps at least
+    its word's first three characters (``_stem`` strips only from the end,
+    leaving three), so only words opening with a stem's first three can
+    match. Matching these in the regex engine spares stemming every word of
+    a long text (the check after it is the exact one)."""
+    heads = sorted({s[:3] for s in stems}, key=lambda h: (-len(h), h))
+    return re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, heads)) + r")\w*", re.UNICODE)
+
+
 def _covered(memory: Memory, terms: Sequence[str]) -> tuple[list[int], set[str]]:
     """Where in ``memory``'s content the event's words are, and which."""
+    return covered(memory.content, terms)
+
+
+def covered(content: str, terms: Sequence[str]) -> tuple[list[int], set[str]]:
+    """Where in ``content`` the words ``terms`` are (as ``_stem`` matches
+    them: "moved" is "move"), and which of them."""
     wanted = {_stem(t): t for t in terms}
-    places, found = [], set()
-    for word in _WORD.finditer(memory.content.lower()):
+    places: list[int] = []
+    found: set[str] = set()
+    if not wanted:
+        return places, found
+    for word in _openings(tuple(sorted(wanted))).finditer(content.lower()):
         term = wanted.get(_stem(word.group()))
         if term is not None:
             places.append(word.start())

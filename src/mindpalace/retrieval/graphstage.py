@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from mindpalace.graph.extract import extract_mentions
 from mindpalace.models import Association, RecallFilters, Scope
-from mindpalace.retrieval.dense import DenseIndex
+from mindpalace.retrieval.dense import DenseIndex, few_rows_product
 from mindpalace.retrieval.propagate import GraphSlice, Reach, propagate
 from mindpalace.retrieval.sparse import query_terms
 from mindpalace.store.base import Store
@@ -142,7 +142,7 @@ def redundant(
     if row is None or dense_index is None or not chosen_rows:
         return False
     matrix = dense_index.table.matrix
-    sims = matrix[list(chosen_rows)] @ matrix[row]
+    sims = few_rows_product(matrix[list(chosen_rows)], matrix[row])
     return bool(np.max(sims) >= threshold)
 
 
