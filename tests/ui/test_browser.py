@@ -60,12 +60,18 @@ def navigates(driver: Any, action: Any) -> None:
 
 
 def _stale(element: Any) -> bool:
-    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 
     try:
         element.tag_name  # noqa: B018 - raises once the page is gone
     except StaleElementReferenceException:
         return True
+    except WebDriverException as error:
+        # Asked mid-navigation, Chrome may answer that the node no longer
+        # belongs to the document instead of calling it stale: it is gone.
+        if "does not belong to the document" in str(error):
+            return True
+        raise
     return False
 
 
