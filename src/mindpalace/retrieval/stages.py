@@ -178,7 +178,11 @@ def session_support(
     """
     support: dict[int, float] = {}
     sessions: dict[int, tuple[float, int]] = {}  # start -> (mean of the best, best row)
-    scaled = lengths is not None and self_contained > 0 and lengths.shape[0] == fused.shape[0]
+    sizes = (
+        lengths
+        if lengths is not None and self_contained > 0 and lengths.shape[0] == fused.shape[0]
+        else None
+    )
     for row, start, neighbours in visible_neighbours(fused, rows, layout):
         if start < 0:
             support[row] = 0.0
@@ -195,11 +199,8 @@ def session_support(
         mean, best = sessions[start]
         if session_weight:
             value += session_weight * max(0.0, mean)
-        if scaled and row != best:
-            assert lengths is not None
-            length = int(lengths[row])
-            if length > self_contained:
-                value *= self_contained / length
+        if sizes is not None and row != best and int(sizes[row]) > self_contained:
+            value *= self_contained / int(sizes[row])
         support[row] = value
     return support
 
