@@ -98,12 +98,14 @@ class Daemon:
         self._settled = threading.Condition(self._lock)
 
     def warm(self) -> None:
-        """Load the model and build the warm indexes before the first call."""
+        """Load the model and the vectors before the first call, and start
+        building the warm keyword and mention indexes (in the background:
+        calls are served meanwhile)."""
         semantic = self.base.semantic
         # In database mode there is nothing to load: recall reads the store.
         if semantic.query_vector("warm up") is not None and semantic.in_database() is None:
             semantic.dense()
-            semantic.dense()  # the second use builds the keyword and mention indexes
+            semantic.dense()  # the second use starts the keyword and mention indexes
 
     def palace_for(self, args: argparse.Namespace) -> Palace:
         """The palace for ``args``' scope options: a view of the daemon's one

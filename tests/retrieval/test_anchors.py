@@ -401,8 +401,7 @@ def test_the_warm_keyword_index_finds_the_anchors_the_store_finds(
         "What did Caroline do after the solar eclipse?",
     ]
     for who in (palace, bob):
-        who.semantic.dense()
-        dense = who.semantic.dense()  # the second use builds the keyword index
+        dense = who.semantic.wait_for_warm()
         assert dense is not None and dense.keyword is not None
         search = warm_text_search(who.store, dense, who.scope)
         assert search is not None

@@ -79,8 +79,8 @@ def _prepared(
 ) -> Callable[[], HitList]:
     """A warm hybrid recall through the pipeline, its indexes built first."""
     palace.recall(query)
-    palace.recall(query)  # the second builds the warm keyword and mention indexes
-    index = palace.semantic.dense()
+    palace.recall(query)  # the second starts building the warm keyword and mention indexes
+    index = palace.semantic.wait_for_warm()
     vector = palace.semantic.query_vector(query)
     assert index is not None and index.keyword is not None and index.mentions is not None
 

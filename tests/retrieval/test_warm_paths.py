@@ -89,11 +89,11 @@ def test_warm_indexes_answer_as_the_store_does(tmp_path: Path) -> None:
 
     palaces = _fill(make)
     for palace in palaces.values():
-        # A process's first recall on SQLite asks FTS5; the second builds
-        # the warm indexes.
+        # A process's first recall on SQLite asks FTS5; the second starts
+        # building the warm indexes in the background.
         first = palace.semantic.dense()
         assert first is not None and first.keyword is None and first.mentions is None
-        second = palace.semantic.dense()
+        second = palace.semantic.wait_for_warm()
         assert second is not None and second.keyword is not None and second.mentions is not None
     warm = {
         (agent, query): _shape(palace.recall(query, limit=10))
@@ -148,8 +148,7 @@ def test_warm_indexes_follow_writes_and_archives(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "follow.db")
     palace = Palace(store=store, settings=Settings(signals=False), embedder=HashingEmbedder())
     palace.remember("the kafka brokers restart nightly")
-    palace.semantic.dense()
-    palace.semantic.dense()
+    palace.semantic.wait_for_warm()
     later = palace.remember("Zanzibar gateway timeouts after the postgres upgrade")
     hits = palace.recall("zanzibar gateway timeouts")
     assert hits[0].memory.id == later.id

@@ -23,7 +23,7 @@ from mindpalace.retrieval.stages import SessionLayout
 from mindpalace.store.base import VectorTable
 from mindpalace.store.fragments import to_epoch
 
-__all__ = ["DenseIndex", "DenseView", "Nearest", "scope_keys"]
+__all__ = ["DenseIndex", "DenseView", "Nearest", "scope_keys", "text_columns"]
 
 Mask = npt.NDArray[np.bool_]
 Rows = npt.NDArray[np.int64]
@@ -171,22 +171,44 @@ class DenseIndex:
         """This index with its keyword and mention indexes built from the
         rows' ``texts`` ((seq, title, content, context, tags), by seq) and
         their ``mentions`` (entity key, memory seq)."""
-        seqs = self.table.seq
-        columns: list[tuple[str | None, str, str | None, str]] = [(None, "", None, "[]")] * len(
-            seqs
+        return self.with_indexes(
+            KeywordIndex(text_columns(self.table.seq, texts), scopes=scope_keys(self.table)),
+            MentionIndex.build(mentions, self.table.seq),
         )
-        if len(seqs):
-            for seq, title, content, context, tags in texts:
-                row = int(np.searchsorted(seqs, seq))
-                if row < len(seqs) and int(seqs[row]) == seq:
-                    columns[row] = (title, content, context, tags)
+
+    def adopted(
+        self,
+        warm: DenseIndex,
+        texts: Sequence[tuple[int, str | None, str, str | None, str]],
+        mentions: Sequence[tuple[str, int]],
+    ) -> DenseIndex:
+        """This index with the keyword and mention indexes of ``warm`` (an
+        index of this one's first rows, built in the background), extended
+        by the ``texts`` and ``mentions`` of the rows written after it.
+
+        Raises:
+            ValueError: ``warm`` is not warm, or holds rows this index does not.
+        """
+        start = len(warm.table)
+        if warm.keyword is None or warm.mentions is None:
+            raise ValueError("the index to adopt has no keyword or mention index")
+        if start > len(self.table) or not np.array_equal(warm.table.seq, self.table.seq[:start]):
+            raise ValueError("the index to adopt holds rows this index does not")
+        later = self.table.seq[start:]
+        keyword = warm.keyword.extended(text_columns(later, texts), scope_keys(self.table, start))
+        return self.with_indexes(
+            keyword, MentionIndex.build(mentions, self.table.seq, base=warm.mentions)
+        )
+
+    def with_indexes(self, keyword: KeywordIndex, mentions: MentionIndex) -> DenseIndex:
+        """This index with ``keyword`` and ``mentions``, built over its rows."""
         index = DenseIndex(
             self.table,
             generation=self.generation,
             epoch=self.epoch,
             row_of=self._row_of,
-            keyword=KeywordIndex(columns, scopes=scope_keys(self.table)),
-            mentions=MentionIndex.build(mentions, seqs),
+            keyword=keyword,
+            mentions=mentions,
             ann=self.ann,
             model=self.model,
         )
@@ -348,6 +370,20 @@ class DenseIndex:
         if not keep.any():
             return -1.0
         return float(few_rows_product(self._sample_matrix, query)[keep].min())
+
+
+def text_columns(
+    seqs: npt.NDArray[np.int64], texts: Sequence[tuple[int, str | None, str, str | None, str]]
+) -> list[tuple[str | None, str, str | None, str]]:
+    """(title, content, context, tags) per row of ``seqs`` from ``texts``
+    ((seq, title, content, context, tags), by seq); a row without one
+    (deleted since) is blank."""
+    columns: list[tuple[str | None, str, str | None, str]] = [(None, "", None, "[]")] * len(seqs)
+    for seq, title, content, context, tags in texts:
+        row = int(np.searchsorted(seqs, seq))
+        if row < len(seqs) and int(seqs[row]) == seq:
+            columns[row] = (title, content, context, tags)
+    return columns
 
 
 class DenseView:

@@ -17,11 +17,12 @@ import numpy.typing as npt
 
 from mindpalace.config import DEFAULT_ANN_ROWS, DEFAULT_DATABASE_ROWS, ENV_INDEX, INDEXES
 from mindpalace.embed.base import Embedder
-from mindpalace.errors import ConfigError, EmbeddingError, EmbeddingMismatch
+from mindpalace.errors import ConfigError, EmbeddingError, EmbeddingMismatch, StorageError
 from mindpalace.models import EmbeddingConfig, Scope
 from mindpalace.retrieval import ann
 from mindpalace.retrieval.dense import DenseIndex
 from mindpalace.retrieval.mentions import MentionIndex
+from mindpalace.retrieval.warming import WarmBuild
 from mindpalace.store.base import Store, VectorBatch
 
 __all__ = ["Progress", "SemanticIndex", "embed_text", "text_hash", "vector_key"]
@@ -51,6 +52,10 @@ def text_hash(text: str) -> str:
 
 
 _QUERY_VECTORS = 512  # query vectors kept, most recently asked first
+#: rows written during a background build of the warm indexes that the next
+#: recall indexes itself when it adopts them; past this, another background
+#: round indexes them
+ADOPT_ROWS = 2_000
 
 
 class SemanticIndex:
@@ -102,6 +107,10 @@ class SemanticIndex:
         self._key: str | None = None
         self._lock = threading.Lock()
         self._uses = 0  # calls of dense(): the warm indexes come with the second
+        self._warming: WarmBuild | None = None  # the background build of the warm indexes
+        #: called in the thread that builds the warm indexes once it has read
+        #: the palace, before it indexes it (tests hold a build open with it)
+        self.warm_hook: Callable[[], None] | None = None
         # Recent query vectors: an agent asks the same text of recall, context
         # and skills in one turn, and a query's vector costs a forward pass.
         self._queries: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
@@ -258,7 +267,10 @@ class SemanticIndex:
 
         From the second call (the first, where ``store.warm_at_once``) it
         also carries the warm keyword and mention indexes; a process that
-        recalls once does not pay for building them.
+        recalls once does not pay for building them. On a store that does
+        not warm at once they are built in a background thread (as the HNSW
+        graph is): until they are ready, recall asks the store, which
+        answers the same, and no caller waits for them.
         """
         if self.embedder is None or not self.available:
             return None
@@ -272,13 +284,16 @@ class SemanticIndex:
             )
         with self._lock:
             self._uses += 1
-            warm = self._uses >= 2 or self.store.warm_at_once
+            at_once = self.store.warm_at_once
+            warm = self._uses >= 2 or at_once
             generation, epoch = self.store.change_counters()
             index = self._dense
             if index is None or index.epoch != epoch or self._key != key:
-                table = self.store.load_vectors(key, texts=warm)
+                table = self.store.load_vectors(key, texts=warm and at_once)
                 mentions = (
-                    MentionIndex.build(self.store.load_mentions(), table.seq) if warm else None
+                    MentionIndex.build(self.store.load_mentions(), table.seq)
+                    if warm and at_once
+                    else None
                 )
                 if self._key != key:
                     self._ann = None
@@ -292,25 +307,86 @@ class SemanticIndex:
                     ann=self._ann,
                     model=key,
                 )
-            else:
-                if index.generation != generation:
-                    more = self.store.load_vectors(
-                        key, after_seq=index.last_seq, texts=index.keyword is not None
-                    )
-                    pairs = (
-                        self.store.load_mentions(after_seq=index.last_seq)
-                        if index.mentions is not None
-                        else None
-                    )
-                    index = index.extended(more, generation=generation, mentions=pairs)
-                if warm and (index.keyword is None or index.mentions is None):
+            elif index.generation != generation:
+                more = self.store.load_vectors(
+                    key, after_seq=index.last_seq, texts=index.keyword is not None
+                )
+                pairs = (
+                    self.store.load_mentions(after_seq=index.last_seq)
+                    if index.mentions is not None
+                    else None
+                )
+                index = index.extended(more, generation=generation, mentions=pairs)
+            if warm and (index.keyword is None or index.mentions is None):
+                if at_once:
                     index = index.warmed(
                         self.store.load_texts(upto_seq=index.last_seq), self.store.load_mentions()
                     )
-            if warm:  # like the warm indexes: not for a process that recalls once
+                else:
+                    index = self._adopt_warm(index)
+            # Like the warm indexes, the graph is not for a process that
+            # recalls once; its build waits for theirs (two cores shared by
+            # two builds and the recalls leave each slow).
+            building = self._warming is not None and self._warming.error is None
+            if warm and (index.keyword is not None or not building):
                 index = self._with_graph(index)
             self._dense, self._key = index, key
             return index
+
+    def _adopt_warm(self, index: DenseIndex) -> DenseIndex:
+        """``index`` with the warm keyword and mention indexes when a
+        background build of them has finished (the rows written since its
+        snapshot added); else ``index`` as it is, a build started if none
+        runs for it. Called under ``_lock``."""
+        build = self._warming
+        if (
+            build is None
+            or build.snapshot.epoch != index.epoch
+            or build.snapshot.model != index.model
+        ):
+            self._warming = WarmBuild(self.store, index, hook=self.warm_hook).start()
+            return index
+        if not build.done or build.result is None:
+            return index  # building; or failed (``warm_error``), recall stays cold
+        result = build.result
+        if len(index) - len(result) > ADOPT_ROWS:
+            # Many rows were written during the build: index them in the
+            # background too, from where it stopped.
+            self._warming = WarmBuild(self.store, index, base=result, hook=self.warm_hook).start()
+            return index
+        self._warming = None
+        texts = self.store.load_texts(after_seq=result.last_seq, upto_seq=index.last_seq)
+        pairs = self.store.load_mentions(after_seq=result.last_seq)
+        return index.adopted(result, texts, pairs)
+
+    @property
+    def warming(self) -> WarmBuild | None:
+        """The background build of the warm indexes not yet adopted (under
+        way, finished, or failed), if any."""
+        return self._warming
+
+    @property
+    def warm_error(self) -> str | None:
+        """Why the last background build of the warm indexes failed, if it did."""
+        build = self._warming
+        return build.error if build is not None else None
+
+    def wait_for_warm(self) -> DenseIndex | None:
+        """Block until the warm keyword and mention indexes are built and in
+        the warm index, and return it (benchmarks, tests, a daemon's start);
+        None when there is no warm index (no embedder, database mode)."""
+        with self._lock:
+            self._uses = max(self._uses, 1)  # the next call warms
+        while True:
+            index = self.dense()
+            if index is None or (index.keyword is not None and index.mentions is not None):
+                return index
+            build = self._warming
+            if build is None:
+                continue
+            build.wait()
+            if build.error is not None:
+                raise StorageError(f"the warm indexes could not be built: {build.error}")
 
     def _with_graph(self, index: DenseIndex) -> DenseIndex:
         """``index`` with the palace's HNSW graph once it is large enough;
@@ -333,9 +409,7 @@ class SemanticIndex:
     def wait_for_graph(self) -> bool:
         """Block until the HNSW graph covers the warm index (benchmarks and
         tests); False when there is no graph."""
-        with self._lock:
-            self._uses = max(self._uses, 1)  # the next call warms, graph included
-        index = self.dense()
+        index = self.wait_for_warm()  # the warm call also starts the graph
         graph = self._ann
         if graph is None or index is None:
             return False
@@ -371,6 +445,7 @@ class SemanticIndex:
         self.store.set_embedding_config(self.embedder.config, drop_vectors_except=model)
         self._dense = None
         self._ann = None
+        self._warming = None
         return embedded
 
 

@@ -38,6 +38,9 @@ __all__ = ["COLUMN_WEIGHTS", "KeywordIndex", "fts5_idf"]
 COLUMN_WEIGHTS = (1.5, 1.0, 0.5, 1.0)
 K1 = 1.2
 B = 0.75
+#: rows tokenised at a time while building
+CHUNK_ROWS = 1_000
+_WEIGHTS = np.array(COLUMN_WEIGHTS, dtype=np.float64)
 
 Rows = npt.NDArray[np.int32]
 Floats = npt.NDArray[np.float64]
@@ -180,34 +183,50 @@ class KeywordIndex:
     ) -> tuple[npt.NDArray[np.int64], Rows, Floats, Floats]:
         # Token by token in Python this took ~0.1 ms a memory; here the
         # tokens of all texts are listed at C speed, stemmed once per
-        # distinct word, and counted with numpy.
-        tokens: list[str] = []
-        segment_docs: list[int] = []
-        segment_weights: list[float] = []
-        segment_sizes: list[int] = []
-        for offset, columns in enumerate(texts):
-            for text, weight in zip(columns, COLUMN_WEIGHTS, strict=True):
-                if not text:
-                    continue
-                found = words.tokens(text)
-                tokens.extend(found)
-                segment_docs.append(offset)
-                segment_weights.append(weight)
-                segment_sizes.append(len(found))
+        # distinct word, and counted with numpy. Rows go CHUNK_ROWS at a
+        # time: the index is often built in a background thread, and no
+        # single call should hold the interpreter for seconds (a recall
+        # waits for it).
         ids = self._token_ids
-        for token in set(tokens).difference(ids):
-            ids[token] = self._vocab.setdefault(words.stem(token), len(self._vocab))
-        term = np.fromiter(map(ids.__getitem__, tokens), dtype=np.int64, count=len(tokens))
-        sizes = np.array(segment_sizes, dtype=np.int64)
-        doc = np.repeat(np.array(segment_docs, dtype=np.int64), sizes)
-        weights = np.repeat(np.array(segment_weights, dtype=np.float64), sizes)
+        term_parts: list[npt.NDArray[np.int64]] = []
+        key_parts: list[npt.NDArray[np.int64]] = []  # row * 4 + column, per token
+        for lo in range(0, len(texts), CHUNK_ROWS):
+            tokens: list[str] = []
+            slots: list[int] = []
+            sizes: list[int] = []
+            for offset in range(lo, min(lo + CHUNK_ROWS, len(texts))):
+                for field, text in enumerate(texts[offset]):
+                    if not text:
+                        continue
+                    found = words.tokens(text)
+                    tokens.extend(found)
+                    slots.append(offset * 4 + field)
+                    sizes.append(len(found))
+            for token in set(tokens).difference(ids):
+                ids[token] = self._vocab.setdefault(words.stem(token), len(self._vocab))
+            term_parts.append(
+                np.fromiter(map(ids.__getitem__, tokens), dtype=np.int64, count=len(tokens))
+            )
+            key_parts.append(
+                np.repeat(np.array(slots, dtype=np.int64), np.array(sizes, dtype=np.int64))
+            )
+        term = np.concatenate(term_parts) if term_parts else np.zeros(0, dtype=np.int64)
+        slot = np.concatenate(key_parts) if key_parts else np.zeros(0, dtype=np.int64)
+        doc, column = slot >> 2, slot & 3
         lengths = np.bincount(doc, minlength=len(texts)).astype(np.float64)
         width = max(len(self._vocab), 1)
-        keys, inverse = np.unique(doc * width + term, return_inverse=True)
-        tf = np.bincount(inverse.ravel(), weights=weights, minlength=keys.shape[0])
+        # One sort of (row, term, column) keys: a run of equal (row, term)
+        # is one posting, its tf the sum of its tokens' column weights
+        # (halves and wholes: exact in any order).
+        keys = np.sort((doc * width + term) * 4 + column)
+        pair = keys >> 2
+        starts = np.flatnonzero(np.diff(pair)) + 1 if pair.shape[0] else pair
+        starts = np.concatenate(([0], starts)) if pair.shape[0] else starts
+        tf = np.add.reduceat(_WEIGHTS[keys & 3], starts) if pair.shape[0] else np.zeros(0)
+        pairs = pair[starts]
         return (
-            (keys % width).astype(np.int64),
-            (keys // width + first).astype(np.int32),
+            (pairs % width).astype(np.int64),
+            (pairs // width + first).astype(np.int32),
             tf.astype(np.float64),
             lengths,
         )

@@ -50,11 +50,16 @@ class MentionIndex:
             norm, row = norm[held], row[held]
             order = np.lexsort((row, norm))
             norm, row = norm[order], row[order]
+            # Sorted by entity, then row: a repeat is equal to its predecessor.
+            fresh = np.ones(norm.shape[0], dtype=bool)
+            fresh[1:] = (norm[1:] != norm[:-1]) | (row[1:] != row[:-1])
+            norm, row = norm[fresh], row[fresh]
             cuts = np.flatnonzero(np.diff(norm)) + 1
             names = list(codes)
-            for part_norm, part_rows in zip(np.split(norm, cuts), np.split(row, cuts), strict=True):
-                if part_norm.shape[0]:
-                    found[names[int(part_norm[0])]] = np.unique(part_rows)
+            if norm.shape[0]:
+                firsts = norm[np.concatenate(([0], cuts))].tolist()
+                for code, part_rows in zip(firsts, np.split(row, cuts), strict=True):
+                    found[names[code]] = part_rows
         merged = dict(base._rows) if base is not None else {}
         for key, new in found.items():
             old = merged.get(key)

@@ -382,9 +382,12 @@ class Store(Protocol):
         """The strongest visible co-occurrence neighbours of each entity key."""
         ...
 
-    def load_texts(self, *, upto_seq: int) -> list[tuple[int, str | None, str, str | None, str]]:
-        """(seq, title, content, context, tags) of every memory up to ``upto_seq``,
-        in write order, unscoped: for a warm index that applies scope itself."""
+    def load_texts(
+        self, *, upto_seq: int, after_seq: int = 0
+    ) -> list[tuple[int, str | None, str, str | None, str]]:
+        """(seq, title, content, context, tags) of every memory written after
+        ``after_seq`` up to ``upto_seq``, in write order, unscoped: for a warm
+        index that applies scope itself."""
         ...
 
     def dense_rows(
@@ -419,9 +422,12 @@ class Store(Protocol):
         store's approximate index; None when the store has none."""
         ...
 
-    def load_mentions(self, *, after_seq: int = 0) -> list[tuple[str, int]]:
+    def load_mentions(
+        self, *, after_seq: int = 0, upto_seq: int | None = None
+    ) -> list[tuple[str, int]]:
         """(entity key, memory seq) of every mention of memories written after
-        ``after_seq``, unscoped: for a warm index that applies scope itself."""
+        ``after_seq`` (up to ``upto_seq``; every later one when None),
+        unscoped: for a warm index that applies scope itself."""
         ...
 
     def has_constraints(self) -> bool:

@@ -449,15 +449,20 @@ class GraphSql(SqlCore):
                 out[norm] = (len(ids), sorted(ids))
         return out
 
-    def load_mentions(self, *, after_seq: int = 0) -> list[tuple[str, int]]:
+    def load_mentions(
+        self, *, after_seq: int = 0, upto_seq: int | None = None
+    ) -> list[tuple[str, int]]:
         """(entity key, memory seq) of every mention of memories written after
-        ``after_seq``, unscoped: the warm mention index applies scope itself."""
+        ``after_seq`` (up to ``upto_seq``), unscoped: the warm mention index
+        applies scope itself."""
+        upto = "" if upto_seq is None else " AND x.memory_seq <= ?"
+        params = (after_seq,) if upto_seq is None else (after_seq, upto_seq)
         with self._read() as cur:
             rows = self._exec(
                 cur,
                 "SELECT DISTINCT e.norm, x.memory_seq FROM mentions x"
-                " JOIN entities e ON e.seq = x.entity_seq WHERE x.memory_seq > ?",
-                (after_seq,),
+                " JOIN entities e ON e.seq = x.entity_seq WHERE x.memory_seq > ?" + upto,
+                params,
             ).fetchall()
         return [(str(norm), int(seq)) for norm, seq in rows]
 

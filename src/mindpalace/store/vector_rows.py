@@ -81,18 +81,15 @@ class VectorTable:
         def factor(index: int) -> tuple[npt.NDArray[np.int32], tuple[str, ...]]:
             # Codes into the sorted distinct names (what np.unique gives),
             # found by hashing: sorting 100k strings per column was 40% of
-            # loading a 100k palace's vectors.
-            seen: dict[str, int] = {}
-            raw = np.fromiter(
-                (seen.setdefault(str(r[index]), len(seen)) for r in rows),
-                dtype=np.int32,
-                count=len(rows),
-            )
-            names = sorted(seen)
-            remap = np.empty(len(seen), dtype=np.int32)
-            for code, name in enumerate(names):
-                remap[seen[name]] = code
-            return remap[raw] if len(rows) else raw, tuple(names)
+            # loading a 100k palace's vectors, and a Python step per row
+            # most of the rest (the lookups below run in C).
+            values = [r[index] for r in rows]
+            distinct = dict.fromkeys(values)
+            names = sorted({str(value) for value in distinct})
+            number = {name: code for code, name in enumerate(names)}
+            code_of = {value: number[str(value)] for value in distinct}
+            codes = np.fromiter(map(code_of.__getitem__, values), dtype=np.int32, count=len(rows))
+            return codes, tuple(names)
 
         count = len(rows)
         embedded = np.fromiter((r[11] is not None for r in rows), dtype=bool, count=count)

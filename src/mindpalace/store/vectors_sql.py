@@ -85,15 +85,18 @@ class VectorsSql(SqlCore):
                 present.update(str(r[0]) for r in rows)
         return set(wanted) - present
 
-    def load_texts(self, *, upto_seq: int) -> list[tuple[int, str | None, str, str | None, str]]:
-        """(seq, title, content, context, tags) of every memory up to
-        ``upto_seq``, in write order, unscoped (for the warm keyword index)."""
+    def load_texts(
+        self, *, upto_seq: int, after_seq: int = 0
+    ) -> list[tuple[int, str | None, str, str | None, str]]:
+        """(seq, title, content, context, tags) of every memory written after
+        ``after_seq`` up to ``upto_seq``, in write order, unscoped (for the
+        warm keyword index)."""
         with self._read() as cur:
             rows = self._exec(
                 cur,
                 "SELECT seq, title, content, context, tags FROM memories"
-                " WHERE seq <= ? ORDER BY seq",
-                (upto_seq,),
+                " WHERE seq > ? AND seq <= ? ORDER BY seq",
+                (after_seq, upto_seq),
             ).fetchall()
         return [(int(r[0]), r[1], str(r[2]), r[3], str(r[4])) for r in rows]
 
