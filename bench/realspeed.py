@@ -176,6 +176,18 @@ def _first_seconds(
         "graph_ready_s": ready,
         "warm_ready_s": warm,
         "first_seconds": percentiles([ms for _, ms in first[1:]]),
+        # After the first recall: before the warm indexes were in a recall's
+        # index (the store answers), then until the graph was built.
+        "first_seconds_cold": percentiles(
+            [ms for at, ms in first[1:] if warm is None or at + ms / 1000 < warm]
+        ),
+        "first_seconds_warm": percentiles(
+            [
+                ms
+                for at, ms in first[1:]
+                if warm is not None and at + ms / 1000 >= warm and (ready is None or at < ready)
+            ]
+        ),
         "first_seconds_by_second": {
             str(s): statistics.median([ms for at, ms in first[1:] if int(at) == s] or [0.0])
             for s in range(int(seconds) + 1)
@@ -281,6 +293,8 @@ def report(r: dict[str, Any]) -> str:
         f"| the same, no graph propagation | {pct('recall_no_graph')} |",
         f"| query embedding alone p50 / p95 / p99 ms | {pct('query_embed')} |",
         f"| first seconds (graph building) p50 / p95 / p99 ms | {pct('first_seconds')} |",
+        f"| the same, before the warm indexes are in | {pct('first_seconds_cold')} |",
+        f"| the same, warm indexes in, graph building | {pct('first_seconds_warm')} |",
         f"| first recall after opening ms | {r.get('first_open_recall_ms', 0):.0f} |",
         f"| second recall (asks for the warm indexes) ms | {r.get('second_recall_ms') or 0:.0f} |",
         f"| warm keyword and mention indexes ready after s | {r.get('warm_ready_s') or 0:.1f} |",

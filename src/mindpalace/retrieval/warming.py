@@ -18,6 +18,7 @@ are indexed in a thread.
 
 from __future__ import annotations
 
+import atexit
 import os
 import pickle
 import subprocess
@@ -45,6 +46,16 @@ CHUNK_ROWS = 2_000
 PROCESS_ROWS = 20_000
 
 Texts = list[tuple[int, str | None, str, str | None, str]]
+
+# Children building now: ended at interpreter exit, so that a process that
+# leaves mid-build (a one-shot command) leaves no work running behind it.
+_CHILDREN: set[subprocess.Popen[bytes]] = set()
+
+
+@atexit.register
+def _stop_children() -> None:
+    for child in list(_CHILDREN):
+        child.kill()
 
 
 class WarmBuild:
@@ -155,18 +166,23 @@ def _in_child(path: str, snapshot: DenseIndex) -> tuple[KeywordIndex, MentionInd
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package, env.get("PYTHONPATH")) if p)
     request = (path, snapshot.table.seq, scope_keys(snapshot.table))
-    done = subprocess.run(
+    child = subprocess.Popen(
         [sys.executable, "-m", "mindpalace.retrieval.warming"],
-        input=pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL),
-        capture_output=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         env=env,
-        check=False,
     )
-    if done.returncode != 0:
-        lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise RuntimeError(lines[-1] if lines else f"exit status {done.returncode}")
+    _CHILDREN.add(child)
+    try:
+        out, err = child.communicate(pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL))
+    finally:
+        _CHILDREN.discard(child)
+    if child.returncode != 0:
+        lines = err.decode("utf-8", "replace").strip().splitlines()
+        raise RuntimeError(lines[-1] if lines else f"exit status {child.returncode}")
     # The payload comes from the child this process just started.
-    keyword, mentions = pickle.loads(done.stdout)  # noqa: S301
+    keyword, mentions = pickle.loads(out)  # noqa: S301
     if not isinstance(keyword, KeywordIndex) or not isinstance(mentions, MentionIndex):
         raise RuntimeError("the child process answered something else")
     return keyword, mentions

@@ -101,9 +101,11 @@ class Signal:
 class Store(Protocol):
     """A palace's storage: memories, their text index, and their scope rules."""
 
-    #: whether recall should build its warm keyword index at once, rather than
-    #: on a process's second recall (where the store's own text search is
-    #: slow, or ranks differently from the warm index)
+    #: whether recall should build its warm keyword index at once, in the
+    #: caller's thread, rather than in the background from a process's
+    #: second recall on, answering from the store meanwhile (where the
+    #: store's own text search is slow, or ranks differently from the warm
+    #: index)
     warm_at_once: bool
     #: whether the store keeps its own nearest-neighbour index of vectors
     #: (``nearest``), which recall then uses instead of an in-process graph
