@@ -157,6 +157,8 @@ def test_auto_chooses_the_database_from_its_size(pg: PostgresStore) -> None:
     large = SemanticIndex(pg, embedder, database_rows=120)
     assert small.in_database() is None
     assert large.in_database() is not None
+    # Database mode keeps no warm index: nothing to wait for.
+    assert large.wait_for_warm() is None and not large.wait_for_graph()
 
 
 # -- recall through the database -------------------------------------------------------------

@@ -379,7 +379,9 @@ class SemanticIndex:
             self._uses = max(self._uses, 1)  # the next call warms
         while True:
             index = self.dense()
-            if index is None or (index.keyword is not None and index.mentions is not None):
+            if index is None or self._in_database:
+                return None  # database mode keeps no warm index
+            if index.keyword is not None and index.mentions is not None:
                 return index
             build = self._warming
             if build is None:
