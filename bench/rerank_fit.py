@@ -46,7 +46,7 @@ from mindpalace.models import Hit
 from mindpalace.retrieval import reranker
 from mindpalace.retrieval.options import RecallOptions
 
-WINDOW = 30
+WINDOW = 20
 FOLDS = 5
 SEED = 7
 PARAMS: dict[str, Any] = {

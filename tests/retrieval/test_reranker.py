@@ -202,6 +202,9 @@ def test_recall_reorders_its_window_and_can_be_turned_off(palace: Palace) -> Non
         )
     on = palace.recall("what did I plant in the garden?", limit=12)
     assert "rerank" in on.timings
+    # The window is ranked deeper than a small limit, and then cut to it.
+    few = palace.recall("what did I plant in the garden?", limit=3)
+    assert [h.memory.id for h in few] == [h.memory.id for h in on[:3]]
     assert all("rerank" in h.stage_scores and "pipeline" in h.ranks for h in on)
     assert [h.score for h in on] == sorted((h.score for h in on), reverse=True)
     palace.recall_options = replace(palace.recall_options, rerank=False)

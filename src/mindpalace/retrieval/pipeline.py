@@ -136,7 +136,8 @@ def recall(
     With ``in_store`` (the vectors' key) and no ``dense_index``, the store
     finds the rows to rank (database mode)."""
     clock = _Stopwatch()
-    forest = reranker.default_forest() if options.rerank else None
+    # The re-ranker orders hybrid recalls only (its features are the stages').
+    forest = reranker.default_forest() if options.rerank and query_vector is not None else None
     rescored = max(
         learned.DEPTH if scorer is not None else 0, forest.window if forest is not None else 0
     )
@@ -190,6 +191,10 @@ def recall(
         if scorer is not None:
             hits = learned.rescored(hits, scorer, now=now, limit=limit, judgments=ranked.feedback)
             clock.lap("scorer")
+    if len(hits) > limit:  # ranked deeper for the re-ranker or the scorer
+        cut = HitList(hits[:limit], mode=hits.mode, notice=hits.notice)
+        cut.timings = hits.timings
+        hits = cut
     if asked.salient:
         passed = f"unknown-entity: named {', '.join(asked.salient)}"
         hits[:] = [replace(hit, gates=(passed, *hit.gates)) for hit in hits]
