@@ -164,6 +164,9 @@ def test_reranked_orders_the_window_and_keeps_the_scores_in_order() -> None:
     assert [h.ranks["pipeline"] for h in out[:3]] == [3, 2, 1]
     assert [h.ranks["final"] for h in out[:3]] == [1, 2, 3]
     assert out[0].stage_scores["rerank"] == pytest.approx(1.25)
+    # The ranking values are handed out in order too; each keeps its own.
+    assert [h.stage_scores["final"] for h in out] == [1.0, 0.9, 0.8, 0.1]
+    assert [h.stage_scores["pipeline"] for h in out[:3]] == [0.8, 0.9, 1.0]
     assert out[3] is hits[3]
     assert (out.mode, out.notice, out.timings) == ("hybrid", "n", {"rank": 1.0})
     assert reranker.reranked(HitList(hits[:1]), forest) == hits[:1]

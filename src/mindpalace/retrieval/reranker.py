@@ -14,10 +14,13 @@ The forest (``reranker.json``, beside this module) is fitted by
 leave-one-conversation-out and cross-validated figures reported
 (BENCHMARKS.md); this module only evaluates it, with numpy.
 
-The hits keep their scores: the window's scores, highest first, are handed
-out in the new order, so a list is still in score order and a score
-threshold keeps as many hits as before. ``stage_scores["rerank"]`` is the
-forest's value, ``ranks["pipeline"]`` the rank before it.
+The window keeps its scores: its scores (and ranking values,
+``stage_scores["final"]``), highest first, are handed out in the new order,
+so a list is still in score order, a score threshold keeps as many hits as
+before, and a later stage that orders by the ranking value (the learned
+scorer's cold start) keeps the re-ranker's order. ``stage_scores["rerank"]``
+is the forest's value, ``stage_scores["pipeline"]`` the memory's own
+ranking value and ``ranks["pipeline"]`` its rank before the re-ranker.
 """
 
 from __future__ import annotations
@@ -218,15 +221,15 @@ def reranked(hits: HitList, forest: Forest) -> HitList:
     values = forest.predict(features(head))
     order = sorted(range(len(head)), key=lambda i: (-values[i], i))
     scores = sorted((hit.score for hit in head), reverse=True)
-    out = [
-        replace(
-            head[i],
-            score=scores[place],
-            ranks={**head[i].ranks, "pipeline": i + 1, "final": place + 1},
-            stage_scores={**head[i].stage_scores, "rerank": float(values[i])},
-        )
-        for place, i in enumerate(order)
-    ]
+    finals = sorted((hit.stage_scores.get("final", hit.score) for hit in head), reverse=True)
+    out = []
+    for place, i in enumerate(order):
+        stage_scores = dict(head[i].stage_scores)
+        stage_scores["pipeline"] = stage_scores.get("final", head[i].score)
+        stage_scores["final"] = finals[place]
+        stage_scores["rerank"] = float(values[i])
+        ranks = {**head[i].ranks, "pipeline": i + 1, "final": place + 1}
+        out.append(replace(head[i], score=scores[place], ranks=ranks, stage_scores=stage_scores))
     result = HitList([*out, *hits[forest.window :]], mode=hits.mode, notice=hits.notice)
     result.timings = hits.timings
     return result
