@@ -216,3 +216,18 @@ def test_recall_reorders_its_window_and_can_be_turned_off(palace: Palace) -> Non
     assert not any("rerank" in h.stage_scores for h in off)
     assert {h.memory.id for h in on} == {h.memory.id for h in off}
     assert [h.memory.id for h in on] == [off[h.ranks["pipeline"] - 1].memory.id for h in on]
+
+
+def test_the_shipped_forest_never_lowers_a_memory_for_more_evidence() -> None:
+    """More evidence from a stage (a higher fused, keyword, cosine, support,
+    graph or time score, a better place) never lowers the forest's value."""
+    from bench.rerank_fit import RISING
+
+    forest = reranker.default_forest()
+    rng = np.random.default_rng(2)
+    rows = rng.normal(size=(300, len(FEATURES)))
+    base = forest.predict(rows)
+    for name in RISING:
+        more = rows.copy()
+        more[:, COLUMN[name]] += rng.uniform(0.01, 2.0, size=300)
+        assert (forest.predict(more) >= base - 1e-9).all(), name
