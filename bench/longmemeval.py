@@ -278,8 +278,12 @@ BARE = RecallOptions(
     unknown_entity_gate=False,
     dense_floor=-1.0,
     expand=False,
+    rerank=False,
 )
 DEFAULT = RecallOptions()
+# The stages without the re-ranker, which was fitted on the default stages:
+# ablations of one stage's constant start from here.
+STAGES = replace(DEFAULT, rerank=False)
 CONFIGS = [
     Config("bm25 (bare turns)", baseline="bm25"),
     Config("dense (bare turns)", baseline="dense"),
@@ -288,15 +292,16 @@ CONFIGS = [
         "keyword stage alone",
         replace(BARE, dense_weight=0.0, time_window_weight=0.0, time_when_weight=0.0),
     ),
-    Config("session support off", replace(DEFAULT, neighbour_weight=0.0, session_weight=0.0)),
-    Config("long turns fully supported", replace(DEFAULT, self_contained=0)),
+    Config("session support off", replace(STAGES, neighbour_weight=0.0, session_weight=0.0)),
+    Config("long turns fully supported", replace(STAGES, self_contained=0)),
+    Config("re-ranker off", STAGES),
     Config("default", DEFAULT),
 ]
 
 # --folds: the one constant fitted on this benchmark, and its neighbours.
 SELF_CONTAINED_GRID = (0, 200, 300, 400, 600, 800, 1200)
 GRID_CONFIGS = [
-    Config(f"self_contained {n}", replace(DEFAULT, self_contained=n)) for n in SELF_CONTAINED_GRID
+    Config(f"self_contained {n}", replace(STAGES, self_contained=n)) for n in SELF_CONTAINED_GRID
 ]
 
 

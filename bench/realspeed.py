@@ -23,7 +23,8 @@ Two phases are timed, each in a fresh process:
   the warm indexes and the HNSW graph are still built in the background,
   until both are ready (and at least ``--first-seconds``);
 - **steady state**: after the graph is built, every question once, with
-  per-stage timings (``HitList.timings``).
+  per-stage timings (``HitList.timings``), then again without graph
+  propagation and without the re-ranker, interleaved.
 
 Palaces are cached under ``bench/.cache/speed/`` (gitignored). Timings are
 percentiles over the question set; on a shared machine compare only figures
@@ -40,6 +41,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -208,6 +210,8 @@ def _steady(
         palace.recall(q.text)
     full: list[float] = []
     no_graph: list[float] = []
+    no_rerank: list[float] = []
+    options = palace.recall_options
     stages: dict[str, list[float]] = {}
     slowest: list[tuple[float, str, dict[str, float]]] = []
     for q in questions:
@@ -224,6 +228,12 @@ def _steady(
         start = time.perf_counter()
         palace.recall(q.text, expand=False)
         no_graph.append((time.perf_counter() - start) * 1000)
+        palace.semantic.forget_queries()
+        palace.recall_options = replace(options, rerank=False)
+        start = time.perf_counter()
+        palace.recall(q.text)
+        no_rerank.append((time.perf_counter() - start) * 1000)
+        palace.recall_options = options
     embed_only = []
     for q in questions:
         start = time.perf_counter()
@@ -231,6 +241,7 @@ def _steady(
         embed_only.append((time.perf_counter() - start) * 1000)
     out["recall"] = percentiles(full)
     out["recall_no_graph"] = percentiles(no_graph)
+    out["recall_no_rerank"] = percentiles(no_rerank)
     out["query_embed"] = percentiles(embed_only)
     out["stages_p50"] = {k: statistics.median(v) for k, v in stages.items()}
     out["stages_p95"] = {k: float(np.percentile(v, 95)) for k, v in stages.items()}
@@ -291,6 +302,7 @@ def report(r: dict[str, Any]) -> str:
         "|---|---|",
         f"| recall p50 / p95 / p99 ms, steady, query embedding included | {pct('recall')} |",
         f"| the same, no graph propagation | {pct('recall_no_graph')} |",
+        f"| the same, no re-ranker | {pct('recall_no_rerank')} |",
         f"| query embedding alone p50 / p95 / p99 ms | {pct('query_embed')} |",
         f"| first seconds (graph building) p50 / p95 / p99 ms | {pct('first_seconds')} |",
         f"| the same, before the warm indexes are in | {pct('first_seconds_cold')} |",

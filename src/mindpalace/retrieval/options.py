@@ -60,6 +60,9 @@ class RecallOptions:
         ann_candidates: in a palace with an HNSW graph (``ann.py``), how
             many nearest rows it proposes for exact scoring (weighted
             fusion only); 0 scores every row exactly.
+        rerank: re-order the best hits of a hybrid recall with the shipped
+            re-ranker (``reranker.py``: trees over the stages' scores of the
+            whole window, fitted on both benchmarks).
     """
 
     candidates: int = 200
@@ -87,6 +90,7 @@ class RecallOptions:
     time_pool: int = 50
     session_diversity: float = 1.0
     ann_candidates: int = 400
+    rerank: bool = True
 
 
 @dataclass(frozen=True, slots=True)

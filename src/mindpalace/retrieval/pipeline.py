@@ -4,7 +4,7 @@
       hybrid: Visible ─ KeywordScores ─ DenseView ─ Fused ─ Candidates
               ─ Expansion (Store.seed_graph) ─ Ranked (Store.hydrate, time prior) ─ HitList
       text:   keyword matches ─ Timed (time prior) ─ HitList
-    ─ learned scorer ─ constraints ─ HitList
+    ─ re-ranker (hybrid) ─ learned scorer ─ constraints ─ HitList
 
 In the database mode (``in_store``: no warm index in this process) the
 hybrid line starts from the rows the store finds (``instore.candidates``:
@@ -36,7 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mindpalace.models import Hit, HitList, Memory, RecallFilters, Scope
-from mindpalace.retrieval import hybrid, instore, ranking, stages, timestage
+from mindpalace.retrieval import hybrid, instore, ranking, reranker, stages, timestage
 from mindpalace.retrieval import scorer as learned
 from mindpalace.retrieval.anchors import SEARCH_LIMIT, EventPhrase, TextSearch, best_anchor
 from mindpalace.retrieval.dense import DenseIndex, DenseView
@@ -136,11 +136,16 @@ def recall(
     With ``in_store`` (the vectors' key) and no ``dense_index``, the store
     finds the rows to rank (database mode)."""
     clock = _Stopwatch()
+    # The re-ranker orders hybrid recalls only (its features are the stages').
+    forest = reranker.default_forest() if options.rerank and query_vector is not None else None
+    rescored = max(
+        learned.DEPTH if scorer is not None else 0, forest.window if forest is not None else 0
+    )
     at = Setting(
         scope=scope,
         filters=filters,
         now=now,
-        depths=Depths.of(limit, options, rescored=learned.DEPTH if scorer is not None else 0),
+        depths=Depths.of(limit, options, rescored=rescored),
         options=options,
         index=dense_index if query_vector is not None else None,
         in_store=in_store if query_vector is not None and dense_index is None else None,
@@ -180,9 +185,16 @@ def recall(
             ranked, at.index, now=now, options=options, limit=at.depths.ranked
         )
         clock.lap("rank")
+        if forest is not None:
+            hits = reranker.reranked(hits, forest)
+            clock.lap("rerank")
         if scorer is not None:
             hits = learned.rescored(hits, scorer, now=now, limit=limit, judgments=ranked.feedback)
             clock.lap("scorer")
+    if len(hits) > limit:  # ranked deeper for the re-ranker or the scorer
+        cut = HitList(hits[:limit], mode=hits.mode, notice=hits.notice)
+        cut.timings = hits.timings
+        hits = cut
     if asked.salient:
         passed = f"unknown-entity: named {', '.join(asked.salient)}"
         hits[:] = [replace(hit, gates=(passed, *hit.gates)) for hit in hits]
