@@ -65,3 +65,66 @@ def test_failing_batch_writes_nothing(store: Store) -> None:
     assert store.change_counters() == before
     # and the connection is usable afterwards
     assert store.add(new("after"), memory_id="mem_after", now=now, scope=OWNER).created
+
+
+# Names met again and again in one batch (edges strengthened several times),
+# types settled by later evidence, relations, and two facts where the second
+# replaces the first inside the batch (supersession reads the batch's links).
+GRAPH_TEXTS = [
+    "Alice Chen owns Project Falcon; Bob Stone maintains Falcon and Redis.",
+    "Falcon depends on Redis and Postgres.",
+    "Alice met Bob Stone in Berlin about Falcon and Redis.",
+    "Dr Alice Chen said Falcon depends on Redis.",
+    "The Falcon service is owned by Alice Chen.",
+    "Bob Stone is the maintainer of Redis.",
+    "Alice Chen's office is in Berlin.",
+    "Alice Chen's office is in Munich now.",
+    "Bob Stone met Alice Chen, Redis and Falcon again in Berlin.",
+    "Zed and Ymir met Alice Chen; Zed says Falcon needs Redis.",
+]
+
+
+def _graph_rows(store: Store, agent: str) -> dict[str, list[tuple[object, ...]]]:
+    """Every graph row of ``agent``'s memories, keyed by texts and names
+    (ids and write times differ between two palaces)."""
+    queries = {
+        "entities": "SELECT e.norm, e.name, e.type, e.kind, e.mentions FROM entities e"
+        " WHERE e.agent_id = '{a}'",
+        "aliases": "SELECT e.norm, a.alias FROM entity_aliases a"
+        " JOIN entities e ON e.seq = a.entity_seq WHERE e.agent_id = '{a}'",
+        "mentions": "SELECT m.content, e.norm, x.surface, x.count FROM mentions x"
+        " JOIN memories m ON m.seq = x.memory_seq JOIN entities e ON e.seq = x.entity_seq"
+        " WHERE m.agent_id = '{a}'",
+        "edges": "SELECT s.norm, d.norm, g.count, g.weight FROM entity_edges g"
+        " JOIN entities s ON s.seq = g.src_seq JOIN entities d ON d.seq = g.dst_seq"
+        " WHERE s.agent_id = '{a}'",
+        "relations": "SELECT m.content, s.norm, d.norm, r.kind, r.sentence"
+        " FROM entity_relations r JOIN memories m ON m.seq = r.memory_seq"
+        " JOIN entities s ON s.seq = r.src_seq JOIN entities d ON d.seq = r.dst_seq"
+        " WHERE m.agent_id = '{a}'",
+        "superseded": "SELECT m.content, n.content FROM memories m"
+        " JOIN memories n ON n.id = m.superseded_by WHERE m.agent_id = '{a}'",
+    }
+    out: dict[str, list[tuple[object, ...]]] = {}
+    with store._read() as cur:  # type: ignore[attr-defined]
+        for name, sql in queries.items():
+            cur.execute(sql.format(a=agent))
+            out[name] = sorted(tuple(row) for row in cur.fetchall())
+    return out
+
+
+def test_batch_stores_the_graph_one_by_one_writes_store(
+    make_palace: Callable[..., Palace], store: Store
+) -> None:
+    # The batch collects mention, edge and relation rows and writes each
+    # kind once; one-by-one writes write them memory by memory.
+    make_palace("batched").remember_many([{"content": t} for t in GRAPH_TEXTS])
+    single = make_palace("single")
+    for text in GRAPH_TEXTS:
+        single.remember(text)
+    batched, one_by_one = _graph_rows(store, "batched"), _graph_rows(store, "single")
+    assert batched == one_by_one
+    edges = {(a, b): (n, w) for a, b, n, w in batched["edges"]}
+    assert max(n for n, _ in edges.values()) >= 3  # an edge met three times in the batch
+    assert batched["relations"] and batched["superseded"]
+    assert any(t == "person" for _, _, t, _, _ in batched["entities"])

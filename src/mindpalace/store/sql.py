@@ -43,13 +43,14 @@ from mindpalace.store.fragments import (
     scope_clause,
     to_epoch,
 )
-from mindpalace.store.graph_sql import EntityLookup, GraphSql
+from mindpalace.store.graph_sql import EntityLookup, GraphSql, LinkWrites
 from mindpalace.store.inspect_sql import InspectSql
 from mindpalace.store.reads_sql import ReadsSql
 from mindpalace.store.recall_sql import RecallSql
 from mindpalace.store.relations_sql import RelationsSql
 from mindpalace.store.signals_sql import SignalStore
 from mindpalace.store.skills_sql import SkillsSql
+from mindpalace.store.supersede import may_replace
 from mindpalace.store.upkeep_sql import UpkeepSql
 from mindpalace.store.vector_rows import VectorBatch
 from mindpalace.store.vectors_sql import VectorsSql
@@ -166,12 +167,22 @@ class SqlStore(
             lookup = self._entity_lookup(cur, [m for new, _ in items for m in new.mentions])
             known = self._existing(cur, [new for new, _ in items])
             numbers: dict[str, int] = {}
+            links = LinkWrites(to_epoch(now))
             written = [
                 self._add_in(
-                    cur, new, memory_id, now, scope, lookup=lookup, known=known, numbers=numbers
+                    cur,
+                    new,
+                    memory_id,
+                    now,
+                    scope,
+                    lookup=lookup,
+                    known=known,
+                    numbers=numbers,
+                    links=links,
                 )
                 for new, memory_id in items
             ]
+            self._write_links(cur, links)
             # Read back once, after every write of the batch: one query, not
             # one per memory (a round trip each on a server).
             stored = self._get_all(cur, [memory_id for memory_id, _ in written])
@@ -233,8 +244,11 @@ class SqlStore(
         lookup: EntityLookup,
         known: dict[tuple[str, ...], str],
         numbers: dict[str, int],
+        links: LinkWrites,
     ) -> tuple[str, bool]:
-        """Write one memory of a batch; its id and whether it was created."""
+        """Write one memory of a batch; its id and whether it was created.
+        Its mention, edge and relation rows go to ``links``, which the
+        caller writes after the batch (``_write_links``)."""
         existing = known.get(_dedup_key(new))
         if existing is not None:
             row = self._exec(cur, "SELECT archived FROM memories WHERE id = ?", (existing,))
@@ -248,12 +262,18 @@ class SqlStore(
             )
             return existing, False
         new = self._numbered(cur, new, scope, numbers)
+        if links and may_replace(new):
+            # Supersession reads the mentions of the memories written
+            # before this one, those of its own batch included.
+            self._write_links(cur, links)
         replaced = self._replaced_facts(cur, new, scope)
         memory = new.stored(memory_id, now)
         seq = self._insert(cur, memory, new.embed_hash)
         known[_dedup_key(memory)] = memory_id
-        entities = self._link_mentions(cur, memory, seq, new.mentions, now, lookup=lookup)
-        self._link_relations(cur, seq, entities, new.relations)
+        entities = self._link_mentions(
+            cur, memory, seq, new.mentions, now, lookup=lookup, writes=links
+        )
+        self._link_relations(seq, entities, new.relations, links)
         if replaced and self._supersede(cur, memory, seq, replaced, now):
             # Closing facts changes existing rows: warm indexes must reload.
             self._exec(cur, "UPDATE palace_meta SET value = value + 1 WHERE key = 'epoch'")
@@ -302,7 +322,11 @@ class SqlStore(
                 )
             self._put_vectors(cur, vectors)
             lookup = self._entity_lookup(cur, list(new.mentions))
-            self._add_in(cur, new, memory_id, now, scope, lookup=lookup, known={}, numbers={})
+            links = LinkWrites(to_epoch(now))
+            self._add_in(
+                cur, new, memory_id, now, scope, lookup=lookup, known={}, numbers={}, links=links
+            )
+            self._write_links(cur, links)
             at = to_epoch(now)
             self._exec(
                 cur,
@@ -443,6 +467,7 @@ class SqlStore(
             renamed = {key: new_id() for key in sorted(stored - own)}
             seen: set[str] = set()
             resolved: dict[str, str] = {}  # id in the batch -> id stored
+            links = LinkWrites(to_epoch(when))
             for record in batch:
                 if record.id in own or record.id in seen or _dedup_key(record) in known:
                     if record.id not in resolved:
@@ -460,10 +485,11 @@ class SqlStore(
                 seq = self._insert(cur, memory, hashes.get(record.id))
                 known[_dedup_key(memory)] = memory.id
                 entities = self._link_mentions(
-                    cur, memory, seq, found.get(record.id, ()), when, lookup=lookup
+                    cur, memory, seq, found.get(record.id, ()), when, lookup=lookup, writes=links
                 )
-                self._link_relations(cur, seq, entities, stated.get(record.id, ()))
+                self._link_relations(seq, entities, stated.get(record.id, ()), links)
                 inserted += 1
+            self._write_links(cur, links)
             if records is not None:
                 self._import_records(cur, records, resolved=resolved, inserted=seen, now=when)
         return ImportReport(inserted=inserted, skipped=skipped)
