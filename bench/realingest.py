@@ -11,7 +11,9 @@ sessions in date order, each turn once). Each round writes them into a fresh
 SQLite palace in a fresh process, for each tree in turn (alternated, so
 both see the same machine load), in calls of 2,000 turns as
 ``bench.realspeed`` builds its palaces; the figure is turns per second of
-the ``add_messages`` calls alone (the model is loaded and warmed first).
+the ``add_messages`` calls alone (the model is loaded and warmed first),
+and the process's CPU time a turn (all its threads: steadier than the wall
+clock on a shared machine).
 With ``--embedder local`` the model's own time for the same texts is
 measured too, so the share of embedding in an ingest shows.
 
@@ -56,6 +58,7 @@ out = {"turns": len(messages)}
 with Palace(Path(db), settings=settings, embedder=model) as palace:
     prof = cProfile.Profile() if profile != "-" else None
     started = time.perf_counter()
+    cpu = time.process_time()
     if prof is not None:
         prof.enable()
     for chunk in _batches(messages, INGEST_BATCH):
@@ -64,6 +67,7 @@ with Palace(Path(db), settings=settings, embedder=model) as palace:
         prof.disable()
         prof.dump_stats(profile)
     out["seconds"] = time.perf_counter() - started
+    out["cpu_seconds"] = time.process_time() - cpu
 if embedder == "local":
     import sqlite3
     con = sqlite3.connect(db)
@@ -208,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if equal else 1
     rates: dict[str, list[float]] = {name: [] for name in trees}
     shares: dict[str, list[float]] = {name: [] for name in trees}
+    cpus: dict[str, list[float]] = {name: [] for name in trees}
     for round_ in range(args.rounds):
         order = list(trees) if round_ % 2 == 0 else list(reversed(trees))
         for name in order:
@@ -215,16 +220,20 @@ def main(argv: list[str] | None = None) -> int:
             r = _run(trees[name], args.size, args.embedder, "-", False)
             rate = r["turns"] / r["seconds"]  # type: ignore[operator]
             rates[name].append(rate)
+            cpu_ms = 1000 * r["cpu_seconds"] / r["turns"]  # type: ignore[operator]
+            cpus[name].append(cpu_ms)
             extra = ""
             if "embed_seconds" in r:
                 share = r["embed_seconds"] / r["seconds"]  # type: ignore[operator]
                 shares[name].append(share)
                 extra = f", embedding alone {r['embed_seconds']:.1f} s ({share:.0%})"
             print(f"round {round_ + 1} {name}: {rate:.0f} turns/s ({r['seconds']:.1f} s,"
-                  f" load {load}){extra}", flush=True)  # fmt: skip
+                  f" CPU {cpu_ms:.2f} ms a turn, load {load}){extra}", flush=True)  # fmt: skip
     for name, values in rates.items():
         text = ", ".join(f"{v:.0f}" for v in values)
-        print(f"{name}: median {statistics.median(values):.0f} turns/s ({text})")
+        cpu = statistics.median(cpus[name])
+        print(f"{name}: median {statistics.median(values):.0f} turns/s ({text});"
+              f" CPU {cpu:.2f} ms a turn")  # fmt: skip
     return 0
 
 
