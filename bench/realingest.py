@@ -115,6 +115,14 @@ def digest(db: Path) -> dict[str, str]:
         f"SELECT {', '.join(mcols)}, superseded_by FROM memories",
         lambda r: [*r[:-1], ids.get(r[-1], r[-1])],
     )
+    # Keys are assigned in the order rows are written: that order too.
+    out["memory_order"] = [
+        str(h) for (h,) in con.execute("SELECT content_hash FROM memories ORDER BY seq")
+    ]
+    out["entity_order"] = [
+        "|".join(map(str, r))
+        for r in con.execute("SELECT agent_id, norm FROM entities ORDER BY seq")
+    ]
     out["memory_tags"] = rows(
         "SELECT memory_seq, tag FROM memory_tags", lambda r: [mem[r[0]], r[1]]
     )

@@ -104,12 +104,18 @@ def _graph_rows(store: Store, agent: str) -> dict[str, list[tuple[object, ...]]]
         " WHERE m.agent_id = '{a}'",
         "superseded": "SELECT m.content, n.content FROM memories m"
         " JOIN memories n ON n.id = m.superseded_by WHERE m.agent_id = '{a}'",
+        "tags": "SELECT m.content, t.tag FROM memory_tags t"
+        " JOIN memories m ON m.seq = t.memory_seq WHERE m.agent_id = '{a}'",
+        "strength": "SELECT content, strength FROM memories WHERE agent_id = '{a}'",
     }
     out: dict[str, list[tuple[object, ...]]] = {}
     with store._read() as cur:  # type: ignore[attr-defined]
         for name, sql in queries.items():
             cur.execute(sql.format(a=agent))
             out[name] = sorted(tuple(row) for row in cur.fetchall())
+        # Rows are keyed in the order they were written.
+        cur.execute(f"SELECT content FROM memories WHERE agent_id = '{agent}' ORDER BY seq")
+        out["order"] = [tuple(row) for row in cur.fetchall()]
     return out
 
 
@@ -118,13 +124,17 @@ def test_batch_stores_the_graph_one_by_one_writes_store(
 ) -> None:
     # The batch collects mention, edge and relation rows and writes each
     # kind once; one-by-one writes write them memory by memory.
-    make_palace("batched").remember_many([{"content": t} for t in GRAPH_TEXTS])
+    # Tags on some, and a duplicate of a row the batch has not written yet.
+    records = [{"content": t, "tags": ["t", f"n{i % 3}"] if i % 2 else []} for i, t in
+               enumerate([*GRAPH_TEXTS, GRAPH_TEXTS[2]])]  # fmt: skip
+    make_palace("batched").remember_many(records)
     single = make_palace("single")
-    for text in GRAPH_TEXTS:
-        single.remember(text)
+    for record in records:
+        single.remember(**record)
     batched, one_by_one = _graph_rows(store, "batched"), _graph_rows(store, "single")
     assert batched == one_by_one
     edges = {(a, b): (n, w) for a, b, n, w in batched["edges"]}
     assert max(n for n, _ in edges.values()) >= 3  # an edge met three times in the batch
-    assert batched["relations"] and batched["superseded"]
+    assert batched["relations"] and batched["superseded"] and batched["tags"]
+    assert len(batched["order"]) == len(GRAPH_TEXTS)
     assert any(t == "person" for _, _, t, _, _ in batched["entities"])

@@ -121,15 +121,18 @@ class LinkWrites:
     entities, collected so that each kind is one statement for the batch
     (``GraphSql._write_links``), not one per mention: mentions, mention
     counts (and settled types) of entities, co-occurrence edges in the
-    order they were met, and stated relations. ``at`` is the batch's time."""
+    order they were met, and stated relations. ``at`` is the batch's time.
+    Rows name their memory by id: a memory's key (``seqs``) may be known
+    only once its row is written, which the batch may do later too."""
 
     def __init__(self, at: float | None) -> None:
         self.at = at
-        self.mentions: list[tuple[int, int, str]] = []
+        self.seqs: dict[str, int] = {}  # memory id -> seq, once written
+        self.mentions: list[tuple[str, int, str]] = []
         self.counts: dict[int, int] = {}
         self.types: dict[int, str] = {}
         self.edges: list[tuple[int, int]] = []
-        self.relations: list[tuple[int, int, int, str, str]] = []
+        self.relations: list[tuple[str, int, int, str, str]] = []
 
     def counted(self, entity_seq: int, type_: str) -> None:
         """One more memory mentions ``entity_seq``, whose type is now ``type_``."""
@@ -185,7 +188,7 @@ class GraphSql(SqlCore):
         self,
         cur: Cursor,
         memory: Memory,
-        seq: int,
+        seq: int | None,
         mentions: Sequence[Mention],
         now: datetime,
         *,
@@ -199,14 +202,17 @@ class GraphSql(SqlCore):
         transaction) saves the per-call lookup queries; with ``writes``, the
         mention, count and edge rows are collected there for
         ``_write_links`` (one statement each for a whole batch) instead of
-        written now. New entities are written at once (their keys are
-        needed)."""
+        written now, and ``seq`` (the memory's key) may be None while the
+        memory's row waits to be written too. New entities are written at
+        once (their keys are needed)."""
         resolved: dict[str, int] = {}
         if not mentions:
             return resolved
         if lookup is None:
             lookup = self._entity_lookup(cur, mentions)
         pending = LinkWrites(to_epoch(now)) if writes is None else writes
+        if seq is not None:
+            pending.seqs[memory.id] = seq
         part = (memory.agent_id, memory.visibility.value, memory.group or "", memory.channel or "")
         at = to_epoch(now)
         linked: list[int] = []
@@ -250,7 +256,7 @@ class GraphSql(SqlCore):
             ):
                 lookup.types[entity_seq] = mention.type.value
             pending.counted(entity_seq, lookup.types[entity_seq])
-            pending.mentions.append((seq, entity_seq, mention.surface))
+            pending.mentions.append((memory.id, entity_seq, mention.surface))
         pending.edges += combinations(sorted(linked[:MAX_EDGE_MENTIONS]), 2)
         if writes is None:
             self._write_links(cur, pending)
@@ -270,7 +276,7 @@ class GraphSql(SqlCore):
         self._exec_many(
             cur,
             "INSERT INTO mentions (memory_seq, entity_seq, surface) VALUES (?, ?, ?)",
-            writes.mentions,
+            [(writes.seqs[m], e, surface) for m, e, surface in writes.mentions],
         )
         self._exec_many(
             cur,
@@ -286,7 +292,7 @@ class GraphSql(SqlCore):
             "INSERT INTO entity_relations (memory_seq, src_seq, dst_seq, kind, sentence)"
             " VALUES (?, ?, ?, ?, ?) ON CONFLICT (memory_seq, src_seq, dst_seq, kind)"
             " DO NOTHING",
-            writes.relations,
+            [(writes.seqs[m], *rest) for m, *rest in writes.relations],
         )
         writes.clear()
 

@@ -45,12 +45,12 @@ class RelationsSql(SqlCore):
 
     def _link_relations(
         self,
-        seq: int,
+        memory_id: str,
         entity_seqs: Mapping[str, int],
         relations: Sequence[RelationMention],
         writes: LinkWrites,
     ) -> None:
-        """Collect in ``writes`` the ``relations`` of the memory ``seq``
+        """Collect in ``writes`` the ``relations`` of the memory ``memory_id``
         between the entities its mentions resolved to (``entity_seqs``:
         mention key -> entity); ``GraphSql._write_links`` writes them."""
         for relation in relations:
@@ -58,7 +58,7 @@ class RelationsSql(SqlCore):
             dst = entity_seqs.get(relation.object)
             if src is None or dst is None or src == dst:
                 continue
-            writes.relations.append((seq, src, dst, relation.kind, relation.sentence[:1000]))
+            writes.relations.append((memory_id, src, dst, relation.kind, relation.sentence[:1000]))
 
     def relations(
         self,

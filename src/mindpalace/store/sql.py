@@ -73,6 +73,30 @@ def _dedup_key(memory: Memory | NewMemory) -> tuple[str, ...]:
     )
 
 
+# Rows of memories one INSERT writes: a few dozen keep every statement far
+# below any backend's limit on parameters (SQLite's was 999 before 3.32).
+_ROWS_A_STATEMENT = 30
+
+
+class _Waiting:
+    """Memory rows of a batch not written yet (``SqlStore._insert_waiting``)."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[Memory, str | None]] = []
+        self.ids: set[str] = set()
+
+    def add(self, memory: Memory, embed_hash: str | None) -> None:
+        self.rows.append((memory, embed_hash))
+        self.ids.add(memory.id)
+
+    def clear(self) -> None:
+        self.rows.clear()
+        self.ids.clear()
+
+    def __bool__(self) -> bool:
+        return bool(self.rows)
+
+
 class SqlStore(
     ReadsSql,
     VectorsSql,
@@ -107,6 +131,30 @@ class SqlStore(
                 [(row[0], tag) for tag in memory.tags],
             )
         return int(row[0])
+
+    def _insert_waiting(self, cur: Cursor, waiting: _Waiting, links: LinkWrites) -> None:
+        """Insert the rows ``waiting`` holds, in order, a few dozen to a
+        statement (one statement's keyword index work is flushed once, not
+        once a row), record their keys in ``links``, and empty it. The keys
+        are what inserting them one by one gives: assigned in order."""
+        columns = ", ".join((*MEMORY_COLUMNS, "embed_hash"))
+        marks = "(" + ", ".join("?" for _ in range(len(MEMORY_COLUMNS) + 1)) + ")"
+        rows = waiting.rows
+        for i in range(0, len(rows), _ROWS_A_STATEMENT):
+            chunk = rows[i : i + _ROWS_A_STATEMENT]
+            found = self._exec(
+                cur,
+                f"INSERT INTO memories ({columns}) VALUES {', '.join([marks] * len(chunk))}"
+                " RETURNING seq, id",
+                [v for memory, embed_hash in chunk for v in (*memory_row(memory), embed_hash)],
+            ).fetchall()
+            links.seqs.update((str(r[1]), int(r[0])) for r in found)
+        self._exec_many(
+            cur,
+            "INSERT INTO memory_tags (memory_seq, tag) VALUES (?, ?)",
+            [(links.seqs[m.id], tag) for m, _ in rows for tag in m.tags],
+        )
+        waiting.clear()
 
     def _get(self, cur: Cursor, memory_id: str) -> Memory | None:
         row = self._exec(
@@ -168,6 +216,7 @@ class SqlStore(
             known = self._existing(cur, [new for new, _ in items])
             numbers: dict[str, int] = {}
             links = LinkWrites(to_epoch(now))
+            waiting = _Waiting()
             written = [
                 self._add_in(
                     cur,
@@ -179,9 +228,11 @@ class SqlStore(
                     known=known,
                     numbers=numbers,
                     links=links,
+                    waiting=waiting,
                 )
                 for new, memory_id in items
             ]
+            self._insert_waiting(cur, waiting, links)
             self._write_links(cur, links)
             # Read back once, after every write of the batch: one query, not
             # one per memory (a round trip each on a server).
@@ -245,11 +296,19 @@ class SqlStore(
         known: dict[tuple[str, ...], str],
         numbers: dict[str, int],
         links: LinkWrites,
+        waiting: _Waiting | None = None,
     ) -> tuple[str, bool]:
         """Write one memory of a batch; its id and whether it was created.
-        Its mention, edge and relation rows go to ``links``, which the
-        caller writes after the batch (``_write_links``)."""
+        Its mention, edge and relation rows go to ``links``, and (with
+        ``waiting``) its row to ``waiting``: the caller writes both after the
+        batch (``_insert_waiting``, then ``_write_links``). What reads the
+        batch's earlier rows (a duplicate of one, an issue's number,
+        supersession) writes what waits first."""
         existing = known.get(_dedup_key(new))
+        if waiting and (
+            existing in waiting.ids or new.kind is MemoryKind.ISSUE or may_replace(new)
+        ):
+            self._insert_waiting(cur, waiting, links)
         if existing is not None:
             row = self._exec(cur, "SELECT archived FROM memories WHERE id = ?", (existing,))
             if row.fetchone()[0]:  # reviving an archived memory changes an existing row
@@ -268,13 +327,17 @@ class SqlStore(
             self._write_links(cur, links)
         replaced = self._replaced_facts(cur, new, scope)
         memory = new.stored(memory_id, now)
-        seq = self._insert(cur, memory, new.embed_hash)
+        seq: int | None = None
+        if waiting is None or replaced:  # supersession links the row: it is written now
+            seq = self._insert(cur, memory, new.embed_hash)
+        else:
+            waiting.add(memory, new.embed_hash)
         known[_dedup_key(memory)] = memory_id
         entities = self._link_mentions(
             cur, memory, seq, new.mentions, now, lookup=lookup, writes=links
         )
-        self._link_relations(seq, entities, new.relations, links)
-        if replaced and self._supersede(cur, memory, seq, replaced, now):
+        self._link_relations(memory_id, entities, new.relations, links)
+        if seq is not None and replaced and self._supersede(cur, memory, seq, replaced, now):
             # Closing facts changes existing rows: warm indexes must reload.
             self._exec(cur, "UPDATE palace_meta SET value = value + 1 WHERE key = 'epoch'")
         return memory_id, True
@@ -487,7 +550,7 @@ class SqlStore(
                 entities = self._link_mentions(
                     cur, memory, seq, found.get(record.id, ()), when, lookup=lookup, writes=links
                 )
-                self._link_relations(seq, entities, stated.get(record.id, ()), links)
+                self._link_relations(memory.id, entities, stated.get(record.id, ()), links)
                 inserted += 1
             self._write_links(cur, links)
             if records is not None:
