@@ -198,6 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=3000, help="turns (default 3000)")
     parser.add_argument("--embedder", default="static", help="static (default) or local")
     parser.add_argument("--old", type=Path, help="another tree's src folder to compare")
+    parser.add_argument("--new", type=Path, default=SRC, help="the src folder measured as new")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--profile", help="cProfile this tree's ingest into this file")
     parser.add_argument("--same", action="store_true", help="compare stored contents")
@@ -206,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
         r = _run(SRC, args.size, args.embedder, str(Path(args.profile).resolve()), False)
         print(f"{r['turns']} turns, {r['turns'] / r['seconds']:.0f}/s under the profiler")  # type: ignore[operator]
         return 0
-    trees = {"new": SRC} | ({"old": args.old} if args.old else {})
+    trees = {"new": args.new} | ({"old": args.old} if args.old else {})
     if args.same:
         found = {
             name: _run(src, args.size, args.embedder, "-", True) for name, src in trees.items()
