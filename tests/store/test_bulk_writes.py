@@ -138,3 +138,50 @@ def test_batch_stores_the_graph_one_by_one_writes_store(
     assert batched["relations"] and batched["superseded"] and batched["tags"]
     assert len(batched["order"]) == len(GRAPH_TEXTS)
     assert any(t == "person" for _, _, t, _, _ in batched["entities"])
+
+
+_FAIL_ON_BOOM = {
+    "sqlite": [
+        "CREATE TEMP TRIGGER boom BEFORE INSERT ON memories WHEN NEW.content LIKE '%boom%'"
+        " BEGIN SELECT RAISE(ABORT, 'boom refused'); END"
+    ],
+    "postgres": [
+        "CREATE FUNCTION boom() RETURNS trigger LANGUAGE plpgsql AS"
+        " $$ BEGIN IF NEW.content LIKE '%boom%' THEN RAISE EXCEPTION 'boom refused'; END IF;"
+        " RETURN NEW; END $$",
+        "CREATE TRIGGER boom BEFORE INSERT ON memories FOR EACH ROW EXECUTE FUNCTION boom()",
+    ],
+}
+
+
+def _counts(store: Store) -> dict[str, int]:
+    tables = ("memories", "entities", "entity_aliases", "mentions", "entity_edges")
+    with store._read() as cur:  # type: ignore[attr-defined]
+        out = {}
+        for table in (*tables, "entity_relations", "memory_tags"):
+            cur.execute(f"SELECT COUNT(*) FROM {table}")
+            out[table] = int(cur.fetchone()[0])
+    return out
+
+
+def test_a_batch_failing_in_its_last_rows_leaves_nothing(
+    make_palace: Callable[..., Palace], store: Store, backend: str
+) -> None:
+    # The batch's rows are written late (a few dozen memories to a
+    # statement, links after them): a failure there, after new entities and
+    # earlier rows went in, must take all of it back.
+    palace = make_palace("owner")
+    palace.remember("Kept before: Alice Chen leads Falcon.", tags=["kept"])
+    before = _counts(store)
+    with store._write() as cur:  # type: ignore[attr-defined]
+        for statement in _FAIL_ON_BOOM[backend]:
+            cur.execute(statement)
+    records = [
+        {"content": f"{GRAPH_TEXTS[i % len(GRAPH_TEXTS)]} Turn {i} with Zora{i}.", "tags": ["t"]}
+        for i in range(90)
+    ]
+    records[75]["content"] = "boom goes Quentin Blake"
+    with pytest.raises(Exception, match="boom refused"):
+        palace.remember_many(records)
+    assert _counts(store) == before
+    assert palace.remember_many(records[:3])  # the store still writes
