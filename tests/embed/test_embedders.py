@@ -132,6 +132,40 @@ def test_static_batch_rows_equal_single_embeddings(texts: list[str]) -> None:
         np.testing.assert_allclose(row, e.embed_one(text), atol=1e-6)
 
 
+def _rows_mean(texts: list[str]) -> np.ndarray:
+    """The static model's vectors as the rows of its table give them: each
+    text's token rows summed along the table's first axis (what the model
+    stored before it kept the table transposed), over their count."""
+    from tokenizers import Tokenizer
+
+    from mindpalace.embed.static import STATIC_DIR
+
+    table = np.load(STATIC_DIR / "embeddings.npy").astype(np.float32)
+    tokenizer = Tokenizer.from_file(str(STATIC_DIR / "tokenizer.json"))
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(max_length=512)
+    unknown = tokenizer.token_to_id("[UNK]")
+    out = np.zeros((len(texts), table.shape[1]), dtype=np.float32)
+    for k, text in enumerate(texts):
+        ids = [i for i in tokenizer.encode(text[: 512 * 12], add_special_tokens=False).ids]
+        ids = [i for i in ids if i != unknown]
+        if ids:
+            out[k] = np.add.reduceat(table[ids], [0], axis=0)[0] / len(ids)
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return out / norms
+
+
+@pytest.mark.skipif(StaticEmbedder is None, reason="no static embedder in this version")
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.text(max_size=3000), min_size=1, max_size=6))
+def test_static_vectors_are_bit_for_bit_the_table_rows_mean(texts: list[str]) -> None:
+    # Stored vectors must not change with how the sums are laid out.
+    words = ["tea", "Alice", "deploy", "friday", "the", "ran", "on", "green"]
+    texts = [t + " " + " ".join(words[: len(t) % 9] * (len(t) % 300)) for t in texts]
+    assert np.array_equal(_static().embed(texts), _rows_mean(texts))
+
+
 @pytest.mark.parametrize("cls", BUNDLED, ids=lambda cls: cls.__name__)
 def test_bundled_missing_model_dir_is_an_embedding_error(cls: type[Any], tmp_path: Path) -> None:
     with pytest.raises(EmbeddingError, match="no embedding model"):

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mindpalace.graph import extract
 from mindpalace.graph.extract import (
     MAX_MENTIONS,
     RuleExtractor,
@@ -99,3 +100,35 @@ def test_any_text_is_safe(text: str) -> None:
     assert len(mentions) <= MAX_MENTIONS
     assert len({m.norm for m in mentions}) == len(mentions)
     assert all(m.norm and m.norm == m.norm.strip() for m in mentions)
+
+
+def _has_month(text: str) -> bool:
+    return any(month in text for month in extract._MONTH_NAMES)
+
+
+def _may_be_code(text: str) -> bool:
+    return "_" in text or "()" in text or bool(extract._LOWER_UPPER.search(text))
+
+
+# What the extractor checks before it runs each pattern over a text.
+GATES = [
+    (extract._URL, lambda t: "://" in t),
+    (extract._HANDLE, lambda t: "@" in t),
+    (extract._HASHTAG, lambda t: "#" in t),
+    (extract._TICKET, lambda t: "-" in t),
+    (extract._BACKTICK, lambda t: "`" in t),
+    (extract._PATH, lambda t: "/" in t),
+    (extract._ISO_DATE, lambda t: "-" in t),
+    (extract._WORDY_DATE, _has_month),
+    (extract._CODE, _may_be_code),
+]
+
+
+@pytest.mark.parametrize(("pattern", "gate"), GATES, ids=lambda v: getattr(v, "pattern", "")[:20])
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_a_pattern_runs_on_every_text_it_can_match(pattern, gate, data) -> None:  # type: ignore[no-untyped-def]
+    # Any text the pattern finds something in passes the check that lets
+    # the pattern run: skipping the others finds the same mentions.
+    text = data.draw(st.from_regex(pattern))
+    assert gate(text)

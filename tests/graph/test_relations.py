@@ -15,6 +15,8 @@ from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.graph.extract import extract_mentions
 from mindpalace.graph.relations import (
+    _CUE,
+    _PATTERN,
     RELATION_KINDS,
     _whole_words,
     extract_graph,
@@ -162,3 +164,11 @@ def test_whole_words_are_what_the_word_boundary_pattern_finds(
     sentence = "".join(pieces)
     pattern = re.compile(rf"(?<!\w){re.escape(surface)}(?!\w)")
     assert _whole_words(surface, sentence) == [m.span() for m in pattern.finditer(sentence)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.from_regex(_PATTERN))
+def test_every_relation_phrase_holds_a_cue(text: str) -> None:
+    # Sentences without a cue are skipped before names are located in them:
+    # a text the phrase pattern matches must hold a cue.
+    assert _CUE.search(text)

@@ -110,6 +110,10 @@ _WORDY_DATE = re.compile(
     r"|(?:January|February|March|April|May|June|July|August|September|October|November"
     r"|December)\s+\d{4})\b"
 )
+# What a text must hold for _WORDY_DATE to match (a month's name) and for
+# _CODE's camelCase to (a lower-case letter before a capital).
+_MONTH_NAMES = tuple(m.capitalize() for m in sorted(_MONTHS))
+_LOWER_UPPER = re.compile(r"[a-z][A-Z]")
 _QUOTED = re.compile(r"[\"\u201c]([^\"\u201d\n]{3,80})[\"\u201d]")
 _WORD = re.compile(r"[A-Za-z\u00C0-\u024F][\w'\u2019&.-]*")
 _SPEAKER = re.compile(r"^\s*([A-Z][\w.-]*(?: [A-Z][\w.-]*){0,2}):\s")
@@ -195,31 +199,44 @@ class RuleExtractor:
                 (start, Mention(surface, norm, kind, type_, aliases=aliases_of(norm, kind, type_)))
             )
 
-        for m in _URL.finditer(text):
-            add(m.start(), m.end(), m.group(0).rstrip(".,;:"), "url", MemoryType.SYSTEM)
-        for m in _HANDLE.finditer(text):
-            add(m.start(), m.end(), m.group(0), "handle", MemoryType.PERSON)
-        for m in _HASHTAG.finditer(text):
-            add(m.start(), m.end(), m.group(0), "hashtag", MemoryType.CONCEPT)
-        for m in _TICKET.finditer(text):
-            add(m.start(), m.end(), m.group(1), "ticket", MemoryType.TASK)
-        for m in _BACKTICK.finditer(text):
-            inner = m.group(1).strip()
-            if len(inner.split()) <= 4:
-                add(m.start(), m.end(), inner, "code", MemoryType.TOOL)
-        for m in _PATH.finditer(text):
-            add(m.start(1), m.end(1), m.group(1), "path", MemoryType.UNKNOWN)
-        for m in _ISO_DATE.finditer(text):
-            add(m.start(), m.end(), m.group(1), "date", MemoryType.UNKNOWN)
-        for m in _WORDY_DATE.finditer(text):
-            add(m.start(), m.end(), m.group(1), "date", MemoryType.UNKNOWN)
+        # Each pattern runs only over a text holding what every match of it
+        # holds (a character, a month's name): most texts hold no URL, path
+        # or handle, and a scan of a long text costs more than the check.
+        if "://" in text:
+            for m in _URL.finditer(text):
+                add(m.start(), m.end(), m.group(0).rstrip(".,;:"), "url", MemoryType.SYSTEM)
+        if "@" in text:
+            for m in _HANDLE.finditer(text):
+                add(m.start(), m.end(), m.group(0), "handle", MemoryType.PERSON)
+        if "#" in text:
+            for m in _HASHTAG.finditer(text):
+                add(m.start(), m.end(), m.group(0), "hashtag", MemoryType.CONCEPT)
+        dashed = "-" in text
+        if dashed:
+            for m in _TICKET.finditer(text):
+                add(m.start(), m.end(), m.group(1), "ticket", MemoryType.TASK)
+        if "`" in text:
+            for m in _BACKTICK.finditer(text):
+                inner = m.group(1).strip()
+                if len(inner.split()) <= 4:
+                    add(m.start(), m.end(), inner, "code", MemoryType.TOOL)
+        if "/" in text:
+            for m in _PATH.finditer(text):
+                add(m.start(1), m.end(1), m.group(1), "path", MemoryType.UNKNOWN)
+        if dashed:
+            for m in _ISO_DATE.finditer(text):
+                add(m.start(), m.end(), m.group(1), "date", MemoryType.UNKNOWN)
+        if any(month in text for month in _MONTH_NAMES):
+            for m in _WORDY_DATE.finditer(text):
+                add(m.start(), m.end(), m.group(1), "date", MemoryType.UNKNOWN)
         for m in _QUOTED.finditer(text):
             inner = m.group(1).strip()
             words = inner.split()
             if 1 <= len(words) <= 8 and sum(w[:1].isupper() for w in words) * 2 >= len(words):
                 add(m.start(), m.end(), inner, "title", MemoryType.CONCEPT)
-        for m in _CODE.finditer(text):
-            add(m.start(), m.end(), m.group(1), "code", MemoryType.TOOL)
+        if "_" in text or "()" in text or _LOWER_UPPER.search(text):
+            for m in _CODE.finditer(text):
+                add(m.start(), m.end(), m.group(1), "code", MemoryType.TOOL)
         self._names(text, add)
         found.sort(key=lambda item: item[0])
         out: dict[str, Mention] = {}
@@ -234,14 +251,16 @@ class RuleExtractor:
         if speaker:
             add(speaker.start(1), speaker.end(1), speaker.group(1), "name", MemoryType.PERSON)
         words = list(_WORD.finditer(text))
+        # A word starts with a letter, which rstrip never removes: only
+        # words starting with a capital can open a name.
+        capitals = [k for k, w in enumerate(words) if w.group(0)[0].isupper()]
         i = 0
-        while i < len(words):
-            word = words[i]
-            token = word.group(0).rstrip(".'\u2019-")
-            if not _is_capitalised(token):
-                i += 1
+        for k in capitals:
+            if k < i:  # inside the run before
                 continue
-            run, j = _capitalised_run(text, words, i)
+            if not _is_capitalised(words[k].group(0).rstrip(".'\u2019-")):
+                continue
+            run, j = _capitalised_run(text, words, k)
             i = j
             start = run[0].start()
             # Read from the last character before the name (a regex search

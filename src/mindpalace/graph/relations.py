@@ -76,7 +76,8 @@ _PATTERN = re.compile(
     "|".join(f"(?P<p{i}>\\b{phrase}\\b)" for i, (phrase, _, _) in enumerate(_PHRASES)),
     re.IGNORECASE,
 )
-# A cheap first look: a text without one of these stems states no relation.
+# A cheap first look: a text (or sentence) without one of these stems
+# states no relation; every phrase of ``_PHRASES`` holds one.
 _CUE = re.compile(
     r"\b(?:own|maintain|lead|led|head|manag|run|depend|reli|rely|requir|need|built)", re.I
 )
@@ -196,7 +197,10 @@ def extract_relations(
     usable = [part for parts in split.values() for part in parts]
     relations: dict[tuple[str, str, str], RelationMention] = {}
     for sentence in _SENTENCE.split(text):
-        if not sentence.strip():
+        # Every phrase holds a cue: a sentence without one has no match, and
+        # finding where each name occurs in it would be wasted (long turns
+        # run to dozens of sentences).
+        if not _CUE.search(sentence):
             continue
         spans = _spans(sentence, usable)
         if len(spans) < 2:

@@ -41,6 +41,7 @@ from functools import lru_cache
 from typing import Any
 
 from mindpalace.retrieval.tense import BACKWARD, FORWARD, direction
+from mindpalace.retrieval.time_scan import time_matches
 
 __all__ = [
     "Interval",
@@ -747,7 +748,7 @@ def _find_cached(text: str, reference: datetime, prefer: str) -> tuple[TimeMenti
         return ()
     cal = _Calendar(reference)
     found = []
-    for match in _PATTERN.finditer(text):
+    for match in time_matches(_PATTERN, text):
         try:
             resolved = _resolve(match, cal, prefer)
         except (OverflowError, ValueError):  # beyond year 1..9999

@@ -39,7 +39,14 @@ from mindpalace.store.fragments import (
 )
 from mindpalace.store.supersede import FactCandidate, may_replace, replaced_facts
 
-__all__ = ["EDGE_STEP", "MAX_EDGE_MENTIONS", "EntityLookup", "EntityRef", "GraphSql"]
+__all__ = [
+    "EDGE_STEP",
+    "MAX_EDGE_MENTIONS",
+    "EntityLookup",
+    "EntityRef",
+    "GraphSql",
+    "LinkWrites",
+]
 
 # A new co-occurrence edge starts at this weight; each further co-occurrence
 # moves it this share of the way to 1 (consolidation strengthens and decays).
@@ -109,6 +116,40 @@ class EntityLookup:
         return next(iter(by_alias)) if len(by_alias) == 1 else None
 
 
+class LinkWrites:
+    """The rows that linking a batch of memories writes besides new
+    entities, collected so that each kind is one statement for the batch
+    (``GraphSql._write_links``), not one per mention: mentions, mention
+    counts (and settled types) of entities, co-occurrence edges in the
+    order they were met, and stated relations. ``at`` is the batch's time.
+    Rows name their memory by id: a memory's key (``seqs``) may be known
+    only once its row is written, which the batch may do later too."""
+
+    def __init__(self, at: float | None) -> None:
+        self.at = at
+        self.seqs: dict[str, int] = {}  # memory id -> seq, once written
+        self.mentions: list[tuple[str, int, str]] = []
+        self.counts: dict[int, int] = {}
+        self.types: dict[int, str] = {}
+        self.edges: list[tuple[int, int]] = []
+        self.relations: list[tuple[str, int, int, str, str]] = []
+
+    def counted(self, entity_seq: int, type_: str) -> None:
+        """One more memory mentions ``entity_seq``, whose type is now ``type_``."""
+        self.counts[entity_seq] = self.counts.get(entity_seq, 0) + 1
+        self.types[entity_seq] = type_
+
+    def clear(self) -> None:
+        self.mentions.clear()
+        self.counts.clear()
+        self.types.clear()
+        self.edges.clear()
+        self.relations.clear()
+
+    def __bool__(self) -> bool:
+        return bool(self.mentions or self.counts or self.edges or self.relations)
+
+
 class GraphSql(SqlCore):
     """Entity linking and graph reads, written once for every backend."""
 
@@ -147,22 +188,31 @@ class GraphSql(SqlCore):
         self,
         cur: Cursor,
         memory: Memory,
-        seq: int,
+        seq: int | None,
         mentions: Sequence[Mention],
         now: datetime,
         *,
         lookup: EntityLookup | None = None,
+        writes: LinkWrites | None = None,
     ) -> dict[str, int]:
         """Resolve ``mentions`` to entities of the memory's scope (creating
         what is new), record them, and strengthen co-occurrence edges;
         returns the entity each mention key resolved to. ``lookup`` (from
         ``_entity_lookup`` over every mention of a batch, in this
-        transaction) saves the per-call lookup queries."""
+        transaction) saves the per-call lookup queries; with ``writes``, the
+        mention, count and edge rows are collected there for
+        ``_write_links`` (one statement each for a whole batch) instead of
+        written now, and ``seq`` (the memory's key) may be None while the
+        memory's row waits to be written too. New entities are written at
+        once (their keys are needed)."""
         resolved: dict[str, int] = {}
         if not mentions:
             return resolved
         if lookup is None:
             lookup = self._entity_lookup(cur, mentions)
+        pending = LinkWrites(to_epoch(now)) if writes is None else writes
+        if seq is not None:
+            pending.seqs[memory.id] = seq
         part = (memory.agent_id, memory.visibility.value, memory.group or "", memory.channel or "")
         at = to_epoch(now)
         linked: list[int] = []
@@ -200,35 +250,51 @@ class GraphSql(SqlCore):
                 continue
             linked.append(entity_seq)
             # Evidence of a type settles an unknown one; a known type stays.
-            known = (
+            if (
                 mention.type is not MemoryType.UNKNOWN
                 and lookup.types[entity_seq] == MemoryType.UNKNOWN.value
-            )
-            if known:
+            ):
                 lookup.types[entity_seq] = mention.type.value
-            self._exec(
-                cur,
-                "UPDATE entities SET mentions = mentions + 1, updated_at = ?"
-                + (", type = ?" if known else "")
-                + " WHERE seq = ?",
-                (at, mention.type.value, entity_seq) if known else (at, entity_seq),
-            )
-            self._exec(
-                cur,
-                "INSERT INTO mentions (memory_seq, entity_seq, surface) VALUES (?, ?, ?)",
-                (seq, entity_seq, mention.surface),
-            )
-        for a, b in combinations(sorted(linked[:MAX_EDGE_MENTIONS]), 2):
-            self._exec(
-                cur,
-                "INSERT INTO entity_edges (src_seq, dst_seq, count, weight, updated_at)"
-                " VALUES (?, ?, 1, ?, ?) ON CONFLICT (src_seq, dst_seq) DO UPDATE SET"
-                " count = entity_edges.count + 1,"
-                " weight = entity_edges.weight + (1.0 - entity_edges.weight) * ?,"
-                " updated_at = ?",
-                (a, b, EDGE_STEP, at, EDGE_STEP, at),
-            )
+            pending.counted(entity_seq, lookup.types[entity_seq])
+            pending.mentions.append((memory.id, entity_seq, mention.surface))
+        pending.edges += combinations(sorted(linked[:MAX_EDGE_MENTIONS]), 2)
+        if writes is None:
+            self._write_links(cur, pending)
         return resolved
+
+    def _write_links(self, cur: Cursor, writes: LinkWrites) -> None:
+        """Write the rows ``writes`` collected, one statement each, and empty
+        it. What is stored is what writing each memory's rows in turn
+        stores: counts add up, and an edge met several times is
+        strengthened once per meeting, in order (the same float steps)."""
+        at = writes.at
+        self._exec_many(
+            cur,
+            "UPDATE entities SET mentions = mentions + ?, updated_at = ?, type = ? WHERE seq = ?",
+            [(n, at, writes.types[e], e) for e, n in writes.counts.items()],
+        )
+        self._exec_many(
+            cur,
+            "INSERT INTO mentions (memory_seq, entity_seq, surface) VALUES (?, ?, ?)",
+            [(writes.seqs[m], e, surface) for m, e, surface in writes.mentions],
+        )
+        self._exec_many(
+            cur,
+            "INSERT INTO entity_edges (src_seq, dst_seq, count, weight, updated_at)"
+            " VALUES (?, ?, 1, ?, ?) ON CONFLICT (src_seq, dst_seq) DO UPDATE SET"
+            " count = entity_edges.count + 1,"
+            " weight = entity_edges.weight + (1.0 - entity_edges.weight) * ?,"
+            " updated_at = ?",
+            [(a, b, EDGE_STEP, at, EDGE_STEP, at) for a, b in writes.edges],
+        )
+        self._exec_many(
+            cur,
+            "INSERT INTO entity_relations (memory_seq, src_seq, dst_seq, kind, sentence)"
+            " VALUES (?, ?, ?, ?, ?) ON CONFLICT (memory_seq, src_seq, dst_seq, kind)"
+            " DO NOTHING",
+            [(writes.seqs[m], *rest) for m, *rest in writes.relations],
+        )
+        writes.clear()
 
     def _supersede(
         self, cur: Cursor, memory: Memory, seq: int, ids: Iterable[str], now: datetime

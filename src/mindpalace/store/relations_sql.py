@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from mindpalace.models import Memory, RecallFilters, RelationMention, Scope
-from mindpalace.store.core import Cursor, SqlCore
+from mindpalace.store.core import SqlCore
 from mindpalace.store.fragments import (
     SELECT_MEMORY,
     filter_clause,
@@ -21,6 +21,7 @@ from mindpalace.store.fragments import (
     row_to_memory,
     scope_clause,
 )
+from mindpalace.store.graph_sql import LinkWrites
 
 __all__ = ["RelationRow", "RelationsSql"]
 
@@ -44,25 +45,20 @@ class RelationsSql(SqlCore):
 
     def _link_relations(
         self,
-        cur: Cursor,
-        seq: int,
+        memory_id: str,
         entity_seqs: Mapping[str, int],
         relations: Sequence[RelationMention],
+        writes: LinkWrites,
     ) -> None:
-        """Record ``relations`` of the memory ``seq`` between the entities
-        its mentions resolved to (``entity_seqs``: mention key -> entity)."""
+        """Collect in ``writes`` the ``relations`` of the memory ``memory_id``
+        between the entities its mentions resolved to (``entity_seqs``:
+        mention key -> entity); ``GraphSql._write_links`` writes them."""
         for relation in relations:
             src = entity_seqs.get(relation.subject)
             dst = entity_seqs.get(relation.object)
             if src is None or dst is None or src == dst:
                 continue
-            self._exec(
-                cur,
-                "INSERT INTO entity_relations (memory_seq, src_seq, dst_seq, kind, sentence)"
-                " VALUES (?, ?, ?, ?, ?) ON CONFLICT (memory_seq, src_seq, dst_seq, kind)"
-                " DO NOTHING",
-                (seq, src, dst, relation.kind, relation.sentence[:1000]),
-            )
+            writes.relations.append((memory_id, src, dst, relation.kind, relation.sentence[:1000]))
 
     def relations(
         self,

@@ -43,13 +43,14 @@ from mindpalace.store.fragments import (
     scope_clause,
     to_epoch,
 )
-from mindpalace.store.graph_sql import EntityLookup, GraphSql
+from mindpalace.store.graph_sql import EntityLookup, GraphSql, LinkWrites
 from mindpalace.store.inspect_sql import InspectSql
 from mindpalace.store.reads_sql import ReadsSql
 from mindpalace.store.recall_sql import RecallSql
 from mindpalace.store.relations_sql import RelationsSql
 from mindpalace.store.signals_sql import SignalStore
 from mindpalace.store.skills_sql import SkillsSql
+from mindpalace.store.supersede import may_replace
 from mindpalace.store.upkeep_sql import UpkeepSql
 from mindpalace.store.vector_rows import VectorBatch
 from mindpalace.store.vectors_sql import VectorsSql
@@ -70,6 +71,30 @@ def _dedup_key(memory: Memory | NewMemory) -> tuple[str, ...]:
         memory.channel or "",
         memory.content_hash,
     )
+
+
+# Rows of memories one INSERT writes: a few dozen keep every statement far
+# below any backend's limit on parameters (SQLite's was 999 before 3.32).
+_ROWS_A_STATEMENT = 30
+
+
+class _Waiting:
+    """Memory rows of a batch not written yet (``SqlStore._insert_waiting``)."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[Memory, str | None]] = []
+        self.ids: set[str] = set()
+
+    def add(self, memory: Memory, embed_hash: str | None) -> None:
+        self.rows.append((memory, embed_hash))
+        self.ids.add(memory.id)
+
+    def clear(self) -> None:
+        self.rows.clear()
+        self.ids.clear()
+
+    def __bool__(self) -> bool:
+        return bool(self.rows)
 
 
 class SqlStore(
@@ -106,6 +131,30 @@ class SqlStore(
                 [(row[0], tag) for tag in memory.tags],
             )
         return int(row[0])
+
+    def _insert_waiting(self, cur: Cursor, waiting: _Waiting, links: LinkWrites) -> None:
+        """Insert the rows ``waiting`` holds, in order, a few dozen to a
+        statement (one statement's keyword index work is flushed once, not
+        once a row), record their keys in ``links``, and empty it. The keys
+        are what inserting them one by one gives: assigned in order."""
+        columns = ", ".join((*MEMORY_COLUMNS, "embed_hash"))
+        marks = "(" + ", ".join("?" for _ in range(len(MEMORY_COLUMNS) + 1)) + ")"
+        rows = waiting.rows
+        for i in range(0, len(rows), _ROWS_A_STATEMENT):
+            chunk = rows[i : i + _ROWS_A_STATEMENT]
+            found = self._exec(
+                cur,
+                f"INSERT INTO memories ({columns}) VALUES {', '.join([marks] * len(chunk))}"
+                " RETURNING seq, id",
+                [v for memory, embed_hash in chunk for v in (*memory_row(memory), embed_hash)],
+            ).fetchall()
+            links.seqs.update((str(r[1]), int(r[0])) for r in found)
+        self._exec_many(
+            cur,
+            "INSERT INTO memory_tags (memory_seq, tag) VALUES (?, ?)",
+            [(links.seqs[m.id], tag) for m, _ in rows for tag in m.tags],
+        )
+        waiting.clear()
 
     def _get(self, cur: Cursor, memory_id: str) -> Memory | None:
         row = self._exec(
@@ -166,12 +215,25 @@ class SqlStore(
             lookup = self._entity_lookup(cur, [m for new, _ in items for m in new.mentions])
             known = self._existing(cur, [new for new, _ in items])
             numbers: dict[str, int] = {}
+            links = LinkWrites(to_epoch(now))
+            waiting = _Waiting()
             written = [
                 self._add_in(
-                    cur, new, memory_id, now, scope, lookup=lookup, known=known, numbers=numbers
+                    cur,
+                    new,
+                    memory_id,
+                    now,
+                    scope,
+                    lookup=lookup,
+                    known=known,
+                    numbers=numbers,
+                    links=links,
+                    waiting=waiting,
                 )
                 for new, memory_id in items
             ]
+            self._insert_waiting(cur, waiting, links)
+            self._write_links(cur, links)
             # Read back once, after every write of the batch: one query, not
             # one per memory (a round trip each on a server).
             stored = self._get_all(cur, [memory_id for memory_id, _ in written])
@@ -233,9 +295,20 @@ class SqlStore(
         lookup: EntityLookup,
         known: dict[tuple[str, ...], str],
         numbers: dict[str, int],
+        links: LinkWrites,
+        waiting: _Waiting | None = None,
     ) -> tuple[str, bool]:
-        """Write one memory of a batch; its id and whether it was created."""
+        """Write one memory of a batch; its id and whether it was created.
+        Its mention, edge and relation rows go to ``links``, and (with
+        ``waiting``) its row to ``waiting``: the caller writes both after the
+        batch (``_insert_waiting``, then ``_write_links``). What reads the
+        batch's earlier rows (a duplicate of one, an issue's number,
+        supersession) writes what waits first."""
         existing = known.get(_dedup_key(new))
+        if waiting and (
+            existing in waiting.ids or new.kind is MemoryKind.ISSUE or may_replace(new)
+        ):
+            self._insert_waiting(cur, waiting, links)
         if existing is not None:
             row = self._exec(cur, "SELECT archived FROM memories WHERE id = ?", (existing,))
             if row.fetchone()[0]:  # reviving an archived memory changes an existing row
@@ -248,13 +321,23 @@ class SqlStore(
             )
             return existing, False
         new = self._numbered(cur, new, scope, numbers)
+        if links and may_replace(new):
+            # Supersession reads the mentions of the memories written
+            # before this one, those of its own batch included.
+            self._write_links(cur, links)
         replaced = self._replaced_facts(cur, new, scope)
         memory = new.stored(memory_id, now)
-        seq = self._insert(cur, memory, new.embed_hash)
+        seq: int | None = None
+        if waiting is None or replaced:  # supersession links the row: it is written now
+            seq = self._insert(cur, memory, new.embed_hash)
+        else:
+            waiting.add(memory, new.embed_hash)
         known[_dedup_key(memory)] = memory_id
-        entities = self._link_mentions(cur, memory, seq, new.mentions, now, lookup=lookup)
-        self._link_relations(cur, seq, entities, new.relations)
-        if replaced and self._supersede(cur, memory, seq, replaced, now):
+        entities = self._link_mentions(
+            cur, memory, seq, new.mentions, now, lookup=lookup, writes=links
+        )
+        self._link_relations(memory_id, entities, new.relations, links)
+        if seq is not None and replaced and self._supersede(cur, memory, seq, replaced, now):
             # Closing facts changes existing rows: warm indexes must reload.
             self._exec(cur, "UPDATE palace_meta SET value = value + 1 WHERE key = 'epoch'")
         return memory_id, True
@@ -302,7 +385,11 @@ class SqlStore(
                 )
             self._put_vectors(cur, vectors)
             lookup = self._entity_lookup(cur, list(new.mentions))
-            self._add_in(cur, new, memory_id, now, scope, lookup=lookup, known={}, numbers={})
+            links = LinkWrites(to_epoch(now))
+            self._add_in(
+                cur, new, memory_id, now, scope, lookup=lookup, known={}, numbers={}, links=links
+            )
+            self._write_links(cur, links)
             at = to_epoch(now)
             self._exec(
                 cur,
@@ -443,6 +530,7 @@ class SqlStore(
             renamed = {key: new_id() for key in sorted(stored - own)}
             seen: set[str] = set()
             resolved: dict[str, str] = {}  # id in the batch -> id stored
+            links = LinkWrites(to_epoch(when))
             for record in batch:
                 if record.id in own or record.id in seen or _dedup_key(record) in known:
                     if record.id not in resolved:
@@ -460,10 +548,11 @@ class SqlStore(
                 seq = self._insert(cur, memory, hashes.get(record.id))
                 known[_dedup_key(memory)] = memory.id
                 entities = self._link_mentions(
-                    cur, memory, seq, found.get(record.id, ()), when, lookup=lookup
+                    cur, memory, seq, found.get(record.id, ()), when, lookup=lookup, writes=links
                 )
-                self._link_relations(cur, seq, entities, stated.get(record.id, ()))
+                self._link_relations(memory.id, entities, stated.get(record.id, ()), links)
                 inserted += 1
+            self._write_links(cur, links)
             if records is not None:
                 self._import_records(cur, records, resolved=resolved, inserted=seen, now=when)
         return ImportReport(inserted=inserted, skipped=skipped)
