@@ -38,7 +38,8 @@ IN_MAY = {
     "Ana: We decided to drop the legacy billing export.",
     "Ben: Back in May we decided invoices go out monthly.",
 }
-OFF = RecallOptions(time_window_weight=0.0, time_when_weight=0.0)
+# The time prior off (and the re-ranker, which reads what the prior did).
+OFF = RecallOptions(time_window_weight=0.0, time_when_weight=0.0, rerank=False)
 
 
 def _chat_file(tmp_path: Path) -> Path:
@@ -158,7 +159,9 @@ def test_cli_recall_with_a_date(store_target: str, tmp_path: Path) -> None:
         check=True,
     )
     hits = json.loads(out.stdout)
-    assert {h["content"] for h in hits[:3]} == IN_MAY
+    # May's memories lead; the prior is a lift, not a filter, and the
+    # re-ranker may let a strong keyword match of another month among them.
+    assert hits[0]["content"] in IN_MAY and {h["content"] for h in hits[:4]} >= IN_MAY
     assert hits[0]["explain"]["scores"]["time"] > 1.0
     assert any("May 2026" in gate for gate in hits[0]["explain"]["gates"])
 
