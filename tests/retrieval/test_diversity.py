@@ -2,48 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mindpalace.models import Category, Memory, MemoryType, Source, StoreKind, Visibility
 from mindpalace.retrieval.ranking import diversified
 
-T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
-
-
-def _memory(key: str, session: str | None) -> Memory:
-    return Memory(
-        id=key,
-        content=key,
-        content_hash=key,
-        agent_id="ann",
-        title=None,
-        context=None,
-        session=session,
-        type=MemoryType.UNKNOWN,
-        store=StoreKind.EPISODIC,
-        category=Category.CONVERSATION,
-        tags=(),
-        source=Source.MANUAL,
-        visibility=Visibility.ISOLATED,
-        group=None,
-        channel=None,
-        created_at=T0,
-        updated_at=T0,
-        last_accessed_at=None,
-        valid_from=None,
-        valid_to=None,
-        superseded_by=None,
-        strength=1.0,
-        confidence=1.0,
-        access_count=0,
-        archived=False,
-        constraint=False,
-        metadata={},
-    )
+from .memories import memory as _memory
 
 
 def test_a_second_session_climbs_over_the_first_ones_neighbours() -> None:

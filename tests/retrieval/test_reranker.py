@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import replace
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -14,60 +13,21 @@ import pytest
 
 from mindpalace import Palace
 from mindpalace.conversations import Message
-from mindpalace.models import (
-    Category,
-    Hit,
-    HitList,
-    Memory,
-    MemoryType,
-    Source,
-    StoreKind,
-    Visibility,
-)
+from mindpalace.models import Hit, HitList
 from mindpalace.retrieval import reranker
 from mindpalace.retrieval.reranker import FEATURES, Forest
 
-T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+from .memories import memory
+
 COLUMN = {name: i for i, name in enumerate(FEATURES)}
-
-
-def _memory(key: str, session: str | None, *, content: str = "", speaker: str = "") -> Memory:
-    return Memory(
-        id=key,
-        content=content or key,
-        content_hash=key,
-        agent_id="ann",
-        title=None,
-        context=None,
-        session=session,
-        type=MemoryType.UNKNOWN,
-        store=StoreKind.EPISODIC,
-        category=Category.CONVERSATION,
-        tags=(),
-        source=Source.MANUAL,
-        visibility=Visibility.ISOLATED,
-        group=None,
-        channel=None,
-        created_at=T0,
-        updated_at=T0,
-        last_accessed_at=None,
-        valid_from=None,
-        valid_to=None,
-        superseded_by=None,
-        strength=1.0,
-        confidence=1.0,
-        access_count=0,
-        archived=False,
-        constraint=False,
-        metadata={"speaker": speaker} if speaker else {},
-    )
 
 
 def _hit(key: str, session: str | None, fused: float, **more: Any) -> Hit:
     scores = {"final": fused, "fused": fused, "dense": fused / 2, "session_support": 0.0}
     content, speaker = more.pop("content", ""), more.pop("speaker", "")
+    said = {"speaker": speaker} if speaker else None
     return Hit(
-        memory=_memory(key, session, content=content, speaker=speaker),
+        memory=memory(key, session, content=content, metadata=said),
         score=more.pop("score", fused),
         ranks={"final": 1, "dense": 1},
         stage_scores={**scores, **more},
