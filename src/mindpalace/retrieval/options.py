@@ -116,9 +116,9 @@ class Depths:
     @classmethod
     def of(cls, limit: int, options: RecallOptions, *, rescored: int = 0) -> Depths:
         """The depths of a recall of ``limit`` hits whose best ``rescored``
-        candidates a learned scorer re-ranks (0: no scorer)."""
-        # The scorer re-ranks a window of its own (scorer.DEPTH) before the
-        # cut, so the pipeline ranks at least that many.
+        candidates the re-ranker or a learned scorer re-orders (0: neither)."""
+        # They re-order a window of their own (reranker.json's window,
+        # scorer.DEPTH) before the cut, so the pipeline ranks at least that many.
         ranked = max(limit, rescored)
         return cls(
             limit=limit,
