@@ -113,7 +113,7 @@ def import_jsonl(
         if not carried
     }
     now = palace.now()
-    return palace.engine.store.import_memories(
+    result = palace.engine.store.import_memories(
         memories,
         scope=palace.scope,
         new_id=lambda: palace.engine.ids.next(now),
@@ -124,6 +124,8 @@ def import_jsonl(
         records=records,
         now=now,
     )
+    palace.engine.semantic.written(vectors)
+    return result
 
 
 def _version(lines: list[str]) -> int:

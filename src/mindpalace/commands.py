@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import socket
 import sys
 import tempfile
@@ -44,6 +45,7 @@ from mindpalace.server import require_extra
 from mindpalace.server.limits import ConnectionLimits
 from mindpalace.store import migrate
 from mindpalace.validation import check_limit, parse_json, utf8_lines
+from mindpalace.wire import palace_target
 
 __all__ = ["Opener", "run"]
 
@@ -205,6 +207,8 @@ def _ingest(palace: Palace, args: argparse.Namespace) -> Any:
         "ignored": loaded.ignored,
         "seconds": round(seconds, 3),
         "turns_per_second": round(len(stored) / seconds, 1) if seconds else None,
+        # embedded in the background after the write (a bulk write, a slow model)
+        "vectors_pending": palace.pending_vectors(),
     }
 
 
@@ -452,8 +456,19 @@ def _open(args: argparse.Namespace) -> Iterator[Palace]:
             management=args.all_agents,
             peer=args.peer or None,
         )
+        # A bulk write's vectors come after it; this process ends with the
+        # command, so a job of its own embeds them (``vectorjob``).
+        if args.command != "demo":
+            where = palace_target(None if target is None else str(target), os.environ, os.getcwd())
+            palace.engine.semantic.on_pending = lambda: _spawn_vectors(where)
         with palace:
             yield palace
+
+
+def _spawn_vectors(target: str) -> None:
+    from mindpalace import vectorjob  # noqa: PLC0415
+
+    vectorjob.spawn(target)
 
 
 def _precheck(args: argparse.Namespace) -> None:

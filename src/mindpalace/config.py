@@ -67,6 +67,7 @@ ENV_SCORER = "MINDPALACE_SCORER"
 ENV_TOKENS = "MINDPALACE_TOKENS"
 ENV_ANN_ROWS = "MINDPALACE_ANN_ROWS"
 ENV_INDEX = "MINDPALACE_INDEX"
+ENV_BULK_EMBED = "MINDPALACE_BULK_EMBED"
 ENV_REPLICAS = "MINDPALACE_REPLICAS"
 ENV_EXTRACT_URL = "MINDPALACE_EXTRACT_URL"
 ENV_EXTRACT_MODEL = "MINDPALACE_EXTRACT_MODEL"
@@ -78,6 +79,7 @@ ENV_ORT_TELEMETRY = "ORT_DISABLE_TELEMETRY"
 EMBEDDERS = ("local", "static", "http", "hashing", "none")
 SWITCH = ("on", "off")
 INDEXES = ("auto", "process", "database")
+BULK_EMBEDS = ("background", "inline")
 
 DEFAULT_MAX_CONTENT = 50_000
 DEFAULT_BUSY_TIMEOUT = 30.0
@@ -162,6 +164,12 @@ class Settings:
             in SQL; the process holds no copy and is warm at once), or
             ``auto`` (the database on PostgreSQL from
             ``DEFAULT_DATABASE_ROWS`` memories, else the process).
+        bulk_embed: how a bulk write (many new texts at once) gets its
+            vectors from a slow model (the bundled MiniLM, an http
+            service): ``background`` (stored at once, embedded after by a
+            background upgrade; found by their words until then) or
+            ``inline`` (embedded before the write returns). Fast models
+            (static, hashing) always embed inline.
         replicas: URLs of a PostgreSQL palace's streaming replicas, which
             serve its reads once they replayed the process's writes.
         tokens: the HTTP server's bearer tokens (``AGENT=TOKEN`` pairs), if set.
@@ -182,6 +190,7 @@ class Settings:
     scorer: bool = False
     ann_rows: int = DEFAULT_ANN_ROWS
     index: str = "auto"
+    bulk_embed: str = "background"
     replicas: tuple[str, ...] = field(default=(), repr=False)  # URLs may hold passwords
     tokens: str | None = field(default=None, repr=False)
     extract_url: str | None = None
@@ -200,6 +209,11 @@ class Settings:
         index = (env.get(ENV_INDEX) or "auto").strip().lower()
         if index not in INDEXES:
             raise ConfigError(f"invalid {ENV_INDEX} {index!r}", setting=ENV_INDEX, valid=INDEXES)
+        bulk = (env.get(ENV_BULK_EMBED) or "background").strip().lower()
+        if bulk not in BULK_EMBEDS:
+            raise ConfigError(
+                f"invalid {ENV_BULK_EMBED} {bulk!r}", setting=ENV_BULK_EMBED, valid=BULK_EMBEDS
+            )
         dims = env.get(ENV_EMBED_DIMS)
         return cls(
             agent_id=env.get(ENV_AGENT) or DEFAULT_AGENT,
@@ -215,6 +229,7 @@ class Settings:
             scorer=_switch(env, ENV_SCORER, False),
             ann_rows=_count(env, ENV_ANN_ROWS, DEFAULT_ANN_ROWS),
             index=index,
+            bulk_embed=bulk,
             replicas=tuple(u.strip() for u in env.get(ENV_REPLICAS, "").split(",") if u.strip()),
             tokens=env.get(ENV_TOKENS) or None,
             extract_url=env.get(ENV_EXTRACT_URL) or None,

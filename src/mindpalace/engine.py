@@ -88,7 +88,11 @@ class Engine:
             except EmbeddingError as exc:  # e.g. model files missing: degrade, don't fail
                 broken = str(exc)
         self.semantic = SemanticIndex(
-            store, embedder, ann_rows=self.settings.ann_rows, index=self.settings.index
+            store,
+            embedder,
+            ann_rows=self.settings.ann_rows,
+            index=self.settings.index,
+            bulk_embed=self.settings.bulk_embed,
         )
         if broken is not None:
             self.semantic.broken = broken

@@ -578,6 +578,24 @@ class Palace(PalaceWrites):
         """
         return self.semantic.reindex(progress=progress)
 
+    def pending_vectors(self) -> int:
+        """How many texts of this palace's memories wait for their vector: a
+        bulk write with a slow model stores its memories at once and leaves
+        their vectors to a background upgrade, which this process, any
+        process that writes in bulk or recalls repeatedly, or ``reindex``
+        runs. Until then recall finds them by their words."""
+        return self.semantic.pending_vectors()
+
+    def wait_for_vectors(self, timeout: float | None = None) -> int:
+        """Embed the texts that wait for their vector (in a background
+        thread, started here if none runs) and block until they are stored,
+        or until ``timeout`` seconds passed; how many still wait.
+
+        Raises:
+            EmbeddingError: the model failed (the texts keep waiting).
+        """
+        return self.semantic.wait_for_vectors(timeout)
+
     # -- backup -----------------------------------------------------------------------
 
     def export_jsonl(self, out: IO[str], *, progress: Progress | None = None) -> int:

@@ -135,7 +135,11 @@ class PalaceWrites:
 
     def remember_many(self: View, records: Iterable[Mapping[str, Any]]) -> list[Memory]:
         """Remember many memories at once: validated first, embedded in
-        batches, written in one transaction (all or nothing).
+        batches, written in one transaction (all or nothing). With a slow
+        model, a bulk write (256 texts or more) is written at once and its
+        vectors come after it, from a background upgrade
+        (``Palace.wait_for_vectors``); ``MINDPALACE_BULK_EMBED=inline``
+        embeds first.
 
         Args:
             records: mappings of ``remember``'s arguments (``content``
@@ -152,7 +156,9 @@ class PalaceWrites:
         news = writing.prepare_many(self, records)
         if not news:
             return []
-        vectors = self.engine.semantic.vectors_for([embed_text(n.title, n.content) for n in news])
+        semantic = self.engine.semantic
+        texts = [embed_text(n.title, n.content) for n in news]
+        vectors = semantic.vectors_for(texts, defer=semantic.defers(len(texts)))
         return writing.write_many(self, news, vectors)
 
     def forget(self: View, memory_id: str, *, hard: bool = False) -> Memory:

@@ -115,6 +115,7 @@ def add_turns(
         return writing.write_results(view, news, vectors)
     stored: list[AddResult] = []
     pending: tuple[list[NewMemory], Future[VectorBatch | None], int] | None = None
+    defer = view.engine.semantic.defers(len(turns))
 
     def write(job: tuple[list[NewMemory], Future[VectorBatch | None], int]) -> None:
         news, vectors, done = job
@@ -128,7 +129,7 @@ def add_turns(
             try:
                 news = _prepare(view, records, chunk, start, len(turns))
                 embed = view.engine.semantic.plan_vectors(
-                    [embed_text(n.title, n.content) for n in news]
+                    [embed_text(n.title, n.content) for n in news], defer=defer
                 )
             except BaseException as exc:
                 if pending is not None:  # earlier batches stay, as documented

@@ -205,9 +205,11 @@ def write_results(
     if vectors is None:
         news = [replace(n, embed_hash=None) for n in news]
     items = [(n, engine.ids.next(now)) for n in news]
-    return engine.store.add_many(
+    results = engine.store.add_many(
         items, now=now, scope=view.scope, vectors=vectors, signals=engine.settings.signals
     )
+    engine.semantic.written(vectors)
+    return results
 
 
 def remember_one(view: View, new: NewMemory) -> Memory:

@@ -30,6 +30,10 @@ class Embedder(abc.ABC):
 
     #: how many texts one ``embed_batch`` call should receive at most
     batch_size: int = 64
+    #: whether the model embeds thousands of texts a second: a bulk write
+    #: then embeds inline; a slower model's bulk writes leave their vectors
+    #: to a background upgrade (``retrieval/upgrading.py``)
+    fast: bool = False
 
     @abc.abstractmethod
     def embed_batch(self, texts: Sequence[str]) -> Vectors:

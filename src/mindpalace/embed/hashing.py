@@ -31,6 +31,8 @@ class HashingEmbedder(Embedder):
     """Signed feature hashing of lower-cased words (weight 1) and their
     character trigrams (weight 0.5) into ``dimensions`` buckets."""
 
+    fast = True
+
     def __init__(self, dimensions: int = 256) -> None:
         self.config = EmbeddingConfig(provider="hashing", model="hashing-v1", dimensions=dimensions)
 

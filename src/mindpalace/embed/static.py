@@ -36,6 +36,7 @@ class StaticEmbedder(Embedder):
     """
 
     batch_size = 1024
+    fast = True
 
     def __init__(self, model_dir: Path | str = STATIC_DIR) -> None:
         self._dir = Path(model_dir)

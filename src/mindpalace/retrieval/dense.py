@@ -91,6 +91,7 @@ class DenseIndex:
         mentions: MentionIndex | None = None,
         ann: AnnIndex | None = None,
         model: str = "",
+        vectors: int = 0,
     ) -> None:
         #: which rows mention which entity (None: ask the store)
         self.mentions = mentions
@@ -118,6 +119,8 @@ class DenseIndex:
         )
         self.generation = generation
         self.epoch = epoch
+        #: the store's ``vectors`` counter when the vectors were loaded
+        self.vectors = vectors
         self.last_seq = int(table.seq[-1]) if len(table) else 0
         self._row_of = (
             row_of
@@ -159,6 +162,7 @@ class DenseIndex:
             mentions=self._more_mentions(more, mentions),
             ann=self.ann,
             model=self.model,
+            vectors=self.vectors,
         )
         index.store_ann = self.store_ann
         return index
@@ -211,6 +215,7 @@ class DenseIndex:
             mentions=mentions,
             ann=self.ann,
             model=self.model,
+            vectors=self.vectors,
         )
         index.store_ann = self.store_ann
         return index

@@ -9,23 +9,32 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
-from mindpalace.config import DEFAULT_ANN_ROWS, DEFAULT_DATABASE_ROWS, ENV_INDEX, INDEXES
+from mindpalace.config import (
+    BULK_EMBEDS,
+    DEFAULT_ANN_ROWS,
+    DEFAULT_DATABASE_ROWS,
+    ENV_BULK_EMBED,
+    ENV_INDEX,
+    INDEXES,
+)
 from mindpalace.embed.base import Embedder
 from mindpalace.errors import ConfigError, EmbeddingError, EmbeddingMismatch, StorageError
 from mindpalace.models import EmbeddingConfig, Scope
 from mindpalace.retrieval import ann
 from mindpalace.retrieval.dense import DenseIndex
 from mindpalace.retrieval.mentions import MentionIndex
+from mindpalace.retrieval.upgrading import VectorUpgrade
 from mindpalace.retrieval.warming import WarmBuild
 from mindpalace.store.base import Store, VectorBatch
 
-__all__ = ["Progress", "SemanticIndex", "embed_text", "text_hash", "vector_key"]
+__all__ = ["BULK_TEXTS", "Progress", "SemanticIndex", "embed_text", "text_hash", "vector_key"]
 
 Progress = Callable[[int, int], None]
 
@@ -56,6 +65,9 @@ _QUERY_VECTORS = 512  # query vectors kept, most recently asked first
 #: recall indexes itself when it adopts them; past this, another background
 #: round indexes them
 ADOPT_ROWS = 2_000
+#: a write with this many new texts is a bulk write: with a slow model and
+#: ``bulk_embed`` background, its vectors come after it (``upgrading.py``)
+BULK_TEXTS = 256
 
 
 class SemanticIndex:
@@ -72,10 +84,13 @@ class SemanticIndex:
             ``Store.dense_rows``), ``auto`` (the database where the store
             can and the palace holds ``database_rows`` memories or more,
             decided on first use).
+        bulk_embed: ``background``: a bulk write with a slow model stores
+            its memories at once and their vectors come from a background
+            upgrade; ``inline``: every write embeds before it returns.
 
     Raises:
-        ConfigError: an unknown ``index``, or ``database`` on a store that
-            cannot search its vectors itself.
+        ConfigError: an unknown ``index`` or ``bulk_embed``, or
+            ``database`` on a store that cannot search its vectors itself.
     """
 
     def __init__(
@@ -86,7 +101,14 @@ class SemanticIndex:
         ann_rows: int = DEFAULT_ANN_ROWS,
         index: str = "auto",
         database_rows: int = DEFAULT_DATABASE_ROWS,
+        bulk_embed: str = "background",
     ) -> None:
+        if bulk_embed not in BULK_EMBEDS:
+            raise ConfigError(
+                f"invalid {ENV_BULK_EMBED} {bulk_embed!r}",
+                setting=ENV_BULK_EMBED,
+                valid=BULK_EMBEDS,
+            )
         if index not in INDEXES:
             raise ConfigError(f"invalid {ENV_INDEX} {index!r}", setting=ENV_INDEX, valid=INDEXES)
         if index == "database" and not store.dense_in_store:
@@ -101,6 +123,14 @@ class SemanticIndex:
         self.ann_rows = ann_rows
         self.index = index
         self.database_rows = database_rows
+        self.bulk_embed = bulk_embed
+        self._upgrade: VectorUpgrade | None = None  # the background embedding of waiting texts
+        self._upgrade_lock = threading.Lock()
+        #: what runs the upgrade a deferred bulk write needs, when not a thread
+        #: of this process (the command line starts a job that outlives it)
+        self.on_pending: Callable[[], None] | None = None
+        #: the generation at which this process last looked for waiting texts
+        self._upgrade_looked = -1
         self._in_database: bool | None = None if index == "auto" else index == "database"
         self._ann: ann.AnnIndex | None = None
         self._dense: DenseIndex | None = None
@@ -153,15 +183,16 @@ class SemanticIndex:
 
     # -- writing -------------------------------------------------------------------
 
-    def vectors_for(self, texts: Sequence[str]) -> VectorBatch | None:
+    def vectors_for(self, texts: Sequence[str], *, defer: bool = False) -> VectorBatch | None:
         """Vectors for the texts not embedded yet, or None when embedding is
         unavailable or fails (the memories are kept; ``reindex`` embeds them
-        later).
+        later). With ``defer``, none: the memories wait for an upgrade
+        (``upgrade_vectors``).
 
         Raises:
             EmbeddingMismatch: the palace belongs to another model.
         """
-        return self.plan_vectors(texts)()
+        return self.plan_vectors(texts, defer=defer)()
 
     def vectors_in_batches(
         self, texts: Sequence[str], *, batch: int = 256, progress: Progress | None = None
@@ -169,10 +200,17 @@ class SemanticIndex:
         """``vectors_for`` ``batch`` texts at a time, with ``progress(done,
         total)`` after each: for a long import that writes once, at the end.
         None when a batch could not be embedded (``reindex`` embeds later).
+        A bulk write that ``defers`` embeds nothing here: its memories wait
+        for ``upgrade_vectors``.
 
         Raises:
             EmbeddingMismatch: the palace belongs to another model.
         """
+        if self.defers(len(texts)):
+            vectors = self.vectors_for(texts, defer=True)
+            if progress is not None:
+                progress(len(texts), len(texts))
+            return vectors
         found: dict[str, bytes] = {}
         model: str | None = None
         embedded = True
@@ -189,7 +227,21 @@ class SemanticIndex:
             return None
         return VectorBatch(model, found)
 
-    def plan_vectors(self, texts: Sequence[str]) -> Callable[[], VectorBatch | None]:
+    def defers(self, count: int) -> bool:
+        """Whether a write of ``count`` new texts leaves its vectors to a
+        background upgrade: a bulk write (``BULK_TEXTS`` or more) with a
+        slow model, unless ``bulk_embed`` is ``inline``."""
+        embedder = self.embedder
+        return (
+            embedder is not None
+            and not embedder.fast
+            and self.bulk_embed == "background"
+            and count >= BULK_TEXTS
+        )
+
+    def plan_vectors(
+        self, texts: Sequence[str], *, defer: bool = False
+    ) -> Callable[[], VectorBatch | None]:
         """``vectors_for`` in two halves: the store is read now (in the
         caller's thread); the returned call only runs the model, so it may
         run in another thread while the caller goes on (bulk ingest embeds
@@ -205,6 +257,8 @@ class SemanticIndex:
         if reason is not None:
             raise EmbeddingMismatch(reason)
         model = vector_key(embedder.config)
+        if defer:  # the memories name their texts; the upgrade embeds them
+            return lambda: VectorBatch(model, {}, pending=True)
         by_hash = {text_hash(t): t for t in texts}
         order = sorted(self.store.missing_vectors(model, by_hash))
 
@@ -219,6 +273,78 @@ class SemanticIndex:
             return VectorBatch(model, _to_blobs(order, matrix))
 
         return run
+
+    # -- vectors after the write ---------------------------------------------------------
+
+    def upgrade_vectors(self) -> VectorUpgrade | None:
+        """Start embedding, in a background thread, the texts that memories
+        wait to have embedded (a deferred bulk write's); the run under way
+        if one is. None without a usable embedder."""
+        embedder = self.embedder
+        if embedder is None or self._config_state() is not None:
+            return None
+        model = vector_key(embedder.config)
+        with self._upgrade_lock:
+            upgrade = self._upgrade
+            if upgrade is not None and not upgrade.done:
+                return upgrade
+
+            def embed(after_seq: int, limit: int) -> tuple[VectorBatch, int] | None:
+                rows = self.store.pending_vectors(model, after_seq=after_seq, limit=limit)
+                if not rows:
+                    return None
+                texts = {h: embed_text(title, content) for _, h, title, content in rows}
+                order = list(texts)
+                matrix = embedder.embed([texts[h] for h in order])
+                return VectorBatch(model, _to_blobs(order, matrix)), rows[-1][0]
+
+            self._upgrade = VectorUpgrade(
+                embed, self.store.add_vectors, name="mindpalace-vectors"
+            ).start()
+            return self._upgrade
+
+    def written(self, vectors: VectorBatch | None) -> None:
+        """After a write of ``vectors``: start the upgrade its texts wait for."""
+        if vectors is not None and vectors.pending:
+            if self.on_pending is not None:
+                self.on_pending()
+            else:
+                self.upgrade_vectors()
+
+    @property
+    def upgrading(self) -> VectorUpgrade | None:
+        """The latest background embedding of waiting texts, if any ran."""
+        return self._upgrade
+
+    def pending_vectors(self) -> int:
+        """How many texts of memories wait for their vector (0 without a
+        usable embedder: nothing would embed them)."""
+        if self.embedder is None or self._config_state() is not None:
+            return 0
+        return self.store.count_pending_vectors(vector_key(self.embedder.config))
+
+    def wait_for_vectors(self, timeout: float | None = None) -> int:
+        """Embed what waits, in the background, and block until it is
+        stored or ``timeout`` seconds passed; how many texts still wait.
+
+        Raises:
+            EmbeddingError: the upgrade failed (the texts wait on).
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = self.pending_vectors()
+            if left == 0:
+                return 0
+            upgrade = self.upgrade_vectors()
+            if upgrade is None:
+                return left
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not upgrade.wait(remaining):
+                return self.pending_vectors()
+            if upgrade.error is not None:
+                raise EmbeddingError(f"embedding the waiting memories failed: {upgrade.error}")
+            if upgrade.embedded == 0:
+                return self.pending_vectors()  # nothing it could embed: no loop
 
     # -- reading -------------------------------------------------------------------
 
@@ -278,16 +404,23 @@ class SemanticIndex:
         if self._in_database:
             # No warm copy is kept in database mode: a one-off index of the
             # vectors for the caller (consolidation's near-duplicates).
-            generation, epoch = self.store.change_counters()
+            generation, epoch, vectors = self.store.change_counters()
             return DenseIndex(
-                self.store.load_vectors(key), generation=generation, epoch=epoch, model=key
+                self.store.load_vectors(key),
+                generation=generation,
+                epoch=epoch,
+                model=key,
+                vectors=vectors,
             )
         with self._lock:
             self._uses += 1
             at_once = self.store.warm_at_once
             warm = self._uses >= 2 or at_once
-            generation, epoch = self.store.change_counters()
+            generation, epoch, vectors = self.store.change_counters()
             index = self._dense
+            fresh_vectors = index is not None and index.vectors != vectors
+            if index is not None and fresh_vectors and index.epoch == epoch and self._key == key:
+                index = self._with_new_vectors(index, generation, vectors)
             if index is None or index.epoch != epoch or self._key != key:
                 table = self.store.load_vectors(key, texts=warm and at_once)
                 mentions = (
@@ -306,6 +439,7 @@ class SemanticIndex:
                     mentions=mentions,
                     ann=self._ann,
                     model=key,
+                    vectors=vectors,
                 )
             elif index.generation != generation:
                 more = self.store.load_vectors(
@@ -331,7 +465,41 @@ class SemanticIndex:
             if warm and (index.keyword is not None or not building):
                 index = self._with_graph(index)
             self._dense, self._key = index, key
-            return index
+        if warm and generation != self._upgrade_looked and not bool(index.embedded.all()):
+            # Memories wait for their vectors (a bulk write's, perhaps of
+            # another process): a process that recalls repeatedly embeds them.
+            self._upgrade_looked = generation
+            self.upgrade_vectors()
+        return index
+
+    def _with_new_vectors(self, index: DenseIndex, generation: int, vectors: int) -> DenseIndex:
+        """``index`` reloaded after vectors were added for its rows (an
+        upgrade's): the vectors from the store, the keyword and mention
+        indexes kept (the rows are the same) and extended by rows written
+        since. Called under ``_lock``."""
+        table = self.store.load_vectors(index.model)
+        if self._ann is not None:
+            self._ann.refresh(index.table, table)
+        fresh = DenseIndex(
+            table,
+            generation=generation,
+            epoch=index.epoch,
+            ann=self._ann,
+            model=index.model,
+            vectors=vectors,
+        )
+        fresh.store_ann = index.store_ann
+        start = len(index)
+        if (
+            index.keyword is None
+            or index.mentions is None
+            or start > len(fresh)
+            or not np.array_equal(index.table.seq, table.seq[:start])
+        ):
+            return fresh
+        texts = self.store.load_texts(after_seq=index.last_seq, upto_seq=fresh.last_seq)
+        pairs = self.store.load_mentions(after_seq=index.last_seq)
+        return fresh.adopted(index, texts, pairs)
 
     def _adopt_warm(self, index: DenseIndex) -> DenseIndex:
         """``index`` with the warm keyword and mention indexes when a

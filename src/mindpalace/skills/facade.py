@@ -101,7 +101,7 @@ class Skills:
         self._activations = IdGenerator(prefix="act_")
         self.options = options or ActivateOptions()
         self._counter = counter
-        self._cache: tuple[tuple[int, int], dict[str, SkillRow]] | None = None
+        self._cache: tuple[tuple[int, int, int], dict[str, SkillRow]] | None = None
 
     @property
     def counter(self) -> TokenCounter:
@@ -216,6 +216,7 @@ class Skills:
         palace.engine.store.write_skills(
             owner, items, correlations=wanted, now=now, vectors=vectors
         )
+        palace.engine.semantic.written(vectors)
         return result
 
     def _owner(self, visibility: str | Visibility, group: str | None) -> SkillOwner:

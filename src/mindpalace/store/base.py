@@ -193,12 +193,32 @@ class Store(Protocol):
         """Which of ``text_hashes`` have no stored vector for ``model``."""
         ...
 
+    def pending_vectors(
+        self, model: str, *, after_seq: int = 0, limit: int
+    ) -> list[tuple[int, str, str | None, str]]:
+        """Up to ``limit`` memories written after ``after_seq`` that wait to
+        have their text embedded by ``model`` (``embed_hash`` set, no vector
+        stored under it), in write order: (seq, text hash, title, content)."""
+        ...
+
+    def count_pending_vectors(self, model: str) -> int:
+        """How many distinct texts ``pending_vectors`` would still return."""
+        ...
+
+    def add_vectors(self, vectors: VectorBatch) -> None:
+        """Store vectors for memories already written (their ``embed_hash``
+        names them), in one transaction that bumps the ``vectors`` counter
+        (not the generation: no memory changed)."""
+        ...
+
     def generation(self) -> int:
         """A number that changes whenever anything is written (cache invalidation)."""
         ...
 
-    def change_counters(self) -> tuple[int, int]:
-        """(generation, epoch): the epoch changes only when existing rows change."""
+    def change_counters(self) -> tuple[int, int, int]:
+        """(generation, epoch, vectors): the epoch changes only when existing
+        rows change; ``vectors`` when vectors are added for memories already
+        written (``add_vectors``)."""
         ...
 
     def load_vectors(self, model: str, *, after_seq: int = 0, texts: bool = False) -> VectorTable:

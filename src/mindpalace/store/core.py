@@ -143,16 +143,24 @@ class SqlCore(abc.ABC):
         """A number that changes whenever anything is written."""
         return self.change_counters()[0]
 
-    def change_counters(self) -> tuple[int, int]:
-        """(generation, epoch): every write bumps the first; writes that change
-        existing rows (archive, delete, re-embedding) bump the second too."""
+    def change_counters(self) -> tuple[int, int, int]:
+        """(generation, epoch, vectors): every write of memories bumps the
+        first; writes that change existing rows (archive, delete,
+        re-embedding) bump the second too; vectors added for memories
+        already written (``add_vectors``) bump only the third."""
         with self._read() as cur:
             rows = dict(
                 self._exec(
-                    cur, "SELECT key, value FROM palace_meta WHERE key IN ('generation', 'epoch')"
+                    cur,
+                    "SELECT key, value FROM palace_meta"
+                    " WHERE key IN ('generation', 'epoch', 'vectors')",
                 ).fetchall()
             )
-        return int(rows.get("generation", 0)), int(rows.get("epoch", 0))
+        return (
+            int(rows.get("generation", 0)),
+            int(rows.get("epoch", 0)),
+            int(rows.get("vectors", 0)),
+        )
 
     # -- writes -------------------------------------------------------------------
 

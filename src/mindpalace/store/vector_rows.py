@@ -18,10 +18,13 @@ __all__ = ["DenseRows", "VectorBatch", "VectorTable"]
 
 @dataclass(frozen=True, slots=True)
 class VectorBatch:
-    """Vectors to store: text hash -> float32 bytes, all of one model."""
+    """Vectors to store: text hash -> float32 bytes, all of one model.
+    ``pending``: the write's texts are left to a background upgrade (their
+    memories name them; ``vectors`` holds none of them)."""
 
     model: str
     vectors: Mapping[str, bytes]
+    pending: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -85,6 +85,47 @@ class VectorsSql(SqlCore):
                 present.update(str(r[0]) for r in rows)
         return set(wanted) - present
 
+    def pending_vectors(
+        self, model: str, *, after_seq: int = 0, limit: int
+    ) -> list[tuple[int, str, str | None, str]]:
+        """Up to ``limit`` memories written after ``after_seq`` whose text
+        waits for its ``model`` vector, in write order: (seq, text hash,
+        title, content)."""
+        with self._read() as cur:
+            rows = self._exec(
+                cur,
+                "SELECT m.seq, m.embed_hash, m.title, m.content FROM memories m"
+                " WHERE m.seq > ? AND m.embed_hash IS NOT NULL AND NOT EXISTS"
+                " (SELECT 1 FROM embeddings e WHERE e.model = ? AND e.text_hash = m.embed_hash)"
+                " ORDER BY m.seq LIMIT ?",
+                (after_seq, model, limit),
+            ).fetchall()
+        return [(int(r[0]), str(r[1]), r[2], str(r[3])) for r in rows]
+
+    def count_pending_vectors(self, model: str) -> int:
+        """How many distinct texts wait for their ``model`` vector."""
+        with self._read() as cur:
+            row = self._exec(
+                cur,
+                "SELECT COUNT(DISTINCT m.embed_hash) FROM memories m"
+                " WHERE m.embed_hash IS NOT NULL AND NOT EXISTS (SELECT 1 FROM embeddings e"
+                " WHERE e.model = ? AND e.text_hash = m.embed_hash)",
+                (model,),
+            ).fetchone()
+        return int(row[0] or 0)
+
+    def add_vectors(self, vectors: VectorBatch) -> None:
+        """Store vectors of texts memories already name, bumping ``vectors``."""
+        if not vectors.vectors:
+            return
+        with self._write() as cur:
+            self._put_vectors(cur, vectors)
+            self._exec(
+                cur,
+                "INSERT INTO palace_meta (key, value) VALUES ('vectors', 1)"
+                " ON CONFLICT (key) DO UPDATE SET value = palace_meta.value + 1",
+            )
+
     def load_texts(
         self, *, upto_seq: int, after_seq: int = 0
     ) -> list[tuple[int, str | None, str, str | None, str]]:
