@@ -78,6 +78,7 @@ def _ingest(
             start = time.perf_counter()
             p.add_messages(messages, dates=dates)
             speed[dates].append(len(messages) / (time.perf_counter() - start))
+            p.wait_for_vectors()  # a slow model's bulk write is embedded after it
             if dates:
                 palaces[conversation.name] = p
             else:

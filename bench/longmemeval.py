@@ -418,6 +418,7 @@ def measure(question: LmeQuestion) -> dict[str, Any]:
             clock=lambda: question.when,
         ) as palace:
             palace.add_messages(_messages(question))
+            palace.wait_for_vectors()  # a slow model's bulk write is embedded after it
             ingest_s = time.perf_counter() - start
             palace.recall("warm up", limit=1)  # the first recall builds the warm indexes
             for config in palace_configs:

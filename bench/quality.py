@@ -252,6 +252,7 @@ class Palaces:
             p.add_messages(read_messages(source, format="locomo"), dates=ingest is CONTEXT)
         else:
             p.remember_many(_records(conversation, ingest))
+        p.wait_for_vectors()  # a slow model's bulk write is embedded after it
         if self.ann:
             p.semantic.ann_rows = 1
             p.semantic.wait_for_graph()

@@ -113,6 +113,7 @@ def build(size: int, embedder: str, log: Callable[[str], None]) -> dict[str, Any
             done += len(chunk)
             rate = done / (time.perf_counter() - started)
             log(f"  ingested {done:,}/{len(messages):,} turns ({rate:.0f}/s)")
+        palace.wait_for_vectors()  # a slow model's bulk write is embedded after it
     seconds = time.perf_counter() - started
     for suffix in ("", "-wal", "-shm"):
         src = Path(str(partial) + suffix)

@@ -106,7 +106,8 @@ class Engine:
         return self.clock()
 
     def close(self) -> None:
-        """Close the store. Idempotent."""
+        """Stop the background embedding after its step, close the store. Idempotent."""
+        self.semantic.stop_upgrade()
         self.store.close()
 
     def __repr__(self) -> str:

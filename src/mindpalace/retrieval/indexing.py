@@ -311,6 +311,13 @@ class SemanticIndex:
             else:
                 self.upgrade_vectors()
 
+    def stop_upgrade(self) -> None:
+        """End a background upgrade after its current step (what it embedded
+        is stored; the rest waits for the next one)."""
+        upgrade = self._upgrade
+        if upgrade is not None:
+            upgrade.stop(wait=None)
+
     @property
     def upgrading(self) -> VectorUpgrade | None:
         """The latest background embedding of waiting texts, if any ran."""

@@ -1,0 +1,326 @@
+"""Bulk writes with a slow model: stored at once, embedded in the background.
+
+Real SQLite files and the real PostgreSQL server; the bundled MiniLM where
+the model matters, else the hashing embedder marked slow (what makes a
+model "slow" is only its ``fast`` flag)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mindpalace import Palace
+from mindpalace.config import Settings
+from mindpalace.conversations import Message
+from mindpalace.embed import HashingEmbedder
+from mindpalace.embed.base import Vectors
+from mindpalace.errors import ConfigError, EmbeddingError
+from mindpalace.retrieval import indexing
+from mindpalace.retrieval.indexing import BULK_TEXTS, embed_text, text_hash, vector_key
+from mindpalace.store import Store
+from mindpalace.vectorjob import lock_path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class SlowHashing(HashingEmbedder):
+    """The hashing embedder as a slow model: bulk writes defer to it."""
+
+    fast = False
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+        self.fail = False
+        #: when set, the background upgrade's embedding waits for it
+        self.gate: threading.Event | None = None
+
+    def embed_batch(self, texts: Sequence[str]) -> Vectors:
+        if self.gate is not None and threading.current_thread().name == "mindpalace-vectors":
+            assert self.gate.wait(60)
+        if self.fail:
+            raise EmbeddingError("the model is unavailable")
+        self.calls += 1
+        return super().embed_batch(texts)
+
+
+def turns(n: int, topic: str = "hiking") -> list[Message]:
+    return [
+        Message(
+            role="user" if i % 2 == 0 else "assistant",
+            content=f"turn {i}: notes on {topic} trail number {i}",
+        )
+        for i in range(n)
+    ]
+
+
+def dense_of(hits: Sequence[object]) -> list[float | None]:
+    return [h.stage_scores.get("dense") for h in hits]  # type: ignore[attr-defined]
+
+
+def test_a_bulk_write_is_stored_at_once_and_embedded_after(
+    make_palace: Callable[..., Palace],
+) -> None:
+    model = SlowHashing()
+    model.gate = threading.Event()  # hold the upgrade: the write must not wait for it
+    palace = make_palace(embedder=model)
+    stored = palace.add_messages(turns(BULK_TEXTS), session="trip")
+    assert len(stored) == BULK_TEXTS
+    assert palace.pending_vectors() == BULK_TEXTS
+    # Found by their words meanwhile, without a dense score.
+    found = palace.recall("hiking trail number 7", limit=3)
+    assert "turn 7:" in found[0].memory.content
+    assert dense_of(found) == [None] * len(found)
+    model.gate.set()
+    assert palace.wait_for_vectors(timeout=60) == 0
+    assert palace.pending_vectors() == 0
+    found = palace.recall("hiking trail number 7", limit=3)
+    assert all(score is not None for score in dense_of(found))
+    # The stored vectors are the model's, under each memory's text hash.
+    memory = stored[7]
+    key = vector_key(model.config)
+    table = palace.engine.store.load_vectors(key)
+    row = int(np.flatnonzero(table.ids == memory.id)[0])
+    expected = model.embed([embed_text(memory.title, memory.content)])[0]
+    assert np.allclose(table.matrix[row], expected, atol=1e-6)
+    assert table.embedded.all()
+
+
+def test_small_writes_and_fast_models_embed_inline(make_palace: Callable[..., Palace]) -> None:
+    slow = make_palace(embedder=SlowHashing())
+    slow.add_messages(turns(BULK_TEXTS - 1), session="a")
+    assert slow.pending_vectors() == 0
+    slow.remember_many([{"content": f"fact {i} about gardens"} for i in range(10)])
+    assert slow.pending_vectors() == 0
+    fast = make_palace(agent_id="other", embedder=HashingEmbedder())
+    fast.add_messages(turns(BULK_TEXTS + 10, "sailing"), session="b")
+    assert fast.pending_vectors() == 0
+
+
+def test_inline_setting_embeds_before_returning(make_palace: Callable[..., Palace]) -> None:
+    palace = make_palace(embedder=SlowHashing(), settings=Settings(bulk_embed="inline"))
+    palace.add_messages(turns(BULK_TEXTS + 5), session="trip")
+    assert palace.pending_vectors() == 0
+    assert palace.engine.semantic.upgrading is None
+
+
+def test_an_unknown_bulk_embed_setting_names_the_valid_ones() -> None:
+    with pytest.raises(ConfigError) as raised:
+        Settings.from_env({"MINDPALACE_BULK_EMBED": "later"})
+    assert "background" in str(raised.value) and "inline" in str(raised.value)
+    assert Settings.from_env({"MINDPALACE_BULK_EMBED": " Inline "}).bulk_embed == "inline"
+
+
+def test_remember_many_and_import_defer_too(
+    make_palace: Callable[..., Palace], tmp_path: Path
+) -> None:
+    model = SlowHashing()
+    model.gate = threading.Event()
+    palace = make_palace(embedder=model)
+    palace.remember_many([{"content": f"fact {i} about gardens"} for i in range(BULK_TEXTS)])
+    assert palace.pending_vectors() == BULK_TEXTS
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text(
+        "".join(json.dumps({"content": f"note {i} on compost"}) + "\n" for i in range(BULK_TEXTS))
+    )
+    palace.import_file(notes)
+    assert palace.pending_vectors() == 2 * BULK_TEXTS
+    model.gate.set()
+    assert palace.wait_for_vectors(timeout=60) == 0
+
+
+def test_a_warm_reader_picks_the_vectors_up_and_keeps_its_indexes(
+    store: Store, clock: Callable[[], object], tmp_path: Path
+) -> None:
+    """Two palaces over one store stand for two processes: one writes in
+    bulk and upgrades, the other recalls warm throughout."""
+    model = SlowHashing()
+    model.gate = threading.Event()
+    writer = Palace(store=store, embedder=model, clock=clock)  # type: ignore[arg-type]
+    held = SlowHashing()
+    held.gate = threading.Event()  # the reader's own upgrade (it recalls warm) waits
+    reader = Palace(store=store, embedder=held, clock=clock)  # type: ignore[arg-type]
+    reader.remember("The lighthouse keeper collects sea glass.")
+    writer.add_messages(turns(BULK_TEXTS + 20), session="trip")
+    for _ in range(2):  # warm: the second call builds the warm indexes
+        reader.recall("hiking trail number 12", limit=3)
+    reader.engine.semantic.wait_for_warm()
+    before = reader.engine.semantic.dense()
+    assert before is not None and not before.embedded.all()
+    held.gate.set()
+    model.gate.set()
+    assert writer.wait_for_vectors(timeout=60) == 0
+    found = reader.recall("hiking trail number 12", limit=3)
+    after = reader.engine.semantic.dense()
+    assert after is not None and after.embedded.all()
+    assert after.keyword is not None and after.mentions is not None
+    assert after.vectors != before.vectors
+    assert "turn 12:" in found[0].memory.content
+    assert all(score is not None for score in dense_of(found))
+
+
+def test_a_warm_process_embeds_what_another_left_waiting(
+    store: Store, clock: Callable[[], object]
+) -> None:
+    model = SlowHashing()
+    writer = Palace(store=store, embedder=model, clock=clock)  # type: ignore[arg-type]
+    writer.engine.semantic.on_pending = lambda: None  # a process that leaves at once
+    writer.add_messages(turns(BULK_TEXTS), session="trip")
+    assert writer.pending_vectors() == BULK_TEXTS
+    reader = Palace(store=store, embedder=SlowHashing(), clock=clock)  # type: ignore[arg-type]
+    reader.recall("trail", limit=1)
+    reader.recall("trail", limit=1)  # a process that recalls again starts the upgrade
+    upgrade = reader.engine.semantic.upgrading
+    assert upgrade is not None
+    assert upgrade.wait(60)
+    assert reader.pending_vectors() == 0
+
+
+def test_a_failing_model_leaves_the_texts_waiting(make_palace: Callable[..., Palace]) -> None:
+    model = SlowHashing()
+    model.fail = True
+    palace = make_palace(embedder=model)
+    palace.add_messages(turns(BULK_TEXTS), session="trip")
+    with pytest.raises(EmbeddingError, match="the model is unavailable"):
+        palace.wait_for_vectors(timeout=60)
+    assert palace.pending_vectors() == BULK_TEXTS
+    model.fail = False
+    assert palace.wait_for_vectors(timeout=60) == 0
+    # reindex embeds what waits as well
+    other = make_palace(agent_id="b", embedder=SlowHashing())
+    other.engine.semantic.on_pending = lambda: None
+    other.add_messages(turns(BULK_TEXTS, "rowing"), session="river")
+    assert other.pending_vectors() == BULK_TEXTS
+    other.reindex()
+    assert other.pending_vectors() == 0
+
+
+def test_a_stopped_upgrade_keeps_what_it_stored(tmp_path: Path) -> None:
+    path = tmp_path / "p.db"
+    model = SlowHashing()
+    model.gate = threading.Event()
+    palace = Palace(path, embedder=model)
+    palace.add_messages(turns(BULK_TEXTS * 2), session="trip")
+    upgrade = palace.engine.semantic.upgrading
+    assert upgrade is not None
+    model.gate.set()
+    time.sleep(0.05)
+    upgrade.stop(wait=30)
+    assert upgrade.done and upgrade.error is None
+    left = palace.pending_vectors()
+    assert left == BULK_TEXTS * 2 - upgrade.embedded
+    palace.close()
+    again = Palace(path, embedder=SlowHashing())
+    assert again.pending_vectors() == left
+    assert again.wait_for_vectors(timeout=60) == 0
+    again.close()
+
+
+def test_the_bundled_model_upgrades_to_the_same_vectors(tmp_path: Path) -> None:
+    """MiniLM: a deferred write ends with the vectors an inline write has
+    (int8 activations depend a little on batch mates: cosine, not bytes)."""
+    texts = [
+        f"turn {i}: we talked about the {['garden', 'boat', 'oven'][i % 3]} today"
+        for i in range(BULK_TEXTS)
+    ]
+    deferred = Palace(tmp_path / "d.db")
+    deferred.engine.semantic.on_pending = lambda: None
+    deferred.remember_many([{"content": t} for t in texts])
+    assert deferred.pending_vectors() == BULK_TEXTS
+    assert deferred.wait_for_vectors(timeout=300) == 0
+    inline = Palace(tmp_path / "i.db", settings=Settings(bulk_embed="inline"))
+    inline.remember_many([{"content": t} for t in texts])
+    assert inline.pending_vectors() == 0
+    embedder = deferred.engine.semantic.embedder
+    assert embedder is not None
+    key = vector_key(embedder.config)
+    a = deferred.engine.store.load_vectors(key)
+    b = inline.engine.store.load_vectors(key)
+    by_id = {text_hash(t): i for i, t in enumerate(texts)}
+    assert len(by_id) == BULK_TEXTS
+    order_a = np.argsort(a.seq)
+    order_b = np.argsort(b.seq)
+    cosines = np.sum(a.matrix[order_a] * b.matrix[order_b], axis=1)
+    assert a.embedded.all() and b.embedded.all()
+    assert float(cosines.min()) > 0.97
+    found = deferred.recall("what did we say about the boat", limit=5)
+    assert all(score is not None for score in dense_of(found))
+    deferred.close()
+    inline.close()
+
+
+def test_the_command_line_leaves_a_job_that_embeds_after_it(tmp_path: Path) -> None:
+    chat = tmp_path / "chat.json"
+    chat.write_text(
+        json.dumps(
+            [
+                {"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i} on tides"}
+                for i in range(BULK_TEXTS + 4)
+            ]
+        )
+    )
+    db = tmp_path / "p.db"
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env.pop("MINDPALACE_EMBEDDER", None)  # the default model
+    done = subprocess.run(
+        [sys.executable, "-m", "mindpalace.cli", "--db", str(db), "ingest", str(chat)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=True,
+    )
+    out = json.loads(done.stdout)
+    assert out["ingested"] == BULK_TEXTS + 4
+    assert 0 < out["vectors_pending"] <= BULK_TEXTS + 4
+    lock = lock_path(str(db.resolve()))
+    assert lock is not None
+    deadline = time.monotonic() + 240
+    palace = Palace(db)
+    while palace.pending_vectors() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert palace.pending_vectors() == 0
+    assert lock.exists()
+    found = palace.recall("turn 9 on tides", limit=3)
+    assert all(score is not None for score in dense_of(found))
+    palace.close()
+
+
+def test_a_second_job_leaves_when_one_runs(tmp_path: Path) -> None:
+    import fcntl
+
+    db = tmp_path / "p.db"
+    Palace(db).close()
+    lock = lock_path(str(db))
+    assert lock is not None
+    with lock.open("a") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+        env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "MINDPALACE_DB": str(db)}
+        started = time.monotonic()
+        done = subprocess.run(
+            [sys.executable, "-m", "mindpalace.vectorjob"], env=env, timeout=60, check=False
+        )
+        assert done.returncode == 0
+        assert time.monotonic() - started < 30
+
+
+def test_the_threshold_is_read_at_call_time(
+    make_palace: Callable[..., Palace], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(indexing, "BULK_TEXTS", 8)
+    palace = make_palace(embedder=SlowHashing())
+    palace.engine.semantic.on_pending = lambda: None
+    palace.add_messages(turns(8), session="s")
+    assert palace.pending_vectors() == 8
+    assert palace.wait_for_vectors(timeout=60) == 0
+    palace.add_messages(turns(7, "caves"), session="t")
+    assert palace.pending_vectors() == 0
