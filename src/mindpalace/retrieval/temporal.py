@@ -36,10 +36,21 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta
+from datetime import date, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
+from mindpalace.retrieval.intervals import (
+    Calendar,
+    Interval,
+    TimeMention,
+    hull,
+    month_label,
+    overlaps,
+    shift_month,
+    span_label,
+    spoken_day,
+)
 from mindpalace.retrieval.tense import BACKWARD, FORWARD, direction
 from mindpalace.retrieval.time_scan import time_matches
 
@@ -133,93 +144,6 @@ _PATTERN = re.compile(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Interval:
-    """A half-open span of time ``[start, end)``; ``None`` ends are open."""
-
-    start: datetime | None
-    end: datetime | None
-
-    def contains(self, moment: datetime) -> bool:
-        """Whether ``moment`` falls inside."""
-        return (self.start is None or self.start <= moment) and (
-            self.end is None or moment < self.end
-        )
-
-
-def overlaps(a: Interval, b: Interval) -> bool:
-    """Whether two intervals share any moment."""
-    return (a.end is None or b.start is None or b.start < a.end) and (
-        b.end is None or a.start is None or a.start < b.end
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class TimeMention:
-    """One time expression: where it is, what it says, what it resolves to.
-
-    Attributes:
-        text: the expression as written.
-        start / end: its character span in the text.
-        interval: the time it names.
-        label: that time in words, for indexing and explain
-            ("7 May 2023", "week of 1 May 2023", "before June 2023").
-        relative: whether it needed the reference to resolve.
-    """
-
-    text: str
-    start: int
-    end: int
-    interval: Interval
-    label: str
-    relative: bool
-
-
-def spoken_day(day: date) -> str:
-    """``7 May 2023``."""
-    return f"{day.day} {day:%B} {day.year}"
-
-
-# -- calendar arithmetic -------------------------------------------------------------
-
-
-class _Calendar:
-    """Day-aligned intervals in the reference's time zone."""
-
-    def __init__(self, reference: datetime) -> None:
-        self.tz = reference.tzinfo
-        self.today = reference.date()
-
-    def at(self, day: date) -> datetime:
-        return datetime.combine(day, time(), tzinfo=self.tz)
-
-    def days(self, first: date, last: date) -> Interval:
-        """From the start of ``first`` to the end of ``last``."""
-        return Interval(self.at(first), self.at(last + timedelta(days=1)))
-
-    def month(self, year: int, month: int) -> Interval:
-        following = date(year + 1, 1, 1) if month == 12 else date(year, month + 1, 1)
-        return Interval(self.at(date(year, month, 1)), self.at(following))
-
-    def year(self, year: int) -> Interval:
-        return Interval(self.at(date(year, 1, 1)), self.at(date(year + 1, 1, 1)))
-
-    def season(self, year: int, first_month: int) -> Interval:
-        # Winter 2023 is December 2023 to February 2024.
-        start = date(year, first_month, 1)
-        end_year, end_month = (year + 1, first_month + 3 - 12) if first_month > 9 else (year, 0)
-        end = date(end_year, end_month, 1) if end_month else date(year, first_month + 3, 1)
-        return Interval(self.at(start), self.at(end))
-
-    def week_start(self, day: date) -> date:
-        return day - timedelta(days=day.weekday())
-
-
-def _shift_month(year: int, month: int, by: int) -> tuple[int, int]:
-    index = year * 12 + (month - 1) + by
-    return index // 12, index % 12 + 1
-
-
 def _pick(candidates: list[tuple[Interval, str]], today: date, prefer: str) -> tuple[Interval, str]:
     """The occurrence nearest ``today`` (ties to the past), or with ``past``
     the latest that began by ``today``; candidates are in time order."""
@@ -240,10 +164,6 @@ def _pick(candidates: list[tuple[Interval, str]], today: date, prefer: str) -> t
     return min(candidates, key=distance)
 
 
-def _month_label(year: int, month: int) -> str:
-    return f"{date(year, month, 1):%B} {year}"
-
-
 def _season_name(first_month: int) -> str:
     return {3: "spring", 6: "summer", 9: "autumn", 12: "winter"}[first_month]
 
@@ -261,7 +181,7 @@ def _number(text: str) -> tuple[int, int] | None:
     return _NUMBERS.get(word)
 
 
-def _unit_ago(cal: _Calendar, unit: str, amount: int) -> tuple[Interval, str]:
+def _unit_ago(cal: Calendar, unit: str, amount: int) -> tuple[Interval, str]:
     today = cal.today
     unit = unit.lower().rstrip("s")
     if unit in ("day", "night"):
@@ -280,24 +200,13 @@ def _unit_ago(cal: _Calendar, unit: str, amount: int) -> tuple[Interval, str]:
             f"weekend of {spoken_day(saturday)}"
         )
     if unit == "month":
-        year, month = _shift_month(today.year, today.month, -amount)
-        return cal.month(year, month), _month_label(year, month)
+        year, month = shift_month(today.year, today.month, -amount)
+        return cal.month(year, month), month_label(year, month)
     year = today.year - amount  # years
     return cal.year(year), str(year)
 
 
-def _span_label(interval: Interval) -> str:
-    assert interval.start is not None and interval.end is not None
-    last = interval.end.date() - timedelta(days=1)
-    return f"{spoken_day(interval.start.date())} to {spoken_day(last)}"
-
-
-def _hull(a: Interval, b: Interval) -> Interval:
-    assert a.start is not None and b.start is not None and a.end is not None and b.end is not None
-    return Interval(min(a.start, b.start), max(a.end, b.end))
-
-
-def _relative(cal: _Calendar, rel: str, unit: str) -> tuple[Interval, str]:
+def _relative(cal: Calendar, rel: str, unit: str) -> tuple[Interval, str]:
     """ "last / this / next" + a unit, weekday, season or month."""
     today = cal.today
     rel = " ".join(rel.lower().split())
@@ -313,8 +222,8 @@ def _relative(cal: _Calendar, rel: str, unit: str) -> tuple[Interval, str]:
             f"weekend of {spoken_day(saturday)}"
         )
     if word == "month":
-        year, month = _shift_month(today.year, today.month, offset)
-        return cal.month(year, month), _month_label(year, month)
+        year, month = shift_month(today.year, today.month, offset)
+        return cal.month(year, month), month_label(year, month)
     if word == "year":
         return cal.year(today.year + offset), str(today.year + offset)
     if word in _SEASONS:
@@ -346,16 +255,16 @@ def _relative(cal: _Calendar, rel: str, unit: str) -> tuple[Interval, str]:
         year = today.year if month > today.month else today.year + 1
     else:
         year = today.year
-    return cal.month(year, month), _month_label(year, month)
+    return cal.month(year, month), month_label(year, month)
 
 
-def _bare_month(cal: _Calendar, month: int, prefer: str) -> tuple[Interval, str]:
+def _bare_month(cal: Calendar, month: int, prefer: str) -> tuple[Interval, str]:
     year = cal.today.year
-    options = [(cal.month(y, month), _month_label(y, month)) for y in (year - 1, year, year + 1)]
+    options = [(cal.month(y, month), month_label(y, month)) for y in (year - 1, year, year + 1)]
     return _pick(options, cal.today, prefer)
 
 
-def _bare_season(cal: _Calendar, first: int, prefer: str) -> tuple[Interval, str]:
+def _bare_season(cal: Calendar, first: int, prefer: str) -> tuple[Interval, str]:
     year = cal.today.year
     options = [
         (cal.season(y, first), f"{_season_name(first)} {y}") for y in (year - 2, year - 1, year)
@@ -363,7 +272,7 @@ def _bare_season(cal: _Calendar, first: int, prefer: str) -> tuple[Interval, str
     return _pick(options, cal.today, prefer)
 
 
-def _bare_weekday(cal: _Calendar, weekday: int, step: int) -> tuple[Interval, str]:
+def _bare_weekday(cal: Calendar, weekday: int, step: int) -> tuple[Interval, str]:
     """The weekday before today (``step`` -1), after today (+1), or today
     or after (0: a deadline, "by Friday" said on a Friday is that day)."""
     today = cal.today
@@ -391,7 +300,7 @@ def _weekday_step(match: re.Match[str], prefer: str) -> int:
 
 
 def _day_month(
-    cal: _Calendar, day: int, month: int, year: int | None, prefer: str
+    cal: Calendar, day: int, month: int, year: int | None, prefer: str
 ) -> tuple[Interval, str, bool] | None:
     if year is not None:
         try:
@@ -430,7 +339,7 @@ def _year(text: str | None) -> int | None:
 _Group = Callable[[str], "str | Any"]
 
 
-def _resolve(match: re.Match[str], cal: _Calendar, prefer: str) -> _Resolved | None:
+def _resolve(match: re.Match[str], cal: Calendar, prefer: str) -> _Resolved | None:
     g = match.group
     if g("iso_y") or g("dmy_d") or g("mdy_d") or g("my_m") or g("sy_s"):
         return _absolute(g, cal, prefer)
@@ -446,7 +355,7 @@ def _resolve(match: re.Match[str], cal: _Calendar, prefer: str) -> _Resolved | N
     return _bare(g, cal, prefer)
 
 
-def _absolute(g: _Group, cal: _Calendar, prefer: str) -> _Resolved | None:
+def _absolute(g: _Group, cal: Calendar, prefer: str) -> _Resolved | None:
     if g("iso_y"):
         year, month = _year(g("iso_y")), int(g("iso_m"))
         if year is None or not 1 <= month <= 12:
@@ -457,7 +366,7 @@ def _absolute(g: _Group, cal: _Calendar, prefer: str) -> _Resolved | None:
             except ValueError:
                 return None
             return cal.days(day, day), spoken_day(day), False
-        return cal.month(year, month), _month_label(year, month), False
+        return cal.month(year, month), month_label(year, month), False
     if g("dmy_d") or g("mdy_d"):
         word = g("dmy_m") or g("mdy_m")
         if not _month_ok(word, attached=True):
@@ -473,7 +382,7 @@ def _absolute(g: _Group, cal: _Calendar, prefer: str) -> _Resolved | None:
         if year is None or not _month_ok(g("my_m"), attached=True):
             return None
         month = _MONTHS[g("my_m").lower()]
-        return cal.month(year, month), _month_label(year, month), False
+        return cal.month(year, month), month_label(year, month), False
     if g("sy_s"):
         year = _year(g("sy_y"))
         if year is None:
@@ -483,7 +392,7 @@ def _absolute(g: _Group, cal: _Calendar, prefer: str) -> _Resolved | None:
     return None
 
 
-def _relative_form(g: _Group, cal: _Calendar) -> _Resolved | None:
+def _relative_form(g: _Group, cal: Calendar) -> _Resolved | None:
     if g("ago_n"):
         amounts = _number(g("ago_n"))
         if amounts is None:
@@ -492,8 +401,8 @@ def _relative_form(g: _Group, cal: _Calendar) -> _Resolved | None:
         near, label = _unit_ago(cal, g("ago_u"), low)
         if high != low:
             far, _ = _unit_ago(cal, g("ago_u"), high)
-            near = _hull(far, near)
-            label = _span_label(near)
+            near = hull(far, near)
+            label = span_label(near)
         return near, label, True
     if g("other"):
         if not g("the"):
@@ -537,7 +446,7 @@ def _relative_form(g: _Group, cal: _Calendar) -> _Resolved | None:
     return None
 
 
-def _bare(g: _Group, cal: _Calendar, prefer: str) -> _Resolved | None:
+def _bare(g: _Group, cal: Calendar, prefer: str) -> _Resolved | None:
     if not (g("pre") or g("op") or g("mod")):
         return None  # a bare name: "Friday", "summer", "2023" alone are not dates here
     if g("bs"):
@@ -556,7 +465,7 @@ def _bare(g: _Group, cal: _Calendar, prefer: str) -> _Resolved | None:
     return None
 
 
-def _rolling(cal: _Calendar, rel: str, unit: str) -> _Resolved | None:
+def _rolling(cal: Calendar, rel: str, unit: str) -> _Resolved | None:
     """ "the past week": the seven days up to today; "the next month": the
     thirty days from today."""
     length = {"week": 7, "weekend": 2, "month": 30, "year": 365}.get(unit)
@@ -644,7 +553,7 @@ def _weekday_from(day: date, weekday: int, step: int) -> date:
     return day + timedelta(days=(weekday - day.weekday()) % 7)
 
 
-def _point(cal: _Calendar, edge: date, offset: Offset, amount: int, step: int) -> Interval:
+def _point(cal: Calendar, edge: date, offset: Offset, amount: int, step: int) -> Interval:
     unit = "week" if offset.unit == "weekend" else offset.unit
     centre = edge + timedelta(days=step * amount * _UNIT_DAYS[unit])
     if offset.unit == "weekend":
@@ -658,7 +567,7 @@ def _add(day: date, unit: str, step: int) -> date:
     """``day`` moved one unit; a month or year later keeps the day of the
     month where it exists ("the month before 31 March" begins 28 February)."""
     if unit in ("month", "year"):
-        year, month = _shift_month(day.year, day.month, step * (12 if unit == "year" else 1))
+        year, month = shift_month(day.year, day.month, step * (12 if unit == "year" else 1))
         following = date(year + 1, 1, 1) if month == 12 else date(year, month + 1, 1)
         return min(date(year, month, 1) + timedelta(days=day.day - 1), following - timedelta(1))
     return day + timedelta(days=step * _UNIT_DAYS[unit])
@@ -689,7 +598,7 @@ def anchored(anchor: Interval, op: str, offset: Offset | None, *, inclusive: boo
         if op in ("before", "until", "till", "by"):
             return Interval(None, anchor.end if inclusive or op != "before" else anchor.start)
         return Interval(anchor.start if inclusive or op == "since" else anchor.end, None)
-    cal = _Calendar(anchor.start)
+    cal = Calendar(anchor.start)
     first = anchor.start.date()
     last = (anchor.end - timedelta(microseconds=1)).date()
     step, edge = (-1, first) if op == "before" else (1, last)
@@ -713,14 +622,14 @@ def anchored(anchor: Interval, op: str, offset: Offset | None, *, inclusive: boo
     near = _point(cal, edge, offset, offset.low, step)
     if offset.high == offset.low:
         return near
-    return _hull(near, _point(cal, edge, offset, offset.high, step))
+    return hull(near, _point(cal, edge, offset, offset.high, step))
 
 
 def _label(interval: Interval) -> str:
     assert interval.start is not None and interval.end is not None
     if interval.end - interval.start <= timedelta(days=1):
         return spoken_day(interval.start.date())
-    return _span_label(interval)
+    return span_label(interval)
 
 
 def find_times(text: str, reference: datetime, *, prefer: str = "nearest") -> list[TimeMention]:
@@ -746,7 +655,7 @@ def _find_cached(text: str, reference: datetime, prefer: str) -> tuple[TimeMenti
     # Recall re-reads the same memories for query after query: cached.
     if not _may_name_time(text):
         return ()
-    cal = _Calendar(reference)
+    cal = Calendar(reference)
     found = []
     for match in time_matches(_PATTERN, text):
         try:
