@@ -650,6 +650,15 @@ def test_gate_passes_known_names(gated: Palace) -> None:
     assert gated.recall("What did Alice say about NASA?")
 
 
+def test_gate_lets_a_new_destination_through(gated: Palace) -> None:
+    """A place the user is going to may be new; their taste is stored."""
+    hotel = gated.remember("I like hotels with a rooftop pool and a view of the city.")
+    hits = gated.recall("Can you suggest a hotel for my upcoming trip to Miami?")
+    assert hits and hits[0].memory.id == hotel.id
+    # who or what is asked about still has to be known
+    assert gated.recall("What did Quimby think of the hotel in Miami?") == []
+
+
 def test_gate_can_be_switched_off(make_palace: MakePalace) -> None:
     palace = make_palace(
         embedder=HashingEmbedder(), recall_options=RecallOptions(unknown_entity_gate=False)

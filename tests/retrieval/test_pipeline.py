@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from mindpalace.retrieval.sparse import STOPWORDS, query_terms, salient_terms
+from mindpalace.retrieval.sparse import STOPWORDS, gate_terms, query_terms, salient_terms
 from mindpalace.retrieval.stages import (
     SessionLayout,
     range_normalise,
@@ -324,6 +324,30 @@ def test_ranks_of_matches_counting(
 )
 def test_salient_terms(text: str, expected: list[str]) -> None:
     assert salient_terms(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Can you suggest a hotel for my trip to Miami?", []),  # where: may be new
+        ("What did Caroline do in Paris?", ["caroline"]),
+        ("restaurants near Shibuya for NASA folks", ["nasa"]),
+        ("we met at Google and visiting Oslo", []),
+        ("Paris told me to go to Paris", ["paris"]),  # also named as who: kept
+        ("What did Zanzibar Quimby say about NASA?", ["zanzibar", "quimby", "nasa"]),
+        ("a gift for Caroline", ["caroline"]),
+        ("", []),
+    ],
+)
+def test_gate_terms_leave_out_places_someone_goes_to(text: str, expected: list[str]) -> None:
+    assert gate_terms(text) == expected
+
+
+@given(st.text(max_size=80))
+def test_gate_terms_are_salient_terms_in_order(text: str) -> None:
+    names = gate_terms(text)
+    salient = salient_terms(text)
+    assert names == [n for n in salient if n in names]
 
 
 @given(st.text(max_size=80))

@@ -42,7 +42,7 @@ from mindpalace.retrieval.anchors import SEARCH_LIMIT, EventPhrase, TextSearch, 
 from mindpalace.retrieval.dense import DenseIndex, DenseView
 from mindpalace.retrieval.graphstage import Expansion, expand, query_names
 from mindpalace.retrieval.options import Depths, RecallOptions
-from mindpalace.retrieval.sparse import query_terms, salient_terms
+from mindpalace.retrieval.sparse import gate_terms, query_terms
 from mindpalace.store.base import Store, TextMatch
 from mindpalace.store.recall_sql import QueryFacts, QueryReads
 
@@ -83,7 +83,7 @@ class Asked:
         return cls(
             text=query,
             terms=tuple(query_terms(query)),
-            salient=tuple(salient_terms(query)) if options.unknown_entity_gate else (),
+            salient=tuple(gate_terms(query)) if options.unknown_entity_gate else (),
             names=tuple(query_names(query)),
             time=when,
             events=when.events if looked_up else (),

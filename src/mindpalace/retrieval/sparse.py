@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["MAX_TERMS", "STOPWORDS", "query_terms", "salient_terms"]
+__all__ = ["MAX_TERMS", "STOPWORDS", "gate_terms", "query_terms", "salient_terms"]
 
 MAX_TERMS = 64
 
@@ -69,3 +69,25 @@ def salient_terms(text: str) -> list[str]:
         if (acronym or named) and folded not in STOPWORDS:
             found.setdefault(folded, None)
     return list(found)
+
+
+# Words after which a name is a place someone goes to or is at: "a hotel for
+# my trip to Miami", "restaurants near Shibuya".
+_PLACE_WORDS = frozenset({"to", "in", "at", "near", "around", "visiting"})
+
+
+def gate_terms(text: str) -> list[str]:
+    """``salient_terms`` less the names that only say where: a place the
+    user is going to may be new while what they ask about (their taste in
+    hotels) is stored. A name also used elsewhere in the text stays."""
+    names = salient_terms(text)
+    if not names:
+        return names
+    placed: dict[str, bool] = {}
+    words = [(m.group(), m.start()) for m in _TOKEN.finditer(text)]
+    for i, (word, _) in enumerate(words):
+        folded = word.lower()
+        if folded in names:
+            after_place = i > 0 and words[i - 1][0].lower() in _PLACE_WORDS
+            placed[folded] = placed.get(folded, True) and after_place
+    return [n for n in names if not placed.get(n, False)]
