@@ -721,6 +721,8 @@ NOT_READS = {
     "restore": "write, scoped like update (tests/test_inspect.py)",
     "feedback": "signal write (a rule above)",
     "reindex": "maintenance; re-embeds, returns a count",
+    "pending_vectors": "maintenance; a palace-wide count of texts waiting for vectors, no content",
+    "wait_for_vectors": "maintenance; embeds what waits, returns a count",
     "now": "the palace's clock",
 }
 READS = {

@@ -383,7 +383,9 @@ def test_a_repeated_query_is_embedded_once(make_palace: MakePalace) -> None:
 
 def test_remember_many_embeds_in_batches(make_palace: MakePalace) -> None:
     counting = CountingEmbedder(batch_size=64)
-    palace = make_palace(embedder=counting)
+    # inline: a bulk write with a slow model otherwise embeds in the background
+    # (tests/retrieval/test_upgrade.py)
+    palace = make_palace(embedder=counting, settings=Settings(bulk_embed="inline"))
     records = [{"content": f"note {i} about service {i % 7}", "tags": ["bulk"]} for i in range(300)]
     records += [{"content": "note 5 about service 5"}]  # a duplicate text: embedded once
     stored = palace.remember_many(records)
