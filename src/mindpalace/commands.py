@@ -457,18 +457,19 @@ def _open(args: argparse.Namespace) -> Iterator[Palace]:
             peer=args.peer or None,
         )
         # A bulk write's vectors come after it; this process ends with the
-        # command, so a job of its own embeds them (``vectorjob``).
-        if args.command != "demo":
-            where = palace_target(None if target is None else str(target), os.environ, os.getcwd())
-            palace.engine.semantic.on_pending = lambda: _spawn_vectors(where)
-        with palace:
-            yield palace
+        # command, so a job of its own embeds them (``vectorjob``), started
+        # once, when the command's writes are done.
+        deferred: list[bool] = []
+        palace.engine.semantic.on_pending = lambda: deferred.append(True)
+        try:
+            with palace:
+                yield palace
+        finally:
+            if deferred and args.command != "demo":
+                from mindpalace import vectorjob  # noqa: PLC0415
 
-
-def _spawn_vectors(target: str) -> None:
-    from mindpalace import vectorjob  # noqa: PLC0415
-
-    vectorjob.spawn(target)
+                where = None if target is None else str(target)
+                vectorjob.spawn(palace_target(where, os.environ, os.getcwd()))
 
 
 def _precheck(args: argparse.Namespace) -> None:

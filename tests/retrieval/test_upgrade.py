@@ -26,7 +26,9 @@ from mindpalace.embed.base import Vectors
 from mindpalace.errors import ConfigError, EmbeddingError
 from mindpalace.retrieval import indexing
 from mindpalace.retrieval.indexing import BULK_TEXTS, embed_text, text_hash, vector_key
+from mindpalace.retrieval.upgrading import VectorUpgrade
 from mindpalace.store import Store
+from mindpalace.store.base import VectorBatch
 from mindpalace.vectorjob import lock_path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -324,3 +326,31 @@ def test_the_threshold_is_read_at_call_time(
     assert palace.wait_for_vectors(timeout=60) == 0
     palace.add_messages(turns(7, "caves"), session="t")
     assert palace.pending_vectors() == 0
+
+
+def test_the_upgrade_waits_while_the_process_writes() -> None:
+    """Writes first: a bulk ingest in many calls keeps the cores; the
+    vectors come once it pauses."""
+    calls: list[int] = []
+    stored: list[VectorBatch] = []
+    busy = [True]
+
+    def embed(after_seq: int, limit: int) -> tuple[VectorBatch, int] | None:
+        calls.append(after_seq)
+        if after_seq >= 2:
+            return None
+        return VectorBatch("m", {f"h{after_seq}": b"\0" * 4}), after_seq + 1
+
+    upgrade = VectorUpgrade(
+        embed,
+        stored.append,
+        last_write=lambda: time.monotonic() if busy[0] else 0.0,
+        name="mindpalace-vectors",
+    ).start()
+    time.sleep(0.6)
+    assert calls == [] and not upgrade.done
+    busy[0] = False
+    assert upgrade.wait(30)
+    assert calls == [0, 1, 2]
+    assert upgrade.embedded == 2 and upgrade.error is None
+    assert [sorted(b.vectors) for b in stored] == [["h0", "h1"]]  # one store, one transaction

@@ -129,6 +129,7 @@ class SemanticIndex:
         #: what runs the upgrade a deferred bulk write needs, when not a thread
         #: of this process (the command line starts a job that outlives it)
         self.on_pending: Callable[[], None] | None = None
+        self._last_write = 0.0  # time.monotonic() of this process's last write
         #: the generation at which this process last looked for waiting texts
         self._upgrade_looked = -1
         self._in_database: bool | None = None if index == "auto" else index == "database"
@@ -299,12 +300,17 @@ class SemanticIndex:
                 return VectorBatch(model, _to_blobs(order, matrix)), rows[-1][0]
 
             self._upgrade = VectorUpgrade(
-                embed, self.store.add_vectors, name="mindpalace-vectors"
+                embed,
+                self.store.add_vectors,
+                last_write=lambda: self._last_write,
+                name="mindpalace-vectors",
             ).start()
             return self._upgrade
 
     def written(self, vectors: VectorBatch | None) -> None:
-        """After a write of ``vectors``: start the upgrade its texts wait for."""
+        """After a write of ``vectors``: start the upgrade its texts wait for
+        (it begins once this process's writes pause)."""
+        self._last_write = time.monotonic()
         if vectors is not None and vectors.pending:
             if self.on_pending is not None:
                 self.on_pending()

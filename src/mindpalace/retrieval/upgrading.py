@@ -28,16 +28,21 @@ from mindpalace.store.base import VectorBatch
 
 __all__ = ["STEP_TEXTS", "VectorUpgrade"]
 
-#: texts embedded per step: small, so that a process leaving mid-way waits
-#: for at most one step (about a second of the model)
-STEP_TEXTS = 32
+#: texts embedded per step: enough for the model to group texts of like
+#: length (32 made the upgrade of 3,000 real turns a third slower than
+#: embedding them inline), few enough that a process leaving mid-way waits
+#: for one step only (a few seconds of the model)
+STEP_TEXTS = 128
 #: vectors are stored once this many are embedded, or ``COMMIT_SECONDS``
 #: after the last store: each store makes every warm process reload its
 #: vectors, so stores are few
 COMMIT_TEXTS = 2_048
 COMMIT_SECONDS = 20.0
+#: the upgrade waits while this process wrote within this many seconds: a
+#: bulk ingest in several calls keeps both cores, its vectors come after
+QUIET_SECONDS = 1.0
 #: at interpreter exit, how long an upgrade may finish its step
-_EXIT_WAIT = 10.0
+_EXIT_WAIT = 20.0
 
 # Upgrades that may be running: stopped at interpreter exit after their
 # current step, so that the model is not torn down under a running thread.
@@ -58,6 +63,7 @@ class VectorUpgrade:
             texts waiting, of memories written after ``after_seq``, and the
             last such memory's seq; None when none wait.
         store: stores vectors, in one transaction.
+        last_write: when (``time.monotonic``) this process last wrote.
         name: the thread's name.
     """
 
@@ -66,10 +72,12 @@ class VectorUpgrade:
         embed: Callable[[int, int], tuple[VectorBatch, int] | None],
         store: Callable[[VectorBatch], None],
         *,
+        last_write: Callable[[], float] = lambda: 0.0,
         name: str,
     ) -> None:
         self._embed = embed
         self._store = store
+        self._last_write = last_write
         self._stopping = threading.Event()
         self._finished = threading.Event()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
@@ -105,6 +113,9 @@ class VectorUpgrade:
         last = time.monotonic()
         try:
             while not self._stopping.is_set():
+                if time.monotonic() - self._last_write() < QUIET_SECONDS:
+                    self._stopping.wait(QUIET_SECONDS / 4)  # writes first
+                    continue
                 step = self._embed(after, STEP_TEXTS)
                 if step is None:
                     break
