@@ -290,6 +290,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 }
                 for i in range(args.seed_memories)
             )
+            palace.wait_for_vectors()  # the server's recalls see every vector
     port = _port()
     env = dict(os.environ)
     env["MINDPALACE_EMBEDDER"] = args.embedder

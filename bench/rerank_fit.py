@@ -130,6 +130,7 @@ def longmemeval_groups(cache: Path) -> Iterator[Group]:
         def build(tmp: Path, q: lme.LmeQuestion = q) -> None:
             with Palace(tmp, embedder=embedder, clock=lambda: q.when) as palace:
                 palace.add_messages(lme._messages(q))
+                palace.wait_for_vectors()
 
         path = _built(cache / "longmemeval" / f"{q.question_id}.db", build)
         with Palace(path, embedder=embedder, clock=lambda q=q: q.when) as palace:
@@ -161,6 +162,7 @@ def locomo_groups(cache: Path) -> Iterator[Group]:
                     read_messages(locomo.data_dir() / f"{c.name}.json", format="locomo"),
                     dates=True,
                 )
+                palace.wait_for_vectors()  # a slow model's bulk write is embedded after it
 
         path = _built(cache / "locomo" / f"{c.name}-{Settings().embedder}.db", build)
         with Palace(path, embedder=embedder, clock=lambda after=after: after) as palace:
