@@ -260,6 +260,22 @@ def _wait_and_warm(
     return {"startup_s": round(ready, 2), "first_recalls_s": warm}
 
 
+def _seed(db: str | Path, embedder: str, count: int) -> None:
+    """``count`` shared notes, every vector in before the server starts."""
+    settings = Settings(embedder=embedder, index="process")
+    with Palace(db, agent_id="load0", settings=settings) as palace:
+        rng = random.Random(0)
+        if count:
+            palace.remember_many(
+                {
+                    "content": f"Seed note {i}: {rng.choice(TOPICS)} detail {rng.randrange(10**6)}",
+                    "visibility": "shared",
+                }
+                for i in range(count)
+            )
+            palace.wait_for_vectors()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--clients", type=int, default=50)
@@ -279,18 +295,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     workdir = Path(tempfile.mkdtemp(prefix="mindpalace-load-"))
     db: str | Path = args.db or workdir / "palace.db"
-    settings = Settings(embedder=args.embedder, index="process")
-    with Palace(db, agent_id="load0", settings=settings) as palace:
-        rng = random.Random(0)
-        if args.seed_memories:
-            palace.remember_many(
-                {
-                    "content": f"Seed note {i}: {rng.choice(TOPICS)} detail {rng.randrange(10**6)}",
-                    "visibility": "shared",
-                }
-                for i in range(args.seed_memories)
-            )
-            palace.wait_for_vectors()  # the server's recalls see every vector
+    _seed(db, args.embedder, args.seed_memories)
     port = _port()
     env = dict(os.environ)
     env["MINDPALACE_EMBEDDER"] = args.embedder
