@@ -330,7 +330,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         status = server.wait(timeout=60)
     acknowledged: list[tuple[str, str]] = report.pop("_acknowledged")
     missing = 0
-    with Palace(db, management=True, settings=Settings(embedder=args.embedder, index="process")) as palace:
+    with Palace(
+        db, management=True, settings=Settings(embedder=args.embedder, index="process")
+    ) as palace:
         for _agent, memory_id in acknowledged:
             try:
                 palace.get(memory_id)
