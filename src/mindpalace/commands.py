@@ -39,6 +39,7 @@ from mindpalace.models import (
 )
 from mindpalace.palace import Palace
 from mindpalace.progress import ProgressLine
+from mindpalace.retrieval.indexing import embed_text
 from mindpalace.retrieval.modes import check_mode
 from mindpalace.safety import one_line
 from mindpalace.server import require_extra
@@ -199,6 +200,7 @@ def _ingest(palace: Palace, args: argparse.Namespace) -> Any:
         atomic=args.atomic,
     )
     seconds = time.perf_counter() - started
+    texts = [embed_text(m.title, m.content) for m in stored]
     return {
         "format": loaded.format,
         "ingested": len(stored),
@@ -207,8 +209,11 @@ def _ingest(palace: Palace, args: argparse.Namespace) -> Any:
         "ignored": loaded.ignored,
         "seconds": round(seconds, 3),
         "turns_per_second": round(len(stored) / seconds, 1) if seconds else None,
-        # embedded in the background after the write (a bulk write, a slow model)
-        "vectors_pending": palace.pending_vectors(),
+        # this call's turns embedded in the background after the write (a bulk
+        # write with a slow model)
+        "vectors_pending": palace.semantic.waiting(
+            [embed_text(m.title, m.content) for m in stored]
+        ),
     }
 
 

@@ -336,6 +336,13 @@ class SemanticIndex:
             return 0
         return self.store.count_pending_vectors(vector_key(self.embedder.config))
 
+    def waiting(self, texts: Sequence[str]) -> int:
+        """How many of ``texts`` have no vector yet (0 without a usable embedder)."""
+        if self.embedder is None or self._config_state() is not None:
+            return 0
+        model = vector_key(self.embedder.config)
+        return len(self.store.missing_vectors(model, (text_hash(t) for t in texts)))
+
     def wait_for_vectors(self, timeout: float | None = None) -> int:
         """Embed what waits, in the background, and block until it is
         stored or ``timeout`` seconds passed; how many texts still wait.
