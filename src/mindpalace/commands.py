@@ -211,9 +211,7 @@ def _ingest(palace: Palace, args: argparse.Namespace) -> Any:
         "turns_per_second": round(len(stored) / seconds, 1) if seconds else None,
         # this call's turns embedded in the background after the write (a bulk
         # write with a slow model)
-        "vectors_pending": palace.semantic.waiting(
-            [embed_text(m.title, m.content) for m in stored]
-        ),
+        "vectors_pending": palace.semantic.waiting(texts),
     }
 
 
