@@ -19,7 +19,7 @@ from mindpalace.config import DEFAULT_ANN_ROWS, DEFAULT_DATABASE_ROWS, ENV_INDEX
 from mindpalace.embed.base import Embedder
 from mindpalace.errors import ConfigError, EmbeddingError, EmbeddingMismatch, StorageError
 from mindpalace.models import EmbeddingConfig, Scope
-from mindpalace.retrieval import ann
+from mindpalace.retrieval import ann, warm_cache
 from mindpalace.retrieval.dense import DenseIndex
 from mindpalace.retrieval.mentions import MentionIndex
 from mindpalace.retrieval.warming import WarmBuild
@@ -108,6 +108,7 @@ class SemanticIndex:
         self._lock = threading.Lock()
         self._uses = 0  # calls of dense(): the warm indexes come with the second
         self._warming: WarmBuild | None = None  # the background build of the warm indexes
+        self._saved_graph: ann.AnnIndex | None = None  # the graph an adopted build found on disk
         #: called in the thread that builds the warm indexes once it has read
         #: the palace, before it indexes it (tests hold a build open with it)
         self.warm_hook: Callable[[], None] | None = None
@@ -355,6 +356,7 @@ class SemanticIndex:
             self._warming = WarmBuild(self.store, index, base=result, hook=self.warm_hook).start()
             return index
         self._warming = None
+        self._saved_graph = build.graph
         texts = self.store.load_texts(after_seq=result.last_seq, upto_seq=index.last_seq)
         pairs = self.store.load_mentions(after_seq=result.last_seq)
         return index.adopted(result, texts, pairs)
@@ -403,8 +405,13 @@ class SemanticIndex:
             return index
         if not ann.available():
             return index
-        self._ann = ann.AnnIndex(index.table.matrix.shape[1])
+        # A graph saved on disk serves at once; rows written since are added.
+        saved, self._saved_graph = self._saved_graph, None
+        self._ann = saved or ann.AnnIndex(index.table.matrix.shape[1])
         self._ann.sync(index.table)
+        warm_cache.save_graph_when_built(
+            self.store, self._ann, index, loaded=len(saved) if saved is not None else 0
+        )
         index.ann = self._ann
         return index
 
@@ -448,6 +455,7 @@ class SemanticIndex:
         self._dense = None
         self._ann = None
         self._warming = None
+        self._saved_graph = None
         return embedded
 
 
