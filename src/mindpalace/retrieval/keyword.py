@@ -265,7 +265,8 @@ class KeywordIndex:
         """What ``restored`` rebuilds this index from: its terms (by term
         id) and its arrays (per-row lengths and partitions, each segment's
         postings). Scope keys are not kept: ``restored`` takes the rows'
-        keys of the table it is restored for."""
+        keys of the table it is restored for; nor the postings' partitions,
+        which are their rows' ones."""
         terms = [""] * len(self._vocab)
         for term, number in self._vocab.items():
             terms[number] = term
@@ -276,7 +277,6 @@ class KeywordIndex:
         for i, segment in enumerate(self._segments):
             arrays[f"segment{i}_rows"] = segment.rows
             arrays[f"segment{i}_tf"] = segment.tf
-            arrays[f"segment{i}_parts"] = segment.parts
             arrays[f"segment{i}_start"] = segment.start
         return terms, arrays
 
@@ -302,35 +302,37 @@ class KeywordIndex:
         # Scope keys are codes of the names in the table they came from, which
         # a later load of the palace may number differently: the partitions
         # are matched to today's keys through the rows they group.
-        pairs = np.unique(np.stack((scopes.astype(np.int64), row_parts.astype(np.int64))), axis=1)
-        keys, parts = pairs[0], pairs[1]
-        if np.unique(keys).shape[0] != keys.shape[0] or np.unique(parts).shape[0] != parts.shape[0]:
+        keys, inverse = np.unique(scopes.astype(np.int64), return_inverse=True)
+        parts = np.zeros(keys.shape[0], dtype=np.int64)
+        parts[inverse] = row_parts
+        if (
+            not np.array_equal(parts[inverse], row_parts)  # a key in two partitions
+            or np.unique(parts).shape[0] != parts.shape[0]  # a partition of two keys
+            or (count and (int(parts.min()) < 0 or int(parts.max()) >= parts.shape[0]))
+        ):
             raise ValueError("the partitions do not match the rows' scopes")
-        if count and (parts.min() < 0 or parts.max() >= parts.shape[0]):
-            raise ValueError("partition numbers out of range")
         segments = []
         vocab = len(terms)
         i = 0
         while f"segment{i}_rows" in arrays:
             rows = np.asarray(arrays[f"segment{i}_rows"], dtype=np.int32)
             tf = np.asarray(arrays[f"segment{i}_tf"], dtype=np.float64)
-            seg_parts = np.asarray(arrays[f"segment{i}_parts"], dtype=np.int32)
             start = np.asarray(arrays[f"segment{i}_start"], dtype=np.int64)
             size = rows.shape[0]
             if (
                 rows.ndim != 1
                 or tf.shape != (size,)
-                or seg_parts.shape != (size,)
                 or start.shape != (vocab + 1,)
                 or (size and (int(rows.min()) < 0 or int(rows.max()) >= count))
                 or int(start[0]) != 0
                 or int(start[-1]) != size
                 or bool(np.any(np.diff(start) < 0))
-                or not np.array_equal(seg_parts, row_parts[rows])
                 or not bool(np.all(tf > 0))
-                or not _grouped(seg_parts, start)
             ):
                 raise ValueError(f"segment {i} is inconsistent")
+            seg_parts = row_parts[rows]
+            if not _grouped(seg_parts, start):
+                raise ValueError(f"segment {i} is not grouped by partition")
             segment = _Segment.__new__(_Segment)
             segment.rows, segment.tf, segment.parts, segment.start = rows, tf, seg_parts, start
             segments.append(segment)

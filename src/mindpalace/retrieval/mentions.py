@@ -107,8 +107,8 @@ class MentionIndex:
         rises[cuts[cuts < rises.shape[0]]] = True  # each key's rows start afresh
         if not bool(rises.all()):
             raise ValueError("a key's rows are not ascending")
-        parts = np.split(rows, offsets[1:-1]) if keys else []
-        return cls(dict(zip(keys, parts, strict=True)))
+        bounds = offsets.tolist()
+        return cls({key: rows[bounds[i] : bounds[i + 1]] for i, key in enumerate(keys)})
 
     def members(
         self,

@@ -319,9 +319,17 @@ def save_text(store: Store, index: DenseIndex) -> bool:
         return False
     out: dict[str, npt.NDArray[Any]] = dict(arrays)
     for name, array in arrays.items():
-        # Weighted counts are sums of halves: exact in float32, half the disk.
-        if name.endswith("_tf") and np.array_equal(array.astype(np.float32), array):
-            out[name] = array.astype(np.float32)
+        # Weighted counts are sums of halves: exact in a narrower float (a
+        # quarter of the disk), unless a word repeats a thousand times.
+        if name.endswith("_tf"):
+            out[name] = next(
+                (
+                    narrow
+                    for narrow in (array.astype(np.float16), array.astype(np.float32))
+                    if np.array_equal(narrow, array)
+                ),
+                array,
+            )
     out.update(
         terms=packed_terms,
         mention_keys=packed_keys,
