@@ -515,3 +515,57 @@ def test_a_child_process_build_serves_the_next_process(
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["from_disk"] == ROWS and seen["graph"] and not seen["in_process"]
     _same({q: [(i, s) for i, s in hits] for q, hits in seen["answers"].items()}, expected)
+
+
+def test_saved_postings_score_as_built(path: Path) -> None:
+    """Counts too large for a narrow float are kept exact; a term every row
+    and a term one row holds score as they did."""
+    palace = _open(path)
+    try:
+        palace.remember("zq " * 2049 + "wide counts")  # a count float16 cannot hold
+        _warm(palace)
+        index = palace.semantic.wait_for_warm()
+        assert index is not None and index.keyword is not None and index.mentions is not None
+        assert warm_cache.save_text(palace.store, index)
+        with np.load(Path(str(path) + warm_cache.SUFFIX, warm_cache.TEXT)) as npz:
+            assert npz["segment0_tf"].dtype == np.float32
+        saved = warm_cache.load_text(palace.store, index)
+        assert saved is not None and saved.rows == len(index)
+        visible = index.scope_mask(palace.scope)
+        for words in (["zq"], ["said"], ["kafka", "audit"], ["nowhere"]):
+            expected = index.keyword.scores(words, visible)
+            assert saved.keyword.scores(words, visible).tolist() == expected.tolist()
+        names = ["ana ruiz", "carla diaz", "project falcon", "nobody"]
+        assert saved.mentions.members(names, visible, index.table.ids, max_degree=5) == (
+            index.mentions.members(names, visible, index.table.ids, max_degree=5)
+        )
+    finally:
+        palace.close()
+
+
+def test_a_linked_or_shared_folder_is_neither_read_nor_written(path: Path, tmp_path: Path) -> None:
+    _save_all(path)
+    folder = Path(str(path) + warm_cache.SUFFIX)
+    elsewhere = tmp_path / "elsewhere"
+    folder.rename(elsewhere)
+    folder.symlink_to(elsewhere, target_is_directory=True)
+    before = {p.name: p.stat().st_mtime_ns for p in elsewhere.iterdir()}
+    palace = _open(path)
+    try:
+        build, _ = _warm(palace)
+        assert build.error is None and build.from_disk == 0 and not build.saved
+    finally:
+        palace.close()
+    for thread in threading.enumerate():  # a graph still saving in the background
+        if thread.name == "mindpalace-save-graph":
+            thread.join(LIMIT)
+    assert {p.name: p.stat().st_mtime_ns for p in elsewhere.iterdir()} == before
+    folder.unlink()
+    elsewhere.rename(folder)
+    folder.chmod(0o777)  # others may write into it: what is there may be theirs
+    palace = _open(path)
+    try:
+        build, _ = _warm(palace)
+        assert build.error is None and build.from_disk == 0 and not build.saved
+    finally:
+        palace.close()

@@ -395,7 +395,9 @@ class SemanticIndex:
     def _with_graph(self, index: DenseIndex) -> DenseIndex:
         """``index`` with the palace's HNSW graph once it is large enough;
         the graph's first build runs in the background (exact search serves
-        meanwhile)."""
+        meanwhile). A graph saved on disk serves at once instead (the rows
+        written since it was saved are added)."""
+        saved, self._saved_graph = self._saved_graph, None  # used now, or never
         if index.ann is not None or index.store_ann or not self.ann_rows:
             return index
         if int(index.embedded.sum()) < self.ann_rows:
@@ -405,9 +407,7 @@ class SemanticIndex:
             return index
         if not ann.available():
             return index
-        # A graph saved on disk serves at once; rows written since are added.
-        saved, self._saved_graph = self._saved_graph, None
-        self._ann = saved or ann.AnnIndex(index.table.matrix.shape[1])
+        self._ann = saved if saved is not None else ann.AnnIndex(index.table.matrix.shape[1])
         self._ann.sync(index.table)
         warm_cache.save_graph_when_built(
             self.store, self._ann, index, loaded=len(saved) if saved is not None else 0

@@ -177,16 +177,29 @@ def _unpack(data: npt.NDArray[Any], count: int) -> list[str]:
 # -- reading -------------------------------------------------------------------------
 
 
-def _trusted(folder: Path, handle: IO[bytes]) -> bool:
-    """Whether an opened cache file (and its folder) belong to this user and
-    no one else may write them: a file planted by another user is ignored."""
+def _own(info: os.stat_result) -> bool:
+    """Whether a file or folder belongs to this user and no one else may
+    write it."""
     if not hasattr(os, "geteuid"):  # pragma: no cover - not POSIX
         return True
-    uid = os.geteuid()
-    for info in (os.stat(folder), os.fstat(handle.fileno())):
-        if info.st_uid != uid or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-            return False
-    return True
+    return info.st_uid == os.geteuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+def _own_folder(folder: Path) -> bool:
+    """Whether ``folder`` is a real folder (not a link) of this user's that
+    no one else may write: what another user planted is neither read nor
+    written into (the files hold what the palace's texts say)."""
+    try:
+        info = os.lstat(folder)
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and _own(info)
+
+
+def _trusted(folder: Path, handle: IO[bytes]) -> bool:
+    """Whether an opened cache file and its folder are this user's alone: a
+    file planted by another user is ignored."""
+    return _own_folder(folder) and _own(os.fstat(handle.fileno()))
 
 
 def _read(folder: Path, name: str) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]]] | None:
@@ -261,6 +274,8 @@ def _write(folder: Path, name: str, meta: dict[str, Any], arrays: Arrays) -> boo
     written (nothing is left behind)."""
     try:
         folder.mkdir(mode=0o700, exist_ok=True)
+        if not _own_folder(folder):
+            return False
         _sweep(folder)
         fd, temp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
     except OSError:
