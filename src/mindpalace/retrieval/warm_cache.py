@@ -222,6 +222,13 @@ def _read(folder: Path, name: str) -> tuple[dict[str, Any], dict[str, npt.NDArra
 def load_text(store: Store, snapshot: DenseIndex) -> Saved | None:
     """The saved keyword and mention indexes of ``snapshot``'s first rows,
     when a file of them matches the palace as it is now; else None."""
+    try:
+        return _load_text(store, snapshot)
+    except Exception:  # whatever a file holds, the build goes on without it
+        return None
+
+
+def _load_text(store: Store, snapshot: DenseIndex) -> Saved | None:
     folder = folder_of(store)
     found = _read(folder, TEXT) if folder is not None else None
     if found is None:
@@ -246,6 +253,13 @@ def load_graph(store: Store, snapshot: DenseIndex) -> ann.AnnIndex | None:
     """The saved HNSW graph of ``snapshot``'s first rows, when a file of it
     matches the palace as it is now (it labels exactly their embedded
     rows); else None."""
+    try:
+        return _load_graph(store, snapshot)
+    except Exception:  # whatever a file holds, the build goes on without it
+        return None
+
+
+def _load_graph(store: Store, snapshot: DenseIndex) -> ann.AnnIndex | None:
     folder = folder_of(store)
     if folder is None or not ann.available() or len(snapshot) == 0:
         return None
@@ -271,7 +285,9 @@ def load_graph(store: Store, snapshot: DenseIndex) -> ann.AnnIndex | None:
 
 def _write(folder: Path, name: str, meta: dict[str, Any], arrays: Arrays) -> bool:
     """Write a cache file atomically; False when the folder cannot be
-    written (nothing is left behind)."""
+    written (nothing is left behind), or the palace file is gone."""
+    if not Path(str(folder)[: -len(SUFFIX)]).is_file():
+        return False  # removed while a build ran: no folder for nothing
     try:
         folder.mkdir(mode=0o700, exist_ok=True)
         if not _own_folder(folder):
