@@ -469,13 +469,14 @@ def test_memory_palaces_keep_none() -> None:
 
 
 CHILD = """
-import json, sys
+import json, sys, threading
 from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.embed import HashingEmbedder
 from mindpalace.retrieval import warm_cache
 from mindpalace.store.sqlite import SQLiteStore
 warm_cache.SAVE_ROWS = 10
+warm_cache.RESAVE_ROWS = 5
 palace = Palace(store=SQLiteStore(sys.argv[1]), settings=Settings(signals=False, ann_rows=20),
                 embedder=HashingEmbedder())
 palace.recall("kafka"); palace.recall("kafka")
@@ -484,6 +485,10 @@ palace.semantic.wait_for_warm()
 palace.semantic.wait_for_graph()
 answers = {q: [(h.memory.id, h.score) for h in palace.recall(q, limit=10)]
            for q in json.loads(sys.argv[2])}
+build.wait_saved(60)
+for thread in threading.enumerate():
+    if thread.name == "mindpalace-save-graph":
+        thread.join(60)
 print(json.dumps({"from_disk": build.from_disk, "graph": build.graph is not None,
                   "in_process": build.in_process, "answers": answers}))
 """
@@ -567,5 +572,38 @@ def test_a_linked_or_shared_folder_is_neither_read_nor_written(path: Path, tmp_p
     try:
         build, _ = _warm(palace)
         assert build.error is None and build.from_disk == 0 and not build.saved
+    finally:
+        palace.close()
+
+
+def test_two_processes_saving_at_once_leave_whole_files(path: Path) -> None:
+    src = str(Path(warming.__file__).resolve().parents[2])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([src, os.environ.get("PYTHONPATH", "")]))
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", CHILD, str(path), json.dumps(QUERIES)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for _ in range(2)
+    ]
+    seen = []
+    for child in children:
+        out, err = child.communicate(timeout=LIMIT)
+        assert child.returncode == 0, err
+        seen.append(json.loads(out.strip().splitlines()[-1]))
+    # Each built and saved, or loaded what the other had saved by then.
+    assert seen[0]["from_disk"] == 0 or seen[1]["from_disk"] == 0
+    assert {s["from_disk"] for s in seen} <= {0, ROWS}
+    folder = Path(str(path) + warm_cache.SUFFIX)
+    assert sorted(p.name for p in folder.iterdir()) == [warm_cache.GRAPH, warm_cache.TEXT]
+    palace = _open(path)
+    try:
+        build, _ = _warm(palace)
+        assert build.error is None and build.from_disk == ROWS and build.graph is not None
+        assert palace.semantic.wait_for_graph()
+        _same(_answers(palace), {q: [(i, s) for i, s in h] for q, h in seen[0]["answers"].items()})
     finally:
         palace.close()
