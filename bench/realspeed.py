@@ -5,6 +5,7 @@ queries::
     python -m bench.realspeed --size 20000 --embedder static
     python -m bench.realspeed --build-only            # only build (and cache) the palace
     python -m bench.realspeed --json out.json
+    python -m bench.realspeed --unsaved               # time a first open: no saved indexes
 
 The corpus is the LongMemEval_S development half (read in place, see
 ``bench.longmemeval.data_file``): every session of every question's
@@ -26,6 +27,11 @@ Two phases are timed, each in a fresh process:
   per-stage timings (``HitList.timings``), then again without graph
   propagation and without the re-ranker, interleaved.
 
+A palace keeps its warm indexes and graph on disk once built
+(``<palace>-warm/``, ``retrieval/warm_cache.py``): the first seconds of a
+later run load them. ``--unsaved`` removes them first, so the run times a
+first open (which builds and saves them again).
+
 Palaces are cached under ``bench/.cache/speed/`` (gitignored). Timings are
 percentiles over the question set; on a shared machine compare only figures
 from one run.
@@ -36,6 +42,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -54,6 +61,7 @@ from mindpalace.config import Settings
 from mindpalace.conversations import Message
 from mindpalace.embed import from_settings
 from mindpalace.embed.base import Embedder
+from mindpalace.retrieval import warm_cache
 
 CACHE = Path(__file__).resolve().parent / ".cache" / "speed"
 INGEST_BATCH = 2000  # turns per add_messages call while building
@@ -343,6 +351,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--first-seconds", type=float, default=10.0)
     parser.add_argument("--queries", type=int, default=238, help="questions recalled")
     parser.add_argument("--build-only", action="store_true")
+    parser.add_argument(
+        "--unsaved",
+        action="store_true",
+        help="remove the palace's saved warm indexes first (time a first open)",
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     if not data_file().exists():
@@ -361,9 +374,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(result, indent=1))
         return 0
     path = palace_path(args.size, args.embedder)
+    saved = Path(str(path) + warm_cache.SUFFIX)
+    if args.unsaved and saved.exists():
+        shutil.rmtree(saved)
+    result["saved_indexes"] = saved.is_dir()
     result.update(_fresh(path, args.embedder, args.first_seconds, args.queries))
     result["load_end"] = _load()
     print(report(result))
+    print(f"saved warm indexes found at start: {'yes' if result['saved_indexes'] else 'no'}")
     print(f"load average at start {result['load_start']}, at end {result['load_end']}")
     if args.json:
         args.json.write_text(json.dumps(result, indent=1))

@@ -94,6 +94,46 @@ class AnnIndex:
         self._identity: tuple[npt.NDArray[np.int64], bool] | None = None
         _GRAPHS.add(self)
 
+    def saved(self) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]] | None:
+        """The graph in faiss's own format and the seq of each label, taken
+        between two build steps (searches meanwhile score exactly); None
+        while it is empty."""
+        with self._lock:
+            if self._index is None:
+                return None
+            data: npt.NDArray[np.uint8] = _FAISS.serialize_index(self._index)
+            return data, self._seqs.copy()
+
+    @classmethod
+    def restored(
+        cls, dimensions: int, data: npt.NDArray[np.uint8], seqs: npt.NDArray[np.int64]
+    ) -> AnnIndex:
+        """A graph ``saved`` earlier, labels ``seqs`` (ascending).
+
+        Raises:
+            ValueError: ``data`` is not such a graph of ``dimensions``-d
+                vectors with one label per seq.
+        """
+        if _FAISS is None:  # pragma: no cover
+            raise ValueError("faiss is not installed")
+        seqs = np.asarray(seqs, dtype=np.int64)
+        if seqs.ndim != 1 or not seqs.shape[0] or bool(np.any(np.diff(seqs) <= 0)):
+            raise ValueError("the graph's labels are not ascending seqs")
+        try:
+            index = _FAISS.deserialize_index(np.ascontiguousarray(data, dtype=np.uint8))
+        except RuntimeError as exc:  # faiss's "read error" and the like
+            raise ValueError(f"not a saved graph: {exc}") from exc
+        if not isinstance(index, _FAISS.IndexHNSWSQ):
+            raise ValueError(f"not an HNSW graph: {type(index).__name__}")
+        if index.d != dimensions or index.ntotal != seqs.shape[0] or not index.is_trained:
+            raise ValueError("the graph's size or dimensions differ")
+        index.hnsw.efConstruction = EF_CONSTRUCTION
+        graph = cls(dimensions)
+        graph._index = index
+        graph._seqs = seqs
+        graph._covered = int(seqs[-1])
+        return graph
+
     @property
     def covered_seq(self) -> int:
         """The highest seq in the graph (0 when empty)."""

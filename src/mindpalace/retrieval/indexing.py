@@ -27,7 +27,7 @@ from mindpalace.config import (
 from mindpalace.embed.base import Embedder
 from mindpalace.errors import ConfigError, EmbeddingError, EmbeddingMismatch, StorageError
 from mindpalace.models import EmbeddingConfig, Scope
-from mindpalace.retrieval import ann
+from mindpalace.retrieval import ann, warm_cache
 from mindpalace.retrieval.dense import DenseIndex
 from mindpalace.retrieval.mentions import MentionIndex
 from mindpalace.retrieval.upgrading import VectorUpgrade
@@ -139,6 +139,7 @@ class SemanticIndex:
         self._lock = threading.Lock()
         self._uses = 0  # calls of dense(): the warm indexes come with the second
         self._warming: WarmBuild | None = None  # the background build of the warm indexes
+        self._saved_graph: ann.AnnIndex | None = None  # the graph an adopted build found on disk
         #: called in the thread that builds the warm indexes once it has read
         #: the palace, before it indexes it (tests hold a build open with it)
         self.warm_hook: Callable[[], None] | None = None
@@ -543,6 +544,7 @@ class SemanticIndex:
             self._warming = WarmBuild(self.store, index, base=result, hook=self.warm_hook).start()
             return index
         self._warming = None
+        self._saved_graph = build.graph
         texts = self.store.load_texts(after_seq=result.last_seq, upto_seq=index.last_seq)
         pairs = self.store.load_mentions(after_seq=result.last_seq)
         return index.adopted(result, texts, pairs)
@@ -581,7 +583,9 @@ class SemanticIndex:
     def _with_graph(self, index: DenseIndex) -> DenseIndex:
         """``index`` with the palace's HNSW graph once it is large enough;
         the graph's first build runs in the background (exact search serves
-        meanwhile)."""
+        meanwhile). A graph saved on disk serves at once instead (the rows
+        written since it was saved are added)."""
+        saved, self._saved_graph = self._saved_graph, None  # used now, or never
         if index.ann is not None or index.store_ann or not self.ann_rows:
             return index
         if int(index.embedded.sum()) < self.ann_rows:
@@ -591,8 +595,11 @@ class SemanticIndex:
             return index
         if not ann.available():
             return index
-        self._ann = ann.AnnIndex(index.table.matrix.shape[1])
+        self._ann = saved if saved is not None else ann.AnnIndex(index.table.matrix.shape[1])
         self._ann.sync(index.table)
+        warm_cache.save_graph_when_built(
+            self.store, self._ann, index, loaded=len(saved) if saved is not None else 0
+        )
         index.ann = self._ann
         return index
 
@@ -636,6 +643,7 @@ class SemanticIndex:
         self._dense = None
         self._ann = None
         self._warming = None
+        self._saved_graph = None
         return embedded
 
 

@@ -25,7 +25,7 @@ backend, so PostgreSQL ranks exactly as SQLite does.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -154,10 +154,7 @@ class KeywordIndex:
         if len(parts) == 2 and len(parts[1]) * 5 > len(parts[0]):
             parts = [self._merge(parts)]
         self._segments: tuple[_Segment, ...] = tuple(parts)
-        total = float(self.lengths.sum())
-        count = int(self.lengths.shape[0])
-        avgdl = total / count if count and total > 0 else 1.0
-        self._norm: Floats = K1 * (1.0 - B + B * self.lengths / avgdl)
+        self._norm: Floats = _norms(self.lengths)
 
     def __len__(self) -> int:
         return int(self.lengths.shape[0])
@@ -264,6 +261,94 @@ class KeywordIndex:
             row_parts=self.row_parts,
         )
 
+    def state(self) -> tuple[list[str], dict[str, npt.NDArray[np.generic]]]:
+        """What ``restored`` rebuilds this index from: its terms (by term
+        id) and its arrays (per-row lengths and partitions, each segment's
+        postings). Scope keys are not kept: ``restored`` takes the rows'
+        keys of the table it is restored for; nor the postings' partitions,
+        which are their rows' ones."""
+        terms = [""] * len(self._vocab)
+        for term, number in self._vocab.items():
+            terms[number] = term
+        arrays: dict[str, npt.NDArray[np.generic]] = {
+            "lengths": self.lengths,
+            "row_parts": self.row_parts,
+        }
+        for i, segment in enumerate(self._segments):
+            arrays[f"segment{i}_rows"] = segment.rows
+            arrays[f"segment{i}_tf"] = segment.tf
+            arrays[f"segment{i}_start"] = segment.start
+        return terms, arrays
+
+    @classmethod
+    def restored(
+        cls,
+        terms: Sequence[str],
+        arrays: Mapping[str, npt.NDArray[np.generic]],
+        scopes: npt.NDArray[np.int64],
+    ) -> KeywordIndex:
+        """The index ``state`` described, for rows of scope keys ``scopes``.
+
+        Raises:
+            ValueError: the state is inconsistent (a posting outside the
+                rows, a term outside the terms), or its partitions do not
+                group ``scopes``'s rows one key to one partition.
+        """
+        lengths = np.asarray(arrays["lengths"], dtype=np.float64)
+        row_parts = np.asarray(arrays["row_parts"], dtype=np.int32)
+        count = int(lengths.shape[0])
+        if lengths.ndim != 1 or row_parts.shape != (count,) or scopes.shape != (count,):
+            raise ValueError("rows, lengths and partitions disagree")
+        # Scope keys are codes of the names in the table they came from, which
+        # a later load of the palace may number differently: the partitions
+        # are matched to today's keys through the rows they group.
+        keys, inverse = np.unique(scopes.astype(np.int64), return_inverse=True)
+        parts = np.zeros(keys.shape[0], dtype=np.int64)
+        parts[inverse] = row_parts
+        if (
+            not np.array_equal(parts[inverse], row_parts)  # a key in two partitions
+            or np.unique(parts).shape[0] != parts.shape[0]  # a partition of two keys
+            or (count and (int(parts.min()) < 0 or int(parts.max()) >= parts.shape[0]))
+        ):
+            raise ValueError("the partitions do not match the rows' scopes")
+        segments = []
+        vocab = len(terms)
+        i = 0
+        while f"segment{i}_rows" in arrays:
+            rows = np.asarray(arrays[f"segment{i}_rows"], dtype=np.int32)
+            tf = np.asarray(arrays[f"segment{i}_tf"], dtype=np.float64)
+            start = np.asarray(arrays[f"segment{i}_start"], dtype=np.int64)
+            size = rows.shape[0]
+            if (
+                rows.ndim != 1
+                or tf.shape != (size,)
+                or start.shape != (vocab + 1,)
+                or (size and (int(rows.min()) < 0 or int(rows.max()) >= count))
+                or int(start[0]) != 0
+                or int(start[-1]) != size
+                or bool(np.any(np.diff(start) < 0))
+                or not bool(np.all(tf > 0))
+            ):
+                raise ValueError(f"segment {i} is inconsistent")
+            seg_parts = row_parts[rows]
+            if not _grouped(seg_parts, start):
+                raise ValueError(f"segment {i} is not grouped by partition")
+            segment = _Segment.__new__(_Segment)
+            segment.rows, segment.tf, segment.parts, segment.start = rows, tf, seg_parts, start
+            segments.append(segment)
+            i += 1
+        if len(set(terms)) != vocab or not bool(np.all(lengths >= 0)):
+            raise ValueError("terms repeat, or lengths are negative")
+        index = cls.__new__(cls)
+        index._vocab = {term: number for number, term in enumerate(terms)}
+        index._token_ids = {}
+        index._partitions = {int(k): int(p) for k, p in zip(keys, parts, strict=True)}
+        index.row_parts = row_parts
+        index.lengths = lengths
+        index._segments = tuple(segments)
+        index._norm = _norms(lengths)
+        return index
+
     def postings(
         self, phrase: str, allowed: npt.NDArray[np.int64] | None = None
     ) -> tuple[Rows, Floats]:
@@ -310,6 +395,25 @@ class KeywordIndex:
                     idf = fts5_idf(max(seen, hits), hits)
                 out[rows] += idf * tf * (K1 + 1.0) / (tf + self._norm[rows])
         return out
+
+
+def _grouped(parts: npt.NDArray[np.int32], start: npt.NDArray[np.int64]) -> bool:
+    """Whether each term's postings are ordered by partition (what
+    ``_Segment.postings`` searches)."""
+    falls = np.diff(parts) < 0
+    cuts = start[1:-1]
+    cuts = cuts[(cuts > 0) & (cuts < parts.shape[0])] - 1
+    falls[cuts] = False  # a new term may start at any partition
+    return not bool(falls.any())
+
+
+def _norms(lengths: Floats) -> Floats:
+    """Each row's BM25 length normalisation, k1 * (1 - b + b * |d| / avgdl)."""
+    total = float(lengths.sum())
+    count = int(lengths.shape[0])
+    avgdl = total / count if count and total > 0 else 1.0
+    norm: Floats = K1 * (1.0 - B + B * lengths / avgdl)
+    return norm
 
 
 def top_rows(

@@ -66,6 +66,50 @@ class MentionIndex:
             merged[key] = new if old is None else np.union1d(old, new)
         return cls(merged)
 
+    def state(self) -> tuple[list[str], npt.NDArray[np.int64], Rows]:
+        """What ``restored`` rebuilds this index from: the entity keys, the
+        offsets of each key's rows in the third array, and the rows."""
+        keys = list(self._rows)
+        sizes = np.fromiter((self._rows[k].shape[0] for k in keys), dtype=np.int64, count=len(keys))
+        offsets = np.zeros(len(keys) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        rows = (
+            np.concatenate([self._rows[k] for k in keys]).astype(np.int64)
+            if keys
+            else np.zeros(0, dtype=np.int64)
+        )
+        return keys, offsets, rows
+
+    @classmethod
+    def restored(
+        cls, keys: Sequence[str], offsets: npt.NDArray[np.int64], rows: Rows, count: int
+    ) -> MentionIndex:
+        """The index ``state`` described, over ``count`` rows.
+
+        Raises:
+            ValueError: the state is inconsistent (a row outside ``count``,
+                a key's rows not ascending, keys repeated).
+        """
+        offsets = np.asarray(offsets, dtype=np.int64)
+        rows = np.asarray(rows, dtype=np.int64)
+        if (
+            offsets.shape != (len(keys) + 1,)
+            or rows.ndim != 1
+            or int(offsets[0]) != 0
+            or int(offsets[-1]) != rows.shape[0]
+            or bool(np.any(np.diff(offsets) <= 0))
+            or (rows.shape[0] and (int(rows.min()) < 0 or int(rows.max()) >= count))
+            or len(set(keys)) != len(keys)
+        ):
+            raise ValueError("the mention index is inconsistent")
+        rises = np.diff(rows) > 0
+        cuts = offsets[1:-1] - 1
+        rises[cuts[cuts < rises.shape[0]]] = True  # each key's rows start afresh
+        if not bool(rises.all()):
+            raise ValueError("a key's rows are not ascending")
+        bounds = offsets.tolist()
+        return cls({key: rows[bounds[i] : bounds[i + 1]] for i, key in enumerate(keys)})
+
     def members(
         self,
         norms: Sequence[str],

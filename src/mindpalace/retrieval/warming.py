@@ -14,6 +14,11 @@ file: tokenising a hundred thousand texts holds the interpreter, and a
 thread doing it would take turns with the recalls it is meant to spare
 (and get half a core). Small palaces, in-memory ones and follow-up rounds
 are indexed in a thread.
+
+A large SQLite palace's indexes are also kept on disk beside it
+(``warm_cache.py``): a build first looks there, and uses what it finds for
+the rows it covers (rows written since are indexed on top); after a build,
+the same background thread saves the result for the next process.
 """
 
 from __future__ import annotations
@@ -31,6 +36,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from mindpalace.retrieval import warm_cache
+from mindpalace.retrieval.ann import AnnIndex
 from mindpalace.retrieval.dense import DenseIndex, scope_keys, text_columns
 from mindpalace.retrieval.keyword import KeywordIndex
 from mindpalace.retrieval.mentions import MentionIndex
@@ -89,6 +96,13 @@ class WarmBuild:
         self.error: str | None = None
         #: whether a child process built it (else this process's thread)
         self.in_process = False
+        #: rows whose indexes were loaded from disk rather than built
+        self.from_disk = 0
+        #: the palace's HNSW graph as saved on disk, when it matched
+        self.graph: AnnIndex | None = None
+        #: whether this build saved its result to disk
+        self.saved = False
+        self._saving = threading.Event()
         self._store = store
         self._hook = hook
         self._done = threading.Event()
@@ -108,6 +122,11 @@ class WarmBuild:
         """Block until the build has finished; False on ``timeout``."""
         return self._done.wait(timeout)
 
+    def wait_saved(self, timeout: float | None = None) -> bool:
+        """Block until the build has finished and its result is saved (or
+        found not worth saving); False on ``timeout``."""
+        return self._saving.wait(timeout)
+
     def _run(self) -> None:
         try:
             self.result = self._build()
@@ -115,9 +134,27 @@ class WarmBuild:
             self.error = f"{type(exc).__name__}: {exc}"
         finally:
             self._done.set()
+        try:
+            result = self.result
+            if (
+                result is not None
+                and self.base is None
+                and len(result) >= warm_cache.SAVE_ROWS
+                and len(result) - self.from_disk >= warm_cache.RESAVE_ROWS
+            ):
+                self.saved = warm_cache.save_text(self._store, result)
+        except Exception:  # noqa: S110 - a cache not saved is rebuilt next time
+            pass
+        finally:
+            self._saving.set()
 
     def _build(self) -> DenseIndex:
         snapshot, base, store = self.snapshot, self.base, self._store
+        if base is None:
+            self.graph = warm_cache.load_graph(store, snapshot)
+            saved = warm_cache.load_text(store, snapshot)
+            if saved is not None and len(snapshot) - saved.rows < PROCESS_ROWS:
+                return self._on_disk(saved)
         path = store.location if isinstance(store, SQLiteStore) else ":memory:"
         if base is None and len(snapshot) >= PROCESS_ROWS and path != ":memory:":
             try:
@@ -136,6 +173,21 @@ class WarmBuild:
         if base is not None:
             return snapshot.adopted(base, texts, pairs)
         return snapshot.warmed(texts, pairs)
+
+    def _on_disk(self, saved: warm_cache.Saved) -> DenseIndex:
+        """The snapshot's indexes from those saved for its first rows, the
+        rows written since added (as ``DenseIndex.adopted`` adds them)."""
+        snapshot = self.snapshot
+        seqs = snapshot.table.seq
+        self.from_disk = saved.rows
+        texts, pairs = _read(self._store, seqs, int(seqs[saved.rows - 1]))
+        if self._hook is not None:
+            self._hook()
+        later = seqs[saved.rows :]
+        keyword = saved.keyword.extended(
+            text_columns(later, texts), scope_keys(snapshot.table, saved.rows)
+        )
+        return snapshot.with_indexes(keyword, MentionIndex.build(pairs, seqs, base=saved.mentions))
 
 
 def _read(
