@@ -114,9 +114,9 @@ def _built(path: Path, build: Any) -> Path:
     return path
 
 
-def _window(hits: Sequence[Hit], key: str) -> tuple[np.ndarray, list[str]]:
+def _window(hits: Sequence[Hit], key: str, query: str) -> tuple[np.ndarray, list[str]]:
     head = list(hits[:WINDOW])
-    return reranker.features(head), [str(h.memory.metadata[key]) for h in head]
+    return reranker.features(head, query), [str(h.memory.metadata[key]) for h in head]
 
 
 def longmemeval_groups(cache: Path) -> Iterator[Group]:
@@ -137,7 +137,7 @@ def longmemeval_groups(cache: Path) -> Iterator[Group]:
             palace.recall_options = OFF
             palace.recall("warm up", limit=1)
             hits = palace.recall(q.text, limit=WINDOW)
-        x, ids = _window(hits, "turn_id")
+        x, ids = _window(hits, "turn_id", q.text)
         session_of = {t.turn_id: s.session_id for s in q.sessions for t in s.turns}
 
         def score(
@@ -169,7 +169,7 @@ def locomo_groups(cache: Path) -> Iterator[Group]:
             palace.recall_options = OFF
             for question in c.questions:
                 hits = palace.recall(question.text, limit=WINDOW)
-                x, ids = _window(hits, "dia_id")
+                x, ids = _window(hits, "dia_id", question.text)
                 evidence = frozenset(question.evidence)
 
                 def score(ranked: list[str], e: frozenset[str] = evidence) -> dict[str, float]:

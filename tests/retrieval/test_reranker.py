@@ -85,6 +85,32 @@ def test_features_see_the_whole_window() -> None:
     assert reranker.features([]).shape == (0, len(FEATURES))
 
 
+def test_features_know_who_the_query_names() -> None:
+    hits = [
+        _hit("c1", "A", 1.0, speaker="Caroline"),
+        _hit("m1", "A", 0.9, speaker="Melanie"),
+        _hit("u1", "B", 0.8, speaker="user"),
+        _hit("x", "B", 0.7, speaker="Mary Ann Evans"),
+        _hit("n", None, 0.6),
+    ]
+    column = {
+        name: reranker.features(hits, query)[:, COLUMN[name]].tolist()
+        for name, query in (
+            ("speaker_named", "What did Caroline tell the user about evans?"),
+            ("other_named", "What did Caroline tell the user about evans?"),
+        )
+    }
+    # a role is nobody's name; any word of a name counts, in any case
+    assert column["speaker_named"] == [1.0, 0.0, 0.0, 1.0, 0.0]
+    assert column["other_named"] == [1.0, 1.0, 1.0, 1.0, 1.0]
+    only = reranker.features(hits, "When did caroline go?")
+    assert only[:, COLUMN["speaker_named"]].tolist() == [1.0, 0.0, 0.0, 0.0, 0.0]
+    assert only[:, COLUMN["other_named"]].tolist() == [0.0, 1.0, 1.0, 1.0, 1.0]
+    silent = reranker.features(hits)  # no query: nobody named
+    assert silent[:, COLUMN["speaker_named"]].tolist() == [0.0] * 5
+    assert silent[:, COLUMN["other_named"]].tolist() == [0.0] * 5
+
+
 def test_forest_follows_each_tree_to_its_leaf() -> None:
     forest = Forest.from_dict(FOREST)
     x = np.zeros((4, len(FEATURES)))

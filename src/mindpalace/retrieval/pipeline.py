@@ -186,7 +186,7 @@ def recall(
         )
         clock.lap("rank")
         if forest is not None:
-            hits = reranker.reranked(hits, forest)
+            hits = reranker.reranked(hits, forest, query)
             clock.lap("rerank")
         if scorer is not None:
             hits = learned.rescored(hits, scorer, now=now, limit=limit, judgments=ranked.feedback)

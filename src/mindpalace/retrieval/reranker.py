@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cache
@@ -37,6 +38,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mindpalace.models import Hit, HitList
+from mindpalace.retrieval.sparse import STOPWORDS
 
 __all__ = ["FEATURES", "Forest", "default_forest", "features", "reranked"]
 
@@ -66,11 +68,25 @@ FEATURES: tuple[str, ...] = (
     "session_best",  # its session's best fused / the window's best
     "session_first",  # 1 when it is its session's best fused
     "assistant",  # 1 when the speaker is the assistant
+    "speaker_named",  # 1 when the query names who said it
+    "other_named",  # 1 when the query names another speaker of the window
 )
 
+# Speakers that are roles, not names ("what did the user say" names no one).
+_ROLES = frozenset({"user", "assistant", "system", "tool", "human", "ai"})
+_WORD = re.compile(r"\w+", re.UNICODE)
 
-def features(hits: Sequence[Hit]) -> Floats:
-    """The feature matrix of a window of hits (rows in the hits' order)."""
+
+def _name_words(speaker: object) -> frozenset[str]:
+    """The words of a speaker's name a query may use for them (none for a role)."""
+    if not isinstance(speaker, str) or speaker.strip().lower() in _ROLES:
+        return frozenset()
+    return frozenset(w for w in _WORD.findall(speaker.lower()) if w not in STOPWORDS)
+
+
+def features(hits: Sequence[Hit], query: str = "") -> Floats:
+    """The feature matrix of a window of hits (rows in the hits' order)
+    for ``query``."""
     n = len(hits)
     out = np.zeros((n, len(FEATURES)), dtype=np.float64)
     if n == 0:
@@ -86,6 +102,12 @@ def features(hits: Sequence[Hit]) -> Floats:
     for session, value in zip(sessions, fused, strict=True):
         count[session] = count.get(session, 0) + 1
         session_best[session] = max(session_best.get(session, -math.inf), value)
+    asked = frozenset(_WORD.findall(query.lower()))
+    names = [_name_words(hit.memory.metadata.get("speaker")) for hit in hits]
+    named = [bool(words & asked) for words in names]
+    window_named = {
+        w for words, hit_named in zip(names, named, strict=True) if hit_named for w in words
+    }
     above: dict[str, int] = {}
     for i, hit in enumerate(hits):
         s, ranks, session = scores[i], hit.ranks, sessions[i]
@@ -113,6 +135,8 @@ def features(hits: Sequence[Hit]) -> Floats:
             session_best[session] / best_fused,
             float(fused[i] >= session_best[session]),
             float(isinstance(speaker, str) and speaker.lower() == "assistant"),
+            float(named[i]),
+            float(bool(window_named - names[i])),
         )
     return out
 
@@ -211,14 +235,14 @@ def default_forest() -> Forest:
     return Forest.from_dict(json.loads(text))
 
 
-def reranked(hits: HitList, forest: Forest) -> HitList:
+def reranked(hits: HitList, forest: Forest, query: str = "") -> HitList:
     """``hits`` with the best ``forest.window`` re-ordered by the forest
     (ties keep the pipeline's order) and the rest after them as they were;
     mode, notice and timings are kept."""
     head = list(hits[: forest.window])
     if len(head) < 2:
         return hits
-    values = forest.predict(features(head))
+    values = forest.predict(features(head, query))
     order = sorted(range(len(head)), key=lambda i: (-values[i], i))
     scores = sorted((hit.score for hit in head), reverse=True)
     finals = sorted((hit.stage_scores.get("final", hit.score) for hit in head), reverse=True)
