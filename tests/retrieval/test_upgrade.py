@@ -354,3 +354,23 @@ def test_the_upgrade_waits_while_the_process_writes() -> None:
     assert calls == [0, 1, 2]
     assert upgrade.embedded == 2 and upgrade.error is None
     assert [sorted(b.vectors) for b in stored] == [["h0", "h1"]]  # one store, one transaction
+
+
+def test_database_mode_finds_the_vectors_once_they_are_in(postgres_url: str) -> None:
+    """PostgreSQL recalling in the database (pgvector): the upgrade's
+    vectors reach the ``vec`` column and its index like any write's."""
+    model = SlowHashing()
+    palace = Palace(postgres_url, embedder=model, settings=Settings(index="database"))
+    try:
+        palace.engine.semantic.on_pending = lambda: None
+        palace.add_messages(turns(BULK_TEXTS, "sailing"), session="harbour")
+        assert palace.pending_vectors() == BULK_TEXTS
+        found = palace.recall("sailing trail number 40", limit=3)
+        assert "turn 40:" in found[0].memory.content
+        assert dense_of(found) == [None] * len(found)
+        assert palace.wait_for_vectors(timeout=60) == 0
+        found = palace.recall("sailing trail number 40", limit=3)
+        assert "turn 40:" in found[0].memory.content
+        assert all(score is not None for score in dense_of(found))
+    finally:
+        palace.close()
