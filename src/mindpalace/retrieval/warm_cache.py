@@ -228,15 +228,26 @@ def load_text(store: Store, snapshot: DenseIndex) -> Saved | None:
         return None
 
 
-def _load_text(store: Store, snapshot: DenseIndex) -> Saved | None:
+def _saved(
+    store: Store, snapshot: DenseIndex, name: str, kind: str
+) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]], int] | None:
+    """The metadata and arrays of the file ``name`` beside ``store`` and how
+    many of ``snapshot``'s first rows it covers, when its ``kind`` record
+    matches the palace as it is; else None."""
     folder = folder_of(store)
-    found = _read(folder, TEXT) if folder is not None else None
+    found = _read(folder, name) if folder is not None else None
     if found is None:
         return None
     meta, arrays = found
-    rows = _matches(meta, "text", snapshot)
-    if rows is None:
+    rows = _matches(meta, kind, snapshot)
+    return None if rows is None else (meta, arrays, rows)
+
+
+def _load_text(store: Store, snapshot: DenseIndex) -> Saved | None:
+    saved = _saved(store, snapshot, TEXT, "text")
+    if saved is None:
         return None
+    meta, arrays, rows = saved
     try:
         terms = _unpack(arrays.pop("terms"), int(meta["terms"]))
         keys = _unpack(arrays.pop("mention_keys"), int(meta["mention_keys"]))
@@ -260,16 +271,12 @@ def load_graph(store: Store, snapshot: DenseIndex) -> ann.AnnIndex | None:
 
 
 def _load_graph(store: Store, snapshot: DenseIndex) -> ann.AnnIndex | None:
-    folder = folder_of(store)
-    if folder is None or not ann.available() or len(snapshot) == 0:
+    if not ann.available() or len(snapshot) == 0:
         return None
-    found = _read(folder, GRAPH)
-    if found is None:
+    saved = _saved(store, snapshot, GRAPH, "graph")
+    if saved is None:
         return None
-    meta, arrays = found
-    rows = _matches(meta, "graph", snapshot)
-    if rows is None:
-        return None
+    _, arrays, rows = saved
     try:
         seqs = np.asarray(arrays["seqs"], dtype=np.int64)
         table = snapshot.table
