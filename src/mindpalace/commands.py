@@ -468,10 +468,10 @@ def _open(args: argparse.Namespace) -> Iterator[Palace]:
             with palace:
                 yield palace
         finally:
-            if deferred and args.command != "demo":
+            where = None if target is None else str(target)
+            if deferred and args.command != "demo" and where != ":memory:":
                 from mindpalace import vectorjob  # noqa: PLC0415
 
-                where = None if target is None else str(target)
                 vectorjob.spawn(palace_target(where, os.environ, os.getcwd()))
 
 

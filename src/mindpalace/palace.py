@@ -582,8 +582,9 @@ class Palace(PalaceWrites):
         """How many texts of this palace's memories wait for their vector: a
         bulk write with a slow model stores its memories at once and leaves
         their vectors to a background upgrade, which this process, any
-        process that writes in bulk or recalls repeatedly, or ``reindex``
-        runs. Until then recall finds them by their words."""
+        process that writes in bulk or recalls repeatedly from its warm
+        indexes, or ``reindex`` runs. Until then recall finds them by their
+        words."""
         return self.semantic.pending_vectors()
 
     def wait_for_vectors(self, timeout: float | None = None) -> int:

@@ -79,6 +79,8 @@ def main() -> int:
         return 2
     with contextlib.suppress(OSError):
         os.nice(10)  # the foreground's work first
+    if lock_path(target) is not None and not Path(target).exists():
+        return 0  # removed since the write: nothing to embed, nothing to create
     with _only_job(target) as alone:
         if not alone:
             return 0

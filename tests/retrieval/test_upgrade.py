@@ -65,6 +65,13 @@ def turns(n: int, topic: str = "hiking") -> list[Message]:
     ]
 
 
+def _row(seq: int, vector: bytes | None) -> tuple[object, ...]:
+    """A row as the store's vector load returns it (``VectorTable.from_rows``)."""
+    scope = ("a", "shared", "", "", False, False)
+    return (f"m{seq}", *scope, "fact", "semantic", "fact", 0.0, vector, "", "manual", seq,
+            "note", "", 5)  # fmt: skip
+
+
 def dense_of(hits: Sequence[object]) -> list[float | None]:
     return [h.stage_scores.get("dense") for h in hits]  # type: ignore[attr-defined]
 
@@ -374,3 +381,136 @@ def test_database_mode_finds_the_vectors_once_they_are_in(postgres_url: str) -> 
         assert all(score is not None for score in dense_of(found))
     finally:
         palace.close()
+
+
+def test_a_warm_process_recalls_through_a_bulk_write(
+    make_palace: Callable[..., Palace],
+) -> None:
+    """The usual order: the palace is in use (its warm index loaded), a bulk
+    write leaves its rows waiting, recall goes on (rows without a vector
+    have no width of their own to join the loaded matrix with)."""
+    model = SlowHashing()
+    model.gate = threading.Event()
+    palace = make_palace(embedder=model)
+    sister = palace.remember("My sister lives in Lisbon.")
+    for _ in range(2):
+        assert palace.recall("sister", limit=1)[0].memory.id == sister.id
+    palace.add_messages(turns(BULK_TEXTS, "ferry"), session="crossing")
+    assert palace.pending_vectors() == BULK_TEXTS
+    for _ in range(2):
+        assert palace.recall("where does my sister live", limit=1)[0].memory.id == sister.id
+        assert "turn 12:" in palace.recall("ferry trail number 12", limit=1)[0].memory.content
+    model.gate.set()
+    assert palace.wait_for_vectors(timeout=60) == 0
+    assert palace.recall("where does my sister live", limit=1)[0].memory.id == sister.id
+
+
+def test_a_new_palace_of_waiting_rows_takes_an_embedded_one(
+    make_palace: Callable[..., Palace],
+) -> None:
+    """The other order: every row waits when the index loads, then a small
+    write arrives with its vector."""
+    model = SlowHashing()
+    model.gate = threading.Event()
+    palace = make_palace(embedder=model)
+    palace.add_messages(turns(BULK_TEXTS, "ferry"), session="crossing")
+    for _ in range(2):
+        assert palace.recall("ferry trail number 3", limit=1)
+    lisbon = palace.remember("My sister lives in Lisbon.")
+    for _ in range(2):
+        found = palace.recall("where does my sister live", limit=1)
+        assert found[0].memory.id == lisbon.id
+        assert found[0].stage_scores.get("dense") is not None
+    model.gate.set()
+    assert palace.wait_for_vectors(timeout=60) == 0
+
+
+def test_tables_join_a_side_without_vectors() -> None:
+    from mindpalace.store.vector_rows import VectorTable, key_dimensions
+
+    embedded = VectorTable.from_rows([_row(1, np.ones(4, dtype=np.float32).tobytes())])
+    waiting = VectorTable.from_rows([_row(2, None)])
+    assert waiting.matrix.shape == (1, 0)
+    assert VectorTable.from_rows([_row(2, None)], key_dimensions("local/m/4")).matrix.shape == (
+        1,
+        4,
+    )
+    for joined in (embedded.extend(waiting), waiting.extend(embedded)):
+        assert joined.matrix.shape == (2, 4)
+        assert joined.embedded.tolist() in ([True, False], [False, True])
+    other = VectorTable.from_rows([_row(3, np.ones(3, dtype=np.float32).tobytes())])
+    with pytest.raises(ValueError, match="4 and 3 dimensions"):
+        embedded.extend(other)
+    assert key_dimensions("hashing/hashing-v1/256") == 256
+    assert key_dimensions("m") == 0
+
+
+def test_a_one_shot_command_leaves_what_waits_to_a_job(
+    make_palace: Callable[..., Palace],
+) -> None:
+    """With ``on_pending`` set (the command line), a recall that finds rows
+    waiting hands them to it rather than starting a thread it would have
+    to wait for when it closes."""
+    writer = make_palace(embedder=SlowHashing())
+    writer.engine.semantic.on_pending = lambda: None
+    writer.add_messages(turns(BULK_TEXTS), session="trip")
+    asked: list[bool] = []
+    reader = make_palace(agent_id="reader", embedder=SlowHashing())
+    reader.engine.semantic.on_pending = lambda: asked.append(True)
+    for _ in range(3):
+        reader.recall("trail", limit=1)
+    assert asked == [True]
+    assert reader.engine.semantic.upgrading is None
+    assert reader.pending_vectors() == BULK_TEXTS
+
+
+def test_the_command_line_starts_no_job_for_a_palace_in_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chat = tmp_path / "chat.json"
+    chat.write_text(json.dumps([{"role": "user", "content": f"t {i}"} for i in range(300)]))
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "MINDPALACE_EMBEDDER": "local"}
+    subprocess.run(
+        [sys.executable, "-m", "mindpalace.cli", "--db", ":memory:", "ingest", str(chat)],
+        capture_output=True, text=True, env=env, timeout=120, check=True, cwd=tmp_path,
+    )  # fmt: skip
+    time.sleep(5)  # a job, had one started, would have opened its palace by now
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["chat.json"]
+
+
+def test_the_job_leaves_a_palace_removed_since(tmp_path: Path) -> None:
+    db = tmp_path / "gone.db"
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "MINDPALACE_DB": str(db)}
+    done = subprocess.run(
+        [sys.executable, "-m", "mindpalace.vectorjob"], env=env, timeout=60, check=False
+    )
+    assert done.returncode == 0
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_vectors_that_arrive_while_the_graph_builds_reach_it() -> None:
+    """A graph step under way read the rows while they waited (it skips
+    them); the rows that gained a vector meanwhile are added after it."""
+    from mindpalace.retrieval import ann
+    from mindpalace.store.vector_rows import VectorTable
+
+    if not ann.available():
+        pytest.skip("faiss is not installed")
+    rng = np.random.default_rng(0)
+    vectors = rng.standard_normal((6_000, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    late = set(range(100, 400))
+
+    def table(waiting: set[int]) -> VectorTable:
+        rows = [_row(i + 1, None if i in waiting else v.tobytes()) for i, v in enumerate(vectors)]
+        return VectorTable.from_rows(rows, 16)
+
+    before, after = table(late), table(set())
+    graph = ann.AnnIndex(16)
+    graph.sync(before)  # more than a step: built in the background
+    graph.refresh(before, after)
+    graph.wait()
+    graph.wait()
+    in_graph = set(graph._seqs.tolist())
+    assert {i + 1 for i in late} <= in_graph
+    assert len(in_graph) == len(vectors)

@@ -180,15 +180,42 @@ class AnnIndex:
         """Re-add the rows whose vector changed between two loads of a
         palace (a re-embedding; a row that gained its vector). The stale
         entry stays in the graph, mapped to the same memory: it can only
-        propose it, and proposals are re-scored exactly."""
+        propose it, and proposals are re-scored exactly.
+
+        A background step under way read its rows before they changed, and
+        passes them: what it covers of the changed rows is re-added once it
+        ends (by a thread, so the caller does not wait for it); rows past
+        the graph are added by a later ``sync``."""
         _, in_old, in_new = np.intersect1d(old.seq, new.seq, return_indices=True)
-        covered = new.seq[in_new] <= self.covered_seq
-        in_old, in_new = in_old[covered], in_new[covered]
-        changed = np.any(old.matrix[in_old] != new.matrix[in_new], axis=1) & new.embedded[in_new]
-        rows = in_new[changed]
-        if rows.shape[0]:
-            self.wait()
-            self._add(np.ascontiguousarray(new.matrix[rows]), new.seq[rows].astype(np.int64))
+        if old.matrix.shape[1] == new.matrix.shape[1]:
+            changed = np.any(old.matrix[in_old] != new.matrix[in_new], axis=1)
+        else:  # the old load had no vector at all (no width): every vector is new
+            changed = np.ones(in_new.shape[0], dtype=bool)
+        rows = in_new[changed & new.embedded[in_new]]
+        if rows.shape[0] == 0:
+            return
+        matrix = np.ascontiguousarray(new.matrix[rows], dtype=np.float32)
+        seqs = new.seq[rows].astype(np.int64)
+        with self._syncing:
+            builder = self._builder
+            if builder is None or not builder.is_alive():
+                self._add_covered(matrix, seqs)
+                return
+
+            def after_the_step() -> None:
+                builder.join()
+                self._add_covered(matrix, seqs)
+
+            self._builder = threading.Thread(
+                target=after_the_step, name="mindpalace-ann", daemon=True
+            )
+            self._builder.start()
+
+    def _add_covered(self, matrix: npt.NDArray[np.float32], seqs: npt.NDArray[np.int64]) -> None:
+        """Add the rows of ``matrix`` whose seq the graph already covers."""
+        keep = seqs <= self.covered_seq
+        if keep.any():
+            self._add(matrix[keep], seqs[keep])
 
     def wait(self) -> None:
         """Block until a background step has finished."""

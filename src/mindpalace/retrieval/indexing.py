@@ -68,6 +68,9 @@ ADOPT_ROWS = 2_000
 #: a write with this many new texts is a bulk write: with a slow model and
 #: ``bulk_embed`` background, its vectors come after it (``upgrading.py``)
 BULK_TEXTS = 256
+#: seconds closing a palace waits for the upgrade's step under way (a model
+#: behind a network may hang; the thread is a daemon)
+STOP_WAIT = 30.0
 
 
 class SemanticIndex:
@@ -313,17 +316,22 @@ class SemanticIndex:
         (it begins once this process's writes pause)."""
         self._last_write = time.monotonic()
         if vectors is not None and vectors.pending:
-            if self.on_pending is not None:
-                self.on_pending()
-            else:
-                self.upgrade_vectors()
+            self._start_upgrade()
+
+    def _start_upgrade(self) -> None:
+        """Have the texts that wait embedded: by ``on_pending`` where set
+        (a one-shot command leaves it to a job), else by a thread here."""
+        if self.on_pending is not None:
+            self.on_pending()
+        else:
+            self.upgrade_vectors()
 
     def stop_upgrade(self) -> None:
         """End a background upgrade after its current step (what it embedded
         is stored; the rest waits for the next one)."""
         upgrade = self._upgrade
         if upgrade is not None:
-            upgrade.stop(wait=None)
+            upgrade.stop(wait=STOP_WAIT)
 
     @property
     def upgrading(self) -> VectorUpgrade | None:
@@ -490,7 +498,7 @@ class SemanticIndex:
             # Memories wait for their vectors (a bulk write's, perhaps of
             # another process): a process that recalls repeatedly embeds them.
             self._upgrade_looked = generation
-            self.upgrade_vectors()
+            self._start_upgrade()
         return index
 
     def _with_new_vectors(self, index: DenseIndex, generation: int, vectors: int) -> DenseIndex:

@@ -11,8 +11,8 @@ search, session support, the entity graph), not by meaning.
 
 Nothing is lost when the process ends mid-way: what is stored stays, and
 the texts still waiting are found again by the next upgrade (any process
-that writes in bulk or recalls repeatedly starts one; ``reindex`` embeds
-them at once). Two processes upgrading one palace at once only repeat some
+that writes in bulk or recalls repeatedly from its warm indexes starts one;
+``reindex`` embeds them at once). Two processes upgrading one palace at once only repeat some
 work: a vector is stored once per model and text.
 """
 

@@ -13,7 +13,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["DenseRows", "VectorBatch", "VectorTable"]
+__all__ = ["DenseRows", "VectorBatch", "VectorTable", "key_dimensions"]
+
+
+def key_dimensions(model: str) -> int:
+    """The vector size a vector key names (``provider/model/size``, as
+    ``retrieval.indexing.vector_key`` writes it); 0 when it names none."""
+    size = model.rsplit("/", 1)[-1]
+    return int(size) if size.isdigit() else 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +165,17 @@ class VectorTable:
             return self
         if len(self) == 0:
             return more
+        mine, theirs = self.matrix.shape[1], more.matrix.shape[1]
+        if mine != theirs:
+            # A side where no row has a vector yet (a bulk write's rows
+            # waiting for theirs) was loaded without the model's width.
+            if mine and theirs:
+                raise ValueError(f"vectors of {mine} and {theirs} dimensions in one table")
+            if not mine:
+                blank = np.zeros((len(self), theirs), dtype=np.float32)
+                return replace(self, matrix=blank).extend(more)
+            blank = np.zeros((len(more), mine), dtype=np.float32)
+            more = replace(more, matrix=blank)
         merged: dict[str, Any] = {}
         for column in _CODED:
             names = list(getattr(self, f"{column}_names"))

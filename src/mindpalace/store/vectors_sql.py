@@ -18,7 +18,7 @@ import numpy.typing as npt
 from mindpalace.models import EmbeddingConfig, RecallFilters, Scope
 from mindpalace.store.core import Cursor, SqlCore
 from mindpalace.store.fragments import in_list
-from mindpalace.store.vector_rows import DenseRows, VectorBatch, VectorTable
+from mindpalace.store.vector_rows import DenseRows, VectorBatch, VectorTable, key_dimensions
 
 __all__ = ["VectorsSql"]
 
@@ -159,7 +159,7 @@ class VectorsSql(SqlCore):
                 " WHERE m.seq > ? ORDER BY m.seq",
                 (model, after_seq),
             ).fetchall()
-        return VectorTable.from_rows(rows)
+        return VectorTable.from_rows(rows, key_dimensions(model))
 
     def nearest(
         self,
