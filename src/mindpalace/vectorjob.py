@@ -26,7 +26,10 @@ __all__ = ["lock_path", "main", "spawn"]
 
 
 def lock_path(target: str) -> Path | None:
-    """The lock file of the job for the palace ``target`` (None for a URL)."""
+    """The lock file of the job for the SQLite palace ``target`` (a path or
+    ``sqlite:///PATH``); None for a server's URL or a palace in memory."""
+    if target.startswith("sqlite:///"):
+        target = target.removeprefix("sqlite://")
     if "://" in target or target == ":memory:":
         return None
     return Path(f"{target}.vectors-lock")
@@ -79,7 +82,8 @@ def main() -> int:
         return 2
     with contextlib.suppress(OSError):
         os.nice(10)  # the foreground's work first
-    if lock_path(target) is not None and not Path(target).exists():
+    lock = lock_path(target)
+    if lock is not None and not lock.with_name(lock.name.removesuffix(".vectors-lock")).exists():
         return 0  # removed since the write: nothing to embed, nothing to create
     with _only_job(target) as alone:
         if not alone:

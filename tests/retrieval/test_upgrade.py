@@ -478,6 +478,13 @@ def test_the_command_line_starts_no_job_for_a_palace_in_memory(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["chat.json"]
 
 
+def test_the_lock_is_beside_the_palace_file() -> None:
+    assert lock_path("/data/p.db") == Path("/data/p.db.vectors-lock")
+    assert lock_path("sqlite:///data/p.db") == Path("/data/p.db.vectors-lock")
+    assert lock_path("postgresql://u@h/db") is None
+    assert lock_path(":memory:") is None
+
+
 def test_the_job_leaves_a_palace_removed_since(tmp_path: Path) -> None:
     db = tmp_path / "gone.db"
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "MINDPALACE_DB": str(db)}
