@@ -156,9 +156,7 @@ class PalaceWrites:
         news = writing.prepare_many(self, records)
         if not news:
             return []
-        semantic = self.engine.semantic
-        texts = [embed_text(n.title, n.content) for n in news]
-        vectors = semantic.vectors_for(texts, defer=semantic.defers(len(texts)))
+        vectors = self.engine.semantic.vectors_for([embed_text(n.title, n.content) for n in news])
         return writing.write_many(self, news, vectors)
 
     def forget(self: View, memory_id: str, *, hard: bool = False) -> Memory:

@@ -425,16 +425,13 @@ def test_a_new_palace_of_waiting_rows_takes_an_embedded_one(
     assert palace.wait_for_vectors(timeout=60) == 0
 
 
-def test_tables_join_a_side_without_vectors() -> None:
+def test_rows_without_vectors_load_at_the_models_width() -> None:
     from mindpalace.store.vector_rows import VectorTable, key_dimensions
 
     embedded = VectorTable.from_rows([_row(1, np.ones(4, dtype=np.float32).tobytes())])
-    waiting = VectorTable.from_rows([_row(2, None)])
-    assert waiting.matrix.shape == (1, 0)
-    assert VectorTable.from_rows([_row(2, None)], key_dimensions("local/m/4")).matrix.shape == (
-        1,
-        4,
-    )
+    assert VectorTable.from_rows([_row(2, None)]).matrix.shape == (1, 0)  # no width known
+    waiting = VectorTable.from_rows([_row(2, None)], key_dimensions("local/m/4"))
+    assert waiting.matrix.shape == (1, 4)
     for joined in (embedded.extend(waiting), waiting.extend(embedded)):
         assert joined.matrix.shape == (2, 4)
         assert joined.embedded.tolist() in ([True, False], [False, True])

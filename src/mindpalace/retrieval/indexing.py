@@ -188,16 +188,16 @@ class SemanticIndex:
 
     # -- writing -------------------------------------------------------------------
 
-    def vectors_for(self, texts: Sequence[str], *, defer: bool = False) -> VectorBatch | None:
+    def vectors_for(self, texts: Sequence[str]) -> VectorBatch | None:
         """Vectors for the texts not embedded yet, or None when embedding is
         unavailable or fails (the memories are kept; ``reindex`` embeds them
-        later). With ``defer``, none: the memories wait for an upgrade
-        (``upgrade_vectors``).
+        later). A bulk write that ``defers`` gets none: its memories wait
+        for an upgrade (``upgrade_vectors``).
 
         Raises:
             EmbeddingMismatch: the palace belongs to another model.
         """
-        return self.plan_vectors(texts, defer=defer)()
+        return self.plan_vectors(texts, defer=self.defers(len(texts)))()
 
     def vectors_in_batches(
         self, texts: Sequence[str], *, batch: int = 256, progress: Progress | None = None
@@ -212,7 +212,7 @@ class SemanticIndex:
             EmbeddingMismatch: the palace belongs to another model.
         """
         if self.defers(len(texts)):
-            vectors = self.vectors_for(texts, defer=True)
+            vectors = self.vectors_for(texts)
             if progress is not None:
                 progress(len(texts), len(texts))
             return vectors
@@ -286,9 +286,9 @@ class SemanticIndex:
         wait to have embedded (a deferred bulk write's); the run under way
         if one is. None without a usable embedder."""
         embedder = self.embedder
-        if embedder is None or self._config_state() is not None:
+        model = self._usable_key()
+        if embedder is None or model is None:
             return None
-        model = vector_key(embedder.config)
         with self._upgrade_lock:
             upgrade = self._upgrade
             if upgrade is not None and not upgrade.done:
@@ -338,18 +338,23 @@ class SemanticIndex:
         """The latest background embedding of waiting texts, if any ran."""
         return self._upgrade
 
+    def _usable_key(self) -> str | None:
+        """The vectors' key of the embedder, when it may be used; else None."""
+        if self.embedder is None or self._config_state() is not None:
+            return None
+        return vector_key(self.embedder.config)
+
     def pending_vectors(self) -> int:
         """How many texts of memories wait for their vector (0 without a
         usable embedder: nothing would embed them)."""
-        if self.embedder is None or self._config_state() is not None:
-            return 0
-        return self.store.count_pending_vectors(vector_key(self.embedder.config))
+        model = self._usable_key()
+        return 0 if model is None else self.store.count_pending_vectors(model)
 
     def waiting(self, texts: Sequence[str]) -> int:
         """How many of ``texts`` have no vector yet (0 without a usable embedder)."""
-        if self.embedder is None or self._config_state() is not None:
+        model = self._usable_key()
+        if model is None:
             return 0
-        model = vector_key(self.embedder.config)
         return len(self.store.missing_vectors(model, (text_hash(t) for t in texts)))
 
     def wait_for_vectors(self, timeout: float | None = None) -> int:
@@ -447,8 +452,9 @@ class SemanticIndex:
             warm = self._uses >= 2 or at_once
             generation, epoch, vectors = self.store.change_counters()
             index = self._dense
-            fresh_vectors = index is not None and index.vectors != vectors
-            if index is not None and fresh_vectors and index.epoch == epoch and self._key == key:
+            unchanged = index is not None and index.epoch == epoch and self._key == key
+            if unchanged and index is not None and index.vectors != vectors:
+                # an upgrade stored vectors for rows this index holds
                 index = self._with_new_vectors(index, generation, vectors)
             if index is None or index.epoch != epoch or self._key != key:
                 table = self.store.load_vectors(key, texts=warm and at_once)

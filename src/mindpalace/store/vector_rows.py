@@ -166,16 +166,8 @@ class VectorTable:
         if len(self) == 0:
             return more
         mine, theirs = self.matrix.shape[1], more.matrix.shape[1]
-        if mine != theirs:
-            # A side where no row has a vector yet (a bulk write's rows
-            # waiting for theirs) was loaded without the model's width.
-            if mine and theirs:
-                raise ValueError(f"vectors of {mine} and {theirs} dimensions in one table")
-            if not mine:
-                blank = np.zeros((len(self), theirs), dtype=np.float32)
-                return replace(self, matrix=blank).extend(more)
-            blank = np.zeros((len(more), mine), dtype=np.float32)
-            more = replace(more, matrix=blank)
+        if mine != theirs:  # rows loaded without the model's width, or two models
+            raise ValueError(f"vectors of {mine} and {theirs} dimensions in one table")
         merged: dict[str, Any] = {}
         for column in _CODED:
             names = list(getattr(self, f"{column}_names"))
