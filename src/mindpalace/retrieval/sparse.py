@@ -83,11 +83,9 @@ def gate_terms(text: str) -> list[str]:
     names = salient_terms(text)
     if not names:
         return names
-    placed: dict[str, bool] = {}
-    words = [(m.group(), m.start()) for m in _TOKEN.finditer(text)]
-    for i, (word, _) in enumerate(words):
-        folded = word.lower()
-        if folded in names:
-            after_place = i > 0 and words[i - 1][0].lower() in _PLACE_WORDS
-            placed[folded] = placed.get(folded, True) and after_place
+    placed: dict[str, bool] = {}  # name -> whether every use follows a place word
+    words = [m.group().lower() for m in _TOKEN.finditer(text)]
+    for before, word in zip(["", *words], words, strict=False):
+        if word in names:
+            placed[word] = placed.get(word, True) and before in _PLACE_WORDS
     return [n for n in names if not placed.get(n, False)]
