@@ -661,6 +661,14 @@ def test_gate_lets_a_new_destination_through(gated: Palace) -> None:
     assert gated.recall("What did Quimby think of the hotel in Miami?") == []
 
 
+def test_gate_reads_days_and_months_as_dates(gated: Palace) -> None:
+    """No memory needs to say "Saturday" for "last Saturday" to be asked about."""
+    concert = gated.remember("Saw Queen live with my parents: the concert was great.")
+    hits = gated.recall("Who did I go with to the concert last Saturday?")
+    assert hits and hits[0].memory.id == concert.id
+    assert gated.recall("What did Quimby play at the concert last Saturday?") == []
+
+
 def test_gate_can_be_switched_off(make_palace: MakePalace) -> None:
     palace = make_palace(
         embedder=HashingEmbedder(), recall_options=RecallOptions(unknown_entity_gate=False)

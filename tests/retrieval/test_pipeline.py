@@ -336,6 +336,8 @@ def test_salient_terms(text: str, expected: list[str]) -> None:
         ("Paris told me to go to Paris", ["paris"]),  # also named as who: kept
         ("What did Zanzibar Quimby say about NASA?", ["zanzibar", "quimby", "nasa"]),
         ("a gift for Caroline", ["caroline"]),
+        ("Who did I go with to the concert last Saturday?", []),  # when, not who
+        ("What did Melanie paint in May and on Sept 3?", ["melanie"]),
         ("", []),
     ],
 )

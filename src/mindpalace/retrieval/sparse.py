@@ -75,12 +75,25 @@ def salient_terms(text: str) -> list[str]:
 # my trip to Miami", "restaurants near Shibuya".
 _PLACE_WORDS = frozenset({"to", "in", "at", "near", "around", "visiting"})
 
+# Names of days and months say when, which the time stage reads from the
+# memories' dates: "the concert last Saturday" names nothing a memory must
+# mention.
+_CALENDAR = frozenset(
+    """
+    monday tuesday wednesday thursday friday saturday sunday
+    mon tue tues wed thu thur thurs fri sat sun
+    january february march april may june july august september october
+    november december jan feb mar apr jun jul aug sep sept oct nov dec
+    """.split()
+)
+
 
 def gate_terms(text: str) -> list[str]:
-    """``salient_terms`` less the names that only say where: a place the
-    user is going to may be new while what they ask about (their taste in
-    hotels) is stored. A name also used elsewhere in the text stays."""
-    names = salient_terms(text)
+    """``salient_terms`` less the names that only say where or when: a
+    place the user is going to may be new while what they ask about (their
+    taste in hotels) is stored, and a day or month is a date, not a name. A
+    place name also used elsewhere in the text stays."""
+    names = [n for n in salient_terms(text) if n not in _CALENDAR]
     if not names:
         return names
     placed: dict[str, bool] = {}  # name -> whether every use follows a place word
