@@ -2,7 +2,8 @@
 
 Every question is its own corpus: its haystack (~50 sessions, ~500 turns)
 goes into a fresh palace through ``Palace.add_messages``, one memory per turn
-(speaker = role, the session's id and time), with the static model; the
+(speaker = role, the session's id and time), with the static model
+(``--embedder local`` for the default model, MiniLM); the
 question is recalled at the question's date. Scored as LongMemEval's own
 retrieval evaluation does (``src/retrieval/eval_utils.py`` of its
 repository): turn level, relevant turns are those marked ``has_answer``;
@@ -17,6 +18,7 @@ embedder's cosine::
     python -m bench.longmemeval --limit 40          # a fixed subset, stratified by type
     python -m bench.longmemeval --types multi-session,knowledge-update --jobs 2
     python -m bench.longmemeval --json out.json     # with per-question rows
+    python -m bench.longmemeval --embedder local    # the default model (slower)
 
 The data (MIT licence) is read in place from ``../shared/data/longmemeval/``
 (or ``$MINDPALACE_LONGMEMEVAL``), never copied.
@@ -45,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from mindpalace import Palace, transcripts
-from mindpalace.config import Settings
+from mindpalace.config import EMBEDDERS, Settings
 from mindpalace.conversations import Message
 from mindpalace.embed import from_settings
 from mindpalace.embed.base import Embedder
@@ -356,10 +358,12 @@ class _Worker:
 _STATE: dict[str, _Worker] = {}
 
 
-def _start(configs: Sequence[Config], scratch: str, context_chars: int | None) -> None:
+def _start(
+    configs: Sequence[Config], scratch: str, context_chars: int | None, embedder: str
+) -> None:
     if context_chars is not None:
         transcripts.CONTEXT_CHARS = context_chars
-    _STATE["w"] = _Worker(from_settings(Settings(embedder="static")), Path(scratch), configs)
+    _STATE["w"] = _Worker(from_settings(Settings(embedder=embedder)), Path(scratch), configs)
 
 
 def _messages(question: LmeQuestion) -> list[Message]:
@@ -454,15 +458,17 @@ def run(
     jobs: int = 1,
     progress: Callable[[int, int], None] | None = None,
     context_chars: int | None = None,
+    embedder: str = "static",
 ) -> list[dict[str, Any]]:
     """Every scored question (abstention ones and those without evidence
-    turns are skipped), measured in ``jobs`` processes; ``context_chars``
-    overrides how much of the previous turn is keyword context."""
+    turns are skipped), measured in ``jobs`` processes with ``embedder``;
+    ``context_chars`` overrides how much of the previous turn is keyword
+    context."""
     scored = [q for q in questions if not q.abstention and q.evidence]
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as scratch:
         if jobs <= 1:
-            _start(configs, scratch, context_chars)
+            _start(configs, scratch, context_chars, embedder)
             for q in scored:
                 rows.append(measure(q))
                 if progress:
@@ -470,7 +476,7 @@ def run(
         else:
             context = multiprocessing.get_context("spawn")
             with context.Pool(
-                jobs, initializer=_start, initargs=(configs, scratch, context_chars)
+                jobs, initializer=_start, initargs=(configs, scratch, context_chars, embedder)
             ) as pool:
                 for row in pool.imap_unordered(measure, scored):
                     rows.append(row)
@@ -577,6 +583,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1, help="processes (default 1)")
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument(
+        "--embedder",
+        choices=[name for name in EMBEDDERS if name not in ("http", "none")],
+        default="static",
+        help="the palaces' model (default static; local is the default model, MiniLM)",
+    )
+    parser.add_argument(
         "--folds",
         action="store_true",
         help="the self_contained grid, with two-fold cross-validation over questions",
@@ -618,6 +630,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         jobs=args.jobs,
         progress=_progress(start),
         context_chars=args.context_chars,
+        embedder=args.embedder,
     )
     summary = summarise(rows, configs)
     print(f"{len(rows)} questions, {time.perf_counter() - start:.0f} s", file=sys.stderr)

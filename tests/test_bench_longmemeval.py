@@ -126,6 +126,17 @@ def test_a_run_over_a_hand_made_question() -> None:
     assert set(rows[0]["rankings"]["default"]) <= {t.turn_id for t in _question().turns()}
 
 
+def test_the_palaces_model_is_chosen() -> None:
+    dense = [c for c in CONFIGS if c.name == "dense (bare turns)"]
+    ranked = {
+        name: run([_question()], dense, embedder=name)[0]["rankings"]["dense (bare turns)"]
+        for name in ("static", "hashing")
+    }
+    # the same turns, ordered by each model's own cosines
+    assert sorted(ranked["static"]) == sorted(ranked["hashing"])
+    assert ranked["static"] != ranked["hashing"]
+
+
 @pytest.mark.skipif(
     not data_file().is_file(),
     reason=f"LongMemEval_S development half not found at {data_file()}"
