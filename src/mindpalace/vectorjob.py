@@ -6,9 +6,10 @@ upgrade (``retrieval/upgrading.py``). A one-shot command cannot run it: it
 ends when the write does. It starts this job instead, in a session of its
 own, which opens the same palace (``MINDPALACE_DB`` in its environment, so
 a URL's password never shows in a process list), embeds every text that
-waits at a low priority, and exits. One job at a time per SQLite palace (a
-lock file beside it, released when the job ends, however it ends); a second
-job finds the lock taken and leaves.
+waits at a low priority, and exits. One job at a time per palace: for a
+SQLite palace a lock file beside it, for a PostgreSQL one a session-level
+advisory lock in its database, both released when the job ends, however it
+ends; a second job finds the lock taken and leaves.
 """
 
 from __future__ import annotations
@@ -22,7 +23,12 @@ from pathlib import Path
 
 from mindpalace.paths import ENV_DB
 
-__all__ = ["lock_path", "main", "spawn"]
+__all__ = ["SERVER_LOCK", "lock_path", "main", "spawn"]
+
+# The advisory lock a job holds in a PostgreSQL palace's database (a palace
+# is one database); not the writers' lock, which a job takes per write.
+SERVER_LOCK = 0x6D70_7665  # "mpve"
+_SERVER_SCHEMES = ("postgresql://", "postgres://")
 
 
 def lock_path(target: str) -> Path | None:
@@ -54,6 +60,10 @@ def spawn(target: str) -> subprocess.Popen[bytes] | None:
 @contextlib.contextmanager
 def _only_job(target: str) -> Iterator[bool]:
     """Whether this is the only job for ``target``, for the block's length."""
+    if target.startswith(_SERVER_SCHEMES):
+        with _only_job_on_server(target) as alone:
+            yield alone
+        return
     path = lock_path(target)
     if path is None:
         yield True
@@ -72,6 +82,22 @@ def _only_job(target: str) -> Iterator[bool]:
             yield False
             return
         yield True
+
+
+@contextlib.contextmanager
+def _only_job_on_server(url: str) -> Iterator[bool]:
+    """``_only_job`` for a PostgreSQL palace: the advisory lock, held by a
+    connection of its own (the server releases it when that closes)."""
+    import psycopg  # noqa: PLC0415 - only PostgreSQL palaces need it
+
+    try:
+        conn = psycopg.connect(url, autocommit=True)
+    except psycopg.Error:
+        yield True  # opening the palace will say what is wrong
+        return
+    with conn:
+        row = conn.execute("SELECT pg_try_advisory_lock(%s)", (SERVER_LOCK,)).fetchone()
+        yield bool(row and row[0])
 
 
 def main() -> int:

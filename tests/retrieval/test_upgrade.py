@@ -29,7 +29,7 @@ from mindpalace.retrieval.indexing import BULK_TEXTS, embed_text, text_hash, vec
 from mindpalace.retrieval.upgrading import VectorUpgrade
 from mindpalace.store import Store
 from mindpalace.store.base import VectorBatch
-from mindpalace.vectorjob import lock_path
+from mindpalace.vectorjob import SERVER_LOCK, lock_path
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -320,6 +320,35 @@ def test_a_second_job_leaves_when_one_runs(tmp_path: Path) -> None:
         )
         assert done.returncode == 0
         assert time.monotonic() - started < 30
+
+
+def test_one_job_at_a_time_for_a_postgresql_palace(postgres_url: str) -> None:
+    """A server's palace has no file to lock beside: the job holds an
+    advisory lock in its database, and a second job leaves while it is held."""
+    import psycopg
+
+    writer = Palace(postgres_url)  # the default model: bulk writes wait for it
+    writer.engine.semantic.on_pending = lambda: None
+    writer.add_messages(turns(BULK_TEXTS, "tides"), session="harbour")
+    assert writer.pending_vectors() == BULK_TEXTS
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "MINDPALACE_DB": postgres_url}
+    env.pop("MINDPALACE_EMBEDDER", None)
+
+    def job() -> None:
+        done = subprocess.run(
+            [sys.executable, "-m", "mindpalace.vectorjob"], env=env, timeout=240, check=False
+        )
+        assert done.returncode == 0
+
+    try:
+        with psycopg.connect(postgres_url, autocommit=True) as held:
+            assert held.execute("SELECT pg_try_advisory_lock(%s)", (SERVER_LOCK,)).fetchone()
+            job()  # another job holds the palace: this one leaves
+            assert writer.pending_vectors() == BULK_TEXTS
+        job()  # the lock went with its connection
+        assert writer.pending_vectors() == 0
+    finally:
+        writer.close()
 
 
 def test_the_threshold_is_read_at_call_time(
