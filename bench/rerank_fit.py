@@ -9,8 +9,9 @@ fitted on::
 Needs LightGBM (``pip install -e '.[fit]'``), which only fitting uses: the
 product evaluates the written trees with numpy.
 
-Every question of LongMemEval_S dev (static model, one palace per
-question, as ``bench.longmemeval`` builds it) and of LoCoMo dev (the
+Every question of LongMemEval_S dev (the static model unless
+``--lme-embedder local``, one palace per question, as ``bench.longmemeval``
+builds it) and of LoCoMo dev (the
 default model, as ``bench.quality`` builds it) is recalled with the
 re-ranker off; the best ``WINDOW`` hits become one group of rows
 (``reranker.features``), labelled by whether each is evidence. The trees
@@ -119,9 +120,11 @@ def _window(hits: Sequence[Hit], key: str, query: str) -> tuple[np.ndarray, list
     return reranker.features(head, query), [str(h.memory.metadata[key]) for h in head]
 
 
-def longmemeval_groups(cache: Path) -> Iterator[Group]:
-    """LongMemEval_S dev: one group per scored question."""
-    embedder = from_settings(Settings(embedder="static"))
+def longmemeval_groups(cache: Path, model: str = "static") -> Iterator[Group]:
+    """LongMemEval_S dev: one group per scored question, its palace made
+    with ``model``."""
+    embedder = from_settings(Settings(embedder=model))
+    suffix = "" if model == "static" else f"-{model}"
     (cache / "longmemeval").mkdir(parents=True, exist_ok=True)
     for q in lme.load():
         if q.abstention or not q.evidence:
@@ -132,7 +135,7 @@ def longmemeval_groups(cache: Path) -> Iterator[Group]:
                 palace.add_messages(lme._messages(q))
                 palace.wait_for_vectors()
 
-        path = _built(cache / "longmemeval" / f"{q.question_id}.db", build)
+        path = _built(cache / "longmemeval" / f"{q.question_id}{suffix}.db", build)
         with Palace(path, embedder=embedder, clock=lambda q=q: q.when) as palace:
             palace.recall_options = OFF
             palace.recall("warm up", limit=1)
@@ -293,13 +296,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=CACHE, help="where palaces are kept")
     parser.add_argument("--check", action="store_true", help="cross-validate only, write nothing")
     parser.add_argument("--json", type=Path, help="write the held-out figures here too")
+    parser.add_argument(
+        "--lme-embedder",
+        choices=("static", "local"),
+        default="static",
+        help="the LongMemEval palaces' model (default static; LoCoMo's is the default model)",
+    )
     args = parser.parse_args(argv)
     for needed in (lme.data_file(), locomo.data_dir()):
         if not needed.exists():
             print(f"skipped: {needed} is absent (the development splits are read in place)")
             return 0
     loc = list(locomo_groups(args.cache))
-    lme_groups = list(longmemeval_groups(args.cache))
+    lme_groups = list(longmemeval_groups(args.cache, args.lme_embedder))
     report = held_out(loc, lme_groups)
     text = json.dumps(report, indent=2)
     print(text)
@@ -307,7 +316,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.json.write_text(text + "\n", encoding="utf-8")
     if not args.check:
         forest = to_forest(fit([*loc, *lme_groups]))
-        forest["fitted_on"] = {"locomo": len(loc), "longmemeval": len(lme_groups), "rounds": ROUNDS}
+        forest["fitted_on"] = {
+            "locomo": len(loc),
+            "longmemeval": len(lme_groups),
+            "longmemeval_model": args.lme_embedder,
+            "rounds": ROUNDS,
+        }
         OUT.write_text(json.dumps(forest, separators=(",", ":")) + "\n", encoding="utf-8")
         print(f"wrote {OUT} ({len(forest['trees'])} trees)")
     return 0
