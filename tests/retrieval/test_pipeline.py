@@ -337,7 +337,8 @@ def test_salient_terms(text: str, expected: list[str]) -> None:
         ("What did Zanzibar Quimby say about NASA?", ["zanzibar", "quimby", "nasa"]),
         ("a gift for Caroline", ["caroline"]),
         ("Who did I go with to the concert last Saturday?", []),  # when, not who
-        ("What did Melanie paint in May and on Sept 3?", ["melanie"]),
+        ("What did Melanie paint in May and on Sunday?", ["melanie"]),
+        ("What did Jan say about the SAT?", ["jan", "sat"]),  # short forms may be names
         ("", []),
     ],
 )

@@ -77,13 +77,12 @@ _PLACE_WORDS = frozenset({"to", "in", "at", "near", "around", "visiting"})
 
 # Names of days and months say when, which the time stage reads from the
 # memories' dates: "the concert last Saturday" names nothing a memory must
-# mention.
+# mention. Short forms are left out: "Jan" is also someone, "SAT" a test.
 _CALENDAR = frozenset(
     """
     monday tuesday wednesday thursday friday saturday sunday
-    mon tue tues wed thu thur thurs fri sat sun
     january february march april may june july august september october
-    november december jan feb mar apr jun jul aug sep sept oct nov dec
+    november december
     """.split()
 )
 
