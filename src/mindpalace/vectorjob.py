@@ -28,7 +28,6 @@ __all__ = ["SERVER_LOCK", "lock_path", "main", "spawn"]
 # The advisory lock a job holds in a PostgreSQL palace's database (a palace
 # is one database); not the writers' lock, which a job takes per write.
 SERVER_LOCK = 0x6D70_7665  # "mpve"
-_SERVER_SCHEMES = ("postgresql://", "postgres://")
 
 
 def lock_path(target: str) -> Path | None:
@@ -60,7 +59,9 @@ def spawn(target: str) -> subprocess.Popen[bytes] | None:
 @contextlib.contextmanager
 def _only_job(target: str) -> Iterator[bool]:
     """Whether this is the only job for ``target``, for the block's length."""
-    if target.startswith(_SERVER_SCHEMES):
+    from mindpalace.store.base import SERVER_SCHEMES  # noqa: PLC0415 - after the priority drop
+
+    if target.startswith(SERVER_SCHEMES):
         with _only_job_on_server(target) as alone:
             yield alone
         return
@@ -109,7 +110,7 @@ def main() -> int:
     with contextlib.suppress(OSError):
         os.nice(10)  # the foreground's work first
     lock = lock_path(target)
-    if lock is not None and not lock.with_name(lock.name.removesuffix(".vectors-lock")).exists():
+    if lock is not None and not lock.with_suffix("").exists():
         return 0  # removed since the write: nothing to embed, nothing to create
     with _only_job(target) as alone:
         if not alone:

@@ -6,7 +6,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from mindpalace.errors import ConfigError
-from mindpalace.store.base import AddResult, ImportReport, Signal, Store, TextMatch
+from mindpalace.store.base import (
+    SERVER_SCHEMES,
+    AddResult,
+    ImportReport,
+    Signal,
+    Store,
+    TextMatch,
+)
 from mindpalace.store.core import SqlCore
 from mindpalace.store.sqlite import SQLiteStore
 from mindpalace.store.transfer import TransferReport, copy_palace
@@ -45,7 +52,7 @@ def open_store(
             replicas of a SQLite palace.
     """
     text = str(target)
-    if text.startswith(("postgresql://", "postgres://")):
+    if text.startswith(SERVER_SCHEMES):
         # Imported here, not at the top: psycopg is an optional extra, and a
         # SQLite palace must open without it.
         from mindpalace.store.postgres import PostgresStore  # noqa: PLC0415

@@ -49,7 +49,11 @@ if TYPE_CHECKING:  # these modules import this module's value types
     from mindpalace.store.relations_sql import RelationRow
     from mindpalace.store.upkeep_sql import ConsolidationPlan, DecayCandidate
 
+#: how the URL of a palace on a PostgreSQL server begins
+SERVER_SCHEMES = ("postgresql://", "postgres://")
+
 __all__ = [
+    "SERVER_SCHEMES",
     "AddResult",
     "DenseRows",
     "ImportReport",

@@ -28,7 +28,7 @@ import numpy.typing as npt
 
 from mindpalace.errors import BusyError, ConfigError, StorageError
 from mindpalace.models import RecallFilters, Scope
-from mindpalace.store.base import VectorBatch
+from mindpalace.store.base import SERVER_SCHEMES, VectorBatch
 from mindpalace.store.core import Cursor
 from mindpalace.store.dialect import Dialect, TextQuery
 from mindpalace.store.fragments import filter_clause, scope_clause
@@ -319,7 +319,7 @@ class PostgresStore(DatabaseDense, ScopeKeyTextSearch, SqlStore):
             raise
         if replicas:
             for replica in replicas:
-                if not replica.startswith(("postgresql://", "postgres://")):
+                if not replica.startswith(SERVER_SCHEMES):
                     self._pool.close()
                     raise ConfigError(
                         f"a read replica must be a postgresql:// URL, not {_redact(replica)!r}"
