@@ -43,8 +43,9 @@ from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.embed import from_settings
 from mindpalace.formats import read_messages
-from mindpalace.models import Hit
-from mindpalace.retrieval import reranker
+from mindpalace.models import HitList
+from mindpalace.retrieval import pipeline, reranker
+from mindpalace.retrieval.indexing import vector_key
 from mindpalace.retrieval.options import RecallOptions
 
 WINDOW = 20
@@ -82,6 +83,7 @@ RISING = frozenset(
         "time",
         "keyword_place",
         "dense_place",
+        "part",
     }
 )
 PARAMS["monotone_constraints"] = [1 if name in RISING else 0 for name in reranker.FEATURES]
@@ -115,7 +117,14 @@ def _built(path: Path, build: Any) -> Path:
     return path
 
 
-def _window(hits: Sequence[Hit], key: str, query: str) -> tuple[np.ndarray, list[str]]:
+def _window(palace: Palace, hits: HitList, key: str, query: str) -> tuple[np.ndarray, list[str]]:
+    """The window's features (with its parts' cosines, which a recall adds
+    only when it re-ranks) and its turn ids."""
+    semantic = palace.semantic
+    vector = semantic.query_vector(query)
+    if vector is not None and semantic.embedder is not None:
+        model = vector_key(semantic.embedder.config)
+        hits = pipeline.with_parts(palace.engine.store, hits, model, vector, WINDOW)
     head = list(hits[:WINDOW])
     return reranker.features(head, query), [str(h.memory.metadata[key]) for h in head]
 
@@ -140,7 +149,7 @@ def longmemeval_groups(cache: Path, model: str = "static") -> Iterator[Group]:
             palace.recall_options = OFF
             palace.recall("warm up", limit=1)
             hits = palace.recall(q.text, limit=WINDOW)
-        x, ids = _window(hits, "turn_id", q.text)
+            x, ids = _window(palace, hits, "turn_id", q.text)
         session_of = {t.turn_id: s.session_id for s in q.sessions for t in s.turns}
 
         def score(
@@ -172,7 +181,7 @@ def locomo_groups(cache: Path) -> Iterator[Group]:
             palace.recall_options = OFF
             for question in c.questions:
                 hits = palace.recall(question.text, limit=WINDOW)
-                x, ids = _window(hits, "dia_id", question.text)
+                x, ids = _window(palace, hits, "dia_id", question.text)
                 evidence = frozenset(question.evidence)
 
                 def score(ranked: list[str], e: frozenset[str] = evidence) -> dict[str, float]:

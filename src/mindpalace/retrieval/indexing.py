@@ -11,7 +11,7 @@ import hashlib
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -27,7 +27,7 @@ from mindpalace.config import (
 from mindpalace.embed.base import Embedder
 from mindpalace.errors import ConfigError, EmbeddingError, EmbeddingMismatch, StorageError
 from mindpalace.models import EmbeddingConfig, Scope
-from mindpalace.retrieval import ann, warm_cache
+from mindpalace.retrieval import ann, parts, warm_cache
 from mindpalace.retrieval.dense import DenseIndex
 from mindpalace.retrieval.mentions import MentionIndex
 from mindpalace.retrieval.upgrading import VectorUpgrade
@@ -217,6 +217,7 @@ class SemanticIndex:
                 progress(len(texts), len(texts))
             return vectors
         found: dict[str, bytes] = {}
+        found_parts: dict[str, bytes] = {}
         model: str | None = None
         embedded = True
         for start in range(0, len(texts), batch):
@@ -226,11 +227,12 @@ class SemanticIndex:
             else:
                 model = vectors.model
                 found.update(vectors.vectors)
+                found_parts.update(vectors.parts)
             if progress is not None:
                 progress(min(start + batch, len(texts)), len(texts))
         if not embedded or model is None:
             return None
-        return VectorBatch(model, found)
+        return VectorBatch(model, found, parts=found_parts)
 
     def defers(self, count: int) -> bool:
         """Whether a write of ``count`` new texts leaves its vectors to a
@@ -271,11 +273,10 @@ class SemanticIndex:
             if not order:
                 return VectorBatch(model, {})
             try:
-                matrix = embedder.embed([by_hash[h] for h in order])
+                return _embedded(embedder, model, order, by_hash)
             except EmbeddingError as exc:
                 self.failure = str(exc)
                 return None
-            return VectorBatch(model, _to_blobs(order, matrix))
 
         return run
 
@@ -299,9 +300,7 @@ class SemanticIndex:
                 if not rows:
                     return None
                 texts = {h: embed_text(title, content) for _, h, title, content in rows}
-                order = list(texts)
-                matrix = embedder.embed([texts[h] for h in order])
-                return VectorBatch(model, _to_blobs(order, matrix)), rows[-1][0]
+                return _embedded(embedder, model, list(texts), texts), rows[-1][0]
 
             self._upgrade = VectorUpgrade(
                 embed,
@@ -648,8 +647,13 @@ class SemanticIndex:
             hashes = {memory_id: text_hash(t) for memory_id, t in texts.items()}
             missing = sorted(self.store.missing_vectors(model, hashes.values()))
             by_hash = {hashes[i]: texts[i] for i in texts}
-            matrix = self.embedder.embed([by_hash[h] for h in missing])
-            self.store.assign_vectors(hashes, VectorBatch(model, _to_blobs(missing, matrix)))
+            # Texts embedded before parts were kept get their parts now.
+            embedding = set(missing)
+            whole = [h for h in by_hash if h not in embedding and parts.split(by_hash[h])]
+            kept = self.store.part_vectors(model, whole)
+            lacking = [h for h in whole if h not in kept]
+            vectors = _embedded(self.embedder, model, missing, by_hash, parts_only=lacking)
+            self.store.assign_vectors(hashes, vectors)
             embedded += len(missing)
             if progress is not None:
                 progress(min(start + batch, len(memories)), len(memories))
@@ -659,6 +663,31 @@ class SemanticIndex:
         self._warming = None
         self._saved_graph = None
         return embedded
+
+
+def _embedded(
+    embedder: Embedder,
+    model: str,
+    order: Sequence[str],
+    texts: Mapping[str, str],
+    *,
+    parts_only: Sequence[str] = (),
+) -> VectorBatch:
+    """The vectors of the texts (``texts``, by hash) named in ``order`` and
+    of their parts, and the parts alone of those in ``parts_only``: one run
+    of the model."""
+    cut = {h: parts.split(texts[h]) for h in (*order, *parts_only)}
+    flat = [texts[h] for h in order] + [p for pieces in cut.values() for p in pieces]
+    if not flat:
+        return VectorBatch(model, {})
+    matrix = embedder.embed(flat)
+    kept: dict[str, bytes] = {}
+    at = len(order)
+    for key, pieces in cut.items():
+        if pieces:
+            kept[key] = parts.pack(matrix[at : at + len(pieces)])
+            at += len(pieces)
+    return VectorBatch(model, _to_blobs(order, matrix[: len(order)]), parts=kept)
 
 
 def _to_blobs(hashes: Iterable[str], matrix: npt.NDArray[np.float32]) -> dict[str, bytes]:

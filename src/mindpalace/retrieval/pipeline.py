@@ -36,11 +36,12 @@ import numpy as np
 import numpy.typing as npt
 
 from mindpalace.models import Hit, HitList, Memory, RecallFilters, Scope
-from mindpalace.retrieval import hybrid, instore, ranking, reranker, stages, timestage
+from mindpalace.retrieval import hybrid, instore, parts, ranking, reranker, stages, timestage
 from mindpalace.retrieval import scorer as learned
 from mindpalace.retrieval.anchors import SEARCH_LIMIT, EventPhrase, TextSearch, best_anchor
 from mindpalace.retrieval.dense import DenseIndex, DenseView
 from mindpalace.retrieval.graphstage import Expansion, expand, query_names
+from mindpalace.retrieval.indexing import embed_text, text_hash
 from mindpalace.retrieval.options import Depths, RecallOptions
 from mindpalace.retrieval.sparse import gate_terms, query_terms
 from mindpalace.store.base import Store, TextMatch
@@ -186,6 +187,7 @@ def recall(
         )
         clock.lap("rank")
         if forest is not None:
+            hits = with_parts(store, hits, at.index.model, query_vector, forest.window)
             hits = reranker.reranked(hits, forest, query)
             clock.lap("rerank")
         if scorer is not None:
@@ -202,6 +204,16 @@ def recall(
     clock.lap("constraints")
     hits.timings = clock.laps
     return hits
+
+
+def with_parts(
+    store: Store, hits: HitList, model: str, query: npt.NDArray[np.float32], window: int
+) -> HitList:
+    """``hits`` whose first ``window`` carry the best cosine of ``query`` to
+    a part of their text (``parts.with_parts``), read from the store under
+    ``model`` (the vectors' key)."""
+    keys = [text_hash(embed_text(hit.memory.title, hit.memory.content)) for hit in hits[:window]]
+    return parts.with_parts(hits, store.part_vectors(model, keys), keys, query)
 
 
 def _reads(asked: Asked, at: Setting) -> QueryReads:

@@ -6,8 +6,9 @@ session's support, the graph, the time prior); the re-ranker sees the whole
 window at once, so it can weigh a memory against the others: how far its
 scores are from the best, how many of its session's memories are above it,
 whether it is long enough to carry its own context, whether the agent or
-the user said it. The features come from the hits alone (what the caller
-may see), never from the store's statistics.
+the user said it, how close the query comes to one passage of a long text.
+The features come from the hits alone (what the caller may see) and the
+vectors of their parts, never from the store's statistics.
 
 The forest (``reranker.json``, beside this module) is fitted by
 ``python -m bench.rerank_fit`` on both benchmarks' development splits, with
@@ -70,6 +71,7 @@ FEATURES: tuple[str, ...] = (
     "assistant",  # 1 when the speaker is the assistant
     "speaker_named",  # 1 when the query names who said it
     "other_named",  # 1 when the query names another speaker of the window
+    "part",  # best cosine to a part of a long text, or to the whole (parts.py)
 )
 
 # Speakers that are roles, not names ("what did the user say" names no one).
@@ -137,6 +139,7 @@ def features(hits: Sequence[Hit], query: str = "") -> Floats:
             float(isinstance(speaker, str) and speaker.lower() == "assistant"),
             float(named[i]),
             float(bool(window_named - names[i])),
+            s.get("part", dense[i]),
         )
     return out
 

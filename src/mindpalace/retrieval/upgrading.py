@@ -108,6 +108,7 @@ class VectorUpgrade:
 
     def _run(self) -> None:
         held: dict[str, bytes] = {}
+        held_parts: dict[str, bytes] = {}
         model = ""
         after = 0
         last = time.monotonic()
@@ -122,16 +123,17 @@ class VectorUpgrade:
                 batch, after = step
                 model = batch.model
                 held.update(batch.vectors)
+                held_parts.update(batch.parts)
                 if len(held) >= COMMIT_TEXTS or time.monotonic() - last >= COMMIT_SECONDS:
-                    self._flush(model, held)
-                    held, last = {}, time.monotonic()
-            self._flush(model, held)
+                    self._flush(model, held, held_parts)
+                    held, held_parts, last = {}, {}, time.monotonic()
+            self._flush(model, held, held_parts)
         except Exception as exc:  # the model or the store failed: the texts wait on
             self.error = f"{type(exc).__name__}: {exc}"
         finally:
             self._finished.set()
 
-    def _flush(self, model: str, held: dict[str, bytes]) -> None:
+    def _flush(self, model: str, held: dict[str, bytes], held_parts: dict[str, bytes]) -> None:
         if held:
-            self._store(VectorBatch(model, held))
+            self._store(VectorBatch(model, held, parts=held_parts))
             self.embedded += len(held)

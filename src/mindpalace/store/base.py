@@ -197,6 +197,11 @@ class Store(Protocol):
         """Which of ``text_hashes`` have no stored vector for ``model``."""
         ...
 
+    def part_vectors(self, model: str, text_hashes: Iterable[str]) -> dict[str, bytes]:
+        """The vectors of the parts of those of ``text_hashes`` that have
+        them under ``model`` (``VectorBatch.parts``' form)."""
+        ...
+
     def pending_vectors(
         self, model: str, *, after_seq: int = 0, limit: int
     ) -> list[tuple[int, str, str | None, str]]:

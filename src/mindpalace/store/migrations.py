@@ -360,6 +360,22 @@ def _v12_scope_keys(d: Dialect) -> list[str]:
     return [*d.scope_key_schema(), *d.vector_storage_schema()]
 
 
+def _v13_part_vectors(d: Dialect) -> list[str]:
+    # The vectors of a long text's parts (retrieval/parts.py), all of one
+    # text in one row: the re-ranker reads the few of its window by key.
+    # Kept out of ``embeddings``, whose rows are what dense search ranks.
+    return [
+        f"""
+        CREATE TABLE part_vectors (
+            model TEXT NOT NULL,
+            text_hash TEXT NOT NULL,
+            vectors {d.blob_type} NOT NULL,
+            PRIMARY KEY (model, text_hash)
+        )
+        """
+    ]
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "memories, tags, embeddings, full-text index", _v1_memories),
     Migration(2, "entities, mentions, edges, memory links, signals", _v2_graph),
@@ -373,6 +389,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(10, "memories by creation time, for listings", _v10_created_index),
     Migration(11, "conversation turns keep the start of the previous turn", _v11_turn_context),
     Migration(12, "text keys and row counts by scope partition; vectors inline", _v12_scope_keys),
+    Migration(13, "vectors of the parts of long texts", _v13_part_vectors),
 )
 
 

@@ -408,6 +408,7 @@ class PostgresStore(DatabaseDense, ScopeKeyTextSearch, SqlStore):
                 for text_hash, blob in vectors.vectors.items()
             ],
         )
+        self._put_parts(cur, vectors)
 
     def nearest(
         self,

@@ -26,6 +26,7 @@ TABLE_ORDER = (
     "memories",
     "memory_tags",
     "embeddings",
+    "part_vectors",
     "embedding_config",
     "entities",
     "entity_aliases",

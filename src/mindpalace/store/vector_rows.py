@@ -27,11 +27,14 @@ def key_dimensions(model: str) -> int:
 class VectorBatch:
     """Vectors to store: text hash -> float32 bytes, all of one model.
     ``pending``: the write's texts are left to a background upgrade (their
-    memories name them; ``vectors`` holds none of them)."""
+    memories name them; ``vectors`` holds none of them). ``parts``: text
+    hash -> the vectors of the text's parts, one float32 row each
+    (``retrieval.parts``), for the texts of more than one part."""
 
     model: str
     vectors: Mapping[str, bytes]
     pending: bool = False
+    parts: Mapping[str, bytes] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,6 +36,33 @@ class VectorsSql(SqlCore):
             " ON CONFLICT (model, text_hash) DO NOTHING",
             [(vectors.model, text_hash, blob) for text_hash, blob in vectors.vectors.items()],
         )
+        self._put_parts(cur, vectors)
+
+    def _put_parts(self, cur: Cursor, vectors: VectorBatch) -> None:
+        """Store the vectors of ``vectors``' parts (once per model and text)."""
+        if vectors.parts:
+            self._exec_many(
+                cur,
+                "INSERT INTO part_vectors (model, text_hash, vectors) VALUES (?, ?, ?)"
+                " ON CONFLICT (model, text_hash) DO NOTHING",
+                [(vectors.model, key, blob) for key, blob in vectors.parts.items()],
+            )
+
+    def part_vectors(self, model: str, text_hashes: Iterable[str]) -> dict[str, bytes]:
+        """The stored part vectors of those of ``text_hashes`` that have them."""
+        wanted = list(dict.fromkeys(text_hashes))
+        found: dict[str, bytes] = {}
+        with self._read() as cur:
+            for i in range(0, len(wanted), 500):
+                chunk = wanted[i : i + 500]
+                rows = self._exec(
+                    cur,
+                    "SELECT text_hash, vectors FROM part_vectors WHERE model = ? AND "
+                    + in_list("text_hash", chunk),
+                    [model, *chunk],
+                ).fetchall()
+                found.update((str(r[0]), bytes(r[1])) for r in rows)
+        return found
 
     def assign_vectors(self, assignments: Mapping[str, str], vectors: VectorBatch) -> None:
         """Point memories (id -> text hash) at vectors, storing the vectors, in one transaction."""
@@ -59,7 +86,8 @@ class VectorsSql(SqlCore):
                 (config.provider, config.model, config.dimensions),
             )
             if drop_vectors_except is not None:
-                self._exec(cur, "DELETE FROM embeddings WHERE model <> ?", (drop_vectors_except,))
+                for table in ("embeddings", "part_vectors"):
+                    self._exec(cur, f"DELETE FROM {table} WHERE model <> ?", (drop_vectors_except,))
 
     def embedding_config(self) -> EmbeddingConfig | None:
         """The model the palace's vectors come from, if any was recorded."""
@@ -115,8 +143,9 @@ class VectorsSql(SqlCore):
         return int(row[0] or 0)
 
     def add_vectors(self, vectors: VectorBatch) -> None:
-        """Store vectors of texts memories already name, bumping ``vectors``."""
-        if not vectors.vectors:
+        """Store vectors of texts memories already name (and of their
+        parts), bumping ``vectors``."""
+        if not vectors.vectors and not vectors.parts:
             return
         with self._write() as cur:
             self._put_vectors(cur, vectors)
