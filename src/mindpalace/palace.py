@@ -571,7 +571,9 @@ class Palace(PalaceWrites):
     def reindex(self, *, progress: Progress | None = None) -> int:
         """Embed every memory with this palace's embedder and adopt its model
         (after a change of model, or to embed memories stored while the
-        embedder was failing). Returns how many texts were embedded.
+        embedder was failing); long texts get the vectors of their parts
+        too, also those written before parts were kept. Returns how many
+        texts were embedded.
 
         Raises:
             EmbeddingError: when no embedder is configured or it fails.

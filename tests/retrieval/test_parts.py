@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from mindpalace import Palace
+from mindpalace.config import Settings
 from mindpalace.conversations import Message
 from mindpalace.embed import HashingEmbedder
 from mindpalace.models import Hit, HitList
@@ -192,3 +193,18 @@ def test_a_palace_copied_to_another_backend_keeps_its_parts(
     with Palace(postgres_url, embedder=HashingEmbedder()) as copy:
         after = _parts_of(copy, text)
     assert before is not None and after is not None and np.array_equal(before, after)
+
+
+def test_recall_in_the_database_reads_the_parts_too(postgres_url: str) -> None:
+    """PostgreSQL recalling in the database (pgvector): the parts stay out
+    of the rows dense search ranks, and the re-ranker still reads them."""
+    palace = Palace(postgres_url, embedder=HashingEmbedder(), settings=Settings(index="database"))
+    try:
+        palace.add_messages([Message(LONG, role="user")], session="cooking")
+        palace.remember("Brisket wants a long smoke.")
+        hits = palace.recall("smoker for brisket", limit=5)
+        assert len(hits) == 2  # the parts are not memories
+        long = next(h for h in hits if "smoker" in h.memory.content)
+        assert long.stage_scores["part"] > 2 * long.stage_scores["dense"]
+    finally:
+        palace.close()

@@ -631,7 +631,9 @@ class SemanticIndex:
 
     def reindex(self, *, batch: int = 256, progress: Progress | None = None) -> int:
         """Embed every memory with the current embedder, then adopt its config
-        and drop other models' vectors. Returns how many texts were embedded.
+        and drop other models' vectors. Long texts get the vectors of their
+        parts too (``parts.py``), also those embedded before parts were
+        kept. Returns how many whole texts were embedded.
 
         Raises:
             EmbeddingError: when no embedder is configured or it fails.

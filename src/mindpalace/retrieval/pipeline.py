@@ -213,6 +213,8 @@ def with_parts(
     a part of their text (``parts.with_parts``), read from the store under
     ``model`` (the vectors' key)."""
     keys = [text_hash(embed_text(hit.memory.title, hit.memory.content)) for hit in hits[:window]]
+    if not keys:
+        return hits
     return parts.with_parts(hits, store.part_vectors(model, keys), keys, query)
 
 
