@@ -15,9 +15,9 @@ import pytest
 from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.conversations import Message
-from mindpalace.embed import HashingEmbedder
+from mindpalace.embed import HashingEmbedder, from_settings
 from mindpalace.models import Hit, HitList
-from mindpalace.retrieval import parts
+from mindpalace.retrieval import indexing, parts
 from mindpalace.retrieval.indexing import BULK_TEXTS, embed_text, text_hash, vector_key
 from mindpalace.store import migrate
 
@@ -208,3 +208,15 @@ def test_recall_in_the_database_reads_the_parts_too(postgres_url: str) -> None:
         assert long.stage_scores["part"] > 2 * long.stage_scores["dense"]
     finally:
         palace.close()
+
+
+def test_a_whole_text_gets_the_same_vector_as_without_parts() -> None:
+    """The bundled model quantises its activations per batch: the parts are
+    embedded in a run of their own, so they do not move the whole's vector."""
+    model = from_settings(Settings(embedder="local"))
+    texts = {text_hash(t): t for t in (LONG, "A short note about tea.")}
+    batch = indexing._embedded(model, "m", list(texts), texts)
+    alone = model.embed(list(texts.values()))
+    for row, key in enumerate(texts):
+        assert np.array_equal(np.frombuffer(batch.vectors[key], dtype=np.float32), alone[row])
+    assert set(batch.parts) == {text_hash(LONG)}

@@ -676,20 +676,23 @@ def _embedded(
     parts_only: Sequence[str] = (),
 ) -> VectorBatch:
     """The vectors of the texts (``texts``, by hash) named in ``order`` and
-    of their parts, and the parts alone of those in ``parts_only``: one run
-    of the model."""
+    of their parts, and the parts alone of those in ``parts_only``.
+
+    The parts are a run of the model of their own: a model whose
+    activations are quantised per batch (the bundled MiniLM) gives a whole
+    text the same vector as without them."""
+    vectors = _to_blobs(order, embedder.embed([texts[h] for h in order])) if order else {}
     cut = {h: parts.split(texts[h]) for h in (*order, *parts_only)}
-    flat = [texts[h] for h in order] + [p for pieces in cut.values() for p in pieces]
-    if not flat:
-        return VectorBatch(model, {})
-    matrix = embedder.embed(flat)
+    pieces = [p for split in cut.values() for p in split]
     kept: dict[str, bytes] = {}
-    at = len(order)
-    for key, pieces in cut.items():
-        if pieces:
-            kept[key] = parts.pack(matrix[at : at + len(pieces)])
-            at += len(pieces)
-    return VectorBatch(model, _to_blobs(order, matrix[: len(order)]), parts=kept)
+    if pieces:
+        matrix = embedder.embed(pieces)
+        at = 0
+        for key, split in cut.items():
+            if split:
+                kept[key] = parts.pack(matrix[at : at + len(split)])
+                at += len(split)
+    return VectorBatch(model, vectors, parts=kept)
 
 
 def _to_blobs(hashes: Iterable[str], matrix: npt.NDArray[np.float32]) -> dict[str, bytes]:
