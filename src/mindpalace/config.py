@@ -68,6 +68,7 @@ ENV_TOKENS = "MINDPALACE_TOKENS"
 ENV_ANN_ROWS = "MINDPALACE_ANN_ROWS"
 ENV_INDEX = "MINDPALACE_INDEX"
 ENV_BULK_EMBED = "MINDPALACE_BULK_EMBED"
+ENV_PARTS = "MINDPALACE_PARTS"
 ENV_REPLICAS = "MINDPALACE_REPLICAS"
 ENV_EXTRACT_URL = "MINDPALACE_EXTRACT_URL"
 ENV_EXTRACT_MODEL = "MINDPALACE_EXTRACT_MODEL"
@@ -170,6 +171,9 @@ class Settings:
             background upgrade; found by their words until then) or
             ``inline`` (embedded before the write returns). Fast models
             (static, hashing) always embed inline.
+        parts: embed the parts of long texts too, for the re-ranker
+            (``retrieval/parts.py``); off saves their embedding time and
+            space, and recall then reads each text as a whole.
         replicas: URLs of a PostgreSQL palace's streaming replicas, which
             serve its reads once they replayed the process's writes.
         tokens: the HTTP server's bearer tokens (``AGENT=TOKEN`` pairs), if set.
@@ -191,6 +195,7 @@ class Settings:
     ann_rows: int = DEFAULT_ANN_ROWS
     index: str = "auto"
     bulk_embed: str = "background"
+    parts: bool = True
     replicas: tuple[str, ...] = field(default=(), repr=False)  # URLs may hold passwords
     tokens: str | None = field(default=None, repr=False)
     extract_url: str | None = None
@@ -230,6 +235,7 @@ class Settings:
             ann_rows=_count(env, ENV_ANN_ROWS, DEFAULT_ANN_ROWS),
             index=index,
             bulk_embed=bulk,
+            parts=_switch(env, ENV_PARTS, True),
             replicas=tuple(u.strip() for u in env.get(ENV_REPLICAS, "").split(",") if u.strip()),
             tokens=env.get(ENV_TOKENS) or None,
             extract_url=env.get(ENV_EXTRACT_URL) or None,

@@ -93,6 +93,7 @@ class Engine:
             ann_rows=self.settings.ann_rows,
             index=self.settings.index,
             bulk_embed=self.settings.bulk_embed,
+            parts=self.settings.parts,
         )
         if broken is not None:
             self.semantic.broken = broken

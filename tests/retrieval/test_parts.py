@@ -16,6 +16,7 @@ from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.conversations import Message
 from mindpalace.embed import HashingEmbedder, from_settings
+from mindpalace.errors import ConfigError
 from mindpalace.models import Hit, HitList
 from mindpalace.retrieval import indexing, parts
 from mindpalace.retrieval.indexing import BULK_TEXTS, embed_text, text_hash, vector_key
@@ -220,3 +221,16 @@ def test_a_whole_text_gets_the_same_vector_as_without_parts() -> None:
     for row, key in enumerate(texts):
         assert np.array_equal(np.frombuffer(batch.vectors[key], dtype=np.float32), alone[row])
     assert set(batch.parts) == {text_hash(LONG)}
+
+
+def test_parts_can_be_turned_off(make_palace: Callable[..., Palace]) -> None:
+    settings = Settings.from_env({"MINDPALACE_PARTS": "off"})
+    assert not settings.parts and Settings.from_env({}).parts
+    palace = make_palace(embedder=HashingEmbedder(), settings=settings)
+    long = palace.remember(LONG)
+    assert _parts_of(palace, embed_text(long.title, long.content)) is None
+    hit = palace.recall("smoker for brisket", limit=3)[0]
+    assert hit.stage_scores["part"] == hit.stage_scores["dense"]  # the whole alone
+    with pytest.raises(ConfigError, match="MINDPALACE_PARTS") as error:
+        Settings.from_env({"MINDPALACE_PARTS": "maybe"})
+    assert "on" in str(error.value) and "off" in str(error.value)

@@ -90,6 +90,7 @@ class SemanticIndex:
         bulk_embed: ``background``: a bulk write with a slow model stores
             its memories at once and their vectors come from a background
             upgrade; ``inline``: every write embeds before it returns.
+        parts: embed the parts of long texts as well (``parts.py``).
 
     Raises:
         ConfigError: an unknown ``index`` or ``bulk_embed``, or
@@ -105,6 +106,7 @@ class SemanticIndex:
         index: str = "auto",
         database_rows: int = DEFAULT_DATABASE_ROWS,
         bulk_embed: str = "background",
+        parts: bool = True,
     ) -> None:
         if bulk_embed not in BULK_EMBEDS:
             raise ConfigError(
@@ -127,6 +129,7 @@ class SemanticIndex:
         self.index = index
         self.database_rows = database_rows
         self.bulk_embed = bulk_embed
+        self.parts = parts
         self._upgrade: VectorUpgrade | None = None  # the background embedding of waiting texts
         self._upgrade_lock = threading.Lock()
         #: what runs the upgrade a deferred bulk write needs, when not a thread
@@ -273,7 +276,7 @@ class SemanticIndex:
             if not order:
                 return VectorBatch(model, {})
             try:
-                return _embedded(embedder, model, order, by_hash)
+                return _embedded(embedder, model, order, by_hash, cut=self.parts)
             except EmbeddingError as exc:
                 self.failure = str(exc)
                 return None
@@ -300,7 +303,8 @@ class SemanticIndex:
                 if not rows:
                     return None
                 texts = {h: embed_text(title, content) for _, h, title, content in rows}
-                return _embedded(embedder, model, list(texts), texts), rows[-1][0]
+                batch = _embedded(embedder, model, list(texts), texts, cut=self.parts)
+                return batch, rows[-1][0]
 
             self._upgrade = VectorUpgrade(
                 embed,
@@ -651,10 +655,14 @@ class SemanticIndex:
             by_hash = {hashes[i]: texts[i] for i in texts}
             # Texts embedded before parts were kept get their parts now.
             embedding = set(missing)
-            whole = [h for h in by_hash if h not in embedding and parts.split(by_hash[h])]
-            kept = self.store.part_vectors(model, whole)
+            whole = [
+                h for h in by_hash if self.parts and h not in embedding and parts.split(by_hash[h])
+            ]
+            kept = self.store.part_vectors(model, whole) if whole else {}
             lacking = [h for h in whole if h not in kept]
-            vectors = _embedded(self.embedder, model, missing, by_hash, parts_only=lacking)
+            vectors = _embedded(
+                self.embedder, model, missing, by_hash, parts_only=lacking, cut=self.parts
+            )
             self.store.assign_vectors(hashes, vectors)
             embedded += len(missing)
             if progress is not None:
@@ -674,21 +682,23 @@ def _embedded(
     texts: Mapping[str, str],
     *,
     parts_only: Sequence[str] = (),
+    cut: bool = True,
 ) -> VectorBatch:
     """The vectors of the texts (``texts``, by hash) named in ``order`` and
-    of their parts, and the parts alone of those in ``parts_only``.
+    of their parts, and the parts alone of those in ``parts_only`` (no
+    parts unless ``cut``).
 
     The parts are a run of the model of their own: a model whose
     activations are quantised per batch (the bundled MiniLM) gives a whole
     text the same vector as without them."""
     vectors = _to_blobs(order, embedder.embed([texts[h] for h in order])) if order else {}
-    cut = {h: parts.split(texts[h]) for h in (*order, *parts_only)}
-    pieces = [p for split in cut.values() for p in split]
+    splits = {h: parts.split(texts[h]) for h in (*order, *parts_only)} if cut else {}
+    pieces = [p for split in splits.values() for p in split]
     kept: dict[str, bytes] = {}
     if pieces:
         matrix = embedder.embed(pieces)
         at = 0
-        for key, split in cut.items():
+        for key, split in splits.items():
             if split:
                 kept[key] = parts.pack(matrix[at : at + len(split)])
                 at += len(split)
