@@ -11,6 +11,7 @@ that applies it (retrieval/). A backend that searches vectors itself
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -50,19 +51,25 @@ class VectorsSql(SqlCore):
 
     def part_vectors(self, model: str, text_hashes: Iterable[str]) -> dict[str, bytes]:
         """The stored part vectors of those of ``text_hashes`` that have them."""
+        rows = self._keyed(model, "part_vectors", "text_hash, vectors", text_hashes)
+        return {str(r[0]): bytes(r[1]) for r in rows}
+
+    def _keyed(
+        self, model: str, table: str, columns: str, text_hashes: Iterable[str]
+    ) -> list[tuple[Any, ...]]:
+        """``columns`` of ``table``'s rows of ``model`` and of those text hashes."""
         wanted = list(dict.fromkeys(text_hashes))
-        found: dict[str, bytes] = {}
+        rows: list[tuple[Any, ...]] = []
         with self._read() as cur:
             for i in range(0, len(wanted), 500):
                 chunk = wanted[i : i + 500]
-                rows = self._exec(
+                rows += self._exec(
                     cur,
-                    "SELECT text_hash, vectors FROM part_vectors WHERE model = ? AND "
+                    f"SELECT {columns} FROM {table} WHERE model = ? AND "
                     + in_list("text_hash", chunk),
                     [model, *chunk],
                 ).fetchall()
-                found.update((str(r[0]), bytes(r[1])) for r in rows)
-        return found
+        return rows
 
     def assign_vectors(self, assignments: Mapping[str, str], vectors: VectorBatch) -> None:
         """Point memories (id -> text hash) at vectors, storing the vectors, in one transaction."""
@@ -99,19 +106,8 @@ class VectorsSql(SqlCore):
 
     def missing_vectors(self, model: str, text_hashes: Iterable[str]) -> set[str]:
         """Which of ``text_hashes`` have no stored vector for ``model``."""
-        wanted = list(dict.fromkeys(text_hashes))
-        present: set[str] = set()
-        with self._read() as cur:
-            for i in range(0, len(wanted), 500):
-                chunk = wanted[i : i + 500]
-                rows = self._exec(
-                    cur,
-                    "SELECT text_hash FROM embeddings WHERE model = ? AND "
-                    + in_list("text_hash", chunk),
-                    [model, *chunk],
-                ).fetchall()
-                present.update(str(r[0]) for r in rows)
-        return set(wanted) - present
+        wanted = set(text_hashes)
+        return wanted - {str(r[0]) for r in self._keyed(model, "embeddings", "text_hash", wanted)}
 
     def pending_vectors(
         self, model: str, *, after_seq: int = 0, limit: int
