@@ -412,6 +412,44 @@ def test_database_mode_finds_the_vectors_once_they_are_in(postgres_url: str) -> 
         palace.close()
 
 
+def test_database_mode_embeds_what_another_process_left_waiting(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server recalling in the database keeps no warm index to tell that
+    rows wait: it looks for writes since its last look (at most every
+    ``PENDING_LOOK`` seconds, from its second recall on) and embeds what
+    another process's bulk write left waiting."""
+    writer = Palace(postgres_url, embedder=SlowHashing(), settings=Settings(index="database"))
+    server = Palace(postgres_url, embedder=SlowHashing(), settings=Settings(index="database"))
+    try:
+        writer.engine.semantic.on_pending = lambda: None  # a command that left at once
+        server.recall("warm up", limit=1)  # the first recall (a one-shot process) never looks
+        server.recall("warm up", limit=1)  # the second looks: nothing written since
+        first = server.engine.semantic.upgrading
+        assert first is not None
+        assert first.wait(60) and first.embedded == 0
+        writer.add_messages(turns(BULK_TEXTS, "sailing"), session="harbour")
+        assert server.pending_vectors() == BULK_TEXTS
+        found = server.recall("sailing trail number 40", limit=3)
+        assert server.engine.semantic.upgrading is first  # within the interval: no look
+        assert dense_of(found) == [None] * len(found)
+        monkeypatch.setattr(indexing, "PENDING_LOOK", 0.0)
+        server.recall("sailing trail number 40", limit=3)
+        upgrade = server.engine.semantic.upgrading
+        assert upgrade is not None and upgrade is not first
+        assert upgrade.wait(60) and upgrade.error is None
+        assert upgrade.embedded == BULK_TEXTS and server.pending_vectors() == 0
+        found = server.recall("sailing trail number 40", limit=3)
+        assert "turn 40:" in found[0].memory.content
+        assert all(score is not None for score in dense_of(found))
+        # nothing written since: the next look starts no other upgrade
+        server.recall("sailing", limit=1)
+        assert server.engine.semantic.upgrading is upgrade
+    finally:
+        writer.close()
+        server.close()
+
+
 def test_a_warm_process_recalls_through_a_bulk_write(
     make_palace: Callable[..., Palace],
 ) -> None:

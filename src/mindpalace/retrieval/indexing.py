@@ -71,6 +71,10 @@ BULK_TEXTS = 256
 #: seconds closing a palace waits for the upgrade's step under way (a model
 #: behind a network may hang; the thread is a daemon)
 STOP_WAIT = 30.0
+#: in database mode, how often (seconds) a process that recalls repeatedly
+#: looks whether another process wrote since it last looked (a write whose
+#: texts may wait for their vectors)
+PENDING_LOOK = 30.0
 
 
 class SemanticIndex:
@@ -138,6 +142,8 @@ class SemanticIndex:
         self._last_write = 0.0  # time.monotonic() of this process's last write
         #: the generation at which this process last looked for waiting texts
         self._upgrade_looked = -1
+        self._database_recalls = 0
+        self._looked_at = -PENDING_LOOK  # time.monotonic() of the last look
         self._in_database: bool | None = None if index == "auto" else index == "database"
         self._ann: ann.AnnIndex | None = None
         self._dense: DenseIndex | None = None
@@ -421,7 +427,33 @@ class SemanticIndex:
             self._in_database = (
                 self.store.dense_in_store and self.store.size() >= self.database_rows
             )
-        return vector_key(self.embedder.config) if self._in_database else None
+        if not self._in_database:
+            return None
+        self._look_for_pending()
+        return vector_key(self.embedder.config)
+
+    def _look_for_pending(self) -> None:
+        """Database mode keeps no warm index to tell that rows wait for
+        their vectors (another process's bulk write, or one that closed
+        before its upgrade ended). A process that recalls repeatedly and
+        runs its own upgrade (``on_pending`` unset) looks, at most every
+        ``PENDING_LOOK`` seconds, whether anything was written since it
+        last looked, and if so has the upgrade embed what waits: one read
+        of the change counters on the recall path, the search for waiting
+        texts in the upgrade's thread."""
+        self._database_recalls += 1
+        now = time.monotonic()
+        if (
+            self.on_pending is not None
+            or self._database_recalls < 2
+            or now - self._looked_at < PENDING_LOOK
+        ):
+            return
+        self._looked_at = now
+        generation = self.store.generation()
+        if generation != self._upgrade_looked:
+            self._upgrade_looked = generation
+            self.upgrade_vectors()
 
     def dense(self) -> DenseIndex | None:
         """The warm dense index: rows written since it was built are appended;
