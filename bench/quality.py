@@ -256,6 +256,10 @@ class Palaces:
         if self.ann:
             p.semantic.ann_rows = 1
             p.semantic.wait_for_graph()
+        # Questions are asked of a palace in use: its warm indexes built
+        # (else the first questions race their background build, and the
+        # graph stage's time budget makes the figures vary from run to run).
+        p.semantic.wait_for_warm()
         self.palaces[key] = p
         print(
             f"  ingested {conversation.name} ({ingest.name}, {embedder}, {backend}):"

@@ -147,7 +147,7 @@ def longmemeval_groups(cache: Path, model: str = "static") -> Iterator[Group]:
         path = _built(cache / "longmemeval" / f"{q.question_id}{suffix}.db", build)
         with Palace(path, embedder=embedder, clock=lambda q=q: q.when) as palace:
             palace.recall_options = OFF
-            palace.recall("warm up", limit=1)
+            palace.engine.semantic.wait_for_warm()  # recall as a palace in use does
             hits = palace.recall(q.text, limit=WINDOW)
             x, ids = _window(palace, hits, "turn_id", q.text)
         session_of = {t.turn_id: s.session_id for s in q.sessions for t in s.turns}
@@ -179,6 +179,7 @@ def locomo_groups(cache: Path) -> Iterator[Group]:
         path = _built(cache / "locomo" / f"{c.name}-{Settings().embedder}.db", build)
         with Palace(path, embedder=embedder, clock=lambda after=after: after) as palace:
             palace.recall_options = OFF
+            palace.engine.semantic.wait_for_warm()
             for question in c.questions:
                 hits = palace.recall(question.text, limit=WINDOW)
                 x, ids = _window(palace, hits, "dia_id", question.text)
