@@ -90,7 +90,10 @@ PARAMS["monotone_constraints"] = [1 if name in RISING else 0 for name in reranke
 PARAMS["monotone_constraints_method"] = "basic"
 OUT = Path(__file__).resolve().parents[1] / "src/mindpalace/retrieval/reranker.json"
 CACHE = Path(__file__).resolve().parent / ".cache" / "rerank"
-OFF = replace(RecallOptions(), rerank=False)
+# The windows the trees learn from: the stages without the trees, and the
+# graph's time budget lifted (on a loaded machine it cuts the second hop
+# now and then, and a refit would differ from run to run).
+OFF = replace(RecallOptions(), rerank=False, graph_budget_ms=1e9)
 
 
 @dataclass
