@@ -142,14 +142,13 @@ class SemanticIndex:
         self._last_write = 0.0  # time.monotonic() of this process's last write
         #: the generation at which this process last looked for waiting texts
         self._upgrade_looked = -1
-        self._database_recalls = 0
         self._looked_at = -PENDING_LOOK  # time.monotonic() of the last look
         self._in_database: bool | None = None if index == "auto" else index == "database"
         self._ann: ann.AnnIndex | None = None
         self._dense: DenseIndex | None = None
         self._key: str | None = None
         self._lock = threading.Lock()
-        self._uses = 0  # calls of dense(): the warm indexes come with the second
+        self._uses = 0  # recalls (dense(), or database-mode looks); warm from the 2nd
         self._warming: WarmBuild | None = None  # the background build of the warm indexes
         self._saved_graph: ann.AnnIndex | None = None  # the graph an adopted build found on disk
         #: called in the thread that builds the warm indexes once it has read
@@ -441,13 +440,9 @@ class SemanticIndex:
         last looked, and if so has the upgrade embed what waits: one read
         of the change counters on the recall path, the search for waiting
         texts in the upgrade's thread."""
-        self._database_recalls += 1
+        self._uses += 1  # in database mode dense() does not count recalls
         now = time.monotonic()
-        if (
-            self.on_pending is not None
-            or self._database_recalls < 2
-            or now - self._looked_at < PENDING_LOOK
-        ):
+        if self.on_pending is not None or self._uses < 2 or now - self._looked_at < PENDING_LOOK:
             return
         self._looked_at = now
         generation = self.store.generation()
