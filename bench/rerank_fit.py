@@ -93,7 +93,7 @@ CACHE = Path(__file__).resolve().parent / ".cache" / "rerank"
 # The windows the trees learn from: the stages without the trees, and the
 # graph's time budget lifted (on a loaded machine it cuts the second hop
 # now and then, and a refit would differ from run to run).
-OFF = replace(RecallOptions(), rerank=False, graph_budget_ms=1e9)
+OFF = replace(RecallOptions(), rerank=False)
 
 
 @dataclass

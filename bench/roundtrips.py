@@ -29,9 +29,6 @@ configuration is a real recall:
 * ``text``: ``pipeline.recall`` without embeddings (keyword search alone).
 
 Figures are medians over the queries (and the mean beside it), per recall.
-The graph's time budget is lifted (``graph_budget_ms``): past it a loaded
-machine skips the second hop and its read, and the counts would depend on
-the load.
 """
 
 from __future__ import annotations
@@ -74,7 +71,7 @@ METHODS = tuple(
 )
 EVENTS = ("the trip", "the offsite", "the launch party", "the hackathon")
 #: the default constants, without the graph's time budget (module docstring)
-OPTIONS = RecallOptions(graph_budget_ms=1e9)
+OPTIONS = RecallOptions()
 
 
 @dataclass(slots=True)

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 from typing import Any
 
 from mindpalace import Palace
@@ -94,8 +93,7 @@ def _prepared(
             now=palace.now(),
             query_vector=vector,
             dense_index=index,
-            # No time budget: the graph's second hop is always read.
-            options=replace(palace.recall_options, graph_budget_ms=1e9),
+            options=palace.recall_options,
         )
 
     run()  # caches (co-occurrence, term counts) filled since the last write

@@ -10,7 +10,7 @@ from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.models import Category, RecallFilters
 from mindpalace.store import Store
-from mindpalace.store.recall_sql import QueryReads
+from mindpalace.store.recall_sql import FOLLOWED, QueryReads
 
 ANY = RecallFilters()
 # The names "What about Alice Moreno and Kafka?" may use (retrieval.graphstage.query_names).
@@ -148,8 +148,6 @@ def test_seed_graph_matches_the_single_reads(store: Store, pair: tuple[Palace, P
     assert "zoltan" not in (graph.members or {})
     bare = store.seed_graph(seeds, scope, ANY, neighbours=0, max_degree=50)
     assert bare.co == {} and bare.members is None and bare.entities == graph.entities
-    late = store.seed_graph(seeds, scope, ANY, neighbours=5, max_degree=50, within_ms=0.0)
-    assert late.co == {} and late.entities == graph.entities
     # A caller counting mentions itself (a warm index) decides the same way.
     counted = store.seed_graph(
         seeds,
@@ -164,6 +162,29 @@ def test_seed_graph_matches_the_single_reads(store: Store, pair: tuple[Palace, P
         seeds, scope, ANY, neighbours=5, max_degree=50, degrees=lambda keys: dict.fromkeys(keys, 51)
     )
     assert hubs.co == {}
+
+
+def test_seed_graph_follows_a_bounded_number_of_entities(store: Store) -> None:
+    """The second hop's work is bounded by counts, not by time: seeds
+    naming many entities have at most FOLLOWED of them followed."""
+    palace = _palace(store, "ann")
+    names = [f"Project {chr(65 + i // 26)}{chr(97 + i % 26)}x" for i in range(FOLLOWED + 16)]
+    half = len(names) // 2
+    seeds = [
+        palace.remember("Status: " + "; ".join(names[:half])).id,
+        palace.remember("Backlog: " + "; ".join(names[half:])).id,
+    ]
+    # Each project is named again with a partner, so it co-occurs with someone.
+    palace.remember_many(
+        [{"content": f"{name} pairs with Partner {name.split()[1]}q"} for name in names]
+    )
+    graph = store.seed_graph(seeds, palace.scope, ANY, neighbours=5, max_degree=50, members=True)
+    assert sum(len(found) for found in graph.entities.values()) > FOLLOWED
+    assert graph.co and len(graph.co) <= FOLLOWED
+    assert (
+        store.seed_graph(seeds, palace.scope, ANY, neighbours=5, max_degree=50, members=True)
+        == graph
+    )
 
 
 def test_hydrate_reads_visible_memories_and_own_feedback(

@@ -6,7 +6,6 @@ the store with the caller's scope; the arithmetic is ``propagate.propagate``.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -51,7 +50,6 @@ def expand(
     weight: float,
     hops: int,
     max_degree: int,
-    budget_ms: float,
     visible: npt.NDArray[np.bool_] | None = None,
 ) -> Expansion:
     """Add ``weight`` x the propagated score of every memory reached from the
@@ -62,7 +60,6 @@ def expand(
     admit) and a warm mention index, entity members are counted in memory;
     otherwise that read brings them too.
     """
-    started = time.perf_counter()
     ordered = sorted(candidates, key=lambda c: (-c[0], c[1]))
     top = [(key, value) for value, key, _ in ordered[:seeds] if value > 0]
     if not top or weight <= 0:
@@ -92,8 +89,6 @@ def expand(
         max_degree=max_degree,
         members=warm is None,
         degrees=degrees if warm is not None else None,
-        # Past half the budget, the second hop is left out.
-        within_ms=budget_ms / 2 - (time.perf_counter() - started) * 1000,
     )
 
     found = graph.entities

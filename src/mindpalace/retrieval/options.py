@@ -44,7 +44,6 @@ class RecallOptions:
         graph_hops: 1 (seed -> entity -> memory) or 2 (through a co-occurring entity).
         graph_max_degree: entities mentioned by more visible memories are hubs,
             not traversed.
-        graph_budget_ms: past this, the second hop is skipped.
         redundancy: a memory only the graph brought in is dropped when its
             embedding is this close (cosine) to a hit already chosen.
         time_window_weight: share of relevance added to a memory whose time
@@ -83,7 +82,6 @@ class RecallOptions:
     graph_weight: float = 0.15
     graph_hops: int = 2
     graph_max_degree: int = 50
-    graph_budget_ms: float = 25.0
     redundancy: float = 0.95
     time_window_weight: float = 0.2
     time_when_weight: float = 0.3

@@ -348,7 +348,6 @@ def _hybrid(
             weight=options.graph_weight,
             hops=options.graph_hops,
             max_degree=options.graph_max_degree,
-            budget_ms=options.graph_budget_ms,
             visible=shown.rows,
         )
     rows = [row for _, _, row in expansion.candidates if row is not None]

@@ -266,14 +266,15 @@ class Store(Protocol):
         max_degree: int,
         members: bool = False,
         degrees: Callable[[Sequence[str]], Mapping[str, int]] | None = None,
-        within_ms: float | None = None,
     ) -> SeedGraph:
         """The entities the visible ``memory_ids`` mention and, with
         ``members``, the visible memories (under ``filters``) mentioning
         each (``entity_members``); then the ``neighbours`` strongest
         co-occurring entities (none when 0) of each entity mentioned by 2 to
-        ``max_degree`` visible memories, with their members, unless the
-        first part took ``within_ms`` or more (a latency budget). Without
+        ``max_degree`` visible memories (at most ``FOLLOWED`` of them, the
+        rarest first: the work is bounded by counts, never by time, so
+        the same palace and query read the same graph), with their
+        members. Without
         ``members``, ``degrees`` counts an entity's visible mentions (a
         caller's warm index); with neither, every entity is followed."""
         ...

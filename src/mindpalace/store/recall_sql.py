@@ -17,7 +17,6 @@ query's).
 from __future__ import annotations
 
 import abc
-import time
 from collections.abc import Callable, Mapping, Sequence
 
 from mindpalace.models import Entity, Memory, RecallFilters, Scope
@@ -36,6 +35,8 @@ __all__ = ["Hydration", "QueryFacts", "QueryReads", "RecallSql", "SeedGraph"]
 
 # Words probed per statement (each probe carries the scope's parameters).
 _PROBES = 50
+#: the most entities whose co-occurring entities one recall follows (``seed_graph``)
+FOLLOWED = 24
 
 
 class RecallSql(SqlCore):
@@ -129,19 +130,16 @@ class RecallSql(SqlCore):
         max_degree: int,
         members: bool = False,
         degrees: Callable[[Sequence[str]], Mapping[str, int]] | None = None,
-        within_ms: float | None = None,
     ) -> SeedGraph:
-        """The seeds' entities (with ``members``, who mentions them), then,
-        unless that took ``within_ms`` or more, the co-occurring entities of
-        those worth following (and who mentions those)."""
-        started = time.perf_counter()
+        """The seeds' entities (with ``members``, who mentions them), then the
+        co-occurring entities of those worth following, at most ``FOLLOWED``
+        (and who mentions those)."""
         entities = self.entities_of(memory_ids, scope) if memory_ids else {}
         norms = sorted({e.norm for found in entities.values() for e in found})
         found = (
             self.entity_members(norms, scope, filters, max_degree=max_degree) if members else None
         )
-        late = within_ms is not None and (time.perf_counter() - started) * 1000 >= within_ms
-        if not neighbours or not norms or late:
+        if not neighbours or not norms:
             return SeedGraph(entities, {}, found)
         if found is not None:
             counts: Mapping[str, int] | None = {n: found[n][0] for n in norms if n in found}
@@ -152,6 +150,10 @@ class RecallSql(SqlCore):
             # A hub's or a lone mention's neighbours are not wanted, and a
             # hub's edges are the costliest to read.
             follow = [n for n in norms if 2 <= counts.get(n, 0) <= max_degree]
+            # The rarest names say most about the seeds; a fixed number of
+            # them bounds the work (the same on a busy machine as on a quiet one).
+            follow = sorted(follow, key=lambda n: (counts.get(n, 0), n))
+        follow = sorted(follow[:FOLLOWED])
         co = self.co_occurring(follow, scope, per_entity=neighbours) if follow else {}
         if found is not None:
             far = sorted({other for pairs in co.values() for other, _ in pairs} - set(norms))
