@@ -189,10 +189,10 @@ FRIDAY = datetime(2026, 11, 20, 9, 0, tzinfo=timezone.utc)  # Friday 20 November
         ("I finished the report on Saturday.", MONDAY, "14 November 2026"),
         ("Since Friday the build is green.", MONDAY, "since 13 November 2026"),
         # deadlines: today counts
-        ("Send me the slides by Friday.", FRIDAY, "until 20 November 2026"),
-        ("Send me the slides by Friday.", MONDAY, "until 20 November 2026"),
+        ("Send me the slides by Friday.", FRIDAY, "by 20 November 2026"),
+        ("Send me the slides by Friday.", MONDAY, "by 20 November 2026"),
         ("Keep the freeze until Friday.", FRIDAY, "until 20 November 2026"),
-        ("We had it done by Friday.", FRIDAY, "until 13 November 2026"),  # said of the past
+        ("We had it done by Friday.", FRIDAY, "by 13 November 2026"),  # said of the past
     ],
 )
 def test_a_bare_weekday_follows_the_tense(text: str, said: datetime, label: str) -> None:
@@ -227,7 +227,7 @@ def test_ingest_indexes_the_coming_weekday(
     palace.add_messages(read_messages(path, session="plans"), dates=True)
     turns = {m.content: m for m in palace.recent(10, session="plans")}
     assert turns["Ana: The party is on Saturday."].context == "when: 21 November 2026"
-    assert turns["Ben: Send the slides by Friday."].context.endswith("when: until 20 November 2026")
+    assert turns["Ben: Send the slides by Friday."].context.endswith("when: by 20 November 2026")
     assert turns["Ana: We went to the party on Saturday."].context.endswith(
         "when: 21 November 2026"
     )

@@ -73,7 +73,8 @@ TABLE: list[tuple[str, Interval, str]] = [
     ("before June 2023", Interval(None, _day(2023, 6, 1)), "before June 2023"),
     ("after 2022", Interval(_day(2023, 1, 1), None), "after 2022"),
     ("since last week", Interval(_day(2023, 5, 1), None), "since week of 1 May 2023"),
-    ("until Friday", Interval(None, _day(2023, 5, 6)), "until 5 May 2023"),
+    # In a stored text a deadline names its day, not the past up to it.
+    ("until Friday", _days((2023, 5, 5), (2023, 5, 5)), "until 5 May 2023"),
     # spans next to a date
     ("the week before 3 May 2023", _days((2023, 4, 26), (2023, 5, 2)),
      "26 April 2023 to 2 May 2023"),
@@ -123,6 +124,18 @@ def test_several_in_text_order() -> None:
     found = find_times("Yesterday was busy; next week too. We met on 2 April 2023.", REF)
     assert [m.label for m in found] == ["7 May 2023", "week of 15 May 2023", "2 April 2023"]
     assert [m.relative for m in found] == [True, True, False]
+
+
+def test_a_deadline_is_its_day_in_text_and_open_in_a_query() -> None:
+    # Written on Monday 8 May: "report by Thursday" is about Thursday 11 May,
+    # not about every day before it.
+    (said,) = find_times("Kenji: yes, report by Thursday.", REF)
+    assert said.interval == _days((2023, 5, 11), (2023, 5, 11))
+    assert said.label == "by 11 May 2023"
+    assert not overlaps(said.interval, _days((2023, 5, 1), (2023, 5, 7)))
+    # Asked, "until Friday" is a window over what came before.
+    (asked,) = find_times("what did we ship until Friday?", REF, prefer="past")
+    assert asked.interval.start is None and asked.interval.end == _day(2023, 5, 6)
 
 
 def test_prefer_past_for_queries() -> None:

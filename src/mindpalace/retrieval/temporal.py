@@ -478,11 +478,17 @@ def _rolling(cal: Calendar, rel: str, unit: str) -> _Resolved | None:
     return cal.days(first, last), f"{spoken_day(first)} to {spoken_day(last)}", True
 
 
-def _frame(resolved: _Resolved, op: str | None) -> _Resolved:
+def _frame(resolved: _Resolved, op: str | None, *, prefer: str) -> _Resolved:
+    """The time an operator makes of a resolved one: "before June" is
+    everything up to June. In a stored text (``prefer`` "nearest") a
+    deadline ("report by Thursday", "open until Friday") names its day, not
+    the whole past up to it: the text is about that day."""
     interval, label, relative = resolved
     if not op:
         return resolved
     op = op.lower()
+    if op in _DEADLINES and prefer != "past":
+        return interval, f"{op} {label}", relative
     if op == "before":
         return Interval(None, interval.start), f"before {label}", relative
     if op == "after":
@@ -669,7 +675,7 @@ def _find_cached(text: str, reference: datetime, prefer: str) -> tuple[TimeMenti
             interval = anchored(resolved[0], match.group("op"), offset, inclusive=False)
             label, relative = _label(interval), resolved[2]
         else:
-            interval, label, relative = _frame(resolved, match.group("op"))
+            interval, label, relative = _frame(resolved, match.group("op"), prefer=prefer)
         found.append(
             TimeMention(match.group(), match.start(), match.end(), interval, label, relative)
         )
