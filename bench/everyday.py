@@ -398,9 +398,11 @@ class _Clock:
         return self.at
 
 
-def _build(palace: EverydayPalace, path: Path, embedder: Embedder) -> tuple[Palace, _Clock]:
-    """Write ``palace`` into a fresh SQLite file, oldest first."""
+def _build(palace: EverydayPalace, path: Path, embedder: Embedder) -> tuple[Palace, dict[str, str]]:
+    """Write ``palace`` into a fresh SQLite file, oldest first; the palace
+    (its clock at the palace's now) and each fact's memory id."""
     clock = _Clock(palace.now)
+    ids: dict[str, str] = {}
     p = Palace(path, embedder=embedder, clock=clock, settings=Settings(index="process"))
     writes: list[tuple[datetime, int, Fact | Conversation]] = [
         (f.created, i, f) for i, f in enumerate(palace.facts)
@@ -409,13 +411,13 @@ def _build(palace: EverydayPalace, path: Path, embedder: Embedder) -> tuple[Pala
     for when, _, item in sorted(writes, key=lambda w: (w[0], w[1])):
         clock.at = when
         if isinstance(item, Fact):
-            p.remember(
+            ids[item.key] = p.remember(
                 item.content,
                 title=item.title,
                 category=item.category,
                 tags=list(item.tags) or None,
                 metadata={"key": item.key},
-            )
+            ).id
         else:
             messages = [
                 Message(
@@ -435,7 +437,7 @@ def _build(palace: EverydayPalace, path: Path, embedder: Embedder) -> tuple[Pala
     # race their background build).
     p.semantic.wait_for_warm()
     clock.at = palace.now
-    return p, clock
+    return p, ids
 
 
 def _ranked(hits: Iterable[Hit]) -> list[dict[str, Any]]:
@@ -468,9 +470,12 @@ def measure_palace(
                 ]
                 notices[q.id][config.name] = None
     product = [c for c in configs if c.options is not None]
+    closed: set[str] = set()  # replaced facts the palace's own supersession closed
     if product:
-        p, _ = _build(palace, scratch / f"{palace.name}.db", embedder)
+        p, ids = _build(palace, scratch / f"{palace.name}.db", embedder)
         try:
+            replaced = {f.replaces for f in palace.facts if f.replaces}
+            closed = {k for k in replaced if k and p.get(ids[k]).superseded_by}
             for config in product:
                 assert config.options is not None
                 p.recall_options = config.options
@@ -498,6 +503,7 @@ def measure_palace(
                 "question": q.text,
                 "evidence": list(q.evidence),
                 "stale": list(q.stale),
+                "stale_closed": sorted(set(q.stale) & closed),
                 "results": results,
             }
         )
@@ -693,7 +699,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         names = sorted({r["palace"] for r in chosen_rows})
         title = f"{section}: {', '.join(names)}; embedder {args.embedder}"
         print(markdown(summaries[section], title, len(chosen_rows)))
-        print()
+        stale = {(r["palace"], k) for r in chosen_rows for k in r["stale"]}
+        closed = {(r["palace"], k) for r in chosen_rows for k in r["stale_closed"]}
+        print(
+            f"\nReplaced facts asked about that the palace's own supersession closed:"
+            f" {len(closed)} of {len(stale)}.\n"
+        )
     if args.json:
         args.json.write_text(
             json.dumps({"embedder": args.embedder, "summary": summaries, "rows": rows}, indent=1)
