@@ -30,10 +30,12 @@ answerable and over never-mentioned questions, says whether relevance
 separates them.
 
 Rows of one run: the product's recall with the default options, the stages
-without the re-ranker, the fused keyword + embedding lists with nothing
+without the re-ranker (and those without session support: facts have no
+session, chat turns do), the fused keyword + embedding lists with nothing
 after them, each list alone (``RecallOptions`` knobs, as bench/quality.py
 and bench/longmemeval.py ablate), and a plain BM25 of this module over the
-same memory texts::
+same memory texts. Below each table: how many of the replaced facts asked
+about the palace's own supersession rule closed (``superseded_by``)::
 
     python -m bench.everyday                        # every palace, default model (MiniLM)
     python -m bench.everyday --split dev --embedder static
@@ -382,6 +384,10 @@ CONFIGS = [
     Config("keyword stage alone", replace(BARE, dense_weight=0.0)),
     Config("dense stage alone", replace(BARE, sparse_weight=0.0)),
     Config("fused, nothing after", BARE),
+    # Facts have no session: how much do chat turns gain from theirs?
+    Config(
+        "stages, session support off", replace(STAGES, neighbour_weight=0.0, session_weight=0.0)
+    ),
     Config("stages, re-ranker off", STAGES),
     Config("default", DEFAULT),
 ]
