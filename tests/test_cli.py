@@ -629,6 +629,21 @@ def test_forget_of_another_agents_memory_is_refused(cli: Cli) -> None:
     assert cli.json("get", memory["id"])["archived"] is False
 
 
+def test_a_peer_forgets_only_its_own_channels_memories(cli: Cli) -> None:
+    shared = cli.remember("the studio opens at nine for every client", "--visibility", "shared")
+    peer = ("--channel", "peer-coach:1", "--peer")
+    mine = cli.json(*peer, "remember", "client one prefers mornings")
+    assert mine["channel"] == "peer-coach:1"
+    for hard in ([], ["--hard"]):
+        refused = cli.run(*peer, "forget", shared["id"], *hard)
+        assert refused.returncode == 1
+        assert f"may not forget memory {shared['id']!r}" in refused.stderr
+        assert "peer-facing" in refused.stderr and "only it may" not in refused.stderr
+    assert cli.json("get", shared["id"])["archived"] is False
+    assert shared["id"] in {h["id"] for h in cli.json("recall", "studio opens")}
+    assert cli.json(*peer, "forget", mine["id"]) == {"forgotten": mine["id"], "hard": False}
+
+
 @pytest.mark.parametrize(
     ("filters", "expected"),
     [

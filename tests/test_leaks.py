@@ -100,6 +100,14 @@ def visible(rec: Rec, reader: Reader) -> bool:
     return rec.channel in (None, reader.channel)
 
 
+def may_change(rec: Rec, reader: Reader) -> bool:
+    """Who may change (forget, complete) a memory it sees, restated from
+    ``scoping.check_change``: its agent, through its channel when peer-facing."""
+    if reader.management:
+        return True
+    return rec.agent == reader.agent and (not reader.peer or rec.channel == reader.channel)
+
+
 @dataclass
 class World:
     """Everything stored, and the palaces looking at it."""
@@ -612,7 +620,7 @@ def leak_machine(world_factory: Callable[[], World]) -> type[RuleBasedStateMachi
             if not visible(rec, reader):
                 with pytest.raises(NotFoundError):
                     palace.forget(rec.id, hard=hard)
-            elif rec.agent != reader.agent and not reader.management:
+            elif not may_change(rec, reader):
                 with pytest.raises(PermissionDenied):
                     palace.forget(rec.id, hard=hard)
             else:
@@ -624,8 +632,9 @@ def leak_machine(world_factory: Callable[[], World]) -> type[RuleBasedStateMachi
 
         @rule(reader=any_reader, pick=picks, completed=st.booleans())
         def complete_issue(self, reader: Reader, pick: int, completed: bool) -> None:
-            """Only the owner (or management) changes an issue's state; the
-            refusals name nothing the reader may not see."""
+            """Only the owner (or management; a peer-facing view: in its own
+            channel) changes an issue's state; the refusals name nothing the
+            reader may not see."""
             Counter.operations += 1
             rec = self._pick(pick)
             if rec is None:
@@ -638,7 +647,7 @@ def leak_machine(world_factory: Callable[[], World]) -> type[RuleBasedStateMachi
             elif rec.kind != "issue":  # a visible memory: what it is may be said
                 with pytest.raises(ValidationError, match="not an issue"):
                     palace.personal.complete_issue(rec.id, completed=completed)
-            elif rec.agent != reader.agent and not reader.management:
+            elif not may_change(rec, reader):
                 with pytest.raises(PermissionDenied):
                     palace.personal.complete_issue(rec.id, completed=completed)
             else:

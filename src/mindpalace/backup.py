@@ -158,4 +158,9 @@ def _check_records(scope: Scope, records: PalaceRecords) -> None:
     ]
     for what, agent in owners:
         if agent != scope.agent_id:
-            raise PermissionDenied(what, agent)
+            raise PermissionDenied(
+                what,
+                agent,
+                action="import",
+                reason=f"it belongs to agent {agent!r}, not to {scope.agent_id!r}",
+            )

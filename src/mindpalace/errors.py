@@ -6,7 +6,8 @@ Every error the library raises on purpose is a ``MindPalaceError``::
     ├── ValidationError      bad input; names the field and the valid options
     │   └── UnknownSkill     no skill of that name; lists the closest names
     ├── NotFoundError        no memory with that id in the caller's scope
-    ├── PermissionDenied     visible, but only its owner agent may change it
+    ├── PermissionDenied     visible, but the caller may not change it (another
+    │                        agent's; outside a peer-facing view's channel)
     ├── ConfigError          settings that cannot work (bad path, bad env value)
     ├── EmbeddingError       the embedding model or service failed
     │   └── EmbeddingMismatch  the palace's vectors come from another model
@@ -129,12 +130,25 @@ class NotFoundError(MindPalaceError, KeyError):
 
 
 class PermissionDenied(MindPalaceError):
-    """The memory is visible to the caller but owned by another agent."""
+    """The memory is visible to the caller, who may not change it this way:
+    another agent's memory, or (for a peer-facing view) one outside the
+    view's channel. ``scoping.check_change`` decides.
 
-    def __init__(self, memory_id: str, owner: str) -> None:
+    Attributes:
+        memory_id: the memory (or record) refused.
+        owner: the agent that owns it.
+        action: what was refused (forget, update, restore, ..., import).
+        reason: why, in words.
+    """
+
+    def __init__(
+        self, memory_id: str, owner: str, *, action: str = "change", reason: str | None = None
+    ) -> None:
         self.memory_id = memory_id
         self.owner = owner
-        super().__init__(f"memory {memory_id!r} belongs to agent {owner!r}; only it may change it")
+        self.action = action
+        self.reason = reason or f"it belongs to agent {owner!r}"
+        super().__init__(f"may not {action} memory {memory_id!r}: {self.reason}")
 
 
 class ConfigError(MindPalaceError):

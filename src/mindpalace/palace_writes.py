@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from mindpalace import writing
-from mindpalace.errors import NotFoundError, PermissionDenied
+from mindpalace.errors import NotFoundError
 from mindpalace.models import (
     Category,
     Memory,
@@ -26,6 +26,7 @@ from mindpalace.models import (
     Visibility,
 )
 from mindpalace.retrieval.indexing import embed_text
+from mindpalace.scoping import check_change, write_owner
 from mindpalace.view import View
 from mindpalace.writing import KEEP, Keep
 
@@ -167,12 +168,13 @@ class PalaceWrites:
 
         Raises:
             NotFoundError: no such memory in this scope.
-            PermissionDenied: it belongs to another agent.
+            PermissionDenied: another agent's memory, or (through a
+                peer-facing view) one outside the view's channel
+                (``scoping.check_change``).
         """
         memory = self.get(memory_id)
-        owner = None if self.scope.unscoped else self.scope.agent_id
-        if owner is not None and memory.agent_id != owner:
-            raise PermissionDenied(memory_id, memory.agent_id)
+        check_change(self.scope, memory, "forget")
+        owner = write_owner(self.scope)
         done = (
             self.engine.store.delete(memory_id, owner=owner)
             if hard
@@ -187,7 +189,9 @@ class PalaceWrites:
 
         Raises:
             NotFoundError: no such memory in this scope.
-            PermissionDenied: it belongs to another agent.
+            PermissionDenied: another agent's memory, or (through a
+                peer-facing view) one outside the view's channel
+                (``scoping.check_change``).
         """
         return writing.restore_one(self, memory_id)
 
@@ -224,7 +228,9 @@ class PalaceWrites:
                 memory already replaced (naming its replacement), or another
                 memory of the scope with the new text; nothing is written.
             NotFoundError: no such memory in this scope.
-            PermissionDenied: it belongs to another agent.
+            PermissionDenied: another agent's memory, or (through a
+                peer-facing view) one outside the view's channel
+                (``scoping.check_change``).
         """
         given = {
             "content": content,

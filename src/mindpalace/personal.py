@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from mindpalace.errors import NotFoundError, PermissionDenied, ValidationError
+from mindpalace.errors import NotFoundError, ValidationError
 from mindpalace.models import (
     ISSUE_NUMBER,
     Hit,
@@ -33,6 +33,7 @@ from mindpalace.models import (
 from mindpalace.retrieval import stages
 from mindpalace.retrieval.pipeline import TEXT_ONLY_NOTICE
 from mindpalace.retrieval.sparse import query_terms
+from mindpalace.scoping import check_change, write_owner
 from mindpalace.validation import check_identifier, check_limit, check_query, parse_many
 
 if TYPE_CHECKING:
@@ -504,7 +505,9 @@ class Personal:
 
         Raises:
             NotFoundError: no such memory in this scope.
-            PermissionDenied: it belongs to another agent.
+            PermissionDenied: another agent's issue, or (through a
+                peer-facing view) one outside the view's channel
+                (``scoping.check_change``).
             ValidationError: it is not an issue, or ``completed`` is not a bool.
         """
         if not isinstance(completed, bool):
@@ -515,11 +518,9 @@ class Personal:
             raise ValidationError(
                 "id", memory_id, reason=f"{memory_id} is a {memory.kind.value}, not an issue"
             )
-        owner = None if palace.scope.unscoped else palace.scope.agent_id
-        if owner is not None and memory.agent_id != owner:
-            raise PermissionDenied(memory_id, memory.agent_id)
+        check_change(palace.scope, memory, "complete")
         if not palace.engine.store.set_completed(
-            memory_id, completed, owner=owner, now=palace.now()
+            memory_id, completed, owner=write_owner(palace.scope), now=palace.now()
         ):
             raise NotFoundError(memory_id)  # deleted by someone else in between
         return palace.get(memory_id)

@@ -1,5 +1,5 @@
 """Whose eyes a palace looks through: building its ``Scope`` and checking
-where its writes may go.
+where its writes may go and which memories it may change.
 
 The policy, in one place:
 
@@ -14,6 +14,17 @@ The policy, in one place:
   shared, or a group of its groups); it writes only into its own channel.
 * The **management** view (``management=True``) is the one deliberately
   unscoped read; it must be asked for, and a peer-facing palace cannot have it.
+
+Who may change a memory it sees (``check_change``, the one rule every
+surface reaches through the facade's writes):
+
+* the management view: any memory, by any action;
+* ``feedback`` judges a memory without changing it (a signal of the judge's
+  own): any view, on any memory it sees;
+* every other action (forget, update, restore, complete, erase): an agent
+  changes only its own memories; a peer-facing view only those of its own
+  channel, never the agent's unchannelled (shared or group) ones, which
+  every peer of the agent reads.
 """
 
 from __future__ import annotations
@@ -24,7 +35,19 @@ from mindpalace.errors import PermissionDenied, ValidationError
 from mindpalace.models import Memory, Scope
 from mindpalace.validation import check_agent_id, check_identifier
 
-__all__ = ["build_scope", "check_import", "write_channel"]
+__all__ = [
+    "ACTIONS",
+    "build_scope",
+    "check_change",
+    "check_import",
+    "write_channel",
+    "write_owner",
+]
+
+# What ``check_change`` decides: the ways a caller may change a memory it sees.
+ACTIONS = ("forget", "update", "restore", "complete", "feedback", "erase")
+# Actions that leave the memory as it is (they record something of the caller's).
+_JUDGING = frozenset({"feedback"})
 
 
 def build_scope(
@@ -90,6 +113,47 @@ def write_channel(scope: Scope, requested: object) -> str | None:
     return channel
 
 
+def check_change(scope: Scope, memory: Memory, action: str) -> None:
+    """Refuse ``action`` on the visible ``memory`` unless ``scope`` may do it
+    (the rule is in the module's docstring). A memory ``scope`` cannot see
+    is the caller's ``NotFoundError`` before this is asked.
+
+    Raises:
+        ValidationError: ``action`` is not one of ``ACTIONS``.
+        PermissionDenied: naming the action, the memory and why not.
+    """
+    if action not in ACTIONS:
+        raise ValidationError("action", action, valid=ACTIONS)
+    if scope.unscoped or action in _JUDGING:
+        return
+    if memory.agent_id != scope.agent_id:
+        raise PermissionDenied(
+            memory.id,
+            memory.agent_id,
+            action=action,
+            reason=f"it belongs to agent {memory.agent_id!r}, not to {scope.agent_id!r};"
+            " another agent's memory is read only",
+        )
+    if scope.peer and memory.channel != scope.channel:
+        where = "unchannelled" if memory.channel is None else f"in channel {memory.channel!r}"
+        raise PermissionDenied(
+            memory.id,
+            memory.agent_id,
+            action=action,
+            reason=f"it is {where}, and a peer-facing view (channel {scope.channel!r}) changes"
+            f" only memories of its own channel; agent {memory.agent_id!r} may change it"
+            " through a view that is not peer-facing",
+        )
+
+
+def write_owner(scope: Scope) -> str | None:
+    """The agent whose memories the store's guarded changes (archive,
+    delete, revise, restore) are limited to: the scope's, or None (any
+    agent's) for the management view. ``check_change`` decides first; this
+    only keeps a change from landing elsewhere in between."""
+    return None if scope.unscoped else scope.agent_id
+
+
 def check_import(scope: Scope, memories: Iterable[Memory]) -> None:
     """Imported memories must be the scope's own: its agent's, in a channel
     it writes to (its own; or none, unless it is peer-facing). Management
@@ -102,5 +166,21 @@ def check_import(scope: Scope, memories: Iterable[Memory]) -> None:
         return
     channels = {scope.channel} if scope.peer else {None, scope.channel}
     for memory in memories:
-        if memory.agent_id != scope.agent_id or memory.channel not in channels:
-            raise PermissionDenied(memory.id, memory.agent_id)
+        if memory.agent_id != scope.agent_id:
+            raise PermissionDenied(
+                memory.id,
+                memory.agent_id,
+                action="import",
+                reason=f"it belongs to agent {memory.agent_id!r}, not to {scope.agent_id!r}",
+            )
+        if memory.channel not in channels:
+            where = "unchannelled" if memory.channel is None else f"in channel {memory.channel!r}"
+            if scope.peer:
+                into = f"a peer-facing palace imports only into its channel {scope.channel!r}"
+            elif scope.channel:
+                into = f"this palace imports only unchannelled or channel {scope.channel!r} ones"
+            else:
+                into = "this palace imports only unchannelled ones"
+            raise PermissionDenied(
+                memory.id, memory.agent_id, action="import", reason=f"it is {where}; {into}"
+            )

@@ -30,6 +30,7 @@ from mindpalace.errors import BusyError, ValidationError
 from mindpalace.ids import IdGenerator
 from mindpalace.models import HitList, Scope
 from mindpalace.retrieval import scorer as learned
+from mindpalace.scoping import check_change
 from mindpalace.store.base import Signal
 from mindpalace.validation import check_limit
 
@@ -160,8 +161,10 @@ class Signals:
     def feedback(self, memory_id: str, *, useful: bool) -> Signal | None:
         """Record that a recalled memory helped (``useful``) or not.
 
-        Only a memory this palace can see may be judged. Returns the recorded
-        signal, or None when signals are switched off.
+        Any memory this palace can see may be judged, another agent's shared
+        one too (``scoping.check_change``): the judgment is a signal of this
+        palace's agent and channel, and the memory stays as it is. Returns
+        the recorded signal, or None when signals are switched off.
 
         Raises:
             NotFoundError: no such memory in this scope.
@@ -170,6 +173,7 @@ class Signals:
         if not isinstance(useful, bool):
             raise ValidationError("useful", useful, valid=["true", "false"])
         memory = self._palace.get(memory_id)
+        check_change(self._palace.scope, memory, "feedback")
         if not self.enabled:
             return None
         scope = self._palace.scope

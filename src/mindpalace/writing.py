@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from mindpalace.errors import NotFoundError, PermissionDenied, ValidationError, shown
+from mindpalace.errors import NotFoundError, ValidationError, shown
 from mindpalace.graph.relations import extract_graph
 from mindpalace.models import (
     ISSUE_NUMBER,
@@ -25,7 +25,7 @@ from mindpalace.models import (
     parse_enum,
 )
 from mindpalace.retrieval.indexing import embed_text, text_hash
-from mindpalace.scoping import write_channel
+from mindpalace.scoping import check_change, write_channel, write_owner
 from mindpalace.store.base import AddResult, VectorBatch
 from mindpalace.validation import (
     check_content,
@@ -307,8 +307,8 @@ def update_one(view: View, memory_id: str, changes: Mapping[str, object]) -> Mem
     Raises:
         ValidationError: an unknown field or invalid value; nothing is written.
         NotFoundError: no such memory in the view.
-        PermissionDenied: another agent's memory, or (for a peer-facing
-            view) one outside the view's channel.
+        PermissionDenied: ``scoping.check_change`` refuses it (another
+            agent's memory, or one outside a peer-facing view's channel).
     """
     unknown = sorted(set(changes) - set(UPDATE_FIELDS))
     if unknown:
@@ -321,11 +321,7 @@ def update_one(view: View, memory_id: str, changes: Mapping[str, object]) -> Mem
     old = engine.store.get(memory_id, view.scope)
     if old is None:
         raise NotFoundError(memory_id)
-    owner = None if view.scope.unscoped else view.scope.agent_id
-    if owner is not None and old.agent_id != owner:
-        raise PermissionDenied(memory_id, old.agent_id)
-    if view.scope.peer and old.channel != view.scope.channel:
-        raise PermissionDenied(memory_id, old.agent_id)
+    check_change(view.scope, old, "update")
     if old.superseded_by is not None:
         raise ValidationError(
             "id",
@@ -348,7 +344,7 @@ def update_one(view: View, memory_id: str, changes: Mapping[str, object]) -> Mem
         memory_id,
         new,
         memory_id=engine.ids.next(now),
-        owner=owner,
+        owner=write_owner(view.scope),
         now=now,
         scope=view.scope,
         vectors=vectors,
@@ -365,18 +361,14 @@ def restore_one(view: View, memory_id: str) -> Memory:
     Raises:
         ValidationError: an id that is not a non-empty string.
         NotFoundError: no such memory in the view.
-        PermissionDenied: another agent's memory, or (for a peer-facing
-            view) one outside the view's channel.
+        PermissionDenied: ``scoping.check_change`` refuses it (another
+            agent's memory, or one outside a peer-facing view's channel).
     """
     engine = view.engine
     old = view.get(memory_id)
-    owner = None if view.scope.unscoped else view.scope.agent_id
-    if owner is not None and old.agent_id != owner:
-        raise PermissionDenied(memory_id, old.agent_id)
-    if view.scope.peer and old.channel != view.scope.channel:
-        raise PermissionDenied(memory_id, old.agent_id)
+    check_change(view.scope, old, "restore")
     if not old.archived:
         return old
-    if not engine.store.restore(old.id, owner=owner, now=engine.now()):
+    if not engine.store.restore(old.id, owner=write_owner(view.scope), now=engine.now()):
         raise NotFoundError(memory_id)  # deleted or restored by someone else in between
     return view.get(old.id)

@@ -186,12 +186,22 @@ def test_a_shared_memory_is_shown_read_only(browser_client: TestClient, seeded: 
     login(browser_client, "alice-token")
     page = browser_client.get(f"/memories/{seeded.ids['bob_shared']}")
     assert page.status_code == 200 and "read only" in page.text
-    assert "/update" not in page.text
+    assert "/update" not in page.text and "/forget" not in page.text
+    assert "/feedback" in page.text  # judging it changes no memory: offered
     token = csrf_of(page.text)
     refused = browser_client.post(
         f"/memories/{seeded.ids['bob_shared']}/forget", data={"csrf": token}, headers=ORIGIN
     )
     assert refused.status_code == 403
+    assert "not forget it: it belongs to agent" in refused.text
+    judged = browser_client.post(
+        f"/memories/{seeded.ids['bob_shared']}/feedback",
+        data={"csrf": token, "useful": "1"},
+        headers=ORIGIN,
+    )
+    assert judged.status_code == 303
+    page = browser_client.get(f"/memories/{seeded.ids['bob_shared']}")
+    assert "1 useful, 0 not useful" in page.text and "read only" in page.text
     listing = browser_client.get("/memories").text
     assert seeded.ids["bob_shared"] in listing and seeded.ids["bob"] not in listing
 

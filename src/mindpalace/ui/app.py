@@ -146,7 +146,7 @@ def _describe(exc: MindPalaceError) -> tuple[int, str]:
     if isinstance(exc, NotFoundError | UnknownSkill):
         return 404, "Not found: nothing of that name is visible to you."
     if isinstance(exc, PermissionDenied):
-        return 403, "You may see this, but not change it: it belongs to another agent."
+        return 403, f"You may see this memory, but not {exc.action} it: {exc.reason}."
     if isinstance(exc, ValidationError):
         return 400, str(exc)
     return 500, f"The palace could not answer: {type(exc).__name__}"

@@ -7,8 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from mindpalace import listing
-from mindpalace.errors import ValidationError
+from mindpalace.errors import PermissionDenied, ValidationError
 from mindpalace.models import Category, Memory, MemoryType, StoreKind
+from mindpalace.scoping import check_change
 from mindpalace.ui.explain import hit_list
 from mindpalace.ui.html import Markup, h, join, url
 from mindpalace.ui.layout import (
@@ -196,8 +197,15 @@ def memories_page(ctx: Ctx) -> Page:
     return Page("Memories", join(_filter_form(ctx), table, more), "memories")
 
 
-def _may_change(ctx: Ctx, m: Memory) -> bool:
-    return ctx.caller.admin or m.agent_id == ctx.caller.agent
+def _refusal(ctx: Ctx, m: Memory, action: str) -> str | None:
+    """Why the caller may not ``action`` ``m`` (``scoping.check_change``,
+    as the write itself would answer), or None when it may: a page offers
+    only the writes that would work."""
+    try:
+        check_change(ctx.palace.scope, m, action)
+    except PermissionDenied as exc:
+        return exc.reason
+    return None
 
 
 def _edit_form(ctx: Ctx, m: Memory) -> Markup:
@@ -250,10 +258,11 @@ def _edit_form(ctx: Ctx, m: Memory) -> Markup:
 
 
 def _actions(ctx: Ctx, m: Memory) -> Markup:
-    if not _may_change(ctx, m):
-        return h("p", {"class": "muted"}, "Another agent's memory, shared with you: read only.")
     parts = []
-    if m.archived:
+    refused = _refusal(ctx, m, "restore" if m.archived else "forget")
+    if refused is not None:
+        parts.append(h("p", {"class": "muted"}, f"You may not change this memory: {refused}."))
+    elif m.archived:
         parts.append(
             csrf_form(
                 ctx,
@@ -270,24 +279,29 @@ def _actions(ctx: Ctx, m: Memory) -> Markup:
                 confirm="Archive this memory? Recall will no longer find it; you can restore it.",
             )
         )
-    parts.append(
-        csrf_form(
-            ctx,
-            url("/memories", m.id, "forget"),
-            h("input", {"type": "hidden", "name": "hard", "value": "1"}),
-            h("button", {"type": "submit", "class": "danger"}, "Delete permanently"),
-            confirm="Delete this memory for good? This cannot be undone.",
-        )
-    )
-    for useful, label in ((True, "Useful"), (False, "Not useful")):
+    if _refusal(ctx, m, "forget") is None:
         parts.append(
             csrf_form(
                 ctx,
-                url("/memories", m.id, "feedback"),
-                h("input", {"type": "hidden", "name": "useful", "value": "1" if useful else "0"}),
-                h("button", {"type": "submit", "class": "quiet"}, f"Feedback: {label}"),
+                url("/memories", m.id, "forget"),
+                h("input", {"type": "hidden", "name": "hard", "value": "1"}),
+                h("button", {"type": "submit", "class": "danger"}, "Delete permanently"),
+                confirm="Delete this memory for good? This cannot be undone.",
             )
         )
+    if _refusal(ctx, m, "feedback") is None:
+        for useful, label in ((True, "Useful"), (False, "Not useful")):
+            parts.append(
+                csrf_form(
+                    ctx,
+                    url("/memories", m.id, "feedback"),
+                    h(
+                        "input",
+                        {"type": "hidden", "name": "useful", "value": "1" if useful else "0"},
+                    ),
+                    h("button", {"type": "submit", "class": "quiet"}, f"Feedback: {label}"),
+                )
+            )
     return h("div", {"class": "actions"}, parts)
 
 
@@ -389,7 +403,9 @@ def memory_page(ctx: Ctx) -> Page:
         h("pre", {"class": "t memory-content", "id": "content"}, m.content),
         _fields(m),
         _actions(ctx, m),
-        _edit_form(ctx, m) if _may_change(ctx, m) and m.superseded_by is None else None,
+        _edit_form(ctx, m)
+        if _refusal(ctx, m, "update") is None and m.superseded_by is None
+        else None,
         h("h2", None, f"Versions ({len(history)})"),
         h("ol", {"class": "versions", "id": "versions"}, versions),
         h("h2", None, f"Entities ({len(entities)})"),
