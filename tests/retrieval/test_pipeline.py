@@ -159,7 +159,8 @@ def test_session_support_neighbour_share() -> None:
     # rows 0-2 are session a, row 3 session b, row 4 no session
     fused = [0.2, 1.0, 0.4, 0.9, 0.8]
     out = _support(fused, ["a", "a", "a", "b", ""], neighbour=0.3)
-    assert out == pytest.approx({0: 0.3, 1: 0.3 * 0.4, 2: 0.3, 3: 0.0, 4: 0.0})
+    # row 4 is in no session: its own neighbour (a memory written on its own)
+    assert out == pytest.approx({0: 0.3, 1: 0.3 * 0.4, 2: 0.3, 3: 0.0, 4: 0.3 * 0.8})
 
 
 def test_session_support_session_mean_of_top() -> None:
@@ -224,8 +225,8 @@ def test_session_support_invariants(
     for row, value in out.items():
         assert math.isfinite(value)
         assert 0.0 <= value <= bound + 1e-9
-        if sessions[row] == "":
-            assert value == 0.0
+        if sessions[row] == "":  # in no session: its own neighbour and session
+            assert value == pytest.approx((neighbour + session) * max(0.0, fused[row]))
     # a row's support never depends on rows of other sessions
     for row in rows:
         changed = list(fused)

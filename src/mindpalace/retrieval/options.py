@@ -62,6 +62,9 @@ class RecallOptions:
         rerank: re-order the best hits of a hybrid recall with the shipped
             re-ranker (``reranker.py``: trees over the stages' scores of the
             whole window, fitted on both benchmarks).
+        newer_first: of two memories written on their own about one subject
+            among the best hits, put the newer first (``currency.py``),
+            unless the time prior lifted the older one more.
     """
 
     candidates: int = 200
@@ -89,6 +92,7 @@ class RecallOptions:
     session_diversity: float = 1.0
     ann_candidates: int = 400
     rerank: bool = True
+    newer_first: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,7 @@ The caller's ``limit`` is the final cut; how deep each stage works is
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -36,7 +36,16 @@ import numpy as np
 import numpy.typing as npt
 
 from mindpalace.models import Hit, HitList, Memory, RecallFilters, Scope
-from mindpalace.retrieval import hybrid, instore, parts, ranking, reranker, stages, timestage
+from mindpalace.retrieval import (
+    currency,
+    hybrid,
+    instore,
+    parts,
+    ranking,
+    reranker,
+    stages,
+    timestage,
+)
 from mindpalace.retrieval import scorer as learned
 from mindpalace.retrieval.anchors import SEARCH_LIMIT, EventPhrase, TextSearch, best_anchor
 from mindpalace.retrieval.dense import DenseIndex, DenseView
@@ -190,6 +199,12 @@ def recall(
             hits = with_parts(store, hits, at.index.model, query_vector, forest.window)
             hits = reranker.reranked(hits, forest, query)
             clock.lap("rerank")
+        if options.newer_first:
+            hits = currency.newer_first(
+                hits,
+                _vectors_of(at.index),
+                cosine=currency.same_subject_cosine(at.index.model),
+            )
         if scorer is not None:
             hits = learned.rescored(hits, scorer, now=now, limit=limit, judgments=ranked.feedback)
             clock.lap("scorer")
@@ -216,6 +231,19 @@ def with_parts(
     if not keys:
         return hits
     return parts.with_parts(hits, store.part_vectors(model, keys), keys, query)
+
+
+def _vectors_of(index: DenseIndex) -> Callable[[str], npt.NDArray[np.float32] | None]:
+    """A memory's vector in ``index``, None when it has none there."""
+
+    def vector_of(memory_id: str) -> npt.NDArray[np.float32] | None:
+        row = index.row_of(memory_id)
+        if row is None or not index.embedded[row]:
+            return None
+        vector: npt.NDArray[np.float32] = index.table.matrix[row]
+        return vector
+
+    return vector_of
 
 
 def _reads(asked: Asked, at: Setting) -> QueryReads:

@@ -13,7 +13,11 @@
   own, so a memory longer than ``self_contained`` characters receives
   support scaled by ``self_contained / length`` unless it is its session's
   best: otherwise a strong session's long replies all climb together and
-  crowd out the evidence other sessions hold.
+  crowd out the evidence other sessions hold. A memory in no session (a
+  fact written on its own, not a turn of a conversation) carries its whole
+  context itself: it is its own neighbour and its own session's best, so
+  it is supported by its own score, and chat turns that only borrow their
+  session's relevance do not crowd it out.
 * ``confidence``: the system's confidence in a memory itself.
 * ``squash``: a final score mapped into 0-1.
 """
@@ -185,7 +189,9 @@ def session_support(
     )
     for row, start, neighbours in visible_neighbours(fused, rows, layout):
         if start < 0:
-            support[row] = 0.0
+            # A memory of no session (a fact written on its own) is its own
+            # context: its own neighbour and its own session's best.
+            support[row] = (neighbour_weight + session_weight) * max(0.0, float(fused[row]))
             continue
         near = max([0.0, *(float(fused[r]) for r in neighbours)])
         value = neighbour_weight * near

@@ -1,0 +1,112 @@
+"""Newer first: of two curated statements about the same thing, the newer
+one is the current one.
+
+Facts change: a team moves its deploy window, a new person takes over the
+energy account, a meeting moves to Tuesday. The new statement is written
+as a new memory, often in other words than the old one, so the supersession
+rule of the write path (``store/supersede.py``: one contiguous change in
+otherwise equal text) does not link them, and both are recalled. Ranked by
+relevance alone, the old one comes first as often as not: it is usually the
+fuller text.
+
+The rule, a pure function over the ranked hits (no LLM, no new read):
+among the first ``WINDOW`` hits, a memory written on its own (not a
+conversation turn) is placed just above the first older such memory of its
+category ranked above it whose embedding is at least ``cosine`` close to
+its own (the same subject, said again), unless the time prior lifted the older one more: a
+query that names a time ("last summer", "before January") asks what held
+then. Scores stay with the places; ``explain`` says which memory a hit was
+placed above. Memories already linked as replaced (``superseded_by``)
+are not recalled by default, so this only orders what the write path could
+not link.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+import numpy as np
+import numpy.typing as npt
+
+from mindpalace.models import Category, Hit, HitList, Memory, MemoryKind
+
+__all__ = ["WINDOW", "newer_first", "same_subject_cosine"]
+
+#: how many of the best hits the rule looks at
+WINDOW = 10
+#: the cosine from which two statements count as about the same subject,
+#: by embedding model; measured on the everyday palaces' replaced pairs
+#: (BENCHMARKS.md, "Newer first")
+_COSINES = {"all-minilm-l6-v2-int8": 0.6, "bge-small-en-v1.5-int8": 0.8}
+_DEFAULT_COSINE = 0.6
+
+
+def same_subject_cosine(model: str) -> float:
+    """The same-subject cosine for the vectors' ``model`` (a vector key or model name)."""
+    for name, value in _COSINES.items():
+        if name in model:
+            return value
+    return _DEFAULT_COSINE
+
+
+def _curated(memory: Memory) -> bool:
+    """Whether a memory was written on its own (not a conversation turn)."""
+    return memory.kind is not MemoryKind.MESSAGE and memory.category is not Category.CONVERSATION
+
+
+def newer_first(
+    hits: HitList,
+    vector_of: Callable[[str], npt.NDArray[np.float32] | None],
+    *,
+    cosine: float,
+    window: int = WINDOW,
+) -> HitList:
+    """``hits`` with each lasting memory of the first ``window`` placed above
+    the older lasting memories of its category it restates (``vector_of``
+    gives a memory's vector, None when it has none); the rest unchanged.
+    Scores stay with the places, as the re-ranker leaves them."""
+    head = list(hits[:window])
+    vectors = {h.memory.id: vector_of(h.memory.id) for h in head if _curated(h.memory)}
+    timed = {h.memory.id: h.stage_scores.get("time", 0.0) for h in head}
+    if len(vectors) < 2:
+        return hits
+    placed_above: dict[str, str] = {}
+    # Newest first: each is lifted over the older ones it restates, so a
+    # chain v1, v2, v3 ends v3, v2, v1.
+    for newer in sorted(
+        (h for h in head if h.memory.id in vectors), key=lambda h: h.memory.created_at, reverse=True
+    ):
+        mine = vectors[newer.memory.id]
+        if mine is None:
+            continue
+        at = next(i for i, h in enumerate(head) if h.memory.id == newer.memory.id)
+        for j in range(at):
+            older = head[j].memory
+            theirs = vectors.get(older.id)
+            if (
+                theirs is not None
+                and older.category is newer.memory.category
+                and older.created_at < newer.memory.created_at
+                and timed[older.id] <= timed[newer.memory.id]
+                and float(theirs @ mine) >= cosine
+            ):
+                head.insert(j, head.pop(at))
+                placed_above[newer.memory.id] = older.id
+                break
+    if not placed_above:
+        return hits
+    scores = [h.score for h in hits[:window]]
+    out = [
+        _marked(hit, place, score, placed_above.get(hit.memory.id))
+        for place, (hit, score) in enumerate(zip(head, scores, strict=True), start=1)
+    ]
+    result = HitList([*out, *hits[window:]], mode=hits.mode, notice=hits.notice)
+    result.timings = hits.timings
+    return result
+
+
+def _marked(hit: Hit, place: int, score: float, over: str | None) -> Hit:
+    ranks = {**hit.ranks, "final": place}
+    gates = hit.gates if over is None else (*hit.gates, f"newer: placed above {over}")
+    return replace(hit, score=score, ranks=ranks, gates=gates)

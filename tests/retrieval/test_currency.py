@@ -1,0 +1,135 @@
+"""Curated memories among chat, and the newer of two statements on one
+subject first (``stages.session_support``, ``currency.newer_first``)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import numpy as np
+
+from mindpalace import Palace
+from mindpalace.config import Settings
+from mindpalace.conversations import Message
+from mindpalace.models import Category, Hit, HitList, MemoryKind
+from mindpalace.retrieval.currency import newer_first
+
+from .memories import T0
+from .memories import memory as _memory
+
+NOW = datetime(2026, 11, 27, 17, 0, tzinfo=timezone.utc)
+
+
+def _hit(key: str, days: int, score: float, *, category: Category = Category.DECISION) -> Hit:
+    memory = replace(
+        _memory(key, None),
+        category=category,
+        kind=MemoryKind.MEMORY,
+        created_at=T0 + timedelta(days=days),
+    )
+    return Hit(memory=memory, score=score, ranks={"final": 0})
+
+
+def _unit(*values: float) -> np.ndarray:
+    vector = np.array(values, dtype=np.float32)
+    return vector / np.linalg.norm(vector)
+
+
+VECTORS = {
+    "old": _unit(1.0, 0.1, 0.0),
+    "new": _unit(1.0, 0.2, 0.1),  # the same subject, said again
+    "other": _unit(0.0, 0.0, 1.0),
+    "chat": _unit(1.0, 0.1, 0.0),
+}
+
+
+def _keys(hits: HitList) -> list[str]:
+    return [h.memory.id for h in hits]
+
+
+def test_the_newer_statement_is_placed_above_the_older() -> None:
+    hits = HitList([_hit("old", 0, 0.9), _hit("other", 5, 0.8), _hit("new", 10, 0.7)])
+    out = newer_first(hits, VECTORS.get, cosine=0.6)
+    assert _keys(out) == ["new", "old", "other"]
+    # scores stay with the places; explain says why
+    assert [h.score for h in out] == [0.9, 0.8, 0.7]
+    assert "newer: placed above old" in out[0].gates
+    assert [h.ranks["final"] for h in out] == [1, 2, 3]
+
+
+def test_unrelated_other_categories_chat_and_time_keep_their_place() -> None:
+    far = HitList([_hit("old", 0, 0.9), _hit("other", 10, 0.8)])
+    assert _keys(newer_first(far, VECTORS.get, cosine=0.6)) == ["old", "other"]
+    person = HitList([_hit("old", 0, 0.9), _hit("new", 10, 0.7, category=Category.PERSON)])
+    assert _keys(newer_first(person, VECTORS.get, cosine=0.6)) == ["old", "new"]
+    turn = replace(_memory("chat", "s1"), created_at=T0 + timedelta(days=10))
+    chat = HitList([_hit("old", 0, 0.9), Hit(memory=turn, score=0.8)])
+    assert _keys(newer_first(chat, VECTORS.get, cosine=0.6)) == ["old", "chat"]
+    # the time prior lifted the older one: the query asks what held then
+    lifted = replace(_hit("old", 0, 0.9), stage_scores={"time": 1.3})
+    timed = HitList([lifted, _hit("new", 10, 0.7)])
+    assert _keys(newer_first(timed, VECTORS.get, cosine=0.6)) == ["old", "new"]
+
+
+def test_a_chain_of_versions_ends_newest_first() -> None:
+    vectors = {"v1": _unit(1, 0, 0), "v2": _unit(1, 0.1, 0), "v3": _unit(1, 0.2, 0)}
+    hits = HitList([_hit("v1", 0, 0.9), _hit("v2", 5, 0.8), _hit("v3", 9, 0.7)])
+    assert _keys(newer_first(hits, vectors.get, cosine=0.6)) == ["v3", "v2", "v1"]
+
+
+def _palace(tmp_path: Path, when: list[datetime]) -> Palace:
+    return Palace(
+        tmp_path / "p.db",
+        settings=Settings(embedder="local", signals=False),
+        clock=lambda: when[0],
+    )
+
+
+def test_a_fact_is_not_outranked_by_chat_that_borrows_its_session(tmp_path: Path) -> None:
+    when = [datetime(2026, 11, 2, 9, 0, tzinfo=timezone.utc)]
+    palace = _palace(tmp_path, when)
+    joined = palace.remember(
+        "Kenji Sato joined the platform team on 2 November 2026 as a backend engineer.",
+        category="fact",
+    )
+    when[0] = datetime(2026, 11, 24, 9, 30, tzinfo=timezone.utc)
+    palace.add_messages(
+        [
+            Message("Morning team, standup time.", speaker="Ana"),
+            Message(
+                "Kenji, since you joined the team, can you own the outage report?", speaker="Ana"
+            ),
+            Message("Yes, report by Thursday.", speaker="Kenji"),
+            Message("Kenji joining the team was good timing for the on-call rota.", speaker="Ben"),
+            Message("The whole team joins the retro on Friday.", speaker="Ana"),
+            Message("I'll pair with Kenji on the dashboards.", speaker="Ben"),
+        ],
+        session="standup-24-nov",
+    )
+    palace.semantic.wait_for_vectors(timeout=60)
+    when[0] = NOW
+    hits = palace.recall("when did Kenji join the team", limit=5)
+    assert hits[0].memory.id == joined.id
+    palace.close()
+
+
+def test_the_replacement_of_a_decision_comes_first(tmp_path: Path) -> None:
+    when = [datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)]
+    palace = _palace(tmp_path, when)
+    old = palace.remember(
+        "Production deploys go out on Tuesdays and Thursdays before 3 pm. Nothing is deployed"
+        " on a Friday.",
+        category="rule",
+    )
+    when[0] = datetime(2026, 10, 30, 15, 0, tzinfo=timezone.utc)
+    new = palace.remember(
+        "New deploy policy from 2 November 2026: production deploys may go out any weekday"
+        " morning before 11 am, Fridays included, if the canary stays green.",
+        category="rule",
+    )
+    palace.semantic.wait_for_vectors(timeout=60)
+    when[0] = NOW
+    hits = palace.recall("can I deploy to production on a Friday?", limit=5)
+    assert _keys(hits)[:2] == [new.id, old.id]
+    palace.close()
