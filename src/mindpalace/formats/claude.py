@@ -75,9 +75,9 @@ def _branch(items: list[Mapping[str, Any]], leaf: object) -> list[int]:
     at = where.get(leaf) if isinstance(leaf, str) else None
     if at is None:
         at = len(items) - 1 if items else None
-    path: list[int] = []
+    path: set[int] = set()  # a set: a chain of n messages is read in O(n), a loop ends it
     while at is not None and at not in path:
-        path.append(at)
+        path.add(at)
         parent = items[at].get("parent_message_uuid")
         at = where.get(parent) if isinstance(parent, str) else None
     return sorted(path)
