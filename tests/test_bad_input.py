@@ -5,6 +5,8 @@ wrong, and nothing is written, on every backend."""
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -12,6 +14,7 @@ import pytest
 
 from mindpalace import Palace, ValidationError
 from mindpalace.conversations import Message
+from mindpalace.validation import MAX_METADATA_BYTES
 
 BAD = "bad \ud800 text"  # a lone surrogate: what a JSON "\ud800" escape decodes to
 
@@ -147,6 +150,63 @@ def test_hostile_metadata_is_refused(palace: Palace, metadata: Any, message: str
 def test_metadata_at_the_depth_limit_is_kept(palace: Palace) -> None:
     memory = palace.remember("ok", metadata=_nested(31))
     assert palace.get(memory.id).metadata == _nested(31)
+
+
+def _sized(size: int) -> dict[str, str]:
+    """Metadata of exactly ``size`` bytes of JSON."""
+    return {"notes": "x" * (size - len(json.dumps({"notes": ""})))}
+
+
+# Every way a caller's metadata is written (REST and MCP call these).
+METADATA_WRITES: list[tuple[str, Callable[[Palace, Any], object]]] = [
+    ("remember", lambda p, m: p.remember("ok", metadata=m)),
+    (
+        "remember_many",
+        lambda p, m: p.remember_many([{"content": "fine"}, {"content": "ok", "metadata": m}]),
+    ),
+    ("update", lambda p, m: p.update(p.memories()[0].id, metadata=m)),
+    ("add_messages", lambda p, m: p.add_messages([Message("hi", metadata=m)])),
+    (
+        "import_jsonl",
+        lambda p, m: p.import_jsonl(
+            [
+                json.dumps(
+                    {"id": "mem_x", "agent_id": "ann", "content": "x", "created_at": "2024-01-01"}
+                    | {"metadata": m}
+                )
+            ]
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "write"), METADATA_WRITES, ids=[w[0] for w in METADATA_WRITES])
+def test_metadata_over_16_kib_is_refused_on_every_write(
+    make_palace: Callable[..., Palace], name: str, write: Callable[[Palace, Any], object]
+) -> None:
+    palace = make_palace("ann")
+    palace.remember("The harbour opens at dawn")
+    before = _snapshot(palace)
+    with pytest.raises(ValidationError) as caught:
+        write(palace, _sized(MAX_METADATA_BYTES + 1))
+    assert caught.value.field == "metadata"
+    # (A turn's metadata holds a few fields of its own besides the caller's.)
+    assert re.search(
+        r"metadata is 16[34]\d\d bytes of JSON; a memory's metadata is at most 16 KiB"
+        r" \(16384 bytes\)",
+        str(caught.value),
+    )
+    assert _snapshot(palace) == before
+    under = _sized(MAX_METADATA_BYTES - 200)
+    write(palace, under)
+    assert any(under.items() <= m.metadata.items() for m in palace.memories(limit=100))
+
+
+def test_metadata_at_the_cap_is_kept_and_counted_in_bytes(palace: Palace) -> None:
+    memory = palace.remember("ok", metadata=_sized(MAX_METADATA_BYTES))
+    assert palace.get(memory.id).metadata == _sized(MAX_METADATA_BYTES)
+    with pytest.raises(ValidationError, match="at most 16 KiB"):
+        palace.remember("ok", metadata={"notes": "\u00e9" * 8200})  # 8,200 characters, 2 bytes each
 
 
 def test_a_query_may_still_hold_nul(palace: Palace) -> None:

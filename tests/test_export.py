@@ -163,3 +163,29 @@ def test_an_own_visible_id_is_skipped_and_supersession_follows_a_new_id(
     assert len(new) == 1 and new[0].id != hidden.id
     assert old.superseded_by == new[0].id  # the link follows the record, not bob's memory
     assert bob.get(hidden.id) == hidden
+
+
+def test_a_skill_larger_than_the_metadata_cap_round_trips(palace: Palace, tmp_path: Path) -> None:
+    """A skill memory's metadata is its definition, as large as its text:
+    the 16 KiB cap on metadata leaves room for it (and for no more)."""
+    folder = tmp_path / "big"
+    folder.mkdir()
+    line = 'Check the "gauge" \\ dial.\n'  # quotes and backslashes grow as JSON
+    sections = "\n".join(f"## Step {n}\n" + line * 400 for n in range(4))
+    (folder / "SKILL.md").write_text(
+        f"---\nname: big-skill\ndescription: A long procedure.\n---\n{sections}", encoding="utf-8"
+    )
+    palace.skills.import_path(folder)
+    text = _export(palace)
+    skill_line = next(line for line in text.splitlines() if '"name": "big-skill"' in line)
+    assert len(json.dumps(json.loads(skill_line)["metadata"])) > 30_000
+    with Palace(tmp_path / "restored.db", settings=palace.settings) as restored:
+        assert restored.import_jsonl(io.StringIO(text)).inserted == 1
+        assert restored.skills.get("big-skill").sections == palace.skills.get("big-skill").sections
+    record = json.loads(skill_line)
+    record["metadata"]["padding"] = "x" * (6 * len(record["content"]) + 16 * 1024)
+    with (
+        Palace(tmp_path / "padded.db", settings=palace.settings) as padded,
+        pytest.raises(ValidationError, match="line 1: metadata is"),
+    ):
+        padded.import_jsonl([json.dumps(record)])

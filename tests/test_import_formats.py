@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import tempfile
+import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -20,6 +21,7 @@ from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.errors import ValidationError
 from mindpalace.formats import load, read_messages
+from mindpalace.formats.claude import read_claude
 from mindpalace.models import Memory
 from mindpalace.splitting import Part, join_parts
 
@@ -82,6 +84,7 @@ def test_chatgpt_export_keeps_the_current_branch(fast: Palace) -> None:
     assert first.created_at == datetime(2025, 11, 16, 10, 0, 10, tzinfo=UTC)
     assert first.category.value == "conversation" and first.store.value == "episodic"
     assert first.metadata["conversation_title"] == "Sourdough starter schedule"
+    assert "conversation_title" not in turns[1].metadata  # once a session
     assert first.metadata["message_id"] == "aaa1-q1" and first.metadata["role"] == "user"
     # The turn before is its context, as for any ingested conversation.
     assert turns[1].context == turns[0].content
@@ -130,12 +133,104 @@ def test_claude_export(fast: Palace) -> None:
     assert turns[2].content == "user: [attached greenhouse-photo.jpg]"
     assert turns[0].created_at == datetime(2025, 11, 19, 8, 0, 5, tzinfo=UTC)
     assert turns[0].metadata["conversation_title"] == "Greenhouse watering plan"
+    assert "conversation_title" not in turns[1].metadata  # once a session
     trip = [m.content for m in turns if m.session == "3b1e2f70-0002-4e55-9a77-1c2d3e4f5a62"]
     assert "user: And food?" not in trip
     assert trip[-2:] == [
         "user: Which of those can I rent at the hut instead?",
         "assistant: Most huts rent via ferrata kits and poles; bring your own rain shell.",
     ]
+
+
+def claude_chain(count: int) -> list[dict[str, object]]:
+    """One conversation of ``count`` messages, each naming the one before
+    as its parent (as every message of a real export does)."""
+    messages: list[dict[str, object]] = []
+    parent = "00000000-0000-4000-8000-000000000000"
+    for i in range(count):
+        messages.append(
+            {
+                "uuid": f"m{i}",
+                "parent_message_uuid": parent,
+                "sender": "human" if i % 2 == 0 else "assistant",
+                "text": f"message {i}",
+                "created_at": "2025-11-19T08:00:05Z",
+            }
+        )
+        parent = f"m{i}"
+    return [{"uuid": "chain", "name": "A long chat", "chat_messages": messages}]
+
+
+def test_a_claude_chain_of_100000_messages_reads_in_linear_time() -> None:
+    """The branch was followed with a list (``in`` on it at every step):
+    20,000 messages took 2.3 s and 100,000 took 48 s. Now about 1 s,
+    nearly all of it building the turns."""
+    data = claude_chain(100_000)
+    took = []
+    for _ in range(2):  # the faster of two: a loaded machine stalls one now and then
+        start = time.perf_counter()
+        turns, ignored = read_claude(data, name="chain", file="conversations.json")
+        took.append(time.perf_counter() - start)
+    assert (len(turns), ignored) == (100_000, 0)
+    assert turns[0].content == "message 0" and turns[-1].content == "message 99999"
+    assert min(took) <= 2.0, took
+
+
+def chatgpt_chain(count: int, title: str) -> list[dict[str, object]]:
+    """One ChatGPT conversation of ``count`` turns on one branch."""
+    nodes: dict[str, object] = {"root": {"id": "root", "message": None, "parent": None}}
+    parent = "root"
+    for i in range(count):
+        nodes[f"n{i}"] = {
+            "id": f"n{i}",
+            "parent": parent,
+            "message": {
+                "id": f"n{i}",
+                "author": {"role": "user" if i % 2 == 0 else "assistant"},
+                "create_time": 1_763_287_210 + i,
+                "content": {"content_type": "text", "parts": [f"turn {i} about the garden"]},
+            },
+        }
+        parent = f"n{i}"
+    return [
+        {
+            "id": "conv-1",
+            "title": title,
+            "create_time": 1_763_287_200,
+            "mapping": nodes,
+            "current_node": parent,
+        }
+    ]
+
+
+@pytest.mark.parametrize("fmt", ["chatgpt", "claude"])
+def test_a_conversation_title_is_kept_once(fast: Palace, tmp_path: Path, fmt: str) -> None:
+    """The title was copied into every turn's metadata: 300 turns under an
+    8 KiB title stored 2.4 MB of titles. It is on the session's first turn
+    now (a session has no record of its own)."""
+    title = "Garden plan " + "x" * 8000
+    if fmt == "chatgpt":
+        data: list[dict[str, object]] = chatgpt_chain(300, title)
+    else:
+        data = claude_chain(300)
+        data[0]["name"] = title
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert fast.import_file(path).inserted == 300
+    turns = _all(fast)
+    titled = [m for m in turns if "conversation_title" in m.metadata]
+    assert [m.id for m in titled] == [turns[0].id]
+    assert titled[0].metadata["conversation_title"] == title
+    stored = sum(len(json.dumps(m.metadata)) for m in turns)
+    assert stored < len(title) + 300 * 200, stored
+
+
+def test_a_title_over_the_metadata_cap_is_refused_by_name(fast: Palace, tmp_path: Path) -> None:
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps(chatgpt_chain(3, "t" * 20_000)), encoding="utf-8")
+    with pytest.raises(ValidationError, match="a memory's metadata is at most 16 KiB"):
+        fast.import_file(path)
+    assert _all(fast) == []
 
 
 # -- mem0 ----------------------------------------------------------------------------

@@ -95,7 +95,8 @@ class PalaceWrites:
             valid_to: when it stopped being true.
             created_at: when it happened, for memories written after the fact
                 (imports of old conversations); now by default.
-            metadata: extra JSON-serialisable fields.
+            metadata: extra JSON-serialisable fields, at most 16 KiB as JSON
+                (``validation.MAX_METADATA_BYTES``).
             kind: memory (default; message for category conversation), journal,
                 node (title = name), issue, spec, message (``palace.personal``).
             project: its project; completed: an issue's state (default open;

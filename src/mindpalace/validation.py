@@ -29,6 +29,7 @@ from mindpalace.models import (
 __all__ = [
     "EXPORT_FORMAT",
     "EXPORT_VERSION",
+    "MAX_METADATA_BYTES",
     "MAX_QUERY_CHARS",
     "MAX_TAGS",
     "MAX_TAG_CHARS",
@@ -74,6 +75,13 @@ MAX_QUERY_CHARS = 10_000
 # encoder and decoder (ours, the database's, a client's) far from its
 # recursion limit.
 MAX_METADATA_DEPTH = 32
+# And a few fields are small: 16 KiB of JSON (UTF-8) a memory. Without a cap
+# an importer that copies a field into every turn (or a caller) can grow a
+# palace a hundredfold for nothing a search uses.
+MAX_METADATA_BYTES = 16 * 1024
+# A skill memory's metadata holds its definition: the text of its content
+# again, as JSON (at most 6 bytes a character: "\u0001"), on top of the cap.
+_SKILL_METADATA_BYTES_PER_CHAR = 6
 
 _SPACE = re.compile(r"\s+")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -307,8 +315,9 @@ def check_unit(value: object, field: str) -> float:
     return number
 
 
-def check_metadata(metadata: object) -> dict[str, Any]:
-    """A JSON-serialisable mapping with string keys."""
+def check_metadata(metadata: object, *, max_bytes: int = MAX_METADATA_BYTES) -> dict[str, Any]:
+    """A JSON-serialisable mapping with string keys, of at most ``max_bytes``
+    bytes as JSON (UTF-8)."""
     if metadata is None:
         return {}
     if not isinstance(metadata, Mapping) or not all(isinstance(k, str) for k in metadata):
@@ -323,6 +332,16 @@ def check_metadata(metadata: object) -> dict[str, Any]:
             "metadata", metadata, reason=f"metadata must be JSON-serialisable: {exc}"
         ) from None
     check_text(encoded, "metadata")
+    size = len(encoded.encode("utf-8"))
+    if size > max_bytes:
+        limit = f"{max_bytes} bytes"
+        if max_bytes % 1024 == 0:
+            limit = f"{max_bytes // 1024} KiB ({limit})"
+        raise ValidationError(
+            "metadata",
+            f"<{size} bytes of JSON>",
+            reason=f"metadata is {size} bytes of JSON; a memory's metadata is at most {limit}",
+        )
     return dict(metadata)
 
 
@@ -461,7 +480,11 @@ def memory_from_dict(data: Mapping[str, Any], *, max_chars: int) -> Memory:
     updated = parse_datetime(data.get("updated_at") or created, "updated_at")
     assert created is not None and updated is not None
     content = check_content(_required(data, "content"), max_chars=max_chars)
-    metadata = check_metadata(data.get("metadata"))
+    memory_type = parse_enum(MemoryType, data.get("type", "unknown"), "type")
+    allowance = (
+        _SKILL_METADATA_BYTES_PER_CHAR * len(content) if memory_type is MemoryType.SKILL else 0
+    )
+    metadata = check_metadata(data.get("metadata"), max_bytes=MAX_METADATA_BYTES + allowance)
     # A conversation turn is identified by its place as well as its text.
     turn = metadata.get("turn")
     identity = f"{turn}\x1f{content}" if isinstance(turn, str) and turn else content
@@ -493,7 +516,7 @@ def memory_from_dict(data: Mapping[str, Any], *, max_chars: int) -> Memory:
         title=check_title(data.get("title")),
         context=check_context(data.get("context"), max_chars=max_chars),
         session=check_identifier(data.get("session"), "session", optional=True),
-        type=parse_enum(MemoryType, data.get("type", "unknown"), "type"),
+        type=memory_type,
         store=parse_enum(StoreKind, data.get("store", "semantic"), "store"),
         category=category,
         tags=check_tags(data.get("tags")),

@@ -21,7 +21,8 @@ SKILL = re.compile(
     r"## Skill: ([A-Za-z0-9_.:@+?-]+…?) \(relevance \d\.\d\d; procedural skill,"
     r" updated \d{4}-\d\d-\d\d\)"
 )
-SECTION = re.compile(r"### (.+)")
+SECTION = re.compile(r"### Section [1-9][0-9]*")
+TITLE = re.compile(f"{QUOTE}title: (.+)")
 MEMORY = re.compile(
     r"## Memory ([A-Za-z0-9_.:@+?-]+…?) \(relevance \d\.\d\d, confidence \d\.\d\d;"
     r" ([A-Za-z0-9_.:@+?-]+…?),"
@@ -37,7 +38,8 @@ def parse(text: str) -> list[Entry]:
     """The block's entries, in order: ``("skill", name, *section titles)``
     and ``("memory", id, category, agent)``; fails on anything else at
     column 0, on a forged or misplaced end marker, on a line break other
-    than ``\\n`` and on an invisible character."""
+    than ``\\n`` and on an invisible character. A section's title is the
+    quoted ``title:`` line under its heading."""
     assert text.endswith("\n")
     for ch in text:
         assert ch == "\n" or unicodedata.category(ch) not in {"Cc", "Cf"}, hex(ord(ch))
@@ -57,7 +59,7 @@ def parse(text: str) -> list[Entry]:
     assert code == hashlib.sha256("".join(f"{x}\n" for x in body).encode()).hexdigest()[:12]
     assert text.count(code) == 2
     entries: list[Entry] = []
-    for line in body:
+    for number, line in enumerate(body):
         if line == "" or line == QUOTE.rstrip() or line.startswith(QUOTE):
             continue
         assert not END.search(line), line
@@ -65,8 +67,10 @@ def parse(text: str) -> list[Entry]:
             entries.append(("skill", match.group(1)))
         elif match := MEMORY.fullmatch(line):
             entries.append(("memory", *match.groups()))
-        elif (match := SECTION.fullmatch(line)) and entries and entries[-1][0] == "skill":
-            entries[-1] = (*entries[-1], match.group(1))
+        elif SECTION.fullmatch(line) and entries and entries[-1][0] == "skill":
+            title = TITLE.fullmatch(body[number + 1])
+            assert title is not None, body[number + 1]
+            entries[-1] = (*entries[-1], title.group(1))
         else:
             raise AssertionError(f"not a line of the block's own: {line!r}")
     return entries

@@ -186,7 +186,7 @@ def test_prefers_best_sections_of_several_skills_to_all_of_the_first() -> None:
     # In the block, a skill's sections keep their file order.
     text = block.text
     if {"part 0", "part 2"} <= set(chosen["s0"]):
-        assert text.index("### part 0") < text.index("### part 2")
+        assert text.index("│ title: part 0") < text.index("│ title: part 2")
 
 
 def test_attribution_dates_and_framing() -> None:
@@ -209,8 +209,8 @@ def test_attribution_dates_and_framing() -> None:
     assert "Task: watermark a clip" in block.text
     assert (
         "\n## Skill: watermark-media (relevance 0.90; procedural skill, updated 2026-03-04)\n"
-        "│ from: watermark-media/SKILL.md\n│ Stamp a logo.\n### Steps\n│ 1. Overlay.\n"
-        in block.text
+        "│ from: watermark-media/SKILL.md\n│ Stamp a logo.\n"
+        "### Section 1\n│ title: Steps\n│ 1. Overlay.\n" in block.text
     )
     assert (
         "\n## Memory mem_m (relevance 0.50, confidence 1.00; decision, recorded 2026-03-04"

@@ -9,7 +9,8 @@ field); a pasted or attached document's extracted text follows it under
 
 Each message is a turn of the session named by the conversation's uuid,
 with role user (human) or assistant, at its ``created_at``, with the
-conversation's name and the message's uuid in its metadata. Where messages
+message's uuid in its metadata, and the conversation's name in its first
+turn's metadata only (as ``chatgpt`` keeps the title). Where messages
 name their parent (``parent_message_uuid``), only the branch leading to
 ``current_leaf_message_uuid`` (else to the last message) is kept. Left out,
 and counted as ignored: messages of other branches, of other senders, and
@@ -58,7 +59,8 @@ def read_claude(data: Any, *, name: str, file: str) -> tuple[list[Message], int]
         branch = _branch(items, conversation.get("current_leaf_message_uuid"))
         kept = 0
         for position in branch:
-            turn = _turn(items[position], f"{where} message {position}", session, started, title)
+            where_turn = f"{where} message {position}"
+            turn = _turn(items[position], where_turn, session, started, None if kept else title)
             if turn is not None:
                 turns.append(turn)
                 kept += 1
@@ -75,9 +77,9 @@ def _branch(items: list[Mapping[str, Any]], leaf: object) -> list[int]:
     at = where.get(leaf) if isinstance(leaf, str) else None
     if at is None:
         at = len(items) - 1 if items else None
-    path: list[int] = []
+    path: set[int] = set()  # a set: a chain of n messages is read in O(n), a loop ends it
     while at is not None and at not in path:
-        path.append(at)
+        path.add(at)
         parent = items[at].get("parent_message_uuid")
         at = where.get(parent) if isinstance(parent, str) else None
     return sorted(path)

@@ -11,10 +11,13 @@ function runs in a worker thread. Status codes:
 400   invalid value (an enum names its valid options); two Authorization
       or two agent headers
 401   no identity: missing or unknown bearer token (fails closed)
-403   the memory belongs to another agent
+403   the memory belongs to another agent; a request from a web page of
+      another origin (``hosts``)
 404   no such memory in the caller's scope, or no such route
 408   the request's headers or body did not arrive in time (``guard``)
 413   request body over the limit
+415   a write (POST, PATCH, DELETE with a body) not sent as application/json
+421   on a loopback address, a host name that is not a loopback one (``hosts``)
 422   malformed JSON, or arguments of the wrong shape or type
 503   at the connection cap (``guard``); the store is busy
 ====  ==============================================================
@@ -56,7 +59,15 @@ from mindpalace.palace import Palace
 from mindpalace.server import DEFAULT_THREADS
 from mindpalace.server.channels import CHANNEL
 from mindpalace.server.guard import GuardedH11Protocol
-from mindpalace.server.identity import AGENT_HEADER, AuthError, Caller, PalacePool, TokenTable
+from mindpalace.server.hosts import LoopbackHosts, SameOrigin
+from mindpalace.server.identity import (
+    AGENT_HEADER,
+    AuthError,
+    Caller,
+    PalacePool,
+    TokenTable,
+    is_loopback,
+)
 from mindpalace.server.limits import ConnectionLimits, ensure_files
 from mindpalace.server.mcp import build_mcp, header_resolver
 from mindpalace.server.schema import ArgumentsError
@@ -201,6 +212,26 @@ class Authenticate:
 
 
 _BODY_METHODS = ("POST", "PATCH")
+JSON_TYPE = "application/json"
+
+
+def _not_json(request: Request, body: bytes) -> Response | None:
+    """415 for a write that is not ``application/json`` (a DELETE without a
+    body may name no type: its arguments are in the query). A web page of
+    another site can send a POST of ``text/plain`` without asking (no CORS
+    preflight); it cannot send ``application/json`` that way."""
+    declared = request.headers.get("content-type")
+    if declared is None and request.method == "DELETE" and not body:
+        return None
+    if declared is not None and declared.partition(";")[0].strip().lower() == JSON_TYPE:
+        return None
+    shown = f"content-type {declared[:100]!r}" if declared is not None else "no content-type"
+    return _problem(
+        415,
+        "unsupported_media_type",
+        f"{request.method} takes a body of type {JSON_TYPE} (got {shown})",
+        valid=[JSON_TYPE],
+    )
 
 
 def _rest_route(op: Operation, pool: PalacePool) -> Route:
@@ -209,6 +240,10 @@ def _rest_route(op: Operation, pool: PalacePool) -> Route:
 
     async def endpoint(request: Request) -> Response:
         raw: dict[str, Any]
+        if op.method != "GET":
+            refused = _not_json(request, await request.body())
+            if refused is not None:
+                return refused
         if op.method in _BODY_METHODS:
             body = await request.body()
             try:  # not JSON, not UTF-8, too deep, or an integer of over 4,300 digits
@@ -258,10 +293,13 @@ _ERRORS = {
     "400": "Invalid value; the message and `valid` list the valid options. Also a request"
     " with two Authorization (or two agent) headers.",
     "401": "Missing or unknown bearer token (or a shared token without the agent header).",
-    "403": "The memory belongs to another agent.",
+    "403": "The memory belongs to another agent; or the request came from a web page of"
+    " another origin.",
     "404": "No such memory in the caller's scope.",
     "408": "The request's headers or body did not arrive in time.",
     "413": "Request body over the limit.",
+    "415": "A write not sent as application/json.",
+    "421": "On a loopback address: a host name that is not a loopback one.",
     "422": "Malformed JSON, or arguments of the wrong shape or type.",
     "503": "Too many connections, or the store is busy.",
 }
@@ -294,6 +332,8 @@ def openapi_document() -> dict[str, Any]:
             },
         }
         for status, text in _ERRORS.items():
+            if status == "415" and op.method == "GET":
+                continue
             responses[status] = {
                 "description": text,
                 "content": {
@@ -360,8 +400,8 @@ def build_app(
     Args:
         pool: the palaces requests act through, one per agent.
         tokens: bearer tokens and their agents.
-        host: the address served; a loopback one turns on the MCP SDK's DNS
-            rebinding protection (Host and Origin checks).
+        host: the address served; on a loopback one, only loopback host names
+            are answered, on every route (DNS rebinding: ``hosts``).
         max_body: the largest request body accepted, in bytes.
         threads: worker threads for tool calls.
         tools: the MCP tool sets served at ``/mcp`` (``tools.select_tools``);
@@ -369,7 +409,8 @@ def build_app(
     """
     mcp = build_mcp(header_resolver(pool, tokens), tools)
     # Stateless JSON responses: any request may go to any worker and carries
-    # its own identity; no session table to grow with clients.
+    # its own identity; no session table to grow with clients. On a loopback
+    # address the SDK also checks Origin (any loopback origin may call).
     mcp_app = mcp.streamable_http_app(
         stateless_http=True, json_response=True, host=host, max_request_body_size=max_body
     )
@@ -404,10 +445,16 @@ def build_app(
         405: not_allowed,
     }
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers=handlers)
-    # The inspector has its own sessions (a cookie, not a bearer token).
-    inspector = build_ui(pool, tokens, host=host)
-    # Identity first: an anonymous caller gets its 401 before any body is read.
-    return Authenticate(BodyLimit(Split(app, inspector), limit=max_body), tokens=tokens)
+    # The host name first, then the origin (neither reads the request), then
+    # identity: an anonymous caller gets its 401 before any body is read.
+    api = LoopbackHosts(
+        SameOrigin(Authenticate(BodyLimit(app, limit=max_body), tokens=tokens), paths=("/v1",)),
+        loopback=is_loopback(host),
+    )
+    # The inspector has its own sessions (a cookie, not a bearer token), and
+    # checks the host name the same way (``build_ui``).
+    inspector = BodyLimit(build_ui(pool, tokens, host=host), limit=max_body)
+    return Split(api, inspector)
 
 
 def serve(

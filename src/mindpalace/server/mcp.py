@@ -15,19 +15,39 @@ library's message, which for invalid input names the valid options. The
 arguments are checked before the SDK sees them (``check_arguments``): an
 unknown one, a wrong type, a value outside its set or range is such an
 error too, in our words.
+
+Over stdio a line that is no JSON-RPC message (not JSON, a number of
+thousands of digits, a lone surrogate escape, an array nested thousands
+deep) is answered with a JSON-RPC error whose id is null
+(``_answer_garbage``): the SDK's transport reports such a line to the
+server, which drops it, so the client would wait for an answer for ever.
+A blank line asks nothing and gets no answer.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import AsyncIterable, Callable, Mapping
+from typing import Any, Protocol
 
+import anyio
+import pydantic
+from anyio.streams.memory import MemoryObjectSendStream
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from mcp.types import (
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    CallToolResult,
+    ErrorData,
+    JSONRPCError,
+    TextContent,
+    ToolAnnotations,
+)
 
 from mindpalace import __version__
 from mindpalace.errors import MindPalaceError
@@ -160,7 +180,59 @@ def header_resolver(pool: PalacePool, tokens: TokenTable) -> Resolver:
     return resolve
 
 
+def _garbage_error(exc: Exception) -> JSONRPCError | None:
+    """The answer to a line that is no JSON-RPC message: -32700 (parse
+    error) when it is not JSON the SDK can read, else -32600 (invalid
+    request); the id is null, as no id could be read. None for a blank line."""
+    errors = exc.errors() if isinstance(exc, pydantic.ValidationError) else []
+    raw = errors[0].get("input") if errors else None
+    if isinstance(raw, str | bytes) and not raw.strip():
+        return None
+    if errors and errors[0]["type"] != "json_invalid":
+        error = ErrorData(code=INVALID_REQUEST, message="Invalid Request: not a JSON-RPC message")
+    else:
+        reason = str(errors[0]["msg"]) if errors else type(exc).__name__
+        error = ErrorData(code=PARSE_ERROR, message=f"Parse error: {reason[:200]}")
+    return JSONRPCError(jsonrpc="2.0", id=None, error=error)
+
+
+class _Outgoing(Protocol):
+    """Where messages to the client go (the SDK's transport)."""
+
+    async def send(self, item: SessionMessage, /) -> None: ...
+
+
+async def _answer_garbage(
+    incoming: AsyncIterable[SessionMessage | Exception],
+    server_side: MemoryObjectSendStream[SessionMessage | Exception],
+    outgoing: _Outgoing,
+) -> None:
+    """Pass the transport's messages on to the server, and answer each line
+    it could not read (it yields an exception for one) with
+    ``_garbage_error``, until the input ends."""
+    async with server_side:
+        async for item in incoming:
+            if not isinstance(item, Exception):
+                await server_side.send(item)
+            elif (error := _garbage_error(item)) is not None:
+                await outgoing.send(SessionMessage(error))
+
+
 def run_stdio(palace: Palace, tools: str = DEFAULT_TOOLS) -> None:
     """Serve the tool sets ``tools`` names over standard input and output
     as ``palace``'s agent until the client closes the stream."""
-    build_mcp(lambda _context, channel: through_channel(palace, channel), tools).run("stdio")
+    server = build_mcp(lambda _context, channel: through_channel(palace, channel), tools)
+    # MCPServer.run("stdio") with ``_answer_garbage`` between the SDK's stdio
+    # transport and its low-level server (which MCPServer only exposes as
+    # this attribute).
+    lowlevel = server._lowlevel_server
+
+    async def serve() -> None:
+        async with stdio_server() as (incoming, outgoing):
+            send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(_answer_garbage, incoming, send, outgoing)
+                await lowlevel.run(receive, outgoing, lowlevel.create_initialization_options())
+                tasks.cancel_scope.cancel()
+
+    anyio.run(serve)

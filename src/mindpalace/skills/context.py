@@ -11,7 +11,8 @@ changed by what it quotes::
     ## Skill: watermark-media (relevance 0.90; procedural skill, updated 2026-03-04)
     │ from: watermark-media/SKILL.md
     │ the description
-    ### Steps
+    ### Section 1
+    │ title: Steps
     │ the section's text, line by line
 
     ## Memory mem_… (relevance 0.50, confidence 1.00; decision, recorded 2026-03-04 by …)
@@ -23,13 +24,15 @@ changed by what it quotes::
 * Only the block's own lines start at column 0: the frame, one heading per
   skill, section and memory, blank separators and the end marker. Every
   line of stored text (a memory's title and content, a skill's origin,
-  description and sections) is passed through ``safety.neutralise`` (line
-  breaks of every kind become ``\\n``, invisible characters go, fences and
-  tags are defused) and then quoted behind ``QUOTE``, so none can start a
-  heading, close a fence or end the block.
+  description, section titles and sections) is passed through
+  ``safety.neutralise`` (line breaks of every kind become ``\\n``, invisible
+  characters go, fences and tags are defused) and then quoted behind
+  ``QUOTE``, so none can start a heading, close a fence or end the block.
 * What a heading shows of stored data is inert: ids, agent ids, categories
   and skill names through ``safety.inert_id`` (their character set, nothing
-  else), a section title through ``safety.one_line`` (one line, cut at
+  else). A section's heading is its number in the skill; its title, which
+  another agent's shared skill may have written to read as a heading or an
+  instruction, is quoted under it like a memory's title (one line, cut at
   ``MAX_LABEL`` characters).
 * The end marker carries ``code``, the first 12 hex digits of the SHA-256
   of everything between the frame and the marker, and the frame names it:
@@ -229,10 +232,14 @@ def _queue(skills: Sequence[SkillPiece], memories: Sequence[MemoryPiece]) -> lis
                 relevance,
                 _Unit(
                     index,
-                    [f"### {one_line(section.title, max_chars=MAX_LABEL)}"],
-                    _lines(section.content),
+                    [f"### Section {position + 1}"],
+                    [
+                        f"title: {one_line(section.title, max_chars=MAX_LABEL)}",
+                        *_lines(section.content),
+                    ],
                     order=position,
                     cuttable=True,
+                    labels=1,
                     label=section.title,
                 ),
             )

@@ -17,7 +17,8 @@ Defences, each on every response or request it applies to:
   ``Referer``) and, once logged in, carry the session's CSRF token; the
   session cookie is HttpOnly and SameSite=Strict;
 - on a loopback address, only loopback host names are answered (a DNS
-  rebinding page cannot reach the inspector under its own name).
+  rebinding page cannot reach the inspector under its own name:
+  ``server.hosts``, the check of every front end).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from mindpalace.errors import (
     UnknownSkill,
     ValidationError,
 )
+from mindpalace.server.hosts import LoopbackHosts, foreign_origin
 from mindpalace.server.identity import AuthError, Caller, PalacePool, TokenTable, is_loopback
 from mindpalace.ui import pages
 from mindpalace.ui.layout import Ctx, Page, Redirect, error_page, render
@@ -68,32 +70,18 @@ _STATIC = {
     "app.js": "text/javascript; charset=utf-8",
     "favicon.svg": "image/svg+xml",
 }
-_LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 
 
 class SecurityHeaders:
-    """Adds the security headers to every response, and (on a loopback
-    address) answers 421 to a request for another host name."""
+    """Adds the security headers to every response."""
 
-    def __init__(self, app: ASGIApp, *, loopback: bool) -> None:
+    def __init__(self, app: ASGIApp) -> None:
         self.app = app
-        self.loopback = loopback
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        if self.loopback:
-            host = dict(scope["headers"]).get(b"host", b"").decode("latin-1").lower()
-            name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-            if name not in _LOOPBACK_NAMES:
-                response = Response(
-                    "this inspector answers only to a loopback host name (127.0.0.1, localhost)\n",
-                    status_code=421,
-                    media_type="text/plain",
-                )
-                await self._send_with_headers(response, scope, receive, send)
-                return
 
         async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -103,16 +91,6 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, with_headers)
-
-    async def _send_with_headers(
-        self, response: Response, scope: Scope, receive: Receive, send: Send
-    ) -> None:
-        async def with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                message["headers"] = [*message.get("headers", []), *_HEADERS]
-            await send(message)
-
-        await response(scope, receive, with_headers)
 
 
 def _cookie_name(request: Request) -> str:
@@ -124,10 +102,9 @@ def _cookie_name(request: Request) -> str:
 def _same_origin(request: Request) -> bool:
     """Whether a write comes from a page of this site (``Origin``, or
     ``Referer`` where a browser sends no Origin)."""
+    if "origin" in request.headers:
+        return foreign_origin(request.scope) is None
     own = f"{request.url.scheme}://{request.headers.get('host', '')}".lower()
-    origin = request.headers.get("origin")
-    if origin is not None:
-        return origin.lower() == own
     referer = request.headers.get("referer")
     if referer:
         parts = urlsplit(referer)
@@ -343,7 +320,8 @@ def build_ui(
         405: not_allowed,
     }
     app = Starlette(routes=routes, exception_handlers=handlers)
-    return SecurityHeaders(app, loopback=is_loopback(host))
+    # The host check inside the headers: a 421 carries them too.
+    return SecurityHeaders(LoopbackHosts(app, loopback=is_loopback(host)))
 
 
 def _field(form: FormData, name: str) -> str:
