@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from mindpalace.config import Settings
+    from mindpalace.doctor import Check, DoctorReport
     from mindpalace.engine import Engine
     from mindpalace.errors import (
         BusyError,
@@ -83,10 +84,12 @@ __all__ = [
     "Answer",
     "BusyError",
     "Category",
+    "Check",
     "ConfigError",
     "ConsolidationReport",
     "ContextBlock",
     "DayCount",
+    "DoctorReport",
     "Edge",
     "EmbeddingError",
     "EmbeddingMismatch",
@@ -143,6 +146,8 @@ __version__ = "0.1.0"
 
 _HOMES = {
     "Settings": "mindpalace.config",
+    "Check": "mindpalace.doctor",
+    "DoctorReport": "mindpalace.doctor",
     "Engine": "mindpalace.engine",
     "BusyError": "mindpalace.errors",
     "ConfigError": "mindpalace.errors",
