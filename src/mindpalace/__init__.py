@@ -11,6 +11,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from mindpalace.async_palace import AsyncPalace
     from mindpalace.config import Settings
     from mindpalace.doctor import Check, DoctorReport
     from mindpalace.engine import Engine
@@ -82,6 +83,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Answer",
+    "AsyncPalace",
     "BusyError",
     "Category",
     "Check",
@@ -145,6 +147,7 @@ __all__ = [
 __version__ = "0.1.0"
 
 _HOMES = {
+    "AsyncPalace": "mindpalace.async_palace",
     "Settings": "mindpalace.config",
     "Check": "mindpalace.doctor",
     "DoctorReport": "mindpalace.doctor",
