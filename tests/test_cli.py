@@ -62,6 +62,7 @@ COMMANDS = [
     "skills",
     "migrate",
     "demo",
+    "doctor",
     "entities",
     "history",
     "consolidate",

@@ -733,6 +733,7 @@ NOT_READS = {
     "pending_vectors": "maintenance; a palace-wide count of texts waiting for vectors, no content",
     "wait_for_vectors": "maintenance; embeds what waits, returns a count",
     "now": "the palace's clock",
+    "doctor": "maintenance; palace-wide health: model names, counts, paths, no content",
 }
 READS = {
     "recall": "recall",

@@ -147,6 +147,7 @@ def command_lines(ids: dict[str, str], tmp: Path) -> dict[str, list[list[str]]]:
         "reindex": [["reindex"]],
         "migrate": [["migrate", "--from", str(tmp / "palace.db"), "--to", str(tmp / "copy.db")]],
         "demo": [["demo"]],
+        "doctor": [["doctor", "--db", str(tmp / "palace.db")]],
     }
 
 

@@ -11,7 +11,9 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from mindpalace.async_palace import AsyncPalace
     from mindpalace.config import Settings
+    from mindpalace.doctor import Check, DoctorReport
     from mindpalace.engine import Engine
     from mindpalace.errors import (
         BusyError,
@@ -81,12 +83,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Answer",
+    "AsyncPalace",
     "BusyError",
     "Category",
+    "Check",
     "ConfigError",
     "ConsolidationReport",
     "ContextBlock",
     "DayCount",
+    "DoctorReport",
     "Edge",
     "EmbeddingError",
     "EmbeddingMismatch",
@@ -142,7 +147,10 @@ __all__ = [
 __version__ = "0.1.0"
 
 _HOMES = {
+    "AsyncPalace": "mindpalace.async_palace",
     "Settings": "mindpalace.config",
+    "Check": "mindpalace.doctor",
+    "DoctorReport": "mindpalace.doctor",
     "Engine": "mindpalace.engine",
     "BusyError": "mindpalace.errors",
     "ConfigError": "mindpalace.errors",

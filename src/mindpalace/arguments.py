@@ -387,6 +387,12 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
     p.add_argument("--from", dest="source", required=True, help="palace file or URL to copy")
     p.add_argument("--to", dest="destination", required=True, help="empty palace file or URL")
 
+    command(
+        "doctor",
+        "Check the palace's health: model, schema, file integrity, waiting vectors, warm"
+        " cache, extras; each problem with the command that fixes it (exit 1 if any).",
+    )
+
     p = command(
         "demo",
         "Remember a few memories in a scratch palace (removed afterwards; --db keeps them"

@@ -23,7 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from mindpalace import plain, writing
+from mindpalace.config import Settings, default_db_path
 from mindpalace.daemonctl import daemon_command
+from mindpalace.doctor import before_opening
 from mindpalace.errors import ConfigError, MindPalaceError, ValidationError
 from mindpalace.family import DIRECTIONS
 from mindpalace.formats import CONVERSATION_FORMATS, FORMATS, read_conversation
@@ -55,6 +57,11 @@ Handler = Callable[[Palace, argparse.Namespace], Any]
 
 class Text(str):
     """A command's result written for people: printed as it is, not as JSON."""
+
+
+class Failed(dict[str, Any]):
+    """A command's result, printed as any other, that still exits 1: the
+    problems ``doctor`` found."""
 
 
 # -- handlers ------------------------------------------------------------------------
@@ -512,6 +519,17 @@ def _precheck(args: argparse.Namespace) -> None:
 Opener = Callable[[argparse.Namespace], AbstractContextManager[Palace]]
 
 
+def _doctor(args: argparse.Namespace, opener: Opener) -> Any:
+    """The palace's health; it is opened only when looking at it unopened
+    found nothing that opening would change or fail on (``doctor``)."""
+    target = args.db if args.db is not None else default_db_path()
+    report = before_opening(target, Settings.from_env())
+    if report is None:
+        with opener(args) as palace:
+            report = palace.doctor()
+    return report.to_dict() if report.ok else Failed(report.to_dict())
+
+
 def run(args: argparse.Namespace, opener: Opener = _open) -> tuple[int, str, str]:
     """Carry out parsed ``args`` with the palace ``opener`` gives: (exit
     status, standard output, standard error). The daemon runs commands
@@ -522,6 +540,8 @@ def run(args: argparse.Namespace, opener: Opener = _open) -> tuple[int, str, str
             result = migrate(args.source, args.destination).to_dict()
         elif args.command == "daemon":  # the daemon opens the palace itself
             result = daemon_command(args)
+        elif args.command == "doctor":  # looks before it opens
+            result = _doctor(args, opener)
         else:
             with opener(args) as palace:
                 result = _HANDLERS[args.command](palace, args)
@@ -534,7 +554,8 @@ def run(args: argparse.Namespace, opener: Opener = _open) -> tuple[int, str, str
         return 0, "", ""
     if isinstance(result, Text):  # written for people already
         return 0, result + "\n", ""
+    code = 1 if isinstance(result, Failed) else 0
     if args.plain:
         name = " ".join(filter(None, (args.command, getattr(args, "skills_command", None))))
-        return 0, plain.render(name, result) + "\n", ""
-    return 0, json.dumps(result, ensure_ascii=False, indent=2) + "\n", ""
+        return code, plain.render(name, result) + "\n", ""
+    return code, json.dumps(result, ensure_ascii=False, indent=2) + "\n", ""

@@ -78,6 +78,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "skills consolidate": (f"{M} skills consolidate",),
     "migrate": (f"{M} migrate --from memories.db --to postgresql://localhost/mindpalace",),
     "demo": (f"{M} demo --plain",),
+    "doctor": (f"{M} doctor --plain", f"{M} --db team.db doctor || echo 'see the fixes above'"),
     "what-do-i-know": (f'{M} what-do-i-know "database architecture" --plain',),
     "why-did-we": (f'{M} why-did-we "choose Convex" --plain',),
     "who-owns": (f'{M} who-owns "the Billing service"',),

@@ -21,6 +21,7 @@ from typing import IO, Any
 from mindpalace import backup, importing, listing, transcripts
 from mindpalace.config import Settings
 from mindpalace.conversations import Message
+from mindpalace.doctor import DoctorReport, examine
 from mindpalace.embed.base import Embedder
 from mindpalace.engine import Clock, Engine, utcnow
 from mindpalace.errors import ConfigError, NotFoundError, ValidationError
@@ -598,6 +599,19 @@ class Palace(PalaceWrites):
             EmbeddingError: the model failed (the texts keep waiting).
         """
         return self.semantic.wait_for_vectors(timeout)
+
+    def doctor(self) -> DoctorReport:
+        """Check the palace's health (what ``mindpalace doctor`` prints): the
+        embedding model loads, the palace's vectors are the configured
+        model's, the schema is the latest, the file is sound (SQLite's
+        integrity check) or the server answers, no memory waits for its
+        vector, the warm-index files are readable; and which extras are
+        installed. Each problem names the command that fixes it.
+
+        Writes nothing. Runs the model once and reads the whole file
+        (``PRAGMA integrity_check``): seconds on a large palace.
+        """
+        return examine(self.engine)
 
     # -- backup -----------------------------------------------------------------------
 

@@ -372,6 +372,20 @@ def _scalars(values: Iterable[Any]) -> bool:
     return all(not isinstance(v, Mapping | list) for v in values)
 
 
+def _doctor(report: Mapping[str, Any]) -> str:
+    """``ok  name  detail`` per check, a problem's fix indented under it."""
+    lines = [f"palace: {_one(report['palace'])}"]
+    width = max((len(c["name"]) for c in report["checks"]), default=0)
+    for check in report["checks"]:
+        mark = "ok  " if check["ok"] else "FAIL"
+        lines.append(f"{mark}  {check['name']:<{width}}  {_one(check['detail'])}")
+        if check["fix"] and not check["ok"]:
+            lines.append(f"{INDENT}fix: {_one(check['fix'])}")
+    count = report["problems"]
+    lines.append(f"{count} problem{'s' if count != 1 else ''} found." if count else "No problems.")
+    return "\n".join(lines)
+
+
 def _forgotten(result: Mapping[str, Any]) -> str:
     verb = "Deleted" if result["hard"] else "Archived (kept, hidden from recall)"
     return f"{verb}: {_one(result['forgotten'])}"
@@ -405,6 +419,7 @@ _BY_COMMAND: dict[str, Renderer] = {
     "context": _context,
     "forget": _forgotten,
     "demo": _demo,
+    "doctor": _doctor,
     "skills activate": _activated,
     "skills get": _skill,
     "skills find": _found_skills,

@@ -151,6 +151,17 @@ def test_scope_rules_on_every_read(store: Store, scope: Scope, visible: set[str]
     assert (near is None) == isinstance(store, SQLiteStore)
 
 
+def test_unembedded_and_pending_counts(store: Store) -> None:
+    vector = np.eye(4, dtype=np.float32)[0].tobytes()
+    batch = VectorBatch("t/t/4", {"h_done": vector})
+    store.add(new("has a vector", embed_hash="h_done"), memory_id="m1", now=T0, scope=OWNER,
+              vectors=batch)  # fmt: skip
+    store.add(new("waits for one", embed_hash="h_wait"), memory_id="m2", now=T0, scope=OWNER)
+    store.add(new("has none at all"), memory_id="m3", now=T0, scope=OWNER)
+    assert store.count_unembedded() == 1
+    assert store.count_pending_vectors("t/t/4") == 1
+
+
 def test_list_order_and_paging(store: Store) -> None:
     for n in range(5):
         add(store, f"entry {n}", n)

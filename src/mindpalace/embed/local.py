@@ -43,6 +43,8 @@ class LocalEmbedder(Embedder):
     #: fixed batches of 64 texts; BENCHMARKS.md).
     tokens_per_run = 1024
     batch_size = 4096  # embed() hands over big chunks; grouping happens here
+    #: what ``model_dir`` must hold
+    files = ("config.json", "tokenizer.json", "model.onnx")
 
     def __init__(self, model_dir: Path | str = MINILM_DIR, *, threads: int | None = None) -> None:
         self._dir = Path(model_dir)
@@ -52,6 +54,11 @@ class LocalEmbedder(Embedder):
         self._lock = threading.Lock()
         self._session: Any = None
         self._tokenizer: Any = None
+
+    @property
+    def model_dir(self) -> Path:
+        """The folder the model is read from."""
+        return self._dir
 
     def _load(self) -> tuple[Any, Any]:
         with self._lock:

@@ -37,6 +37,8 @@ class StaticEmbedder(Embedder):
 
     batch_size = 1024
     fast = True
+    #: what ``model_dir`` must hold
+    files = ("config.json", "tokenizer.json", "embeddings.npy")
 
     def __init__(self, model_dir: Path | str = STATIC_DIR) -> None:
         self._dir = Path(model_dir)
@@ -46,6 +48,11 @@ class StaticEmbedder(Embedder):
         self._table: npt.NDArray[np.float32] | None = None
         self._tokenizer: Any = None
         self._unknown: int | None = None
+
+    @property
+    def model_dir(self) -> Path:
+        """The folder the table is read from."""
+        return self._dir
 
     def _load(self) -> tuple[npt.NDArray[np.float32], Any]:
         with self._lock:

@@ -57,11 +57,13 @@ from mindpalace.store.base import Store, VectorTable
 from mindpalace.store.sqlite import SQLiteStore
 
 __all__ = [
+    "FILES",
     "FORMAT",
     "RESAVE_ROWS",
     "SAVE_ROWS",
     "SUFFIX",
     "Saved",
+    "file_state",
     "folder_of",
     "load_graph",
     "load_text",
@@ -87,6 +89,8 @@ _STALE_TEMP_S = 3_600.0
 
 TEXT = "text.npz"
 GRAPH = "graph.npz"
+#: the files a folder may hold
+FILES = (TEXT, GRAPH)
 
 Arrays = Mapping[str, npt.NDArray[Any]]
 
@@ -217,6 +221,27 @@ def _read(folder: Path, name: str) -> tuple[dict[str, Any], dict[str, npt.NDArra
     except Exception:  # any damage means no cache
         return None
     return (meta, arrays) if isinstance(meta, dict) else None
+
+
+def file_state(folder: Path, name: str) -> tuple[str, dict[str, Any]]:
+    """What the cache file ``name`` in ``folder`` is, for a health check:
+    ``absent``; ``untrusted`` (another user's, or writable by others);
+    ``damaged`` (unreadable: truncated, corrupt, not a cache file); or
+    ``ok``, with its metadata (whether it matches the palace as it is now
+    is the metadata's model and epoch). A file that is not ``ok`` is never
+    loaded."""
+    try:
+        with open(folder / name, "rb") as handle:
+            if not _trusted(folder, handle):
+                return "untrusted", {}
+    except FileNotFoundError:
+        return "absent", {}
+    except OSError:
+        return "damaged", {}
+    found = _read(folder, name)
+    if found is None or found[0].get("format") != FORMAT:
+        return "damaged", {}
+    return "ok", found[0]
 
 
 def load_text(store: Store, snapshot: DenseIndex) -> Saved | None:

@@ -14,9 +14,8 @@ connection cap).
 
 from __future__ import annotations
 
-import importlib.util
-
 from mindpalace.errors import ConfigError
+from mindpalace.extras import install_command, missing
 
 __all__ = ["DEFAULT_THREADS", "require_extra"]
 
@@ -27,8 +26,6 @@ __all__ = ["DEFAULT_THREADS", "require_extra"]
 # threads fight over two cores.
 DEFAULT_THREADS = 4
 
-_NEEDED = ("h11", "mcp", "pydantic", "python_multipart", "starlette", "uvicorn")
-
 
 def require_extra() -> None:
     """Check that the ``server`` extra is installed.
@@ -36,10 +33,10 @@ def require_extra() -> None:
     Raises:
         ConfigError: naming the missing packages and the install command.
     """
-    missing = [name for name in _NEEDED if importlib.util.find_spec(name) is None]
-    if missing:
+    absent = missing("server")
+    if absent:
         raise ConfigError(
-            f"the MCP and HTTP servers need the 'server' extra (missing: {', '.join(missing)});"
-            " install it with: pip install 'mindpalace[server]', or from a clone of the"
+            f"the MCP and HTTP servers need the 'server' extra (missing: {', '.join(absent)});"
+            f" install it with: {install_command('server')}, or from a clone of the"
             " repository: pip install '.[server]'"
         )

@@ -16,6 +16,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 import numpy.typing as npt
@@ -52,6 +53,7 @@ if TYPE_CHECKING:  # these modules import this module's value types
 #: how the URL of a palace on a PostgreSQL server begins
 SERVER_SCHEMES = ("postgresql://", "postgres://")
 
+
 __all__ = [
     "SERVER_SCHEMES",
     "AddResult",
@@ -62,7 +64,18 @@ __all__ = [
     "TextMatch",
     "VectorBatch",
     "VectorTable",
+    "redact_url",
 ]
+
+
+def redact_url(url: str) -> str:
+    """``url`` without its password, for messages and ``location``."""
+    parts = urlsplit(url)
+    if not parts.password:
+        return url
+    netloc = parts.netloc.rsplit("@", 1)
+    user = (parts.username or "") + ":***"
+    return urlunsplit(parts._replace(netloc=f"{user}@{netloc[-1]}"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +225,11 @@ class Store(Protocol):
 
     def count_pending_vectors(self, model: str) -> int:
         """How many distinct texts ``pending_vectors`` would still return."""
+        ...
+
+    def count_unembedded(self) -> int:
+        """How many memories (every scope's) name no text to embed: written
+        while the model was unavailable or failed, for ``reindex`` to embed."""
         ...
 
     def add_vectors(self, vectors: VectorBatch) -> None:

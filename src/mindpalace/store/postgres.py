@@ -21,14 +21,13 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 import numpy.typing as npt
 
 from mindpalace.errors import BusyError, ConfigError, StorageError
 from mindpalace.models import RecallFilters, Scope
-from mindpalace.store.base import SERVER_SCHEMES, VectorBatch
+from mindpalace.store.base import SERVER_SCHEMES, VectorBatch, redact_url
 from mindpalace.store.core import Cursor
 from mindpalace.store.dialect import Dialect, TextQuery
 from mindpalace.store.fragments import filter_clause, scope_clause
@@ -241,16 +240,6 @@ class PostgresDialect(Dialect):
         )
 
 
-def _redact(url: str) -> str:
-    """``url`` without its password, for messages and ``location``."""
-    parts = urlsplit(url)
-    if not parts.password:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)
-    user = (parts.username or "") + ":***"
-    return urlunsplit(parts._replace(netloc=f"{user}@{netloc[-1]}"))
-
-
 class PostgresStore(DatabaseDense, ScopeKeyTextSearch, SqlStore):
     """A palace in a PostgreSQL database (``postgresql://user@host/db``).
 
@@ -284,7 +273,7 @@ class PostgresStore(DatabaseDense, ScopeKeyTextSearch, SqlStore):
         max_connections: int = 8,
         replicas: Sequence[str] = (),
     ) -> None:
-        self._location = _redact(url)
+        self._location = redact_url(url)
         self._replicas: Replicas | None = None
         self._busy_timeout = busy_timeout
         self._closed = threading.Event()
@@ -322,7 +311,7 @@ class PostgresStore(DatabaseDense, ScopeKeyTextSearch, SqlStore):
                 if not replica.startswith(SERVER_SCHEMES):
                     self._pool.close()
                     raise ConfigError(
-                        f"a read replica must be a postgresql:// URL, not {_redact(replica)!r}"
+                        f"a read replica must be a postgresql:// URL, not {redact_url(replica)!r}"
                     )
             self._replicas = Replicas(
                 list(replicas), configure=configure, max_connections=max_connections

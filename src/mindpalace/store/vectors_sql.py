@@ -138,6 +138,14 @@ class VectorsSql(SqlCore):
             ).fetchone()
         return int(row[0] or 0)
 
+    def count_unembedded(self) -> int:
+        """How many memories name no text to embed (``embed_hash`` unset)."""
+        with self._read() as cur:
+            row = self._exec(
+                cur, "SELECT COUNT(*) FROM memories WHERE embed_hash IS NULL"
+            ).fetchone()
+        return int(row[0] or 0)
+
     def add_vectors(self, vectors: VectorBatch) -> None:
         """Store vectors of texts memories already name (and of their
         parts), bumping ``vectors``."""
