@@ -394,7 +394,7 @@ def _baselines(question: LmeQuestion, embedder: Embedder, wanted: set[str]) -> d
         out["bm25"] = bm25_order[:DEPTH]
     if wanted & {"dense", "rrf"}:
         vectors = embedder.embed([t.content for t in turns])
-        sims = vectors @ embedder.embed_one(question.text)
+        sims = vectors @ embedder.embed_query(question.text)
         dense_order = [ids[i] for i in np.argsort(-sims, kind="stable")]
         out["dense"] = dense_order[:DEPTH]
     if "rrf" in wanted:

@@ -181,7 +181,7 @@ def _dense_reads(url: str, reader: str) -> dict[str, Any]:
     key = vector_key(embedder.config)
     scope = Scope.management() if reader == "all" else Scope(agent_id=reader)
     store = PostgresStore(url)
-    vectors = [embedder.embed_one(q) for q in _queries()]
+    vectors = [embedder.embed_query(q) for q in _queries()]
     calls: dict[str, Callable[[Any], object]] = {
         "nearest_400 (old: iterative walk)": lambda v: store.nearest(
             key, v, scope, RecallFilters(), limit=400

@@ -185,7 +185,7 @@ def _compare_ann(
     for k in (10, 400):  # the pipeline asks for ann_candidates = 400
         found, lat = [], []
         for query in queries:
-            vector = embedder.embed_one(query)
+            vector = embedder.embed_query(query)
             start = time.perf_counter()
             near = store.nearest(key, vector, palace.scope, RecallFilters(), limit=k) or []
             lat.append(time.perf_counter() - start)
@@ -194,7 +194,7 @@ def _compare_ann(
             found.append(len(exact & set(near)) / k)
         out[f"nearest_k{k}"] = {**_percentiles(lat), "recall": round(statistics.fmean(found), 3)}
     sql, params = store.nearest_query(
-        key, embedder.embed_one(queries[0]), palace.scope, RecallFilters(), limit=400
+        key, embedder.embed_query(queries[0]), palace.scope, RecallFilters(), limit=400
     )
     with store._read() as cur:
         plan = [str(r[0]) for r in store._exec(cur, "EXPLAIN " + sql, params).fetchall()]

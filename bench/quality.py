@@ -66,7 +66,7 @@ class Config:
     ingest: Ingest
     options: RecallOptions
     abstain: bool = False  # measure abstention on foreign questions
-    embedder: str = "local"  # local (MiniLM int8 ONNX) or static (model2vec table)
+    embedder: str = "local"  # local (MiniLM int8 ONNX), bge (bge-small int8) or static
     # The palace clock at question time: "conversation" is a day after the
     # conversation's last session (the questions are asked after it), so
     # "in June" names that conversation's June; "wall" is the real clock.
@@ -137,6 +137,10 @@ CONFIGS = [
     Config("re-ranker off", CONTEXT, STAGES, abstain=True),
     Config("static model: dense", PLAIN, replace(BARE, sparse_weight=0.0), embedder="static"),
     Config("static model: default pipeline", CONTEXT, DEFAULT, abstain=True, embedder="static"),
+    Config("bge model: dense", PLAIN, replace(BARE, sparse_weight=0.0), embedder="bge"),
+    Config("bge model: fused weighted", NODATES, BARE, embedder="bge"),
+    Config("bge model: stages", CONTEXT, STAGES, abstain=True, embedder="bge"),
+    Config("bge model: default pipeline", CONTEXT, DEFAULT, abstain=True, embedder="bge"),
 ]
 
 
@@ -200,7 +204,7 @@ class Palaces:
     def __init__(self, scratch: Path, backends: Sequence[str]) -> None:
         self.scratch = scratch
         self.embedders = {
-            name: from_settings(Settings(embedder=name)) for name in ("local", "static")
+            name: from_settings(Settings(embedder=name)) for name in ("local", "bge", "static")
         }
         self.palaces: dict[tuple[str, str, str, str, str], Palace] = {}
         self.targets: dict[tuple[str, str, str, str], str | Path] = {}
@@ -472,7 +476,9 @@ def loco(conversations: Sequence[Conversation]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--only", help="run configurations whose name contains this")
+    parser.add_argument(
+        "--only", help="run configurations whose name contains this ('a|b': either)"
+    )
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument(
         "--loco", action="store_true", help="leave-one-conversation-out check of the constants"
@@ -511,7 +517,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.loco:
         print(loco(conversations))
         return 0
-    configs = [c for c in CONFIGS if not args.only or args.only in c.name]
+    wanted = [o for o in (args.only or "").split("|") if o]
+    configs = [c for c in CONFIGS if not wanted or any(o in c.name for o in wanted)]
     results = run(configs, conversations, backends=backends, ann=args.ann, indexes=indexes)
     print(markdown(results))
     if args.json:

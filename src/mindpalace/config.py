@@ -8,8 +8,9 @@ variable                    meaning
 ``MINDPALACE_AGENT_ID``     default agent id (else ``default``)
 ``MINDPALACE_MAX_CONTENT``  longest content accepted, in characters (50,000)
 ``MINDPALACE_BUSY_TIMEOUT`` seconds a writer waits for a locked database (30)
-``MINDPALACE_EMBEDDER``     local (default: bundled MiniLM), static (bundled, fast),
-                            http, hashing, none
+``MINDPALACE_EMBEDDER``     local (default: bundled MiniLM), bge (bundled
+                            bge-small-en-v1.5, retrieval-tuned), static (bundled,
+                            fast), http, hashing, none
 ``MINDPALACE_EMBED_URL``    base URL of an OpenAI-compatible service (http)
 ``MINDPALACE_EMBED_MODEL``  the service's model name (http)
 ``MINDPALACE_EMBED_DIMS``   the service's vector size (http)
@@ -77,7 +78,7 @@ ENV_EXTRACT_KEY_ENV = "MINDPALACE_EXTRACT_KEY_ENV"
 # onnxruntime's own switch, read once when it loads (it is not our setting).
 ENV_ORT_TELEMETRY = "ORT_DISABLE_TELEMETRY"
 
-EMBEDDERS = ("local", "static", "http", "hashing", "none")
+EMBEDDERS = ("local", "bge", "static", "http", "hashing", "none")
 SWITCH = ("on", "off")
 INDEXES = ("auto", "process", "database")
 BULK_EMBEDS = ("background", "inline")

@@ -526,3 +526,47 @@ def test_local_batched_rows_match_one_at_a_time() -> None:
     assert cosines[:5].min() >= 0.97
     assert cosines.min() >= 0.94
     np.testing.assert_allclose(batched[:7], batched[7:14], atol=1e-6)  # same run, same rows
+
+
+# -- the retrieval-tuned bundled model (bge-small-en-v1.5) ------------------------------
+
+
+@pytest.fixture(scope="module")
+def bge() -> Embedder:
+    built = embed.from_settings(Settings(embedder="bge"))
+    assert isinstance(built, LocalEmbedder)
+    return built
+
+
+def test_bge_is_pinned_and_encodes_queries_with_their_prefix(bge: Embedder) -> None:
+    assert (bge.config.provider, bge.config.model, bge.config.dimensions) == (
+        "local",
+        "bge-small-en-v1.5-int8",
+        384,
+    )
+    assert bge.query_prefix.startswith("Represent this sentence")
+    question = "when did Kenji join the team?"
+    as_query = bge.embed_query(question)
+    np.testing.assert_allclose(as_query, bge.embed_one(bge.query_prefix + question), atol=1e-6)
+    assert float(as_query @ bge.embed_one(question)) < 0.999  # not the passage encoding
+    fact, chat, other = bge.embed(
+        [
+            "Kenji Sato joined the platform team on 2 November 2026.",
+            "Kenji: Yes, report by Thursday.",
+            "We use PostgreSQL as our main database.",
+        ]
+    )
+    assert float(as_query @ fact) > float(as_query @ chat) > float(as_query @ other)
+
+
+def test_bge_reads_long_texts_and_odd_ones(bge: Embedder) -> None:
+    matrix = bge.embed(["lorem ipsum dolor sit amet " * 800, "short", "🎉"])
+    assert matrix.shape == (3, 384)
+    assert _norms(matrix) == pytest.approx([1.0, 1.0, 1.0], abs=1e-5)
+
+
+def test_a_model_folder_with_an_unknown_pooling_is_refused(tmp_path: Path) -> None:
+    config = {"name": "odd", "dimensions": 8, "pooling": "max"}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    with pytest.raises(EmbeddingError, match="graph, cls, mean"):
+        LocalEmbedder(tmp_path)

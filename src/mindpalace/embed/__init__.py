@@ -1,6 +1,6 @@
-"""Embedders: the bundled models (MiniLM int8 ONNX by default, a static table
-for speed), OpenAI-compatible services, and a deterministic hashing embedder
-for tests."""
+"""Embedders: the bundled models (MiniLM int8 ONNX by default, the
+retrieval-tuned bge-small-en-v1.5, a static table for speed),
+OpenAI-compatible services, and a deterministic hashing embedder for tests."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from mindpalace.config import EMBEDDERS, Settings
 from mindpalace.embed.base import Embedder
 from mindpalace.embed.hashing import HashingEmbedder
 from mindpalace.embed.http import HTTPEmbedder
-from mindpalace.embed.local import LocalEmbedder
+from mindpalace.embed.local import BGE_DIR, LocalEmbedder
 from mindpalace.embed.static import StaticEmbedder
 from mindpalace.errors import ConfigError
 
@@ -28,6 +28,8 @@ __all__ = [
 def _bundled(name: str) -> Embedder:
     """One instance of each bundled model per process: palaces of several
     agents in one process share its memory and its load time."""
+    if name == "bge":
+        return LocalEmbedder(BGE_DIR)
     return LocalEmbedder() if name == "local" else StaticEmbedder()
 
 
@@ -40,7 +42,7 @@ def from_settings(settings: Settings) -> Embedder | None:
     """
     if settings.embedder == "none":
         return None
-    if settings.embedder in ("local", "static"):
+    if settings.embedder in ("local", "bge", "static"):
         return _bundled(settings.embedder)
     if settings.embedder == "hashing":
         return HashingEmbedder()

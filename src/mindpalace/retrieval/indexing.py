@@ -400,7 +400,7 @@ class SemanticIndex:
                 self._queries.move_to_end(query)
                 return vector
         try:
-            vector = self.embedder.embed_one(query)
+            vector = self.embedder.embed_query(query)
         except EmbeddingError as exc:
             self.failure = str(exc)
             return None
