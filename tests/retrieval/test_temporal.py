@@ -269,3 +269,33 @@ def test_overlaps_with_open_ends() -> None:
     assert overlaps(may, Interval(_day(2023, 5, 31), None))
     assert not overlaps(may, Interval(_day(2023, 6, 1), None))
     assert overlaps(Interval(None, None), may)
+
+
+def test_the_window_lifts_a_memory_written_alone_more_than_a_turn() -> None:
+    from dataclasses import replace
+
+    from mindpalace.models import Category, MemoryKind
+    from mindpalace.retrieval.timestage import WRITTEN_WINDOW, lift
+
+    from .memories import memory as _memory
+
+    when = datetime(2023, 5, 3, 10, tzinfo=UTC)  # in the week before REF (8 May 2023)
+    turn = replace(_memory("turn", "s1"), created_at=when)
+    fact = replace(
+        _memory("fact", None),
+        created_at=when,
+        category=Category.DECISION,
+        kind=MemoryKind.MEMORY,
+    )
+    query = read_query("what did we decide last week?", REF)
+    timed = lift(
+        [(1.0, "turn", 0), (1.0, "fact", 1)],
+        {"turn": turn, "fact": fact},
+        query,
+        pool=10,
+        window_weight=0.2,
+        when_weight=0.0,
+    )
+    assert timed.boosts["turn"].factor == pytest.approx(1.2)
+    assert timed.boosts["fact"].factor == pytest.approx(1.0 + 0.2 * WRITTEN_WINDOW)
+    assert dict((k, v) for v, k, _ in timed.candidates)["fact"] > 1.2

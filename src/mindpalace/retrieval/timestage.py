@@ -21,7 +21,12 @@ states, resolved against ``created_at`` ("yesterday" in a turn of 8 May 2023
 is 7 May 2023). A soft prior, never a filter: only the caller's explicit
 ``created_after`` / ``created_before`` filter. ``lift`` runs it over the
 best candidates of a recall, read in full by the caller, and ``mark`` says
-why in ``explain`` (stage score ``time``, and a gate line).
+why in ``explain`` (stage score ``time``, and a gate line). A memory written
+on its own (not a turn of a conversation) takes ``WRITTEN_WINDOW`` times
+the window weight: a turn's time names its whole session, whose turns all
+share it, while the time of a fact written alone names that fact (measured
+on the everyday palaces, BENCHMARKS.md; the conversation benchmarks hold
+turns only and are unchanged).
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from mindpalace.models import Hit, Memory, Scope
+from mindpalace.models import Hit, Memory, MemoryKind, Scope
 from mindpalace.retrieval.anchors import Anchor, EventPhrase, TextSearch, find_events, resolve
 from mindpalace.retrieval.temporal import (
     Interval,
@@ -53,6 +58,9 @@ __all__ = [
     "stated_times",
     "time_prior",
 ]
+
+#: the window weight's multiple for a memory written on its own (module docstring)
+WRITTEN_WINDOW = 2.5
 
 Candidate = tuple[float, str, int | None]
 
@@ -211,11 +219,14 @@ def lift(
         memory = memories.get(key)
         boost = None
         if memory is not None:
+            # A turn's time names its session (every turn of it shares the
+            # date); the time of a memory written on its own names that memory.
+            alone = memory.session is None and memory.kind is not MemoryKind.MESSAGE
             boost = time_prior(
                 memory.created_at,
                 stated_times(memory),
                 query,
-                window_weight=window_weight,
+                window_weight=window_weight * (WRITTEN_WINDOW if alone else 1.0),
                 when_weight=when_weight,
             )
         if boost is not None:
