@@ -404,7 +404,9 @@ class _Clock:
         return self.at
 
 
-def _build(palace: EverydayPalace, path: Path, embedder: Embedder) -> tuple[Palace, dict[str, str]]:
+def build_palace(
+    palace: EverydayPalace, path: Path, embedder: Embedder
+) -> tuple[Palace, dict[str, str]]:
     """Write ``palace`` into a fresh SQLite file, oldest first; the palace
     (its clock at the palace's now) and each fact's memory id."""
     clock = _Clock(palace.now)
@@ -478,7 +480,7 @@ def measure_palace(
     product = [c for c in configs if c.options is not None]
     closed: set[str] = set()  # replaced facts the palace's own supersession closed
     if product:
-        p, ids = _build(palace, scratch / f"{palace.name}.db", embedder)
+        p, ids = build_palace(palace, scratch / f"{palace.name}.db", embedder)
         try:
             replaced = {f.replaces for f in palace.facts if f.replaces}
             closed = {k for k in replaced if k and p.get(ids[k]).superseded_by}

@@ -1,6 +1,6 @@
-"""Fit the re-ranker (``mindpalace.retrieval.reranker``) on both
-benchmarks' development splits, and say how it does on what it was not
-fitted on::
+"""Fit the re-ranker (``mindpalace.retrieval.reranker``) on the three
+benchmarks' development splits (LoCoMo, LongMemEval_S and the everyday
+palaces), and say how it does on what it was not fitted on::
 
     python -m bench.rerank_fit                  # cross-validate, then fit and write
     python -m bench.rerank_fit --check          # cross-validate only
@@ -15,11 +15,13 @@ builds it) and of LoCoMo dev (the
 default model, as ``bench.quality`` builds it) is recalled with the
 re-ranker off; the best ``WINDOW`` hits become one group of rows
 (``reranker.features``), labelled by whether each is evidence. The trees
-are fitted by LambdaRank. Held-out figures: each LoCoMo conversation left
-out in turn (the trees fitted on the other conversations and on every
-LongMemEval question), and LongMemEval in ``FOLDS`` folds of questions
-(fitted on the other folds and on every LoCoMo conversation). Both
-datasets are read in place (``../shared/data``); nothing is copied.
+are fitted by LambdaRank. The everyday palaces of the development split
+(``bench.everyday``, the default model) add one group per answerable
+question; their held-out palaces are never fitted on. Held-out figures:
+each LoCoMo conversation left out in turn (the trees fitted on the other
+conversations and on the rest), LongMemEval in ``FOLDS`` folds of questions,
+and each everyday development palace left out in turn. The public datasets
+are read in place (``../shared/data``); nothing is copied.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from bench import locomo
+from bench import everyday, locomo
 from bench import longmemeval as lme
 from mindpalace import Palace
 from mindpalace.config import Settings
@@ -93,7 +95,8 @@ CACHE = Path(__file__).resolve().parent / ".cache" / "rerank"
 # The windows the trees learn from: the stages without the trees, and the
 # graph's time budget lifted (on a loaded machine it cuts the second hop
 # now and then, and a refit would differ from run to run).
-OFF = replace(RecallOptions(), rerank=False)
+# The newer-first rule runs after the trees: they learn from the order before it.
+OFF = replace(RecallOptions(), rerank=False, newer_first=False)
 
 
 @dataclass
@@ -101,8 +104,8 @@ class Group:
     """One question's window: its features, labels and ids, and how to
     score an order of it."""
 
-    bench: str  # "locomo" or "longmemeval"
-    key: str  # the conversation (LoCoMo) or the question id
+    bench: str  # "locomo", "longmemeval" or "everyday"
+    key: str  # the conversation (LoCoMo), the question id or the palace (everyday)
     kind: str  # the question type (LongMemEval) or category (LoCoMo)
     x: np.ndarray
     y: np.ndarray
@@ -195,6 +198,39 @@ def locomo_groups(cache: Path) -> Iterator[Group]:
                 yield Group("locomo", c.name, str(question.category), x, y, ids, score)
 
 
+def everyday_groups(cache: Path, split: str = "dev") -> Iterator[Group]:
+    """The everyday palaces of ``split`` (facts among chat, bench.everyday),
+    with the default model: one group per answerable question, keyed by palace."""
+    embedder = from_settings(Settings())
+    scratch = cache / "everyday"
+    scratch.mkdir(parents=True, exist_ok=True)
+    for file in everyday.split_files(everyday.palace_files(), split):
+        data = everyday.load(file)
+        path = scratch / f"{data.name}-{Settings().embedder}.db"
+        for suffix in ("", "-wal", "-shm"):  # seconds to build: always fresh
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        palace, _ = everyday.build_palace(data, path, embedder)
+        with palace:
+            palace.recall_options = OFF
+            for question in data.questions:
+                if not question.answerable:
+                    continue
+                hits = palace.recall(question.text, limit=WINDOW)
+                x, ids = _window(palace, hits, "key", question.text)
+                evidence = frozenset(question.evidence)
+
+                def score(ranked: list[str], e: frozenset[str] = evidence) -> dict[str, float]:
+                    rank = next((i for i, k in enumerate(ranked, 1) if k in e), None)
+                    return {
+                        "hit@1": float(rank == 1),
+                        "hit@5": float(rank is not None and rank <= 5),
+                        "mrr": 1.0 / rank if rank else 0.0,
+                    }
+
+                y = np.array([i in evidence for i in ids], dtype=np.float64)
+                yield Group("everyday", data.name, question.type, x, y, ids, score)
+
+
 def fit(groups: Sequence[Group]) -> Any:
     """LambdaRank trees over ``groups`` (LightGBM's booster)."""
     import lightgbm  # fitting only: the product never imports it
@@ -261,12 +297,19 @@ def _mean(rows: Sequence[dict[str, float]], keys: Sequence[str]) -> dict[str, fl
     return {k: statistics.fmean(r[k] for r in rows) for k in keys}
 
 
-def held_out(loc: Sequence[Group], lme_groups: Sequence[Group]) -> dict[str, Any]:
-    """Pipeline order against held-out re-ranked order, both benchmarks."""
+EVERYDAY_KEYS = ("hit@1", "hit@5", "mrr")
+
+
+def held_out(
+    loc: Sequence[Group], lme_groups: Sequence[Group], days: Sequence[Group] = ()
+) -> dict[str, Any]:
+    """Pipeline order against held-out re-ranked order, every benchmark:
+    a LoCoMo conversation or an everyday palace left out in turn, LongMemEval
+    in folds of questions."""
     conversations = sorted({g.key for g in loc})
     loc_out: list[dict[str, float]] = []
     for name in conversations:
-        train = [g for g in loc if g.key != name] + list(lme_groups)
+        train = [g for g in loc if g.key != name] + list(lme_groups) + list(days)
         forest = reranker.Forest.from_dict(to_forest(fit(train)))
         loc_out += evaluate([g for g in loc if g.key == name], forest)
     keys = [g.key for g in lme_groups]
@@ -275,7 +318,7 @@ def held_out(loc: Sequence[Group], lme_groups: Sequence[Group]) -> dict[str, Any
     lme_out: dict[str, dict[str, float]] = {}
     for f in range(FOLDS):
         test = [g for g in lme_groups if fold[g.key] == f]
-        train = [g for g in lme_groups if fold[g.key] != f] + list(loc)
+        train = [g for g in lme_groups if fold[g.key] != f] + list(loc) + list(days)
         forest = reranker.Forest.from_dict(to_forest(fit(train)))
         for g, m in zip(test, evaluate(test, forest), strict=True):
             lme_out[g.key] = m
@@ -289,7 +332,23 @@ def held_out(loc: Sequence[Group], lme_groups: Sequence[Group]) -> dict[str, Any
             "pipeline": _mean([base_lme[i] for i in picks], LME_KEYS),
             "reranked": _mean([lme_rows[i] for i in picks], LME_KEYS),
         }
+    days_out: list[dict[str, float]] = []
+    for name in sorted({g.key for g in days}):
+        train = [g for g in days if g.key != name] + list(loc) + list(lme_groups)
+        forest = reranker.Forest.from_dict(to_forest(fit(train)))
+        days_out += evaluate([g for g in days if g.key == name], forest)
+    ordered_days = [g for name in sorted({g.key for g in days}) for g in days if g.key == name]
+    everyday_report = (
+        {
+            "questions": len(days),
+            "pipeline": _mean(evaluate(ordered_days, None), EVERYDAY_KEYS),
+            "reranked, palace left out": _mean(days_out, EVERYDAY_KEYS),
+        }
+        if days
+        else {}
+    )
     return {
+        "everyday": everyday_report,
         "locomo": {
             "questions": len(loc),
             "pipeline": _mean(evaluate(loc, None), LOCOMO_KEYS),
@@ -315,6 +374,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         default="static",
         help="the LongMemEval palaces' model (default static; LoCoMo's is the default model)",
     )
+    parser.add_argument(
+        "--no-everyday",
+        action="store_true",
+        help="leave out the everyday palaces' development split",
+    )
     args = parser.parse_args(argv)
     for needed in (lme.data_file(), locomo.data_dir()):
         if not needed.exists():
@@ -322,16 +386,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
     loc = list(locomo_groups(args.cache))
     lme_groups = list(longmemeval_groups(args.cache, args.lme_embedder))
-    report = held_out(loc, lme_groups)
+    days = [] if args.no_everyday else list(everyday_groups(args.cache))
+    report = held_out(loc, lme_groups, days)
     text = json.dumps(report, indent=2)
     print(text)
     if args.json:
         args.json.write_text(text + "\n", encoding="utf-8")
     if not args.check:
-        forest = to_forest(fit([*loc, *lme_groups]))
+        forest = to_forest(fit([*loc, *lme_groups, *days]))
         forest["fitted_on"] = {
             "locomo": len(loc),
             "longmemeval": len(lme_groups),
+            "everyday": len(days),
             "longmemeval_model": args.lme_embedder,
             "rounds": ROUNDS,
         }

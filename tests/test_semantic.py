@@ -770,7 +770,10 @@ def test_cli_recall_explain_prints_the_json(tmp_path: Path) -> None:
     assert [h["explain"]["ranks"]["final"] for h in out] == list(range(1, len(out) + 1))
     assert {"bm25", "dense"} <= set(out[0]["explain"]["ranks"])
     assert out[0]["explain"]["scores"]["final"] > 0
-    assert out[0]["score"] == pytest.approx(min(1.0, out[0]["explain"]["scores"]["final"]))
+    ceiling = RecallOptions().relevance_ceiling
+    assert out[0]["score"] == pytest.approx(
+        min(1.0, out[0]["explain"]["scores"]["final"] / ceiling)
+    )
 
 
 # -- 12. session support ----------------------------------------------------------------------
@@ -812,7 +815,9 @@ def test_neighbour_lends_support(make_palace: MakePalace) -> None:
         neighbour.stage_scores["fused"] + support
     )
     assert neighbour.stage_scores["relevance"] > neighbour.stage_scores["fused"]
-    assert hits[control.id].stage_scores["session_support"] == 0.0  # in no session
+    # in no session: written on its own, it is its own neighbour
+    control_scores = hits[control.id].stage_scores
+    assert control_scores["session_support"] == pytest.approx(0.3 * control_scores["fused"])
     before = [hits[i].stage_scores["fused"] for i in (venue.id, rollback.id) if i in hits]
     assert hits[crash.id].stage_scores["session_support"] == pytest.approx(0.3 * max(before))
 

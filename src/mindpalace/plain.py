@@ -98,8 +98,11 @@ def _explain(hit: Mapping[str, Any], indent: str) -> list[str]:
     derivation = f"relevance {hit['score']:.2f}"
     if "final" in scores:
         final = float(scores["final"])
+        ceiling = float(scores.get("ceiling", 1.0))
         derivation += f" = final {final:.2f}"
-        if final > 1.0:
+        if ceiling != 1.0:
+            derivation += f" / ceiling {ceiling:.2f}"
+        if final > ceiling:
             derivation += ", capped at 1"
         if "mode" in scores:
             derivation += f", x mode {float(scores['mode']):.2f}"

@@ -94,6 +94,16 @@ class RecallOptions:
     rerank: bool = True
     newer_first: bool = True
 
+    @property
+    def relevance_ceiling(self) -> float:
+        """The ranking value shown as relevance 1: a perfect keyword and
+        embedding match with its context's whole support (its session's, or
+        its own for a memory written alone). Session support alone cannot
+        reach it, so the best hits are told apart instead of all showing
+        1.00; the time prior and the graph can pass it (capped)."""
+        fused = self.sparse_weight + self.dense_weight
+        return fused * (1.0 + self.neighbour_weight + self.session_weight)
+
 
 @dataclass(frozen=True, slots=True)
 class Depths:

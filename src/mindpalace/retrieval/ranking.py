@@ -59,9 +59,8 @@ def hybrid_hits(
     fused = ranked.fused
     keyword, sims = fused.keyword, fused.view.sims
     support, expansion = ranked.support, ranked.expansion
-    # A perfect keyword and embedding match scores 1; session support can
-    # push a score past that, where it is capped (the order still uses it).
-    ceiling = options.sparse_weight + options.dense_weight
+    # Past the ceiling a score is capped (the order still uses the value).
+    ceiling = options.relevance_ceiling
     # Explain shows keyword scores relative to the best visible match, never
     # raw BM25: its idf and length statistics cover the whole index, every
     # agent's memories included, so raw values would leak their counts.
@@ -97,6 +96,7 @@ def hybrid_hits(
         ranks = {"final": len(hits) + 1}
         scores = {
             "final": value,
+            "ceiling": ceiling,
             "relevance": relevance,
             "prior": value / relevance if relevance else 1.0,
         }

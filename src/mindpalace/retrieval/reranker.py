@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from mindpalace.models import Hit, HitList
+from mindpalace.models import Hit, HitList, MemoryKind
 from mindpalace.retrieval.sparse import STOPWORDS
 
 __all__ = ["FEATURES", "Forest", "default_forest", "features", "reranked"]
@@ -69,14 +69,16 @@ FEATURES: tuple[str, ...] = (
     "session_best",  # its session's best fused / the window's best
     "session_first",  # 1 when it is its session's best fused
     "assistant",  # 1 when the speaker is the assistant
-    "speaker_named",  # 1 when the query names who said it
+    "speaker_named",  # 1 when the query names who said it (a written memory: whom it names)
     "other_named",  # 1 when the query names another speaker of the window
     "part",  # best cosine to a part of a long text, or to the whole (parts.py)
+    "written",  # 1 for a memory written on its own, not a conversation turn
 )
 
 # Speakers that are roles, not names ("what did the user say" names no one).
 _ROLES = frozenset({"user", "assistant", "system", "tool", "human", "ai"})
 _WORD = re.compile(r"\w+", re.UNICODE)
+_CAPITALISED = re.compile(r"\b[A-Z]\w+", re.UNICODE)
 
 
 def _name_words(speaker: object) -> frozenset[str]:
@@ -84,6 +86,25 @@ def _name_words(speaker: object) -> frozenset[str]:
     if not isinstance(speaker, str) or speaker.strip().lower() in _ROLES:
         return frozenset()
     return frozenset(w for w in _WORD.findall(speaker.lower()) if w not in STOPWORDS)
+
+
+def _names_of(hit: Hit) -> frozenset[str]:
+    """Who a memory is by or about, as name words: a turn's speaker; for a
+    memory written on its own (no speaker), the capitalised words of its
+    text ("Grace Okoye is the safety officer" is about Grace)."""
+    speaker = hit.memory.metadata.get("speaker")
+    if speaker is not None or not _written(hit):
+        return _name_words(speaker)
+    text = f"{hit.memory.title or ''} {hit.memory.content}"
+    return (
+        frozenset(w.lower() for w in _CAPITALISED.findall(text) if w.lower() not in STOPWORDS)
+        - _ROLES
+    )
+
+
+def _written(hit: Hit) -> bool:
+    """Whether a memory was written on its own (not a turn of a conversation)."""
+    return hit.memory.session is None and hit.memory.kind is not MemoryKind.MESSAGE
 
 
 def features(hits: Sequence[Hit], query: str = "") -> Floats:
@@ -105,7 +126,7 @@ def features(hits: Sequence[Hit], query: str = "") -> Floats:
         count[session] = count.get(session, 0) + 1
         session_best[session] = max(session_best.get(session, -math.inf), value)
     asked = frozenset(_WORD.findall(query.lower()))
-    names = [_name_words(hit.memory.metadata.get("speaker")) for hit in hits]
+    names = [_names_of(hit) for hit in hits]
     named = [bool(words & asked) for words in names]
     window_named = {
         w for words, hit_named in zip(names, named, strict=True) if hit_named for w in words
@@ -140,6 +161,7 @@ def features(hits: Sequence[Hit], query: str = "") -> Floats:
             float(named[i]),
             float(bool(window_named - names[i])),
             s.get("part", dense[i]),
+            float(_written(hit)),
         )
     return out
 
