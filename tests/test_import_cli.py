@@ -48,7 +48,7 @@ def test_import_detects_each_format(cli: Cli) -> None:
     assert (notes["format"], notes["inserted"], notes["ignored"]) == ("markdown", 6, 1)
     again = cli.json("import", str(DATA / "chatgpt_conversations.json"))
     assert (again["inserted"], again["skipped"]) == (0, 8)
-    recent = cli.json("recent", "--n", "2", "--session", "6f3c0c1e-2222-4d2a-9e61-0c5b2d7a1002")
+    recent = cli.json("recent", "--n", "2", "--session", "Bike commute route (6f3c0c1e)")
     assert [m["content"] for m in recent] == [
         "user: Is the river path lit at night in winter?",
         "assistant: Only the stretch between the two bridges has lamps; bring a strong front"

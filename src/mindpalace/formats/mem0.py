@@ -9,6 +9,7 @@ and mem0's ids and update time go under the ``mem0`` key of the metadata
 (they are not the palace's agents or sessions: everything is imported for
 the importing agent). ``relations`` (mem0's graph) are not imported, and are
 counted as ignored: the palace links the memories' entities itself.
+Results are numbered from 1 in error messages.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ def read_mem0(data: Any, *, file: str) -> tuple[list[Note], int]:
         raise ValidationError(
             "file", file, reason=f"{file}: mem0 output is {{'results': [...]}} or a list"
         )
-    notes = [_note(item, f"{file} result {i}") for i, item in enumerate(items)]
+    notes = [_note(item, f"{file} result {i}") for i, item in enumerate(items, start=1)]
     relations = data.get("relations") if isinstance(data, Mapping) else None
     return notes, len(relations) if isinstance(relations, list) else 0
 

@@ -168,15 +168,16 @@ def _read(lines: list[str], *, where: str, name: str, format: str, session: str 
     if format == "export":
         return Loaded("export", lines=tuple(lines))
     if format == "jsonl":
-        messages = read_jsonl(lines, file=where, session=session or name)
-        return Loaded("jsonl", messages=tuple(messages))
+        messages, ignored = read_jsonl(lines, file=where, session=session or name)
+        return Loaded("jsonl", messages=tuple(messages), ignored=ignored)
     if data is None:
         data = parse_json(text, where, "file")
     if format == "mem0":
         notes, ignored = read_mem0(data, file=where)
         return Loaded("mem0", notes=tuple(notes), ignored=ignored)
     if format == "openai":
-        return Loaded("openai", messages=tuple(read_openai(data, file=where, session=name)))
+        messages, ignored = read_openai(data, file=where, session=name)
+        return Loaded("openai", messages=tuple(messages), ignored=ignored)
     if format == "locomo":
         return Loaded("locomo", messages=tuple(read_locomo(data, name=name, file=where)))
     reader = read_chatgpt if format == "chatgpt" else read_claude
