@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from tests.test_cli import Cli, clean_env, ok_json, row_count, run_cli
+from tests.test_import_exports import vendor_folder, vendor_zip
 
 DATA = Path(__file__).parent / "data" / "imports"
 SKILLS = Path(__file__).parent.parent / "examples" / "skills"
@@ -54,6 +55,21 @@ def test_import_detects_each_format(cli: Cli) -> None:
         "assistant: Only the stretch between the two bridges has lamps; bring a strong front"
         " light.",
     ]
+
+
+def test_import_of_exports_as_people_have_them(cli: Cli, tmp_path: Path) -> None:
+    """The issue's session: the zip ChatGPT's "Export data" mails, then the
+    folder it unzips to; each once, then nothing more."""
+    _hashing(cli)
+    archive = vendor_zip(tmp_path / "chatgpt-export.zip", "chatgpt")
+    report = cli.json("import", str(archive))
+    assert (report["format"], report["inserted"], report["sessions"]) == ("chatgpt", 8, 2)
+    folder = vendor_folder(tmp_path / "chatgpt-export", "chatgpt")
+    assert cli.json("import", str(folder))["skipped"] == 8
+    claude = cli.json("import", str(vendor_zip(tmp_path / "claude.zip", "claude")))
+    assert (claude["format"], claude["inserted"]) == ("claude", 8)
+    named = cli.run("import", str(archive), "--format", "mem0")
+    assert named.returncode == 2 and "is a zip archive: one is read as a ChatGPT" in named.stderr
 
 
 def test_import_from_standard_input(cli: Cli) -> None:

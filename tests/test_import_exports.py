@@ -1,10 +1,15 @@
-"""What the chat readers keep, on both backends: OpenAI chats with tool
-calls, system prompts left out by every importer, entries numbered from 1,
-and sessions named by their conversation's title."""
+"""Importing the files people have, on both backends: ChatGPT's and Claude's
+data exports as downloaded (a zip with the vendors' entry names, pictures
+and all) and unzipped (a folder, or a folder in a folder), zips refused
+safely (no conversations.json, a zip bomb, a damaged one), OpenAI chats
+with tool calls, system prompts left out by every importer, entries
+numbered from 1, and sessions named by their conversation's title."""
 
 from __future__ import annotations
 
 import json
+import struct
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,12 +19,31 @@ from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.conversations import Message
 from mindpalace.errors import ValidationError
-from mindpalace.formats import load
+from mindpalace.formats import exports, load, read_conversation
+from mindpalace.formats.exports import MAX_ENTRY_BYTES
 from mindpalace.models import Memory
 
 DATA = Path(__file__).parent / "data" / "imports"
 CHATGPT = DATA / "chatgpt_conversations.json"
 CLAUDE = DATA / "claude_conversations.json"
+# Bytes that are not UTF-8 (0xB6 is what the zip's own bytes first tripped on).
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xb6\xff\xfe" + bytes(range(256))
+# What sits beside conversations.json in each vendor's export.
+BESIDE = {
+    "chatgpt": {
+        "chat.html": b"<html><body><h1>ChatGPT Data Export</h1></body></html>",
+        "user.json": b'{"id": "user-abc", "email": "mira@example.org"}',
+        "message_feedback.json": b"[]",
+        "shared_conversations.json": b"[]",
+        "file-4Xz9PqLmN2-IMG_2041.png": PNG,
+        "dalle-generations/file-7Hq2-a-bike.webp": b"RIFF\xb6\x00\x00\x00WEBPVP8 " + PNG,
+    },
+    "claude": {
+        "users.json": b'[{"uuid": "u-1", "full_name": "Mira", "email_address": "m@example.org"}]',
+        "projects.json": b'[{"uuid": "p-1", "name": "Garden", "docs": []}]',
+    },
+}
+SOURCE = {"chatgpt": CHATGPT, "claude": CLAUDE}
 
 
 @pytest.fixture
@@ -30,6 +54,202 @@ def fast(make_palace: Callable[..., Palace]) -> Palace:
 
 def _all(palace: Palace) -> list[Memory]:
     return sorted(palace.memories(limit=1000), key=lambda m: (m.created_at, m.id))
+
+
+def vendor_zip(path: Path, vendor: str, *, folder: str = "", data: bytes | None = None) -> Path:
+    """An export shaped as ``vendor`` ships it: conversations.json beside the
+    vendor's other files (under ``folder``, where a tool wrapped them)."""
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(folder + "conversations.json", data or SOURCE[vendor].read_bytes())
+        for name, content in BESIDE[vendor].items():
+            archive.writestr(folder + name, content)
+    return path
+
+
+def vendor_folder(root: Path, vendor: str) -> Path:
+    """An export unzipped into ``root``."""
+    root.mkdir(parents=True)
+    (root / "conversations.json").write_bytes(SOURCE[vendor].read_bytes())
+    for name, content in BESIDE[vendor].items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(content)
+    return root
+
+
+# -- exports as downloaded and unzipped -----------------------------------------------
+
+
+@pytest.mark.parametrize("vendor", ["chatgpt", "claude"])
+def test_an_export_as_downloaded(fast: Palace, tmp_path: Path, vendor: str) -> None:
+    downloads = tmp_path / "Downloads"
+    downloads.mkdir()
+    archive = vendor_zip(downloads / f"{vendor}-export.zip", vendor)
+    summary = fast.import_file(archive)
+    bare = load(SOURCE[vendor])
+    assert (summary.format, summary.inserted, summary.ignored, summary.sessions) == (
+        vendor,
+        len(bare.messages),
+        bare.ignored,
+        2,
+    )
+    assert [p.name for p in downloads.iterdir()] == [archive.name]  # nothing extracted
+    # The same conversations as the bare file: importing that adds nothing.
+    assert fast.import_file(SOURCE[vendor]).inserted == 0
+
+
+@pytest.mark.parametrize("vendor", ["chatgpt", "claude"])
+@pytest.mark.parametrize("wrapped", [False, True], ids=["flat", "wrapped"])
+def test_an_export_unzipped(tmp_path: Path, vendor: str, wrapped: bool) -> None:
+    root = tmp_path / "export"
+    vendor_folder(root / "data-2025-11-20" if wrapped else root, vendor)
+    if wrapped:
+        (root / "__MACOSX").mkdir()  # what a Mac's unzip leaves beside it
+    loaded = load(root)
+    assert loaded.format == vendor
+    assert loaded.messages == load(SOURCE[vendor]).messages
+    where = "export/data-2025-11-20/conversations.json" if wrapped else "export/conversations.json"
+    assert loaded.messages[0].origin is not None and loaded.messages[0].origin.startswith(where)
+
+
+def test_a_zip_wrapped_in_a_folder_and_forced_formats(fast: Palace, tmp_path: Path) -> None:
+    archive = vendor_zip(tmp_path / "export.zip", "claude", folder="claude-export/")
+    assert load(archive).format == "claude"
+    assert load(archive, format="claude").format == "claude"
+    with pytest.raises(ValidationError, match="conversation 1: a conversation has a 'mapping'"):
+        load(archive, format="chatgpt")
+    with pytest.raises(ValidationError, match=r"export.zip is a zip archive: .*--format auto"):
+        load(archive, format="jsonl")
+    assert read_conversation(archive).format == "claude"  # ingest reads it too
+
+
+def test_an_export_of_no_conversations(tmp_path: Path) -> None:
+    for vendor in ("chatgpt", "claude"):
+        archive = vendor_zip(tmp_path / f"{vendor}.zip", vendor, data=b"[]")
+        loaded = load(archive)
+        assert (loaded.format, loaded.messages) == (vendor, ())
+
+
+def test_notes_folders_are_still_notes(tmp_path: Path) -> None:
+    notes = tmp_path / "vault"
+    notes.mkdir()
+    (notes / "idea.md").write_text("Plant garlic in October.\n", encoding="utf-8")
+    assert load(notes).format == "markdown"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "photo.png").write_bytes(PNG)
+    with pytest.raises(ValidationError) as caught:
+        load(empty)
+    assert "no Markdown notes" in str(caught.value) and "conversations.json" in str(caught.value)
+    with pytest.raises(ValidationError, match=r"holds no conversations\.json"):
+        load(empty, format="chatgpt")
+
+
+@pytest.mark.parametrize(
+    ("entries", "fragment"),
+    [
+        (
+            {"chat.html": b"<html></html>", "photo.png": PNG},
+            r"photos.zip is a zip archive with no conversations.json: we read a ChatGPT or"
+            r" Claude data export",
+        ),
+        (
+            {"a/conversations.json": b"[]", "b/conversations.json": b"[]"},
+            r"photos.zip holds several exports \(a/conversations.json, b/conversations.json\)",
+        ),
+        (
+            {"conversations.json": b'{"title": "not a chat"}'},
+            "neither a ChatGPT export .* nor a Claude one",
+        ),
+        ({"conversations.json": b"\xb6\xb6"}, "conversations.json line 1 is not UTF-8"),
+        ({"deep/er/conversations.json": b"[]"}, "no conversations.json"),
+    ],
+    ids=["no conversations", "two exports", "another shape", "not utf-8", "too deep"],
+)
+def test_a_zip_that_is_no_export_is_refused_by_name(
+    fast: Palace, tmp_path: Path, entries: dict[str, bytes], fragment: str
+) -> None:
+    archive = tmp_path / "photos.zip"
+    with zipfile.ZipFile(archive, "w") as out:
+        for name, content in entries.items():
+            out.writestr(name, content)
+    with pytest.raises(ValidationError, match=fragment):
+        fast.import_file(archive)
+    assert _all(fast) == []
+
+
+def _declare_size(archive: Path, size: int) -> None:
+    """Rewrite the uncompressed size the archive's central directory
+    declares for its one entry (what a zip bomb's header may say)."""
+    data = bytearray(archive.read_bytes())
+    at = data.rindex(b"PK\x01\x02")
+    data[at + 24 : at + 28] = struct.pack("<I", size)
+    archive.write_bytes(bytes(data))
+
+
+def test_a_zip_bomb_is_refused_unread(fast: Palace, tmp_path: Path) -> None:
+    (tmp_path / "Downloads").mkdir()
+    archive = tmp_path / "Downloads" / "bomb.zip"
+    with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as out:
+        out.writestr("conversations.json", b"[" + b" " * 5_000_000 + b"]")
+    assert archive.stat().st_size < 20_000  # 5 MB of spaces squeeze to a few kilobytes
+    _declare_size(archive, MAX_ENTRY_BYTES + 1)
+    with pytest.raises(ValidationError) as caught:
+        fast.import_file(archive)
+    assert str(caught.value) == (
+        "bomb.zip/conversations.json is 1,073,741,825 bytes uncompressed, over the"
+        " 1,073,741,824 we read from an archive (a damaged archive or a zip bomb): unzip it"
+        " and import the file"
+    )
+    assert [p.name for p in archive.parent.iterdir()] == ["bomb.zip"]  # nothing extracted
+    # A header that understates the size: only that much is read, and the
+    # checksum tells the archive is damaged.
+    _declare_size(archive, 1000)
+    with pytest.raises(ValidationError, match=r"bomb\.zip is a damaged zip archive"):
+        fast.import_file(archive)
+    assert _all(fast) == []
+
+
+def test_a_zip_is_read_a_chunk_at_a_time_under_the_cap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bytes actually read are counted as well as the declared size."""
+    archive = vendor_zip(tmp_path / "export.zip", "chatgpt")
+    size = len(CHATGPT.read_bytes())
+    monkeypatch.setattr(exports, "MAX_ENTRY_BYTES", size - 1)
+    with pytest.raises(ValidationError, match=f"is {size:,} bytes uncompressed, over the"):
+        load(archive)
+    monkeypatch.setattr(exports, "MAX_ENTRY_BYTES", size)
+    assert load(archive).format == "chatgpt"
+    lines = list(exports._capped(_Chunks([b"ab\ncd", b"\n", b"e" * 5, b"f\ng"]), "x"))
+    assert lines == [b"ab\n", b"cd\n", b"eeeeef\n", b"g"]
+    monkeypatch.setattr(exports, "MAX_ENTRY_BYTES", 8)
+    with pytest.raises(ValidationError, match="x is 11 bytes uncompressed"):
+        list(exports._capped(_Chunks([b"ab\ncd", b"\n", b"e" * 5]), "x"))
+
+
+class _Chunks:
+    """A stream that gives its chunks as they are (a header can lie)."""
+
+    def __init__(self, chunks: list[bytes]) -> None:
+        self._chunks = list(chunks)
+
+    def read(self, size: int = -1) -> bytes:
+        return self._chunks.pop(0) if self._chunks else b""
+
+
+def test_a_damaged_zip_is_refused_by_name(fast: Palace, tmp_path: Path) -> None:
+    archive = vendor_zip(tmp_path / "export.zip", "claude")
+    data = archive.read_bytes()
+    (tmp_path / "cut.zip").write_bytes(data[:200] + data[-22:])  # the directory, no data
+    with pytest.raises(ValidationError, match=r"cut\.zip is a damaged zip archive"):
+        fast.import_file(tmp_path / "cut.zip")
+    locked = bytearray(vendor_zip(tmp_path / "locked.zip", "claude").read_bytes())
+    at = locked.index(b"PK\x01\x02")  # conversations.json's entry: marked encrypted
+    locked[at + 8] |= 1
+    (tmp_path / "locked.zip").write_bytes(bytes(locked))
+    with pytest.raises(ValidationError, match=r"locked\.zip is a zip archive we cannot read"):
+        fast.import_file(tmp_path / "locked.zip")
+    assert _all(fast) == []
 
 
 # -- OpenAI chats with tool calls; system prompts --------------------------------------

@@ -278,7 +278,9 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
         " LoCoMo), mem0 output or a folder of Markdown notes, in one transaction.",
     )
     p.add_argument(
-        "file", help="the file, or a folder of Markdown notes ('-' reads standard input)"
+        "file",
+        help="the file; a ChatGPT or Claude export (.zip, or its unzipped folder); a folder of"
+        " Markdown notes ('-' reads standard input)",
     )
     p.add_argument(
         "--format",
@@ -297,7 +299,9 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
         "ingest",
         "Remember a conversation file's turns (ChatGPT, Claude, OpenAI chat, JSON lines, LoCoMo).",
     )
-    p.add_argument("file", help="the conversation file")
+    p.add_argument(
+        "file", help="the conversation file, or a ChatGPT or Claude export (.zip, or its folder)"
+    )
     p.add_argument(
         "--format",
         default="auto",
