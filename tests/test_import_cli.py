@@ -72,6 +72,20 @@ def test_import_of_exports_as_people_have_them(cli: Cli, tmp_path: Path) -> None
     assert named.returncode == 2 and "is a zip archive: one is read as a ChatGPT" in named.stderr
 
 
+def test_import_mem0_for_its_users(cli: Cli) -> None:
+    _hashing(cli)
+    refused = cli.run("import", str(DATA / "mem0_get_all.json"), "--agent-from", "user_id")
+    assert refused.returncode == 1 and "--all-agents" in refused.stderr
+    bad = cli.run("import", str(DATA / "mem0_get_all.json"), "--agent-from", "users")
+    assert bad.returncode == 2 and "valid options: user_id, agent_id" in bad.stderr
+    report = cli.json(
+        "--all-agents", "import", str(DATA / "mem0_get_all.json"), "--agent-from", "user_id"
+    )
+    assert report["inserted"] == 3
+    mira = cli.json("--agent", "mira", "list")
+    assert len(mira) == 3 and {m["metadata"]["mem0"]["user_id"] for m in mira} == {"mira"}
+
+
 def test_import_from_standard_input(cli: Cli) -> None:
     _hashing(cli)
     text = (DATA / "claude_conversations.json").read_text(encoding="utf-8")

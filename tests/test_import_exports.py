@@ -3,7 +3,8 @@ data exports as downloaded (a zip with the vendors' entry names, pictures
 and all) and unzipped (a folder, or a folder in a folder), zips refused
 safely (no conversations.json, a zip bomb, a damaged one), OpenAI chats
 with tool calls, system prompts left out by every importer, entries
-numbered from 1, and sessions named by their conversation's title."""
+numbered from 1, sessions named by their conversation's title, and mem0
+memories imported for the agents their ``user_id`` names."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import pytest
 from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.conversations import Message
-from mindpalace.errors import ValidationError
+from mindpalace.errors import PermissionDenied, ValidationError
 from mindpalace.formats import exports, load, read_conversation
 from mindpalace.formats.exports import MAX_ENTRY_BYTES
 from mindpalace.models import Memory
@@ -26,6 +27,7 @@ from mindpalace.models import Memory
 DATA = Path(__file__).parent / "data" / "imports"
 CHATGPT = DATA / "chatgpt_conversations.json"
 CLAUDE = DATA / "claude_conversations.json"
+MEM0 = DATA / "mem0_get_all.json"
 # Bytes that are not UTF-8 (0xB6 is what the zip's own bytes first tripped on).
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xb6\xff\xfe" + bytes(range(256))
 # What sits beside conversations.json in each vendor's export.
@@ -477,3 +479,72 @@ def test_titles_fit_a_session_name(fast: Palace, tmp_path: Path, fmt: str) -> No
         f"Same ({short})",
         f"Same ({other})",
     ]
+
+
+# -- mem0: memories for the agents their user_id names -----------------------------------
+
+
+def _mem0(tmp_path: Path, users: list[str | None]) -> Path:
+    items = [
+        {"id": f"m{i}", "memory": f"Likes trail number {i}", "created_at": "2025-10-02T09:15:22Z"}
+        | ({"user_id": user} if user is not None else {})
+        for i, user in enumerate(users)
+    ]
+    path = tmp_path / "memories.json"
+    path.write_text(json.dumps({"results": items}), encoding="utf-8")
+    return path
+
+
+def test_mem0_user_ids_become_agents(make_palace: Callable[..., Palace], tmp_path: Path) -> None:
+    admin = make_palace(management=True, settings=Settings(embedder="hashing"))
+    path = _mem0(tmp_path, ["mira", "sam", None, "mira"])
+    summary = admin.import_file(path, agent_from="user_id")
+    assert summary.inserted == 4
+    owners = {m.content: m.agent_id for m in admin.memories(limit=100)}
+    assert owners == {
+        "Likes trail number 0": "mira",
+        "Likes trail number 1": "sam",
+        "Likes trail number 2": "default",  # no user_id: the importing agent's
+        "Likes trail number 3": "mira",
+    }
+    mira = make_palace("mira", settings=Settings(agent_id="mira", embedder="hashing"))
+    assert sorted(m.content for m in mira.memories(limit=100)) == [
+        "Likes trail number 0",
+        "Likes trail number 3",
+    ]
+    assert all(m.metadata["mem0"]["user_id"] == "mira" for m in mira.memories(limit=100))
+    assert admin.import_file(path, agent_from="user_id").skipped == 4
+    by_agent = admin.import_file(MEM0, agent_from="agent_id")
+    assert by_agent.inserted == 3
+    coach = [m for m in admin.memories(limit=100) if m.agent_id == "coach"]
+    assert [m.content for m in coach] == ["Is training for a half marathon in April"]
+
+
+def test_mem0_without_agent_from_keeps_user_ids_in_metadata(fast: Palace) -> None:
+    fast.import_file(MEM0)
+    memories = _all(fast)
+    assert {m.agent_id for m in memories} == {"default"}
+    assert {m.metadata["mem0"]["user_id"] for m in memories} == {"mira"}
+
+
+def test_mem0_agent_mapping_errors(
+    make_palace: Callable[..., Palace], fast: Palace, tmp_path: Path
+) -> None:
+    admin = make_palace(management=True, settings=Settings(embedder="hashing"))
+    with pytest.raises(ValidationError, match="valid options: user_id, agent_id"):
+        admin.import_file(MEM0, agent_from="user")
+    bad = _mem0(tmp_path, ["mira", "Mira Lopez"])
+    with pytest.raises(ValidationError) as caught:
+        admin.import_file(bad, agent_from="user_id")
+    assert str(caught.value).startswith(
+        "memories.json result 2: user_id is not an agent id: user_id must be 1-128 ASCII"
+        " letters, digits, '_', '.', ':', '@', '+' or '-'"
+    )
+    with pytest.raises(ValidationError, match="maps mem0 output's ids to agents; this is a claude"):
+        admin.import_file(CLAUDE, agent_from="user_id")
+    # Another agent's memories need the management view.
+    with pytest.raises(PermissionDenied, match=r"it is for agent 'mira'.*--all-agents"):
+        fast.import_file(_mem0(tmp_path, ["default", "mira"]), agent_from="user_id")
+    assert _all(fast) == [] and admin.memories(limit=10) == []
+    # Its own agent's only: no management needed.
+    assert fast.import_file(_mem0(tmp_path, ["default", None]), agent_from="user_id").inserted == 2

@@ -14,6 +14,7 @@ from typing import Any
 from mindpalace import __version__
 from mindpalace.daemonctl import DEFAULT_IDLE
 from mindpalace.formats import CONVERSATION_FORMATS, FORMATS
+from mindpalace.formats.mem0 import AGENT_FROM
 from mindpalace.helptext import epilog
 from mindpalace.models import Category, MemoryKind, MemoryType, Source, StoreKind, Visibility
 from mindpalace.retrieval.modes import MODES
@@ -292,6 +293,12 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
         "--sections",
         action="store_true",
         help="Markdown: a memory per section (under each heading) instead of per note",
+    )
+    p.add_argument(
+        "--agent-from",
+        metavar="FIELD",
+        help=f"mem0: import each memory for the agent its {' or '.join(AGENT_FROM)} names"
+        " (other agents than --agent need --all-agents)",
     )
     _progress_option(p)
 

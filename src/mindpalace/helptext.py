@@ -53,6 +53,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "export": (f"{M} export -o backup.jsonl", f"{M} --all-agents export > everything.jsonl"),
     "import": (
         f"{M} import chatgpt-export.zip   # a ChatGPT or Claude export, as downloaded",
+        f"{M} --all-agents import mem0.json --agent-from user_id",
         f"{M} --db copy.db import backup.jsonl",
         f"cat backup.jsonl | {M} import -",
     ),
