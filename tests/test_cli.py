@@ -289,8 +289,10 @@ def assert_help_has_examples(out: str, command: str) -> None:
     assert "Global options (--db, --agent," in examples  # accepted after the command too
     usage_and_options = out.split("\nexamples:\n", 1)[0]
     for option in ("--db", "--agent", "--groups", "--channel", "--plain", "--all-agents"):
-        assert f"[{option}" not in usage_and_options, (command, option)  # not in the usage
-        listed = re.search(rf"^\s+{option}\b", usage_and_options, re.MULTILINE)
+        whole = rf"{option}(?![\w-])"  # --agent, not import's --agent-from
+        in_usage = re.search(rf"\[{whole}", usage_and_options)
+        assert not in_usage, (command, option)  # not in the usage
+        listed = re.search(rf"^\s+{whole}", usage_and_options, re.MULTILINE)
         assert not listed, (command, option)  # nor among the options
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from mindpalace import Category, Palace, StoreKind, ValidationError
 from mindpalace.conversations import Message, spoken_date
-from mindpalace.formats import read_messages
+from mindpalace.formats import read_conversation, read_messages
 
 T0 = datetime(2026, 3, 2, 9, 5, tzinfo=timezone.utc)
 
@@ -69,9 +69,11 @@ def test_read_openai(tmp_path: Path) -> None:
             }
         )
     )
-    messages = read_messages(path)
-    assert [m.who for m in messages] == ["system", "user", "planner"]
-    assert messages[1].content == "Plan the sprint"
+    loaded = read_conversation(path)
+    messages = loaded.messages
+    assert [m.who for m in messages] == ["user", "planner"]  # the system prompt left out
+    assert loaded.ignored == 1
+    assert messages[0].content == "Plan the sprint"
     assert {m.session for m in messages} == {"thread"}
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from tests.test_cli import Cli, clean_env, ok_json, row_count, run_cli
+from tests.test_import_exports import vendor_folder, vendor_zip
 
 DATA = Path(__file__).parent / "data" / "imports"
 SKILLS = Path(__file__).parent.parent / "examples" / "skills"
@@ -48,12 +49,41 @@ def test_import_detects_each_format(cli: Cli) -> None:
     assert (notes["format"], notes["inserted"], notes["ignored"]) == ("markdown", 6, 1)
     again = cli.json("import", str(DATA / "chatgpt_conversations.json"))
     assert (again["inserted"], again["skipped"]) == (0, 8)
-    recent = cli.json("recent", "--n", "2", "--session", "6f3c0c1e-2222-4d2a-9e61-0c5b2d7a1002")
+    recent = cli.json("recent", "--n", "2", "--session", "Bike commute route (6f3c0c1e)")
     assert [m["content"] for m in recent] == [
         "user: Is the river path lit at night in winter?",
         "assistant: Only the stretch between the two bridges has lamps; bring a strong front"
         " light.",
     ]
+
+
+def test_import_of_exports_as_people_have_them(cli: Cli, tmp_path: Path) -> None:
+    """The issue's session: the zip ChatGPT's "Export data" mails, then the
+    folder it unzips to; each once, then nothing more."""
+    _hashing(cli)
+    archive = vendor_zip(tmp_path / "chatgpt-export.zip", "chatgpt")
+    report = cli.json("import", str(archive))
+    assert (report["format"], report["inserted"], report["sessions"]) == ("chatgpt", 8, 2)
+    folder = vendor_folder(tmp_path / "chatgpt-export", "chatgpt")
+    assert cli.json("import", str(folder))["skipped"] == 8
+    claude = cli.json("import", str(vendor_zip(tmp_path / "claude.zip", "claude")))
+    assert (claude["format"], claude["inserted"]) == ("claude", 8)
+    named = cli.run("import", str(archive), "--format", "mem0")
+    assert named.returncode == 2 and "is a zip archive: one is read as a ChatGPT" in named.stderr
+
+
+def test_import_mem0_for_its_users(cli: Cli) -> None:
+    _hashing(cli)
+    refused = cli.run("import", str(DATA / "mem0_get_all.json"), "--agent-from", "user_id")
+    assert refused.returncode == 1 and "--all-agents" in refused.stderr
+    bad = cli.run("import", str(DATA / "mem0_get_all.json"), "--agent-from", "users")
+    assert bad.returncode == 2 and "valid options: user_id, agent_id" in bad.stderr
+    report = cli.json(
+        "--all-agents", "import", str(DATA / "mem0_get_all.json"), "--agent-from", "user_id"
+    )
+    assert report["inserted"] == 3
+    mira = cli.json("--agent", "mira", "list")
+    assert len(mira) == 3 and {m["metadata"]["mem0"]["user_id"] for m in mira} == {"mira"}
 
 
 def test_import_from_standard_input(cli: Cli) -> None:

@@ -31,8 +31,9 @@ CLAUDE = DATA / "claude_conversations.json"
 MEM0 = DATA / "mem0_get_all.json"
 NOTES = DATA / "notes"
 UTC = timezone.utc
-SOURDOUGH = "6f3c0c1e-1111-4d2a-9e61-0c5b2d7a1001"
-BIKE = "6f3c0c1e-2222-4d2a-9e61-0c5b2d7a1002"
+# A conversation's session: its title and the start of its id.
+SOURDOUGH = "Sourdough starter schedule (6f3c0c1e)"
+BIKE = "Bike commute route (6f3c0c1e)"
 
 
 @pytest.fixture
@@ -84,7 +85,9 @@ def test_chatgpt_export_keeps_the_current_branch(fast: Palace) -> None:
     assert first.created_at == datetime(2025, 11, 16, 10, 0, 10, tzinfo=UTC)
     assert first.category.value == "conversation" and first.store.value == "episodic"
     assert first.metadata["conversation_title"] == "Sourdough starter schedule"
+    assert first.metadata["conversation_id"] == "6f3c0c1e-1111-4d2a-9e61-0c5b2d7a1001"
     assert "conversation_title" not in turns[1].metadata  # once a session
+    assert "conversation_id" not in turns[1].metadata
     assert first.metadata["message_id"] == "aaa1-q1" and first.metadata["role"] == "user"
     # The turn before is its context, as for any ingested conversation.
     assert turns[1].context == turns[0].content
@@ -134,7 +137,7 @@ def test_claude_export(fast: Palace) -> None:
     assert turns[0].created_at == datetime(2025, 11, 19, 8, 0, 5, tzinfo=UTC)
     assert turns[0].metadata["conversation_title"] == "Greenhouse watering plan"
     assert "conversation_title" not in turns[1].metadata  # once a session
-    trip = [m.content for m in turns if m.session == "3b1e2f70-0002-4e55-9a77-1c2d3e4f5a62"]
+    trip = [m.content for m in turns if m.session == "Trip packing list (3b1e2f70)"]
     assert "user: And food?" not in trip
     assert trip[-2:] == [
         "user: Which of those can I rent at the hut instead?",
@@ -393,7 +396,7 @@ def test_a_file_in_no_known_format_names_the_formats(
 
 
 def test_a_forced_format_reads_only_that(fast: Palace) -> None:
-    with pytest.raises(ValidationError, match="message 0: the message has no content"):
+    with pytest.raises(ValidationError, match="message 1: the message has no content"):
         fast.import_file(CHATGPT, format="openai")
     with pytest.raises(ValidationError, match="valid options: auto, jsonl, openai, locomo"):
         fast.import_file(CHATGPT, format="chatgtp")

@@ -724,7 +724,8 @@ NOT_READS = {
     "remember_many": "write (a rule above)",
     "add_messages": "write (a rule above)",
     "import_jsonl": "write (a rule above)",
-    "import_file": "write as the view's own agent (export: import_jsonl's rule above)",
+    "import_file": "write as the view's own agent (export: import_jsonl's rule above; mem0"
+    " agent_from: other agents only through the management view, test_import_exports.py)",
     "forget": "write (a rule above)",
     "update": "write, scoped like forget (tests/test_update.py)",
     "restore": "write, scoped like update (tests/test_inspect.py)",

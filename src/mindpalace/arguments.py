@@ -14,6 +14,7 @@ from typing import Any
 from mindpalace import __version__
 from mindpalace.daemonctl import DEFAULT_IDLE
 from mindpalace.formats import CONVERSATION_FORMATS, FORMATS
+from mindpalace.formats.mem0 import AGENT_FROM
 from mindpalace.helptext import epilog
 from mindpalace.models import Category, MemoryKind, MemoryType, Source, StoreKind, Visibility
 from mindpalace.retrieval.modes import MODES
@@ -278,7 +279,9 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
         " LoCoMo), mem0 output or a folder of Markdown notes, in one transaction.",
     )
     p.add_argument(
-        "file", help="the file, or a folder of Markdown notes ('-' reads standard input)"
+        "file",
+        help="the file; a ChatGPT or Claude export (.zip, or its unzipped folder); a folder of"
+        " Markdown notes ('-' reads standard input)",
     )
     p.add_argument(
         "--format",
@@ -291,13 +294,21 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
         action="store_true",
         help="Markdown: a memory per section (under each heading) instead of per note",
     )
+    p.add_argument(
+        "--agent-from",
+        metavar="FIELD",
+        help=f"mem0: import each memory for the agent its {' or '.join(AGENT_FROM)} names"
+        " (other agents than --agent need --all-agents)",
+    )
     _progress_option(p)
 
     p = command(
         "ingest",
         "Remember a conversation file's turns (ChatGPT, Claude, OpenAI chat, JSON lines, LoCoMo).",
     )
-    p.add_argument("file", help="the conversation file")
+    p.add_argument(
+        "file", help="the conversation file, or a ChatGPT or Claude export (.zip, or its folder)"
+    )
     p.add_argument(
         "--format",
         default="auto",

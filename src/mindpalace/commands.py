@@ -29,6 +29,7 @@ from mindpalace.doctor import before_opening
 from mindpalace.errors import ConfigError, MindPalaceError, ValidationError
 from mindpalace.family import DIRECTIONS
 from mindpalace.formats import CONVERSATION_FORMATS, FORMATS, read_conversation
+from mindpalace.formats.mem0 import AGENT_FROM
 from mindpalace.importing import import_lines
 from mindpalace.models import (
     Category,
@@ -182,7 +183,7 @@ def _export(palace: Palace, args: argparse.Namespace) -> Any:
 
 
 def _import(palace: Palace, args: argparse.Namespace) -> Any:
-    options = {"format": args.format, "session": args.session}
+    options = {"format": args.format, "session": args.session, "agent_from": args.agent_from}
     progress = _progress("import", args)
     if args.file == "-":
         lines = utf8_lines(sys.stdin.buffer, "standard input")
@@ -502,6 +503,8 @@ def _precheck(args: argparse.Namespace) -> None:
         known = FORMATS if args.command == "import" else CONVERSATION_FORMATS
         if args.format not in known:
             raise ValidationError("format", args.format, valid=known)
+    if args.command == "import" and args.agent_from not in (None, *AGENT_FROM):
+        raise ValidationError("agent_from", args.agent_from, valid=AGENT_FROM)
     if args.command == "recall" and args.mode is not None:
         check_mode(args.mode)
     if args.command == "depends-on" and args.direction not in DIRECTIONS:

@@ -23,6 +23,11 @@ class Message:
     session: str | None = None
     created_at: datetime | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    #: The id of the conversation the turn belongs to, where its session is
+    #: a name for people instead (an export's ``"{title} ({short id})"``):
+    #: a turn is the same turn by this id and its time, so a conversation
+    #: renamed and imported again adds nothing. None: the session is the id.
+    conversation_id: str | None = None
     # Where the turn was read from ("chat.jsonl line 7"), for error messages:
     # not part of the turn (not compared, not stored).
     origin: str | None = field(default=None, compare=False)

@@ -51,7 +51,12 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     ),
     "stats": (f"{M} stats --plain",),
     "export": (f"{M} export -o backup.jsonl", f"{M} --all-agents export > everything.jsonl"),
-    "import": (f"{M} --db copy.db import backup.jsonl", f"cat backup.jsonl | {M} import -"),
+    "import": (
+        f"{M} import chatgpt-export.zip   # a ChatGPT or Claude export, as downloaded",
+        f"{M} --all-agents import mem0.json --agent-from user_id",
+        f"{M} --db copy.db import backup.jsonl",
+        f"cat backup.jsonl | {M} import -",
+    ),
     "ingest": (
         f"{M} ingest chat.jsonl --session standup-42",
         f"{M} ingest locomo.json --format locomo --atomic",

@@ -632,18 +632,31 @@ class Palace(PalaceWrites):
         session: str | None = None,
         sections: bool = False,
         progress: Progress | None = None,
+        agent_from: str | None = None,
     ) -> ImportSummary:
-        """Import a palace export, a chat export (turns, as ``add_messages``),
+        """Import a palace export, a chat export (turns, as ``add_messages``;
+        ChatGPT's and Claude's as downloaded, a zip, or unzipped, a folder),
         mem0 output or Markdown notes (``sections``: a memory per section),
         in one transaction; ``format`` is detected unless named
         (``formats.FORMATS``). Text over the content limit is stored as parts.
+        ``agent_from`` (mem0 only: ``user_id`` or ``agent_id``) imports each
+        memory for the agent that id of it names (a palace opened with
+        ``management=True`` for agents other than its own).
 
         Raises:
             ValidationError: a file in no known format (naming the formats),
                 or the first bad entry (naming where it is); nothing is written.
+            PermissionDenied: ``agent_from`` names another agent, and this
+                palace is not the management view; nothing is written.
         """
         return importing.import_file(
-            self, path, format=format, session=session, sections=sections, progress=progress
+            self,
+            path,
+            format=format,
+            session=session,
+            sections=sections,
+            progress=progress,
+            agent_from=agent_from,
         )
 
     def import_jsonl(

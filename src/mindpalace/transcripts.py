@@ -213,15 +213,15 @@ class _TurnRecords:
             ):
                 self._previous[which] = last[0].content
         when = message.created_at or palace.now()
-        # What makes a turn this turn: its session and time, or, with
+        # What makes a turn this turn: its session (its conversation's id,
+        # when the session is a name for people) and time, or, with
         # no timestamp, its place among this call's turns of the session
         # (so a transcript file re-ingested adds nothing).
         place = self._counted.get(which, 0)
         self._counted[which] = place + 1
+        key = message.conversation_id or which
         turn = (
-            f"{which}|{message.created_at.isoformat()}"
-            if message.created_at
-            else f"{which}|#{place}"
+            f"{key}|{message.created_at.isoformat()}" if message.created_at else f"{key}|#{place}"
         )
         prefix = f"{message.who}: "
         text = message.content.strip()
@@ -293,6 +293,12 @@ def _checked(message: Message) -> Message:
             "metadata", message.metadata, reason="a turn's metadata must be a mapping"
         )
     check_identifier(message.session, "session", optional=True)
+    if message.conversation_id is not None and not isinstance(message.conversation_id, str):
+        raise ValidationError(
+            "conversation_id",
+            message.conversation_id,
+            reason="a turn's conversation_id must be a string",
+        )
     if message.created_at is not None and not isinstance(message.created_at, datetime):
         raise ValidationError(
             "created_at", message.created_at, reason="a turn's created_at must be a datetime"

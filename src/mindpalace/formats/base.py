@@ -1,9 +1,17 @@
-"""What the readers of ``mindpalace.formats`` share: the values they give
-and small checks on the JSON they read."""
+"""What the readers of ``mindpalace.formats`` share: the values they give,
+the rules they all follow, and small checks on the JSON they read.
+
+The rules: a system prompt is left out by every importer (``SKIPPED_ROLES``)
+and counted as ignored; entries are numbered from 1 in error messages; a
+chat export's conversation is the session ``"{title} ({short id})"``
+(``SessionNames``), so that the inspector, ``recent`` and
+``search-messages`` show what it was about.
+"""
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -11,8 +19,27 @@ from typing import Any
 
 from mindpalace.conversations import Message
 from mindpalace.errors import ValidationError, shown
+from mindpalace.validation import MAX_IDENTIFIER_CHARS
 
-__all__ = ["Loaded", "Note", "epoch", "mapping", "text_or_none"]
+__all__ = [
+    "SKIPPED_ROLES",
+    "Loaded",
+    "Note",
+    "SessionNames",
+    "epoch",
+    "mapping",
+    "text_or_none",
+]
+
+#: Roles every importer leaves out (and counts as ignored): a system prompt
+#: (``system``, or OpenAI's newer ``developer``) is an instruction to a
+#: model, not something said, and the same prompt heading every chat would
+#: be stored once a conversation.
+SKIPPED_ROLES = ("system", "developer")
+#: How much of a conversation's id its session name shows.
+SHORT_ID = 8
+# What a session name may not hold (``validation.check_identifier``).
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,8 +66,8 @@ class Loaded:
         notes: memories (mem0, Markdown).
         lines: the lines of a palace export (``export``), imported as they are.
         ignored: entries the reader left out by its format's rules (system
-            and tool messages, hidden ones, other branches of a chat, empty
-            notes); each reader's docstring says which.
+            prompts, ChatGPT's tool and hidden messages, other branches of a
+            chat, empty notes); each reader's docstring says which.
     """
 
     format: str
@@ -85,3 +112,39 @@ def epoch(value: object, where: str) -> datetime | None:
         raise ValidationError(
             "create_time", shown(value), reason=f"{where}: {shown(value)} is not a time we read"
         ) from None
+
+
+class SessionNames:
+    """The sessions of one file's conversations: ``"{title} ({short id})"``
+    (the title on one line, cut to fit a session name's 128 characters; the
+    id's first ``SHORT_ID`` characters), else the id when there is no title.
+    Where two conversations' names would be the same, the second shows its
+    whole id. A conversation's turns keep its whole id too
+    (``Message.conversation_id``): what makes a turn the same turn when the
+    conversation is renamed and imported again."""
+
+    def __init__(self) -> None:
+        self._taken: dict[str, str] = {}
+
+    def name(self, conversation_id: str, title: str | None, *, whole: bool = False) -> str:
+        """The session of the conversation ``conversation_id`` titled
+        ``title``; ``whole``: show the whole id (an id made up by the reader)."""
+        shown_id = conversation_id if whole else conversation_id[:SHORT_ID]
+        label = _label(conversation_id, title, shown_id)
+        if self._taken.setdefault(label, conversation_id) != conversation_id:
+            label = _label(conversation_id, title, conversation_id)
+            self._taken.setdefault(label, conversation_id)
+        return label
+
+
+def _label(conversation_id: str, title: str | None, shown_id: str) -> str:
+    words = " ".join(_UNPRINTABLE.sub(" ", title).split()) if title else ""
+    suffix = f" ({shown_id})"
+    room = MAX_IDENTIFIER_CHARS - len(suffix)
+    if not words or room < SHORT_ID:
+        return conversation_id
+    if len(words) > room:  # cut at a word's end where one is near
+        cut = words[: room - 1]
+        space = cut.rfind(" ")
+        words = (cut[:space] if space > room // 2 else cut).rstrip() + "\u2026"
+    return words + suffix

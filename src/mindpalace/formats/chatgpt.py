@@ -8,18 +8,21 @@ branch; the conversation as its owner last saw it is the path from
 turn first (without a usable ``current_node``: the latest child at each
 step).
 
-Each kept message is a turn of the session named by the conversation's id,
-at the message's ``create_time`` (else the conversation's), with ``role``
-user or assistant, and the message's id in its metadata; the conversation's
-title is in the metadata of its first turn only (a session has no record of
-its own to keep it in, and a copy on every turn made a 0.26 MB export a
-61 MB palace). Left out, and counted as ignored: messages of other
+Each kept message is a turn of the session ``"{title} ({short id})"``
+(``base.SessionNames``; the conversation's id without a title), at the
+message's ``create_time`` (else the conversation's), with ``role`` user or
+assistant, and the message's id in its metadata; the conversation's whole
+title and id are in the metadata of its first turn only (a session has no
+record of its own to keep them in, and a copy on every turn made a 0.26 MB
+export a 61 MB palace). Left out, and counted as ignored: messages of other
 branches; system and tool messages (instructions, browsing results, code
-output); messages hidden from the conversation (custom instructions); an
-assistant's messages addressed to a tool (``recipient`` other than
-``all``); content that is not prose (``code`` sent to a tool, reasoning
-traces); and messages with no text left. In a message's ``parts``, text is
-kept, a picture becomes ``[image]``, a voice message its transcript.
+output: ChatGPT shows none of them as said); messages hidden from the
+conversation (custom instructions); an assistant's messages addressed to a
+tool (``recipient`` other than ``all``); content that is not prose
+(``code`` sent to a tool, reasoning traces); and messages with no text
+left. In a message's ``parts``, text is kept, a picture becomes
+``[image]``, a voice message its transcript. Conversations are numbered
+from 1 in error messages.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from typing import Any
 
 from mindpalace.conversations import Message
 from mindpalace.errors import ValidationError
-from mindpalace.formats.base import epoch, mapping, text_or_none
+from mindpalace.formats.base import SessionNames, epoch, mapping, text_or_none
 
 __all__ = ["looks_like_chatgpt", "read_chatgpt"]
 
@@ -51,29 +54,31 @@ def read_chatgpt(data: Any, *, name: str, file: str) -> tuple[list[Message], int
     conversations = data if isinstance(data, list) else [data]
     turns: list[Message] = []
     ignored = 0
-    for index, raw in enumerate(conversations):
-        where = f"{file} conversation {index}"
+    names = SessionNames()
+    for number, raw in enumerate(conversations, start=1):
+        where = f"{file} conversation {number}"
         conversation = mapping(raw, where, "a conversation")
         nodes = conversation.get("mapping")
         if not isinstance(nodes, Mapping):
             raise ValidationError(
                 "mapping", None, reason=f"{where}: a conversation has a 'mapping' of its messages"
             )
-        session = text_or_none(conversation.get("conversation_id")) or text_or_none(
+        own_id = text_or_none(conversation.get("conversation_id")) or text_or_none(
             conversation.get("id")
         )
+        title = text_or_none(conversation.get("title"))
+        conversation_id = own_id or f"{name}:{number}"
+        session = names.name(conversation_id, title, whole=own_id is None)
         started = epoch(conversation.get("create_time"), where)
         branch = _branch(nodes, conversation.get("current_node"), where)
-        title = text_or_none(conversation.get("title"))
         kept = 0
         for node_id in branch:
-            node_where = f"{where} node {node_id}"
             turn = _turn(
                 nodes[node_id],
-                node_where,
-                session or f"{name}:{index + 1}",
+                f"{where} node {node_id}",
                 started,
-                None if kept else title,  # the title once, on the first turn
+                (session, conversation_id, title),
+                first=not kept,
             )
             if turn is not None:
                 turns.append(turn)
@@ -120,10 +125,12 @@ def _branch(nodes: Mapping[str, Any], current: object, where: str) -> list[str]:
 def _turn(
     node: Mapping[str, Any],
     where: str,
-    session: str,
     started: datetime | None,
-    title: str | None,
+    conversation: tuple[str, str, str | None],
+    first: bool,
 ) -> Message | None:
+    """The turn a node holds (None for a message left out), in the
+    ``conversation`` (session, id, title), the first turn kept of it or not."""
     message = node.get("message")
     if not isinstance(message, Mapping):
         return None  # the root, or a node whose message was deleted
@@ -144,14 +151,18 @@ def _turn(
         return None
     when = epoch(message.get("create_time"), where) or started
     metadata: dict[str, Any] = {"message_id": str(message.get("id") or node.get("id") or "")}
-    if title:
-        metadata["conversation_title"] = title
+    session, conversation_id, title = conversation
+    if first:  # the conversation's id and title once, on its first turn
+        metadata["conversation_id"] = conversation_id
+        if title:
+            metadata["conversation_title"] = title
     return Message(
         content=text,
         role=str(role),
         session=session,
         created_at=when,
         metadata=metadata,
+        conversation_id=conversation_id,
         origin=where,
     )
 

@@ -7,14 +7,17 @@ A list of conversations (or one), each with ``uuid``, ``name``,
 field); a pasted or attached document's extracted text follows it under
 ``[attached NAME]``, and a file without text is named the same way.
 
-Each message is a turn of the session named by the conversation's uuid,
-with role user (human) or assistant, at its ``created_at``, with the
-message's uuid in its metadata, and the conversation's name in its first
-turn's metadata only (as ``chatgpt`` keeps the title). Where messages
-name their parent (``parent_message_uuid``), only the branch leading to
+Each message is a turn of the session ``"{name} ({short uuid})"``
+(``base.SessionNames``; the conversation's uuid when it has no name), with
+role user (human) or assistant, at its ``created_at``, with the message's
+uuid in its metadata, and the conversation's name and uuid in its first
+turn's metadata only (as ``chatgpt`` keeps them). Where messages name
+their parent (``parent_message_uuid``), only the branch leading to
 ``current_leaf_message_uuid`` (else to the last message) is kept. Left out,
-and counted as ignored: messages of other branches, of other senders, and
-messages with no text (tool calls and results, reasoning).
+and counted as ignored: messages of other branches, of other senders
+(a ``system`` one included, as every importer leaves system prompts out),
+and messages with no text (tool calls and results, reasoning).
+Conversations and messages are numbered from 1 in error messages.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from typing import Any
 
 from mindpalace.conversations import Message
 from mindpalace.errors import ValidationError
-from mindpalace.formats.base import mapping, text_or_none
+from mindpalace.formats.base import SessionNames, mapping, text_or_none
 from mindpalace.validation import parse_datetime
 
 __all__ = ["looks_like_claude", "read_claude"]
@@ -44,23 +47,31 @@ def read_claude(data: Any, *, name: str, file: str) -> tuple[list[Message], int]
     conversations = data if isinstance(data, list) else [data]
     turns: list[Message] = []
     ignored = 0
-    for index, raw in enumerate(conversations):
-        where = f"{file} conversation {index}"
+    names = SessionNames()
+    for number, raw in enumerate(conversations, start=1):
+        where = f"{file} conversation {number}"
         conversation = mapping(raw, where, "a conversation")
         messages = conversation.get("chat_messages")
         if not isinstance(messages, list):
             raise ValidationError(
                 "chat_messages", None, reason=f"{where}: a conversation has 'chat_messages'"
             )
-        items = [mapping(m, f"{where} message {i}", "a message") for i, m in enumerate(messages)]
-        session = text_or_none(conversation.get("uuid")) or f"{name}:{index + 1}"
+        items = [mapping(m, f"{where} message {i}", "a message") for i, m in enumerate(messages, 1)]
+        own_id = text_or_none(conversation.get("uuid"))
         title = text_or_none(conversation.get("name"))
+        conversation_id = own_id or f"{name}:{number}"
+        session = names.name(conversation_id, title, whole=own_id is None)
         started = conversation.get("created_at")
         branch = _branch(items, conversation.get("current_leaf_message_uuid"))
         kept = 0
         for position in branch:
-            where_turn = f"{where} message {position}"
-            turn = _turn(items[position], where_turn, session, started, None if kept else title)
+            turn = _turn(
+                items[position],
+                f"{where} message {position + 1}",
+                started,
+                (session, conversation_id, title),
+                first=not kept,
+            )
             if turn is not None:
                 turns.append(turn)
                 kept += 1
@@ -86,8 +97,14 @@ def _branch(items: list[Mapping[str, Any]], leaf: object) -> list[int]:
 
 
 def _turn(
-    message: Mapping[str, Any], where: str, session: str, started: object, title: str | None
+    message: Mapping[str, Any],
+    where: str,
+    started: object,
+    conversation: tuple[str, str, str | None],
+    first: bool,
 ) -> Message | None:
+    """The turn of a message (None for one left out), in the ``conversation``
+    (session, id, title), the first turn kept of it or not."""
     role = _ROLES.get(str(message.get("sender")))
     if role is None:
         return None
@@ -100,14 +117,18 @@ def _turn(
     except ValidationError as exc:
         raise ValidationError("created_at", stamp, reason=f"{where}: {exc}") from None
     metadata: dict[str, Any] = {"message_id": str(message.get("uuid") or "")}
-    if title:
-        metadata["conversation_title"] = title
+    session, conversation_id, title = conversation
+    if first:  # the conversation's id and name once, on its first turn
+        metadata["conversation_id"] = conversation_id
+        if title:
+            metadata["conversation_title"] = title
     return Message(
         content=text,
         role=role,
         session=session,
         created_at=when,
         metadata=metadata,
+        conversation_id=conversation_id,
         origin=where,
     )
 

@@ -1,6 +1,7 @@
 """LoCoMo conversation files (``locomo``): ``session_N`` turn lists, each
 dated by ``session_N_date_time``; a shared photo's caption is kept in the
-turn's text. A file's sessions are ``NAME:N``."""
+turn's text. A file's sessions are ``NAME:N``; turns are numbered from 1
+in error messages."""
 
 from __future__ import annotations
 
@@ -41,8 +42,8 @@ def _turns(data: Mapping[str, Any], name: str, file: str) -> Iterator[Message]:
             ) from None
         when = when.replace(tzinfo=timezone.utc)
         turns = data[f"session_{number}"]
-        for index, turn in enumerate(turns if isinstance(turns, list) else [turns]):
-            where = f"{file} session_{number}[{index}]"
+        for index, turn in enumerate(turns if isinstance(turns, list) else [turns], start=1):
+            where = f"{file} session_{number} turn {index}"
             if not isinstance(turn, Mapping) or "text" not in turn or "speaker" not in turn:
                 raise ValidationError(
                     "message", turn, reason=f"{where}: a turn is an object with text and speaker"

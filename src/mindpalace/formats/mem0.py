@@ -5,24 +5,29 @@
 "categories"?}], "relations"?: [...]}``, or a bare list of such items
 (mem0's older output). Each item becomes one memory: its ``memory`` text,
 its ``categories`` as tags, its ``created_at``; its own metadata is kept,
-and mem0's ids and update time go under the ``mem0`` key of the metadata
-(they are not the palace's agents or sessions: everything is imported for
-the importing agent). ``relations`` (mem0's graph) are not imported, and are
-counted as ignored: the palace links the memories' entities itself.
+and mem0's ids (``user_id``, ``agent_id``, ``run_id``, ...) and update time
+go under the ``mem0`` key of the metadata. Everything is imported for the
+importing agent, unless the import maps one of mem0's ids to agents
+(``agent_from``: ``user_id`` or ``agent_id``; ``owners`` checks each is an
+agent id). ``relations`` (mem0's graph) are not imported, and are counted
+as ignored: the palace links the memories' entities itself. Results are
+numbered from 1 in error messages.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mindpalace.errors import ValidationError
 from mindpalace.formats.base import Note, mapping
-from mindpalace.validation import parse_datetime
+from mindpalace.validation import check_agent_id, parse_datetime
 
-__all__ = ["looks_like_mem0", "read_mem0"]
+__all__ = ["AGENT_FROM", "looks_like_mem0", "owners", "read_mem0"]
 
 _IDS = ("id", "hash", "user_id", "agent_id", "run_id", "actor_id", "role", "updated_at")
+#: mem0's ids that may name the agent each memory is imported for.
+AGENT_FROM = ("user_id", "agent_id")
 
 
 def _items(data: object) -> object:
@@ -46,7 +51,7 @@ def read_mem0(data: Any, *, file: str) -> tuple[list[Note], int]:
         raise ValidationError(
             "file", file, reason=f"{file}: mem0 output is {{'results': [...]}} or a list"
         )
-    notes = [_note(item, f"{file} result {i}") for i, item in enumerate(items)]
+    notes = [_note(item, f"{file} result {i}") for i, item in enumerate(items, start=1)]
     relations = data.get("relations") if isinstance(data, Mapping) else None
     return notes, len(relations) if isinstance(relations, list) else 0
 
@@ -80,3 +85,31 @@ def _note(raw: object, where: str) -> Note:
         metadata=metadata,
         origin=where,
     )
+
+
+def owners(notes: Sequence[Note], field: str) -> list[str | None]:
+    """The agent each memory of mem0 output is imported for: its mem0
+    ``field`` (one of ``AGENT_FROM``), None where it has none (the
+    importing agent's).
+
+    Raises:
+        ValidationError: ``field`` not in ``AGENT_FROM``, or a value that is
+            not an agent id (naming the result and the rule).
+    """
+    if field not in AGENT_FROM:
+        raise ValidationError("agent_from", field, valid=AGENT_FROM)
+    found: list[str | None] = []
+    for index, note in enumerate(notes, start=1):
+        ids = note.metadata.get("mem0")
+        value = ids.get(field) if isinstance(ids, Mapping) else None
+        if value is None:
+            found.append(None)
+            continue
+        try:
+            found.append(check_agent_id(value, field))
+        except ValidationError as exc:
+            where = note.origin or f"result {index}"
+            raise ValidationError(
+                "agent_from", value, reason=f"{where}: {field} is not an agent id: {exc}"
+            ) from None
+    return found

@@ -1,7 +1,10 @@
 """Reading a file in any format we know, the format told or detected.
 
-Detection looks at the content, never at the file's name alone: a folder
-(or a ``.md`` file) is Markdown notes; a JSON document is told by its
+Detection looks at the content, never at the file's name alone: a zip
+archive, or a folder, holding a ``conversations.json`` (at its top or one
+folder down) is a ChatGPT or Claude data export as downloaded or unzipped
+(``exports``), told apart by that file's shape; another folder (or a
+``.md`` file) is Markdown notes; a JSON document is told by its
 shape (``mapping`` trees: ChatGPT; ``chat_messages``: Claude; ``results``
 of ``memory`` items: mem0; ``session_1`` and ``speaker_a``: LoCoMo;
 messages with ``role`` and ``content``: OpenAI); JSON lines are a palace
@@ -21,8 +24,9 @@ from mindpalace.errors import ValidationError
 from mindpalace.formats.base import Loaded
 from mindpalace.formats.chatgpt import looks_like_chatgpt, read_chatgpt
 from mindpalace.formats.claude import looks_like_claude, read_claude
+from mindpalace.formats.exports import ENTRY, Export, in_folder, in_zip, is_zip
 from mindpalace.formats.locomo import looks_like_locomo, read_locomo
-from mindpalace.formats.markdown import SUFFIXES, read_markdown
+from mindpalace.formats.markdown import SUFFIXES, note_files, read_markdown
 from mindpalace.formats.mem0 import looks_like_mem0, read_mem0
 from mindpalace.formats.messages import (
     looks_like_message,
@@ -48,9 +52,11 @@ FORMATS = (*CONVERSATION_FORMATS, "mem0", "markdown", "export")
 
 _KNOWN = (
     "export (a palace export), jsonl (chat messages, one a line), openai (a list of chat"
-    " messages), locomo, chatgpt (conversations.json), claude (conversations.json), mem0"
-    " (get_all output), markdown (a folder of notes)"
+    " messages), locomo, chatgpt (its export: the .zip, its folder or conversations.json),"
+    " claude (the same), mem0 (get_all output), markdown (a folder of notes)"
 )
+# The formats a chat export (a zip or a folder holding conversations.json) is read as.
+_EXPORTS = ("auto", "chatgpt", "claude")
 # Whole JSON documents, in the order their shapes are tried.
 _DOCUMENTS = (
     ("chatgpt", looks_like_chatgpt),
@@ -77,7 +83,8 @@ def load(
     """Read the file or folder at ``path``.
 
     Args:
-        path: a file, or a folder of Markdown notes.
+        path: a file; a ChatGPT or Claude data export, as downloaded (a zip
+            archive) or unzipped (a folder); or a folder of Markdown notes.
         format: one of ``FORMATS``; ``auto`` detects it from the content.
         session: the session of turns that name none (default: the file's
             name; a LoCoMo file's sessions are ``NAME:N``).
@@ -90,22 +97,75 @@ def load(
     _check_format(format, FORMATS)
     source = Path(path).expanduser()
     where = str(path)
-    if format in ("auto", "markdown") and (source.is_dir() or source.suffix.lower() in SUFFIXES):
+    name = session or source.stem
+    if source.is_dir():
+        return _folder(source, where, format=format, name=name, sections=sections)
+    if format in ("auto", "markdown") and source.suffix.lower() in SUFFIXES:
         notes, empty = read_markdown(source, sections=sections)
         return Loaded("markdown", notes=tuple(notes), ignored=empty)
     if format == "markdown":
         raise ValidationError(
             "path", where, reason=f"{where} is not a folder or a Markdown (.md) file"
         )
-    if source.is_dir():
-        raise ValidationError("path", where, reason=f"{where} is a folder of no Markdown notes")
+    if is_zip(source):
+        if format not in _EXPORTS:
+            raise ValidationError(
+                "format",
+                format,
+                reason=f"{where} is a zip archive: one is read as a ChatGPT or Claude data"
+                f" export (--format {', '.join(_EXPORTS)}); unzip it to import a file in it",
+            )
+        return _export(in_zip(source), format=format, name=name)
     with source.open("rb") as raw:
         lines = list(utf8_lines(raw, where))
     # Entries are named by the file's name ("chat.jsonl line 7"), short
     # enough to read in an error message.
-    return _read(
-        lines, where=source.name, name=session or source.stem, format=format, session=session
-    )
+    return _read(lines, where=source.name, name=name, format=format, session=session)
+
+
+def _folder(source: Path, where: str, *, format: str, name: str, sections: bool) -> Loaded:
+    """A folder: an unzipped chat export, else Markdown notes."""
+    export = in_folder(source) if format in _EXPORTS else None
+    if export is not None:
+        return _export(export, format=format, name=name)
+    if format in ("auto", "markdown") and (format == "markdown" or note_files(source)):
+        notes, empty = read_markdown(source, sections=sections)
+        return Loaded("markdown", notes=tuple(notes), ignored=empty)
+    if format == "auto":
+        reason = (
+            f"{where} is a folder of no Markdown notes (.md, .markdown) and no {ENTRY} (a"
+            " ChatGPT or Claude data export, unzipped): name a file in it"
+        )
+    elif format in _EXPORTS:
+        reason = (
+            f"{where} holds no {ENTRY}, at its top or one folder down: it is no {format} export"
+        )
+    else:
+        reason = f"{where} is a folder: a {format} file is read by its path"
+    raise ValidationError("path", where, reason=reason)
+
+
+def _export(export: Export, *, format: str, name: str) -> Loaded:
+    """The conversations of a chat export's ``conversations.json``: ChatGPT's
+    or Claude's, told by its shape unless ``format`` names one."""
+    data = parse_json("".join(export.lines), export.where, "file")
+    if format == "auto":
+        if looks_like_chatgpt(data):
+            format = "chatgpt"
+        elif looks_like_claude(data):
+            format = "claude"
+        elif data == []:  # an account with no conversations: told by the files beside it
+            format = "claude" if "users.json" in export.beside else "chatgpt"
+        else:
+            raise ValidationError(
+                "format",
+                "auto",
+                reason=f"{export.where} is neither a ChatGPT export (conversations with a"
+                " 'mapping' of messages) nor a Claude one (conversations with 'chat_messages')",
+            )
+    reader = read_chatgpt if format == "chatgpt" else read_claude
+    turns, ignored = reader(data, name=name, file=export.where)
+    return Loaded(format, messages=tuple(turns), ignored=ignored)
 
 
 def load_lines(
@@ -168,15 +228,16 @@ def _read(lines: list[str], *, where: str, name: str, format: str, session: str 
     if format == "export":
         return Loaded("export", lines=tuple(lines))
     if format == "jsonl":
-        messages = read_jsonl(lines, file=where, session=session or name)
-        return Loaded("jsonl", messages=tuple(messages))
+        messages, ignored = read_jsonl(lines, file=where, session=session or name)
+        return Loaded("jsonl", messages=tuple(messages), ignored=ignored)
     if data is None:
         data = parse_json(text, where, "file")
     if format == "mem0":
         notes, ignored = read_mem0(data, file=where)
         return Loaded("mem0", notes=tuple(notes), ignored=ignored)
     if format == "openai":
-        return Loaded("openai", messages=tuple(read_openai(data, file=where, session=name)))
+        messages, ignored = read_openai(data, file=where, session=name)
+        return Loaded("openai", messages=tuple(messages), ignored=ignored)
     if format == "locomo":
         return Loaded("locomo", messages=tuple(read_locomo(data, name=name, file=where)))
     reader = read_chatgpt if format == "chatgpt" else read_claude
