@@ -147,6 +147,11 @@ def command_lines(ids: dict[str, str], tmp: Path) -> dict[str, list[list[str]]]:
         "reindex": [["reindex"]],
         "migrate": [["migrate", "--from", str(tmp / "palace.db"), "--to", str(tmp / "copy.db")]],
         "demo": [["demo"]],
+        "erase": [
+            ["erase", "session", "retro-1"],
+            ["erase", "session", "retro-1", "--yes"],
+        ],
+        "erasures": [["erasures"]],
     }
 
 
