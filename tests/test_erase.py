@@ -9,6 +9,7 @@ leaves a receipt without content in the erasure log.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -17,6 +18,8 @@ from typing import Any
 import pytest
 
 from mindpalace import Palace, Selection, parse_selection
+from mindpalace.arguments import build_parser
+from mindpalace.commands import run
 from mindpalace.conversations import Message
 from mindpalace.errors import NotFoundError, PermissionDenied, ValidationError
 from mindpalace.receipts import ids_digest
@@ -301,8 +304,6 @@ def test_receipts_hold_no_content_and_are_listed_newest_first(palace: Palace) ->
 def test_the_erasure_log_is_exported_and_imported(
     make_palace: Callable[..., Palace], tmp_path: Any
 ) -> None:
-    import io
-
     source = make_palace("alice")
     memory = source.remember("Something to erase")
     source.remember("Something to keep")
@@ -366,3 +367,43 @@ def test_bad_arguments_to_erase(palace: Palace) -> None:
     with pytest.raises(ValidationError) as nameless:
         palace.erase(Selection.entity("!!!"))
     assert "no letters" in str(nameless.value)
+
+
+# -- command line -------------------------------------------------------------------------
+
+
+def _cli(db: Any, *argv: str) -> tuple[int, str, str]:
+    return run(build_parser().parse_args(["--db", str(db), "--agent", "ann", *argv]))
+
+
+def test_cli_erase_is_a_dry_run_unless_yes(tmp_path: Any, monkeypatch: Any) -> None:
+    monkeypatch.setenv("MINDPALACE_EMBEDDER", "hashing")
+    db = tmp_path / "p.db"
+    assert _cli(db, "remember", "Erin Frost moved to Oslo")[0] == 0
+    code, out, _ = _cli(db, "erase", "entity", "Erin Frost")
+    preview = json.loads(out)
+    assert code == 0 and preview["erased"] is False and preview["counts"]["memories"] == 1
+    code, out, _ = _cli(db, "erase", "entity", "Erin Frost", "--yes")
+    done = json.loads(out)
+    assert code == 0 and done["erased"] is True and done["digest"] == preview["digest"]
+    code, out, _ = _cli(db, "erasures")
+    assert [r["id"] for r in json.loads(out)] == [done["id"]]
+    assert "oslo" not in out.lower() and "erin" not in out.lower()
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["erase", "everything"], "valid options: memory, agent, channel, session, entity, filter"),
+        (["erase", "channel"], "needs its channel"),
+        (["erase", "filter", "--store", "attic"], "valid options: sensory"),
+        (["erase", "agent", "--before", "2020-01-01"], "kind 'filter' only"),
+    ],
+)
+def test_cli_erase_refuses_bad_input_before_opening(
+    tmp_path: Any, argv: list[str], says: str
+) -> None:
+    db = tmp_path / "never.db"
+    code, out, err = _cli(db, *argv)
+    assert code == 2 and out == "" and says in err
+    assert not db.exists()
