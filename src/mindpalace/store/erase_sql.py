@@ -48,9 +48,12 @@ from mindpalace.store.fragments import (
 __all__ = ["EraseSql"]
 
 _CHUNK = 500
+# Up to this many erased ids, recall signals are narrowed in SQL first.
+_LIKE_IDS = 50
 # Links that make a memory an older version of another: ``supersedes``
 # (src replaced dst) and ``merged`` (dst, a duplicate, was merged into src).
 _VERSION_LINKS = ("supersedes", "merged")
+_VECTOR_TABLES = ("embeddings", "part_vectors")
 
 
 def _chunks(values: Sequence[Any]) -> Iterator[list[Any]]:
@@ -219,13 +222,15 @@ class EraseSql(SqlCore):
             contexts=len(plan.contexts),
         )
 
-    def _count(self, cur: Cursor, sql: str, values: Sequence[Any]) -> int:
+    def _count(
+        self, cur: Cursor, sql: str, values: Sequence[Any], params: Sequence[Any] = ()
+    ) -> int:
         """The sum of ``sql``'s ``COUNT(*)`` over chunks of ``values`` (the
-        ``{}`` in ``sql`` is each chunk's placeholders)."""
+        ``{}`` in ``sql`` is each chunk's placeholders, after ``params``)."""
         total = 0
         for chunk in _chunks(values):
             marks = ", ".join("?" for _ in chunk)
-            total += int(self._exec(cur, sql.format(marks), chunk).fetchone()[0])
+            total += int(self._exec(cur, sql.format(marks), [*params, *chunk]).fetchone()[0])
         return total
 
     def _rows(self, cur: Cursor, sql: str, values: Sequence[Any]) -> list[Any]:
@@ -282,13 +287,26 @@ class EraseSql(SqlCore):
             if int(seq) not in erased
         }
         plan.vector_hashes = sorted(hashes - still)
-        plan.vectors = self._count(
-            cur, "SELECT COUNT(*) FROM embeddings WHERE text_hash IN ({})", plan.vector_hashes
-        )
-        plan.part_vectors = self._count(
-            cur, "SELECT COUNT(*) FROM part_vectors WHERE text_hash IN ({})", plan.vector_hashes
+        plan.vectors, plan.part_vectors = (
+            sum(
+                self._count(
+                    cur,
+                    f"SELECT COUNT(*) FROM {table} WHERE model = ? AND text_hash IN ({{}})",
+                    plan.vector_hashes,
+                    [model],
+                )
+                for model in self._models(cur, table)
+            )
+            for table in _VECTOR_TABLES
         )
         return plan
+
+    def _models(self, cur: Cursor, table: str) -> list[str]:
+        """The models ``table`` holds vectors of (one, or two while a
+        re-embedding runs): each lookup by text hash then uses the key
+        (model, text_hash), not a scan."""
+        rows = self._exec(cur, f"SELECT DISTINCT model FROM {table}").fetchall()
+        return [str(r[0]) for r in rows]
 
     def _plan_graph(self, cur: Cursor, plan: ErasePlan) -> None:
         """Mentions, entities left without one, edges left without support."""
@@ -346,13 +364,18 @@ class EraseSql(SqlCore):
                 ).fetchone()[0]
             )
         erased_ids = set(plan.ids)
+        # A few ids: the database keeps only the recalls whose data names one
+        # (LIKE, a superset: "_" matches any character); the JSON decides.
+        named = sorted(erased_ids) if len(erased_ids) <= _LIKE_IDS else []
+        like = " OR ".join("data LIKE ?" for _ in named)
         last = 0
         while erased_ids:  # every recall, whoever made it: shared memories are anyone's hits
             rows = self._exec(
                 cur,
                 "SELECT seq, data FROM signals WHERE kind = 'recall' AND seq > ?"
-                " ORDER BY seq LIMIT 1000",
-                (last,),
+                + (f" AND ({like})" if like else "")
+                + " ORDER BY seq LIMIT 1000",
+                [last, *(f"%{i}%" for i in named)],
             ).fetchall()
             if not rows:
                 break
@@ -416,9 +439,14 @@ class EraseSql(SqlCore):
             "UPDATE entity_edges SET count = ? WHERE src_seq = ? AND dst_seq = ?",
             [(n, a, b) for (a, b), n in sorted(plan.edges.items()) if n > 0 and not {a, b} & gone],
         )
-        for table in ("embeddings", "part_vectors"):
-            for chunk in _chunks(plan.vector_hashes):
-                self._exec(cur, f"DELETE FROM {table} WHERE {in_list('text_hash', chunk)}", chunk)
+        for table in _VECTOR_TABLES:
+            for model in self._models(cur, table) if plan.vector_hashes else []:
+                for chunk in _chunks(plan.vector_hashes):
+                    self._exec(
+                        cur,
+                        f"DELETE FROM {table} WHERE model = ? AND {in_list('text_hash', chunk)}",
+                        [model, *chunk],
+                    )
         self._after_erase(cur)
 
     # -- the erasure log ----------------------------------------------------------------
