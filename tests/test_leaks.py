@@ -727,6 +727,9 @@ NOT_READS = {
     "import_file": "write as the view's own agent (export: import_jsonl's rule above; mem0"
     " agent_from: other agents only through the management view, test_import_exports.py)",
     "forget": "write (a rule above)",
+    "erase": "write, scoped like forget (tests/test_erase.py)",
+    "erasures": "the view's agent's erasure receipts: counts and digests, no memory content"
+    " (tests/test_erase.py)",
     "update": "write, scoped like forget (tests/test_update.py)",
     "restore": "write, scoped like update (tests/test_inspect.py)",
     "feedback": "signal write (a rule above)",

@@ -148,6 +148,11 @@ def command_lines(ids: dict[str, str], tmp: Path) -> dict[str, list[list[str]]]:
         "migrate": [["migrate", "--from", str(tmp / "palace.db"), "--to", str(tmp / "copy.db")]],
         "demo": [["demo"]],
         "doctor": [["doctor", "--db", str(tmp / "palace.db")]],
+        "erase": [
+            ["erase", "session", "retro-1"],
+            ["erase", "session", "retro-1", "--yes"],
+        ],
+        "erasures": [["erasures"]],
     }
 
 

@@ -57,9 +57,11 @@ if TYPE_CHECKING:
         PersonalHit,
         SearchResults,
     )
+    from mindpalace.receipts import ErasureTally, Receipt
     from mindpalace.retrieval.indexing import SemanticIndex
     from mindpalace.retrieval.pipeline import RecallOptions
     from mindpalace.retrieval.scorer import ScorerWeights
+    from mindpalace.selection import Selection, parse_selection
     from mindpalace.signals import (
         Signals,
         TrainingPair,
@@ -97,6 +99,7 @@ __all__ = [
     "EmbeddingMismatch",
     "Engine",
     "Entity",
+    "ErasureTally",
     "Extractor",
     "Family",
     "GraphView",
@@ -118,9 +121,11 @@ __all__ = [
     "PersonalHit",
     "RecallFilters",
     "RecallOptions",
+    "Receipt",
     "Scope",
     "ScorerWeights",
     "SearchResults",
+    "Selection",
     "SemanticIndex",
     "SessionSummary",
     "Settings",
@@ -142,6 +147,7 @@ __all__ = [
     "UnknownSkill",
     "ValidationError",
     "Visibility",
+    "parse_selection",
 ]
 
 __version__ = "0.1.0"
@@ -188,9 +194,13 @@ _HOMES = {
     "Personal": "mindpalace.personal",
     "PersonalHit": "mindpalace.personal",
     "SearchResults": "mindpalace.personal",
+    "ErasureTally": "mindpalace.receipts",
+    "Receipt": "mindpalace.receipts",
     "SemanticIndex": "mindpalace.retrieval.indexing",
     "RecallOptions": "mindpalace.retrieval.pipeline",
     "ScorerWeights": "mindpalace.retrieval.scorer",
+    "Selection": "mindpalace.selection",
+    "parse_selection": "mindpalace.selection",
     "Signals": "mindpalace.signals",
     "TrainingPair": "mindpalace.signals",
     "TrainingReport": "mindpalace.signals",

@@ -246,6 +246,28 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
     p.add_argument("id", help="memory id")
     p.add_argument("--hard", action="store_true", help="delete the row instead of archiving")
 
+    p = command(
+        "erase",
+        "Erase memories for good, with every older version and every record derived from"
+        " them; a dry run (what would go) unless --yes. Prints the receipt.",
+    )
+    p.add_argument(
+        "kind",
+        help="memory ID, agent (all of this agent's), channel NAME, session ID,"
+        " entity NAME (memories mentioning it), filter (with --type/--category/--store/--before)",
+    )
+    p.add_argument("value", nargs="?", help="the id, channel, session or name the kind needs")
+    p.add_argument("--type", dest="types", help=f"filter: comma-separated {_values(MemoryType)}")
+    p.add_argument("--store", dest="stores", help=f"filter: comma-separated {_values(StoreKind)}")
+    p.add_argument(
+        "--category", dest="categories", help=f"filter: comma-separated {_values(Category)}"
+    )
+    p.add_argument("--before", help="filter: created before (ISO 8601)")
+    p.add_argument("--yes", action="store_true", help="erase (without it nothing is written)")
+
+    p = command("erasures", "The erasure log: receipts of past erasures, newest first.")
+    p.add_argument("--limit", type=int, default=100, help="1-10000 (default 100)")
+
     p = command("update", "Change a memory you own: a new version with a new id (printed).")
     p.add_argument("id", help="memory id")
     p.add_argument("--content", help="the new text ('-' reads standard input)")

@@ -4,7 +4,8 @@
 A header line, then one line per memory, then the palace's other records
 (``{"record": ...}``: store/exchange_rows.py): skill rows, links between
 memories (supersession, merges, skill correlations), the entity graph as
-stored, signals, scorer weights, the embedding configuration. Exporting an
+stored, signals, scorer weights, the erasure log (receipts, no content),
+the embedding configuration. Exporting an
 import of an export gives the same lines (the header's time aside). The
 entity graph is carried, not re-derived: consolidation changes edge weights
 and an extractor may have added names, so re-deriving would not give the
@@ -144,7 +145,8 @@ def _version(lines: list[str]) -> int:
 
 
 def _check_records(scope: Scope, records: PalaceRecords) -> None:
-    """Signals, scorer weights and entities must be the scope's agent's.
+    """Signals, scorer weights, entities and erasure receipts must be the
+    scope's agent's.
 
     Raises:
         PermissionDenied: naming the first that is not.
@@ -155,6 +157,7 @@ def _check_records(scope: Scope, records: PalaceRecords) -> None:
         *((s.memory_id or f"signal {s.kind}", s.agent_id) for s in records.signals),
         *((f"scorer {s.channel}", s.agent_id) for s in records.scorers),
         *((e.id, e.agent_id) for e in records.entities),
+        *((f"erasure {r.id}", r.agent_id) for r in records.erasures),
     ]
     for what, agent in owners:
         if agent != scope.agent_id:

@@ -45,6 +45,7 @@ from mindpalace.progress import ProgressLine
 from mindpalace.retrieval.indexing import embed_text
 from mindpalace.retrieval.modes import check_mode
 from mindpalace.safety import one_line
+from mindpalace.selection import Selection, parse_selection
 from mindpalace.server import require_extra
 from mindpalace.server.limits import ConnectionLimits
 from mindpalace.store import migrate
@@ -86,6 +87,17 @@ def _update(palace: Palace, args: argparse.Namespace) -> Any:
             raise ValidationError("metadata", args.metadata, reason=f"--metadata: {exc}") from None
     memory = palace.update(args.id, **changes)
     return {**memory.to_dict(), "previous_id": args.id, "updated": memory.id != args.id}
+
+
+def _selection(args: argparse.Namespace) -> Selection:
+    return parse_selection(
+        args.kind,
+        args.value,
+        types=args.types,
+        categories=args.categories,
+        stores=args.stores,
+        created_before=args.before,
+    )
 
 
 def _remember(palace: Palace, args: argparse.Namespace) -> Any:
@@ -425,6 +437,8 @@ _HANDLERS: dict[str, Handler] = {
     "preflight": lambda p, a: p.family.preflight(a.action, limit=a.limit).to_dict(),
     "consolidate": lambda p, a: p.graph.consolidate(dry_run=a.dry_run).to_dict(),
     "forget": lambda p, a: {"forgotten": p.forget(a.id, hard=a.hard).id, "hard": a.hard},
+    "erase": lambda p, a: p.erase(_selection(a), confirm=a.yes).to_dict(),
+    "erasures": lambda p, a: [r.to_dict() for r in p.erasures(limit=a.limit)],
     "list": _list,
     "update": _update,
     "stats": lambda p, a: p.stats().to_dict(),
@@ -497,6 +511,8 @@ def _precheck(args: argparse.Namespace) -> None:
             parse_enum(enum_cls, getattr(args, name), name)
         if args.kind is not None:
             parse_enum(MemoryKind, args.kind, "kind")
+    if args.command == "erase":
+        _selection(args)
     if args.command == "context":
         check_limit(args.max_tokens, low=256, high=8192, field="max_tokens")
     if args.command in ("import", "ingest"):

@@ -40,6 +40,16 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "history": (f"{M} history mem_01M80ZW991W4M5495K3P5QZ9C5 --plain",),
     "consolidate": (f"{M} consolidate --dry-run", f"{M} consolidate"),
     "forget": (f"{M} forget mem_01M80ZW991W4M5495K3P5QZ9C5", f"{M} forget mem_… --hard"),
+    "erase": (
+        f"{M} erase agent --plain   # what would go (nothing is erased)",
+        f"{M} erase agent --yes",
+        f"{M} erase channel peer-coach:511 --yes",
+        f"{M} erase session standup-42 --yes",
+        f'{M} erase entity "Alice Chen" --yes',
+        f"{M} erase filter --category conversation --before 2025-01-01 --yes",
+        f"{M} erase memory mem_01M80ZW991W4M5495K3P5QZ9C5 --yes",
+    ),
+    "erasures": (f"{M} erasures --plain", f"{M} --all-agents erasures --limit 20"),
     "update": (
         f'{M} update mem_01M80ZW991W4M5495K3P5QZ9C5 --content "We moved to Postgres"',
         f"{M} update mem_… --tags storage,db --category decision",

@@ -1,5 +1,5 @@
 """The writes of the ``Palace`` facade: remember, remember_many, forget,
-restore and update.
+restore, update, and erase with its log.
 
 ``PalaceWrites`` is a mixin of ``Palace`` (palace.py) written against the
 ``View`` protocol alone (each method takes ``self: View``): a write is
@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from mindpalace import writing
+from mindpalace import erasure, writing
 from mindpalace.errors import NotFoundError
 from mindpalace.models import (
     Category,
@@ -25,8 +25,11 @@ from mindpalace.models import (
     StoreKind,
     Visibility,
 )
+from mindpalace.receipts import Receipt
 from mindpalace.retrieval.indexing import embed_text
 from mindpalace.scoping import check_change, write_owner
+from mindpalace.selection import Selection
+from mindpalace.validation import check_limit
 from mindpalace.view import View
 from mindpalace.writing import KEEP, Keep
 
@@ -162,7 +165,13 @@ class PalaceWrites:
         return writing.write_many(self, news, vectors)
 
     def forget(self: View, memory_id: str, *, hard: bool = False) -> Memory:
-        """Archive a memory (kept, hidden from recall), or delete it with ``hard``.
+        """Archive a memory (kept, hidden from recall), or erase it with ``hard``.
+
+        A hard forget erases the memory and every older version of it (what
+        it replaced by an update or a supersession, duplicates merged into
+        it), and every record derived from them, in one transaction, as
+        ``erase(Selection.memory(memory_id), confirm=True)`` does; newer
+        versions stay. Its receipt goes to the erasure log (``erasures``).
 
         Returns:
             The memory as it was before.
@@ -171,19 +180,61 @@ class PalaceWrites:
             NotFoundError: no such memory in this scope.
             PermissionDenied: another agent's memory, or (through a
                 peer-facing view) one outside the view's channel
-                (``scoping.check_change``).
+                (``scoping.check_change``), for it or any older version.
         """
+        if hard:
+            return erasure.forget_hard(self, memory_id)
         memory = self.get(memory_id)
         check_change(self.scope, memory, "forget")
-        owner = write_owner(self.scope)
-        done = (
-            self.engine.store.delete(memory_id, owner=owner)
-            if hard
-            else self.engine.store.archive(memory_id, owner=owner, now=self.now())
-        )
-        if not done:  # deleted by someone else in between
-            raise NotFoundError(memory_id)
+        if not self.engine.store.archive(memory_id, owner=write_owner(self.scope), now=self.now()):
+            raise NotFoundError(memory_id)  # deleted by someone else in between
         return memory
+
+    def erase(self: View, selection: Selection, *, confirm: bool = False) -> Receipt:
+        """Erase every memory of ``selection`` this palace may change, every
+        older version of each, and every record derived from them: vectors,
+        text index entries, entity mentions (entities and edges left with
+        none), relations, links, skill rows, signals and feedback about
+        them, context copies in other conversation turns; for an agent or a
+        channel also its signals (recall queries too) and learned-scorer
+        weights. Then what is left on disk goes (SQLite's WAL, PostgreSQL's
+        dead tuples, the warm indexes saved beside the palace).
+
+        Without ``confirm`` nothing is written: the receipt says what would
+        go. With it, the erasure is one transaction that also writes the
+        receipt to the erasure log (``erasures``).
+
+        Args:
+            selection: built once at the edge: ``Selection.agent()``,
+                ``.channel(name)``, ``.session(id)``, ``.entity(name)``,
+                ``.memory(id)``, ``.matching(types=..., categories=...,
+                stores=..., created_before=...)``, or ``parse_selection``.
+            confirm: erase (default: a dry run).
+
+        Returns:
+            The receipt: counts by kind of record, the selection, the time
+            and a SHA-256 over the sorted ids; never erased text. ``id`` is
+            None for a dry run.
+
+        Raises:
+            ValidationError: not a ``Selection``; a peer-facing view naming
+                another channel.
+            NotFoundError: a ``memory`` selection this scope does not see.
+            PermissionDenied: a memory of the selection this view may not
+                change (``scoping.check_change``); nothing is erased.
+        """
+        return erasure.erase(self, selection, confirm=confirm)
+
+    def erasures(self: View, *, limit: int = 100) -> list[Receipt]:
+        """The erasure log: receipts of this palace's agent's erasures (of
+        its channel, for a peer-facing view; every one, for the management
+        view), newest first.
+
+        Raises:
+            ValidationError: ``limit`` outside 1-10,000.
+        """
+        check_limit(limit, low=1, high=10_000)
+        return self.engine.store.erasures(self.scope, limit=limit)
 
     def restore(self: View, memory_id: str) -> Memory:
         """Bring back a memory ``forget`` archived (recall finds it again).

@@ -394,6 +394,45 @@ def _forgotten(result: Mapping[str, Any]) -> str:
     return f"{verb}: {_one(result['forgotten'])}"
 
 
+def _counts(counts: Mapping[str, Any]) -> str:
+    shown = [f"{kind} {n}" for kind, n in counts.items() if n and kind != "memories"]
+    return ", ".join(shown) or "nothing else"
+
+
+def _receipt(receipt: Mapping[str, Any]) -> str:
+    counts = receipt["counts"]
+    selection = " ".join(f"{k}={_one(v)}" for k, v in receipt["selection"].items())
+    head = (
+        f"Erased {counts['memories']} memories (receipt {_one(receipt['id'])})."
+        if receipt["erased"]
+        else f"Would erase {counts['memories']} memories (dry run: add --yes to erase)."
+    )
+    return "\n".join(
+        [
+            head,
+            f"{INDENT}with: {_counts(counts)}",
+            f"{INDENT}selection: {selection}",
+            f"{INDENT}at: {_one(receipt['at'])}",
+            f"{INDENT}digest of the ids: {_one(receipt['digest'])}",
+        ]
+    )
+
+
+def _receipts(receipts: Sequence[Mapping[str, Any]]) -> str:
+    if not receipts:
+        return NOTHING
+    rows = [
+        [
+            _one(r["id"]),
+            _date(r["at"]),
+            " ".join(f"{k}={_clip(v, 40)}" for k, v in r["selection"].items()),
+            str(r["counts"]["memories"]),
+        ]
+        for r in receipts
+    ]
+    return _table(rows, ["receipt", "at", "selection", "memories"])
+
+
 def _updated(memory: Mapping[str, Any]) -> str:
     if not memory.get("updated"):
         return "No change.\n" + _memory(memory)
@@ -421,6 +460,8 @@ _BY_COMMAND: dict[str, Renderer] = {
     "search-messages": _matches,
     "context": _context,
     "forget": _forgotten,
+    "erase": _receipt,
+    "erasures": _receipts,
     "demo": _demo,
     "doctor": _doctor,
     "skills activate": _activated,

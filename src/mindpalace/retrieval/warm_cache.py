@@ -63,6 +63,7 @@ __all__ = [
     "SAVE_ROWS",
     "SUFFIX",
     "Saved",
+    "discard",
     "file_state",
     "folder_of",
     "load_graph",
@@ -367,6 +368,30 @@ def _remove(path: Path) -> None:
         path.unlink()
 
 
+def discard(store: Store) -> int:
+    """Remove the saved indexes beside ``store`` (after an erasure: they
+    hold the erased texts' words and vectors); the next process builds them
+    again. Returns how many files went."""
+    folder = folder_of(store)
+    if folder is None or not _own_folder(folder):
+        return 0
+    removed = 0
+    for path in [folder / TEXT, folder / GRAPH, *folder.glob(".*.tmp")]:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+            removed += 1
+    return removed
+
+
+def _current(store: Store, index: DenseIndex) -> bool:
+    """Whether ``index`` is of the palace as it is now (no erasure, edit or
+    delete since it was loaded): a stale one is never saved."""
+    try:
+        return store.change_counters()[1] == index.epoch
+    except Exception:  # a closed store: nothing to save for
+        return False
+
+
 def save_text(store: Store, index: DenseIndex) -> bool:
     """Save ``index``'s keyword and mention indexes (which must cover its
     rows); False when they were not saved (no folder for this palace, a
@@ -374,6 +399,8 @@ def save_text(store: Store, index: DenseIndex) -> bool:
     folder = folder_of(store)
     keyword, mentions = index.keyword, index.mentions
     if folder is None or keyword is None or mentions is None or len(index) == 0:
+        return False
+    if not _current(store, index):
         return False
     terms, arrays = keyword.state()
     keys, offsets, rows = mentions.state()
@@ -413,7 +440,7 @@ def save_graph(store: Store, graph: ann.AnnIndex, index: DenseIndex) -> bool:
     if folder is None or saved is None:
         return False
     data, seqs = saved
-    if not seqs.shape[0] or seqs[-1] > index.last_seq:
+    if not seqs.shape[0] or seqs[-1] > index.last_seq or not _current(store, index):
         return False
     rows = int(np.searchsorted(index.table.seq, seqs[-1], side="right"))
     if not np.array_equal(seqs, index.table.seq[:rows][index.embedded[:rows]]):

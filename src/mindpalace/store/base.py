@@ -33,6 +33,7 @@ from mindpalace.models import (
     Scope,
     Stats,
 )
+from mindpalace.receipts import ErasureTally, Receipt, Sweep
 from mindpalace.store.exchange_rows import PalaceRecords
 from mindpalace.store.inspect_rows import DayCount, SessionSummary
 from mindpalace.store.recall_rows import Hydration, QueryFacts, QueryReads, SeedGraph, TextMatch
@@ -386,8 +387,56 @@ class Store(Protocol):
         ...
 
     def delete(self, memory_id: str, *, owner: str | None) -> bool:
-        """Hard-delete the row and its index entries. False if no such memory
-        owned by ``owner`` (``None``: any owner)."""
+        """Hard-delete the row and every record derived from it (as
+        ``erase``, without a receipt). False if no such memory owned by
+        ``owner`` (``None``: any owner)."""
+        ...
+
+    # -- erasure (store/erase_sql.py) -------------------------------------------------
+
+    def erasable(
+        self,
+        scope: Scope,
+        filters: RecallFilters,
+        *,
+        channel: str | None = None,
+        entity: str | None = None,
+    ) -> list[Memory]:
+        """The memories ``scope`` may change matching ``filters``, of
+        ``channel`` and mentioning the entity (normalised name or alias)
+        ``entity``, in write order."""
+        ...
+
+    def versions(self, memory_ids: Collection[str], scope: Scope) -> list[Memory]:
+        """The older versions (replaced, merged) of ``memory_ids`` that
+        ``scope`` may change, transitively, oldest first."""
+        ...
+
+    def erasure_tally(
+        self, memory_ids: Sequence[str], *, sweep: Sweep | None, text_hashes: Collection[str]
+    ) -> ErasureTally:
+        """What ``erase`` would remove, without writing."""
+        ...
+
+    def erase(
+        self,
+        memory_ids: Sequence[str],
+        *,
+        sweep: Sweep | None,
+        text_hashes: Collection[str],
+        receipt: Receipt | None,
+    ) -> ErasureTally:
+        """Delete the memories and every record derived from them, in one
+        transaction that records ``receipt``; what was removed."""
+        ...
+
+    def scrub(self) -> bool:
+        """After an erasure: clean what the backend keeps on disk of deleted
+        rows (SQLite's WAL, PostgreSQL's dead tuples); False if it could not."""
+        ...
+
+    def erasures(self, scope: Scope, *, limit: int = 100) -> list[Receipt]:
+        """The erasure receipts of ``scope``'s agent, newest first."""
         ...
 
     def stats(self, scope: Scope) -> Stats:

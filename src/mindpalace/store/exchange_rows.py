@@ -1,6 +1,6 @@
 """The records an export carries besides memories (store/exchange_sql.py
 writes and reads them): skills, links between memories, the entity graph,
-signals, the learned scorer and the embedding configuration.
+signals, the learned scorer, the erasure log and the embedding configuration.
 
 Each record is one JSON object ``{"record": NAME, ...fields}``; rows refer to
 memories by id and to entities by id, never by a palace's own row numbers,
@@ -22,6 +22,7 @@ __all__ = [
     "EdgeRecord",
     "EmbeddingRecord",
     "EntityRecord",
+    "ErasureRecord",
     "LinkRecord",
     "MentionRecord",
     "PalaceRecords",
@@ -134,6 +135,20 @@ class ScorerRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class ErasureRecord:
+    """A receipt of the erasure log (receipts.py): counts and digests, never
+    the erased text."""
+
+    id: str
+    at: float
+    agent_id: str
+    channel: str
+    selection: Mapping[str, Any]
+    counts: Mapping[str, Any]
+    digest: str
+
+
+@dataclass(frozen=True, slots=True)
 class EmbeddingRecord:
     """The model the palace's vectors come from."""
 
@@ -154,6 +169,7 @@ class PalaceRecords:
     relations: tuple[RelationRecord, ...] = ()
     signals: tuple[SignalRecord, ...] = ()
     scorers: tuple[ScorerRecord, ...] = ()
+    erasures: tuple[ErasureRecord, ...] = ()
     embedding: tuple[EmbeddingRecord, ...] = field(default=())
 
     def lines(self) -> Iterable[dict[str, Any]]:
@@ -163,8 +179,8 @@ class PalaceRecords:
                 out = asdict(row)
                 if "aliases" in out:
                     out["aliases"] = list(out["aliases"])
-                if "data" in out:
-                    out["data"] = dict(out["data"])
+                for key in _OBJECTS & set(out):
+                    out[key] = dict(out[key])
                 yield {"record": name, **out}
 
 
@@ -179,6 +195,7 @@ _GROUPS = (
     ("relation", "relations"),
     ("signal", "signals"),
     ("scorer", "scorers"),
+    ("erasure", "erasures"),
 )
 _TYPES: dict[str, type[Any]] = {
     "embedding": EmbeddingRecord,
@@ -190,11 +207,13 @@ _TYPES: dict[str, type[Any]] = {
     "relation": RelationRecord,
     "signal": SignalRecord,
     "scorer": ScorerRecord,
+    "erasure": ErasureRecord,
 }
 RECORD_NAMES = tuple(sorted(_TYPES))
 _OPTIONAL = frozenset({"origin", "memory_id:signal", "query"})
 _FLOATS = frozenset({"weight", "created_at", "updated_at", "at", "trained_at"})
 _INTS = frozenset({"mentions", "count", "dimensions"})
+_OBJECTS = frozenset({"data", "selection", "counts"})
 _ENUMS: dict[str, tuple[str, ...]] = {
     "visibility": tuple(v.value for v in Visibility),
     "type": tuple(t.value for t in MemoryType),
@@ -213,9 +232,9 @@ def _value(name: str, key: str, value: Any) -> Any:
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise ValidationError(key, value, reason=f"{key} must be an integer >= 0")
         return value
-    if key == "data":
+    if key in _OBJECTS:
         if not isinstance(value, dict):
-            raise ValidationError(key, value, reason="data must be an object")
+            raise ValidationError(key, value, reason=f"{key} must be an object")
         return value
     if key == "aliases":
         if not isinstance(value, list) or not all(isinstance(a, str) for a in value):

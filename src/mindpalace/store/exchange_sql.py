@@ -1,6 +1,7 @@
 """Reading and writing a palace's records besides its memories, for export
 and import (``backup``): skills, memory links, the entity graph, signals,
-scorer weights, the embedding configuration (store/exchange_rows.py).
+scorer weights, the erasure log, the embedding configuration
+(store/exchange_rows.py).
 
 An export of a scope holds only records about the memories it exports (and
 the signals and scorer weights of the scope's own agent); a management
@@ -21,6 +22,7 @@ from mindpalace.store.exchange_rows import (
     EdgeRecord,
     EmbeddingRecord,
     EntityRecord,
+    ErasureRecord,
     LinkRecord,
     MentionRecord,
     PalaceRecords,
@@ -147,6 +149,23 @@ class ExchangeSql(SqlCore):
                 ).fetchall()
                 if scope.unscoped or (r[0] == scope.agent_id and r[1] in _channels(scope))
             )
+            erasures = tuple(
+                ErasureRecord(
+                    str(r[0]),
+                    float(r[1]),
+                    str(r[2]),
+                    str(r[3]),
+                    json.loads(r[4]),
+                    json.loads(r[5]),
+                    str(r[6]),
+                )
+                for r in self._exec(
+                    cur,
+                    "SELECT id, at, agent_id, channel, selection, counts, digest FROM erasures"
+                    " ORDER BY seq",
+                ).fetchall()
+                if scope.unscoped or (r[2] == scope.agent_id and r[3] in _channels(scope))
+            )
             embedding = tuple(
                 EmbeddingRecord(str(r[0]), str(r[1]), int(r[2]))
                 for r in self._exec(
@@ -162,6 +181,7 @@ class ExchangeSql(SqlCore):
             relations=relations,
             signals=signals,
             scorers=scorers,
+            erasures=erasures,
             embedding=embedding,
         )
 
@@ -248,6 +268,22 @@ class ExchangeSql(SqlCore):
                     scorer.channel,
                     scorer.trained_at,
                     json.dumps(dict(scorer.data), sort_keys=True),
+                ),
+            )
+
+        for receipt in records.erasures:
+            self._exec(
+                cur,
+                "INSERT INTO erasures (id, at, agent_id, channel, selection, counts, digest)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+                (
+                    receipt.id,
+                    receipt.at,
+                    receipt.agent_id,
+                    receipt.channel,
+                    json.dumps(dict(receipt.selection), ensure_ascii=False, sort_keys=True),
+                    json.dumps(dict(receipt.counts), sort_keys=True),
+                    receipt.digest,
                 ),
             )
 

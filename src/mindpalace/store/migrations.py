@@ -376,6 +376,27 @@ def _v13_part_vectors(d: Dialect) -> list[str]:
     ]
 
 
+def _v14_erasures(d: Dialect) -> list[str]:
+    return [
+        # The erasure log: one receipt per erasure (receipts.py), never the
+        # erased text. ``agent_id`` and ``channel`` are the eraser's scope;
+        # ``selection`` and ``counts`` are JSON objects.
+        f"""
+        CREATE TABLE erasures (
+            seq {d.serial_pk},
+            id TEXT NOT NULL UNIQUE,
+            at {d.float_type} NOT NULL,
+            agent_id TEXT NOT NULL,
+            channel TEXT NOT NULL DEFAULT '',
+            selection TEXT NOT NULL,
+            counts TEXT NOT NULL,
+            digest TEXT NOT NULL
+        )
+        """,
+        "CREATE INDEX erasures_agent ON erasures (agent_id, at)",
+    ]
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "memories, tags, embeddings, full-text index", _v1_memories),
     Migration(2, "entities, mentions, edges, memory links, signals", _v2_graph),
@@ -390,6 +411,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(11, "conversation turns keep the start of the previous turn", _v11_turn_context),
     Migration(12, "text keys and row counts by scope partition; vectors inline", _v12_scope_keys),
     Migration(13, "vectors of the parts of long texts", _v13_part_vectors),
+    Migration(14, "the erasure log: receipts without content", _v14_erasures),
 )
 
 

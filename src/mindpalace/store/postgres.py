@@ -49,7 +49,7 @@ from mindpalace.store.pg_dense import DatabaseDense
 from mindpalace.store.pg_replicas import Replicas
 from mindpalace.store.pg_vectors import PgVector, PgVectorDumper
 
-__all__ = ["PostgresDialect", "PostgresStore"]
+__all__ = ["ERASED_TABLES", "PostgresDialect", "PostgresStore"]
 
 # The text search configuration every tsvector and tsquery uses: the English
 # Snowball stemmer without a stopword list, so that, as with FTS5's porter
@@ -165,6 +165,25 @@ _TEXT_SCHEMA = [
 ]
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+
+#: The tables an erasure deletes from or rewrites (store/erase_sql.py).
+ERASED_TABLES = (
+    "memories",
+    "memory_tags",
+    "embeddings",
+    "part_vectors",
+    "entities",
+    "entity_aliases",
+    "mentions",
+    "entity_edges",
+    "entity_relations",
+    "memory_links",
+    "skills",
+    "signals",
+    "scorer_weights",
+    "text_stats",
+    "text_scopes",
+)
 
 
 class PostgresDialect(Dialect):
@@ -460,6 +479,22 @@ class PostgresStore(DatabaseDense, ScopeKeyTextSearch, SqlStore):
             " SELECT id FROM near ORDER BY distance, id"
         )
         return sql, [PgVector.of(query), model, *s_params, *f_params, limit]
+
+    def _after_erase(self, cur: Cursor) -> None:
+        """Scope partitions of the keyword index left without rows go."""
+        cur.execute("DELETE FROM text_scopes WHERE docs <= 0")
+
+    def scrub(self) -> bool:
+        """VACUUM the tables an erasure touches (outside any transaction),
+        so the deleted rows' dead tuples and index entries go; False when
+        it failed (e.g. no permission). A transaction still open elsewhere
+        that began before the erasure keeps them until a later vacuum."""
+        try:
+            with self._connection() as conn:
+                conn.execute(f"VACUUM {', '.join(ERASED_TABLES)}")
+        except (psycopg.Error, StorageError, BusyError):
+            return False
+        return True
 
     @property
     def replicas(self) -> int:

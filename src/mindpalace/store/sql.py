@@ -7,7 +7,8 @@ protocol, and the writes of memories.
 consolidation, skills, signals, export records, recall's merged reads and the
 inspector's (their ``*_sql.py`` modules). What stays here is what writes
 memories: add (de-duplication, issue numbers, supersession, entity links, all
-in the write's transaction), revise, archive, complete, delete and import.
+in the write's transaction), revise, archive, complete and import; erasure
+(delete) is erase_sql.py's.
 The queries are written once, for every backend.
 """
 
@@ -32,6 +33,7 @@ from mindpalace.models import (
 )
 from mindpalace.store.base import AddResult, ImportReport
 from mindpalace.store.core import Cursor
+from mindpalace.store.erase_sql import EraseSql
 from mindpalace.store.exchange_rows import PalaceRecords
 from mindpalace.store.exchange_sql import ExchangeSql
 from mindpalace.store.fragments import (
@@ -98,6 +100,7 @@ class _Waiting:
 
 
 class SqlStore(
+    EraseSql,
     ReadsSql,
     VectorsSql,
     GraphSql,
@@ -463,29 +466,17 @@ class SqlStore(
             return int(self._exec(cur, sql, params).rowcount) > 0
 
     def delete(self, memory_id: str, *, owner: str | None) -> bool:
-        """Delete the row (tags, text index, signals and copies of its text
-        as a neighbour's context follow); False when absent."""
-        sql = "DELETE FROM memories WHERE id = ?"
+        """Delete the row and every record derived from it, as ``erase``
+        does (its older versions stay); False when absent, or not ``owner``'s."""
+        sql = "SELECT id FROM memories WHERE id = ?"
         params: list[Any] = [memory_id]
         if owner is not None:
             sql += " AND agent_id = ?"
             params.append(owner)
-        with self._mutate(structural=True) as cur:
-            gone = self._get(cur, memory_id)
-            linked = self._mentioned_entities(cur, memory_id)
-            deleted = int(self._exec(cur, sql, params).rowcount) > 0
-            if deleted and gone is not None:
-                self._forget_signals(cur, memory_id)
-                self._drop_orphan_entities(cur, linked)
-                # Conversation turns carry the turn before them as search
-                # context: a deleted turn's text must not live on there.
-                self._exec(
-                    cur,
-                    "UPDATE memories SET context = NULL WHERE agent_id = ? AND channel = ?"
-                    " AND session_id = ? AND context = ?",
-                    (gone.agent_id, gone.channel or "", gone.session, gone.content),
-                )
-            return deleted
+        with self._read() as cur:
+            if self._exec(cur, sql, params).fetchone() is None:
+                return False
+        return self.erase([memory_id], sweep=None, text_hashes=(), receipt=None).memories > 0
 
     def import_memories(
         self,

@@ -37,6 +37,7 @@ TABLE_ORDER = (
     "skills",
     "signals",
     "scorer_weights",
+    "erasures",
 )
 # Bookkeeping each palace keeps for itself: the schema version, the change
 # counters of in-process caches, PostgreSQL's BM25 collection statistics

@@ -1,0 +1,143 @@
+"""Forgetting for good: ``Palace.erase`` and ``Palace.forget(hard=True)``.
+
+An erasure reaches the memories of a ``Selection`` that the view may
+change, and every older version of each (the memories it replaced by an
+update or a supersession, and the duplicates merged into it): forgetting
+the current version of a fact forgets what it said before too. A newer
+version is a statement of its own and stays; forget it to forget both.
+Each memory passes ``scoping.check_change`` (``erase``, or ``forget`` for a
+hard forget) before anything is written; one refusal refuses the whole.
+
+The store removes the rows and every record derived from them in one
+transaction that also writes the receipt (store/erase_sql.py lists the
+tables). Then what is left on disk goes: SQLite's WAL is checkpointed and
+truncated (its pages are zeroed on delete: ``secure_delete``), PostgreSQL's
+touched tables are vacuumed, and the warm indexes saved beside a SQLite
+palace are removed (the next process builds them again).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from mindpalace.errors import NotFoundError, ValidationError
+from mindpalace.graph.extract import normalise_name
+from mindpalace.models import Memory, RecallFilters, Scope
+from mindpalace.receipts import ErasureTally, Receipt, Sweep, ids_digest
+from mindpalace.retrieval import warm_cache
+from mindpalace.retrieval.indexing import embed_text, text_hash
+from mindpalace.scoping import check_change
+from mindpalace.selection import Selection
+from mindpalace.view import View
+
+__all__ = ["erase", "forget_hard"]
+
+
+def _everything(**narrowing: object) -> RecallFilters:
+    return RecallFilters(include_archived=True, include_superseded=True, **narrowing)  # type: ignore[arg-type]
+
+
+def _chosen(view: View, selection: Selection, action: str) -> list[Memory]:
+    """The memories ``selection`` names that ``view`` may change."""
+    scope, store = view.scope, view.engine.store
+    kind, value = selection.kind, selection.value or ""
+    if kind == "memory":
+        memory = view.get(value)
+        check_change(scope, memory, action)
+        return [memory]
+    if kind == "agent":
+        return store.erasable(scope, _everything(agents=(scope.agent_id,)))
+    if kind == "channel":
+        if scope.peer and value != scope.channel:
+            raise ValidationError(
+                "channel",
+                value,
+                valid=[scope.channel or ""],
+                reason="a peer-facing view erases only its own channel",
+            )
+        return store.erasable(scope, _everything(), channel=value)
+    if kind == "session":
+        return store.erasable(scope, _everything(sessions=(value,)))
+    if kind == "entity":
+        norm = normalise_name(value)
+        if not norm:
+            raise ValidationError("name", value, reason="the entity's name has no letters")
+        return store.erasable(scope, _everything(), entity=norm)
+    return store.erasable(
+        scope,
+        _everything(
+            types=selection.types,
+            categories=selection.categories,
+            stores=selection.stores,
+            created_before=selection.created_before,
+        ),
+    )
+
+
+def _sweep(scope: Scope, selection: Selection) -> Sweep | None:
+    """The signals and scorer weights an agent's or a channel's erasure
+    takes along (those of a view's own agent, or, through the management
+    view, a channel's of every agent)."""
+    if selection.kind == "agent":
+        return Sweep(scope.agent_id, scope.channel if scope.peer else None)
+    if selection.kind == "channel":
+        return Sweep(None if scope.unscoped else scope.agent_id, selection.value)
+    return None
+
+
+def erase(
+    view: View, selection: Selection, *, confirm: bool = False, action: str = "erase"
+) -> Receipt:
+    """See ``Palace.erase``; ``action`` is what ``check_change`` is asked."""
+    if not isinstance(selection, Selection):
+        raise ValidationError(
+            "selection",
+            selection,
+            reason="build one with Selection.agent(), .channel(name), .session(id),"
+            " .entity(name), .memory(id), .matching(...) or parse_selection",
+        )
+    if not isinstance(confirm, bool):
+        raise ValidationError("confirm", confirm, valid=["true", "false"])
+    scope, engine = view.scope, view.engine
+    chosen = _chosen(view, selection, action)
+    older = engine.store.versions([m.id for m in chosen], scope)
+    memories = [*chosen, *older]
+    for memory in memories:
+        check_change(scope, memory, action)
+    ids = [m.id for m in memories]
+    hashes = {text_hash(embed_text(m.title, m.content)) for m in memories}
+    sweep = _sweep(scope, selection)
+    receipt = Receipt(
+        selection=selection.to_dict(),
+        counts=ErasureTally(versions=len(older)),
+        digest=ids_digest(ids),
+        at=view.now(),
+        agent_id=scope.agent_id,
+        channel=scope.channel,
+    )
+    if not confirm:
+        tally = engine.store.erasure_tally(ids, sweep=sweep, text_hashes=hashes)
+        return replace(receipt, counts=replace(tally, versions=len(older)))
+    # A receipt's id is an id of the engine's, so unique and ordered as theirs.
+    receipt = replace(receipt, id="era_" + engine.ids.next(receipt.at).partition("_")[2])
+    tally = engine.store.erase(ids, sweep=sweep, text_hashes=hashes, receipt=receipt)
+    _scrub(view)
+    return replace(receipt, counts=tally)
+
+
+def forget_hard(view: View, memory_id: str) -> Memory:
+    """See ``Palace.forget``: the memory and its older versions, erased."""
+    memory = view.get(memory_id)
+    check_change(view.scope, memory, "forget")
+    receipt = erase(view, Selection.memory(memory.id), confirm=True, action="forget")
+    if receipt.counts.memories == 0:  # deleted by someone else in between
+        raise NotFoundError(memory_id)
+    return memory
+
+
+def _scrub(view: View) -> None:
+    """What is left on disk of the erased rows goes (the module's docstring)."""
+    engine = view.engine
+    engine.store.scrub()
+    warm_cache.discard(engine.store)
+    engine.semantic.forget_queries()

@@ -1,0 +1,156 @@
+"""Nothing readable left: after an erasure, no byte of the palace's files
+(SQLite: the database, its WAL and shared memory, the warm indexes saved
+beside it) holds the erased text, in any form the index keeps it; on
+PostgreSQL no table holds it and the touched tables hold no dead tuples.
+"""
+
+from __future__ import annotations
+
+import secrets
+import string
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from mindpalace import Palace, Selection
+from mindpalace.config import Settings
+from mindpalace.retrieval import warm_cache
+from mindpalace.store import words
+from mindpalace.store.postgres import ERASED_TABLES
+
+
+def _secret() -> str:
+    """24 random letters, mixed case, so the lower-case and stemmed forms differ."""
+    letters = "".join(secrets.choice(string.ascii_letters) for _ in range(22))
+    return "Qx" + letters
+
+
+def _forms(secret: str) -> list[bytes]:
+    """The secret as written, folded, and as the keyword indexes store it."""
+    forms = {secret, secret.lower(), *words.terms(secret)}
+    return sorted(f.encode("utf-8") for f in forms)
+
+
+def _files(folder: Path) -> Iterator[Path]:
+    return (p for p in sorted(folder.rglob("*")) if p.is_file())
+
+
+def _holding(folder: Path, secret: str) -> list[str]:
+    """The files under ``folder`` that hold a form of ``secret``."""
+    forms = _forms(secret)
+    return [
+        str(p.relative_to(folder))
+        for p in _files(folder)
+        if any(form in p.read_bytes() for form in forms)
+    ]
+
+
+def _fill(palace: Palace, secret: str) -> str:
+    """A secret in two versions of one memory, in the words of others, and
+    in a conversation turn's successor's context; the newest version's id."""
+    for n in range(30):
+        palace.remember(f"Unrelated note number {n} about the garden and the weather")
+    old = palace.remember(f"The vault word is {secret} for the north door", tags=["vault"])
+    new = palace.update(old.id, content=f"The vault word is now {secret}, north door")
+    palace.recall(f"vault word {secret}")
+    palace.feedback(new.id, useful=True)
+    index = palace.engine.semantic.wait_for_warm()
+    assert index is not None
+    assert warm_cache.save_text(palace.store, index)  # the warm file beside it
+    return new.id
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    place = tmp_path / "palace"
+    place.mkdir()
+    return place
+
+
+def _open(folder: Path, agent: str = "alice") -> Palace:
+    return Palace(folder / "memories.db", agent_id=agent, settings=Settings(agent_id=agent))
+
+
+@pytest.mark.parametrize("how", ["hard forget of the newest version", "erase of the agent"])
+def test_no_byte_of_the_erased_text_is_left_in_the_files(folder: Path, how: str) -> None:
+    secret = _secret()
+    palace = _open(folder)
+    try:
+        newest = _fill(palace, secret)
+        _open_bob = palace.for_agent("bob")
+        _open_bob.remember("Bob keeps his own notes about the garden")
+        held = _holding(folder, secret)
+        assert "memories.db-warm/text.npz" in held  # the scan sees what is there
+        assert any(name.startswith("memories.db") and "warm" not in name for name in held)
+        if how.startswith("hard"):
+            palace.forget(newest, hard=True)
+        else:
+            palace.erase(Selection.agent(), confirm=True)
+        assert _holding(folder, secret) == []  # open: WAL truncated, pages zeroed
+        wal = folder / "memories.db-wal"
+        assert not wal.exists() or wal.stat().st_size == 0
+        assert palace.store.integrity_check() == "ok"  # type: ignore[attr-defined]
+    finally:
+        palace.close()
+    assert _holding(folder, secret) == []
+    with _open(folder, "bob") as bob:  # the palace still works
+        assert [m.content for m in bob.memories()] == ["Bob keeps his own notes about the garden"]
+
+
+def test_secure_delete_is_on_for_every_connection(folder: Path) -> None:
+    with _open(folder) as palace:
+        assert palace.store._conn.execute("PRAGMA secure_delete").fetchone()[0] == 1  # type: ignore[attr-defined]
+
+
+def test_a_stale_warm_index_is_never_saved_after_an_erasure(folder: Path) -> None:
+    with _open(folder) as palace:
+        memory = palace.remember("Saved warm words are gone after an erasure")
+        index = palace.engine.semantic.wait_for_warm()
+        assert index is not None
+        palace.forget(memory.id, hard=True)
+        assert not warm_cache.save_text(palace.store, index)
+        assert not (folder / "memories.db-warm" / "text.npz").exists()
+
+
+def test_postgres_keeps_no_trace_in_tables_or_dead_tuples(postgres_url: str) -> None:
+    url = postgres_url
+    with Palace(url, agent_id="alice", settings=Settings(agent_id="alice")) as palace:
+        _erase_on_postgres(palace, url)
+
+
+def _erase_on_postgres(palace: Palace, url: str) -> None:
+    secret = _secret()
+    old = palace.remember(f"The vault word is {secret} for the north door", tags=["vault"])
+    newest = palace.update(old.id, content=f"The vault word is now {secret}, north door")
+    palace.recall(f"vault word {secret}")
+    palace.feedback(newest.id, useful=True)
+
+    def holding() -> list[str]:
+        with psycopg.connect(url, autocommit=True) as conn:
+            tables = [
+                str(r[0])
+                for r in conn.execute(
+                    "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+                ).fetchall()
+            ]
+            found = []
+            for table in tables:
+                for form in _forms(secret):
+                    row = conn.execute(
+                        f"SELECT COUNT(*) FROM {table} t WHERE t::text LIKE %s",
+                        (f"%{form.decode()}%",),
+                    ).fetchone()
+                    if row and row[0]:
+                        found.append(table)
+            return sorted(set(found))
+
+    assert "memories" in holding()
+    palace.forget(newest.id, hard=True)
+    assert holding() == []
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pgstattuple")
+        for table in ERASED_TABLES:
+            dead = conn.execute("SELECT dead_tuple_count FROM pgstattuple(%s)", (table,)).fetchone()
+            assert dead is not None and dead[0] == 0, table
