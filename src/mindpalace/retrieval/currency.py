@@ -13,12 +13,12 @@ The rule, a pure function over the ranked hits (no LLM, no new read):
 among the first ``WINDOW`` hits, a memory written on its own (not a
 conversation turn) is placed just above the first older such memory of its
 category ranked above it whose embedding is at least ``cosine`` close to
-its own (the same subject, said again), unless the time prior lifted the older one more: a
-query that names a time ("last summer", "before January") asks what held
-then. Scores stay with the places; ``explain`` says which memory a hit was
-placed above. Memories already linked as replaced (``superseded_by``)
-are not recalled by default, so this only orders what the write path could
-not link.
+its own (the same subject, said again), unless the time prior lifted the
+older one more: a query that names a time ("last summer", "before
+January") asks what held then. Scores stay with the places; ``explain``
+says which memory a hit was placed above. Memories already linked as
+replaced (``superseded_by``) are not recalled by default, so this only
+orders what the write path could not link.
 """
 
 from __future__ import annotations
@@ -62,13 +62,13 @@ def newer_first(
     cosine: float,
     window: int = WINDOW,
 ) -> HitList:
-    """``hits`` with each lasting memory of the first ``window`` placed above
-    the older lasting memories of its category it restates (``vector_of``
-    gives a memory's vector, None when it has none); the rest unchanged.
-    Scores stay with the places, as the re-ranker leaves them."""
+    """``hits`` with each memory written on its own among the first
+    ``window`` placed above the first older one of its category it restates
+    (``vector_of`` gives a memory's vector, None when it has none); the rest
+    unchanged. Scores stay with the places, as the re-ranker leaves them."""
     head = list(hits[:window])
     vectors = {h.memory.id: vector_of(h.memory.id) for h in head if _curated(h.memory)}
-    timed = {h.memory.id: h.stage_scores.get("time", 0.0) for h in head}
+    timed = {h.memory.id: h.stage_scores.get("time", 1.0) for h in head}  # the time prior's factor
     if len(vectors) < 2:
         return hits
     placed_above: dict[str, str] = {}
