@@ -47,6 +47,8 @@ COMMANDS = [
     "complete",
     "get",
     "forget",
+    "erase",
+    "erasures",
     "update",
     "list",
     "stats",

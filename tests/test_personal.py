@@ -535,6 +535,7 @@ def test_migration_5_marks_earlier_turns_as_messages(store_target: str) -> None:
         old._exec(cur, "DROP INDEX memories_constraints")  # type: ignore[attr-defined]  # 7
         old._exec(cur, "DROP INDEX memories_created")  # type: ignore[attr-defined]  # 10
         old._exec(cur, "DROP TABLE part_vectors")  # type: ignore[attr-defined]  # 13
+        old._exec(cur, "DROP TABLE erasures")  # type: ignore[attr-defined]  # 14
         if store_target.startswith("postgresql://"):  # 8: pgvector (nothing on SQLite)
             for statement in (
                 "DROP TRIGGER embedding_config_index ON embedding_config",

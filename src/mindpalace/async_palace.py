@@ -191,6 +191,8 @@ class AsyncPalace:
     remember = _off_loop(Palace.remember)
     remember_many = _off_loop(Palace.remember_many)
     forget = _off_loop(Palace.forget)
+    erase = _off_loop(Palace.erase)
+    erasures = _off_loop(Palace.erasures)
     restore = _off_loop(Palace.restore)
     update = _off_loop(Palace.update)
 

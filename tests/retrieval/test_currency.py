@@ -133,3 +133,12 @@ def test_the_replacement_of_a_decision_comes_first(tmp_path: Path) -> None:
     hits = palace.recall("can I deploy to production on a Friday?", limit=5)
     assert _keys(hits)[:2] == [new.id, old.id]
     palace.close()
+
+
+def test_the_rule_runs_only_for_models_it_was_measured_on() -> None:
+    from mindpalace.retrieval.currency import same_subject_cosine
+
+    assert same_subject_cosine("local/all-minilm-l6-v2-int8/384") == 0.6
+    assert same_subject_cosine("bge-small-en-v1.5-int8") == 0.7
+    assert same_subject_cosine("hashing/hashing-v1/256") is None
+    assert same_subject_cosine("http/text-embedding-3-small/1536") is None

@@ -199,12 +199,9 @@ def recall(
             hits = with_parts(store, hits, at.index.model, query_vector, forest.window)
             hits = reranker.reranked(hits, forest, query)
             clock.lap("rerank")
-        if options.newer_first:
-            hits = currency.newer_first(
-                hits,
-                _vectors_of(at.index),
-                cosine=currency.same_subject_cosine(at.index.model),
-            )
+        same_subject = currency.same_subject_cosine(at.index.model)
+        if options.newer_first and same_subject is not None:
+            hits = currency.newer_first(hits, _vectors_of(at.index), cosine=same_subject)
         if scorer is not None:
             hits = learned.rescored(hits, scorer, now=now, limit=limit, judgments=ranked.feedback)
             clock.lap("scorer")

@@ -39,7 +39,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mindpalace.models import Hit, HitList, MemoryKind
-from mindpalace.retrieval.sparse import STOPWORDS
+from mindpalace.retrieval.sparse import STOPWORDS, salient_terms
 
 __all__ = ["FEATURES", "Forest", "default_forest", "features", "reranked"]
 
@@ -78,7 +78,8 @@ FEATURES: tuple[str, ...] = (
 # Speakers that are roles, not names ("what did the user say" names no one).
 _ROLES = frozenset({"user", "assistant", "system", "tool", "human", "ai"})
 _WORD = re.compile(r"\w+", re.UNICODE)
-_CAPITALISED = re.compile(r"\b[A-Z]\w+", re.UNICODE)
+# Two capitalised words opening a sentence: a full name ("Kenji Sato joined ...").
+_OPENING_NAME = re.compile(r"(?:^|[.!?:;]\s+)([A-Z][a-z]+)\s+([A-Z][a-z]+)\b")
 
 
 def _name_words(speaker: object) -> frozenset[str]:
@@ -90,16 +91,16 @@ def _name_words(speaker: object) -> frozenset[str]:
 
 def _names_of(hit: Hit) -> frozenset[str]:
     """Who a memory is by or about, as name words: a turn's speaker; for a
-    memory written on its own (no speaker), the capitalised words of its
-    text ("Grace Okoye is the safety officer" is about Grace)."""
+    memory written on its own (no speaker), the names in its text: words
+    capitalised inside a sentence, and a capitalised pair that opens one
+    ("Grace Okoye is the safety officer"; not "Green energy is ...")."""
     speaker = hit.memory.metadata.get("speaker")
     if speaker is not None or not _written(hit):
         return _name_words(speaker)
-    text = f"{hit.memory.title or ''} {hit.memory.content}"
-    return (
-        frozenset(w.lower() for w in _CAPITALISED.findall(text) if w.lower() not in STOPWORDS)
-        - _ROLES
-    )
+    text = f"{hit.memory.title or ''}. {hit.memory.content}"
+    names = set(salient_terms(text))
+    names.update(w.lower() for pair in _OPENING_NAME.findall(text) for w in pair)
+    return frozenset(names - STOPWORDS - _ROLES)
 
 
 def _written(hit: Hit) -> bool:
