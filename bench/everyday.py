@@ -376,6 +376,7 @@ BARE = RecallOptions(
     dense_floor=-1.0,
     expand=False,
     rerank=False,
+    newer_first=False,
     time_window_weight=0.0,
     time_when_weight=0.0,
 )

@@ -85,6 +85,7 @@ BARE = RecallOptions(
     dense_floor=-1.0,
     expand=False,
     rerank=False,
+    newer_first=False,
 )
 DEFAULT = RecallOptions()
 # The stages without the re-ranker: the ablations of one stage's constant
