@@ -53,6 +53,11 @@ class SqlCore(abc.ABC):
         it, ``rowcount`` may not be read."""
         return nullcontext()
 
+    def _settle(self, cur: Cursor) -> None:
+        """Inside ``_bulk``, wait for every statement sent so far before a
+        read whose result depends on them; nothing to do elsewhere."""
+        return
+
     @abc.abstractmethod
     def _is_unique_violation(self, exc: BaseException) -> bool:
         """Whether ``exc`` is the backend's unique-constraint error."""

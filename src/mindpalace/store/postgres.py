@@ -387,6 +387,15 @@ class PostgresStore(DatabaseDense, ScopeKeyTextSearch, SqlStore):
         pipeline: AbstractContextManager[object] = cur.connection.pipeline()
         return pipeline
 
+    def _settle(self, cur: Cursor) -> None:
+        """A nested pipeline block syncs as it closes: every statement sent
+        before is answered, so the read after it gets its own result. (Read
+        straight after many unread writes in one pipeline, a SELECT's rows
+        were at times the reply of an earlier INSERT.)"""
+        if cur.connection.info.pipeline_status != psycopg.pq.PipelineStatus.OFF:
+            with cur.connection.pipeline():
+                pass
+
     def _insert_rows(
         self, cur: Cursor, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]
     ) -> None:

@@ -239,6 +239,7 @@ class SqlStore(
             self._write_links(cur, links)
             # Read back once, after every write of the batch: one query, not
             # one per memory (a round trip each on a server).
+            self._settle(cur)
             stored = self._get_all(cur, [memory_id for memory_id, _ in written])
             results = [AddResult(stored[memory_id], created) for memory_id, created in written]
             if signals:
