@@ -217,17 +217,12 @@ def everyday_groups(cache: Path, split: str = "dev") -> Iterator[Group]:
                     continue
                 hits = palace.recall(question.text, limit=WINDOW)
                 x, ids = _window(palace, hits, "key", question.text)
-                evidence = frozenset(question.evidence)
 
-                def score(ranked: list[str], e: frozenset[str] = evidence) -> dict[str, float]:
-                    rank = next((i for i, k in enumerate(ranked, 1) if k in e), None)
-                    return {
-                        "hit@1": float(rank == 1),
-                        "hit@5": float(rank is not None and rank <= 5),
-                        "mrr": 1.0 / rank if rank else 0.0,
-                    }
+                def score(ranked: list[str], q: everyday.Question = question) -> dict[str, float]:
+                    keyed = [{"key": key} for key in ranked]
+                    return dict(everyday.question_metrics(q, keyed, relevance=False))
 
-                y = np.array([i in evidence for i in ids], dtype=np.float64)
+                y = np.array([i in question.evidence for i in ids], dtype=np.float64)
                 yield Group("everyday", data.name, question.type, x, y, ids, score)
 
 
@@ -297,7 +292,7 @@ def _mean(rows: Sequence[dict[str, float]], keys: Sequence[str]) -> dict[str, fl
     return {k: statistics.fmean(r[k] for r in rows) for k in keys}
 
 
-EVERYDAY_KEYS = ("hit@1", "hit@5", "mrr")
+EVERYDAY_KEYS = ("hit1", "hit5", "rr")  # bench.everyday.question_metrics' names
 
 
 def held_out(
