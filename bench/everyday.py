@@ -377,6 +377,7 @@ BARE = RecallOptions(
     expand=False,
     rerank=False,
     newer_first=False,
+    answer_support=False,
     time_window_weight=0.0,
     time_when_weight=0.0,
 )
@@ -525,7 +526,9 @@ def question_metrics(
     """One question's metrics from its ranking (dicts with ``key`` and, when
     ``relevance``, a 0-1 ``relevance``). Answerable: ``rank`` (1-based, None
     when no evidence is in the list), hit@1, hit@5, rr, recall_all@5 (multi
-    evidence), ``stale_first`` (questions with stale keys). Never mentioned:
+    evidence), ``stale_first`` (questions with stale keys), ``low`` (the first
+    evidence hit's relevance under ``FLOOR``: labelled as probably not an
+    answer; None without relevance or evidence). Never mentioned:
     ``empty``, ``below_floor`` (every hit's relevance under ``FLOOR``; None
     without relevance). Both: ``top_relevance`` (None without hits or
     relevance)."""
@@ -543,6 +546,7 @@ def question_metrics(
         hit1=float(rank == 1),
         hit5=float(rank is not None and rank <= 5),
         rr=1.0 / rank if rank else 0.0,
+        low=ranked[rank - 1]["relevance"] < FLOOR if relevance and rank else None,
     )
     if question.type == "multi_evidence":
         out["recall_all5"] = float(evidence <= set(keys[:5]))
@@ -571,6 +575,7 @@ def _summary(metrics: Sequence[dict[str, Any]], types: Sequence[str]) -> dict[st
     multi = [m for m in answerable if "recall_all5" in m]
     stale = [m for m in answerable if "stale_first" in m]
     floor = [m["below_floor"] for m in never if m["below_floor"] is not None]
+    low = [m["low"] for m in answerable if m.get("low") is not None]
     return {
         "answerable": len(answerable),
         "hit@1": _share([m["hit1"] for m in answerable]),
@@ -582,6 +587,7 @@ def _summary(metrics: Sequence[dict[str, Any]], types: Sequence[str]) -> dict[st
         "never": len(never),
         "abstain_empty": _share([m["empty"] for m in never]),
         "abstain_below_floor": _share(floor) if len(floor) == len(never) else None,
+        "answered_low": _share(low),
         "top_relevance_answerable": _median([m["top_relevance"] for m in answerable]),
         "top_relevance_never": _median([m["top_relevance"] for m in never]),
     }
@@ -612,15 +618,15 @@ def markdown(summary: dict[str, Any], title: str, questions: int) -> str:
     lines = [f"### {title} ({questions} questions)", ""]
     lines.append(
         "| method | hit@1 | hit@5 | MRR | stale first | abstain: empty | abstain: all < 0.5"
-        " | top relevance, answerable / never (median) |"
+        " | answer found, labelled < 0.5 | top relevance, answerable / never (median) |"
     )
-    lines.append("|---|---|---|---|---|---|---|---|")
+    lines.append("|---|---|---|---|---|---|---|---|---|")
     for name, result in summary.items():
         s = result["all"]
         lines.append(
             f"| {name} | {_cell(s['hit@1'])} | {_cell(s['hit@5'])} | {_cell(s['mrr'])}"
             f" | {s['stale_first']}/{s['stale_questions']} | {_cell(s['abstain_empty'])}"
-            f" | {_cell(s['abstain_below_floor'])}"
+            f" | {_cell(s['abstain_below_floor'])} | {_cell(s['answered_low'])}"
             f" | {_cell(s['top_relevance_answerable'])} / {_cell(s['top_relevance_never'])} |"
         )
     if DEFAULT_NAME in summary:

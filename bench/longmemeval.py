@@ -281,6 +281,8 @@ BARE = RecallOptions(
     dense_floor=-1.0,
     expand=False,
     rerank=False,
+    newer_first=False,
+    answer_support=False,
 )
 DEFAULT = RecallOptions()
 # The stages without the re-ranker, which was fitted on the default stages:

@@ -86,6 +86,7 @@ BARE = RecallOptions(
     expand=False,
     rerank=False,
     newer_first=False,
+    answer_support=False,
 )
 DEFAULT = RecallOptions()
 # The stages without the re-ranker: the ablations of one stage's constant

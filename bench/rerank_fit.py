@@ -96,7 +96,7 @@ CACHE = Path(__file__).resolve().parent / ".cache" / "rerank"
 # graph's time budget lifted (on a loaded machine it cuts the second hop
 # now and then, and a refit would differ from run to run).
 # The newer-first rule runs after the trees: they learn from the order before it.
-OFF = replace(RecallOptions(), rerank=False, newer_first=False)
+OFF = replace(RecallOptions(), rerank=False, newer_first=False, answer_support=False)
 
 
 @dataclass

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ import numpy.typing as npt
 from mindpalace.embed.base import Embedder, Vectors, read_model_config
 from mindpalace.errors import EmbeddingError
 
-__all__ = ["STATIC_DIR", "StaticEmbedder"]
+__all__ = ["STATIC_DIR", "StaticEmbedder", "WordTable", "word_table"]
 
 STATIC_DIR = Path(__file__).parent / "static"
 
@@ -102,3 +103,49 @@ class StaticEmbedder(Embedder):
         norms[norms == 0] = 1.0
         result: Vectors = out / norms
         return result
+
+
+class WordTable:
+    """Single words in the static model's table, for comparing words (not
+    texts): each word's unit vector (the mean of its word pieces' rows) and
+    its weight, the mean length of those rows. The table was distilled with
+    frequent words shrunk, so a row's length says how much a word tells
+    ("fund" more than "get"). Words are kept once seen (at most ``cap``)."""
+
+    def __init__(self, model: StaticEmbedder, *, cap: int = 1 << 16) -> None:
+        self._model = model
+        self._cap = cap
+        self._seen: dict[str, tuple[npt.NDArray[np.float32], float]] = {}
+        self._lock = threading.Lock()
+
+    def vectors(self, words: Sequence[str]) -> tuple[npt.NDArray[np.float32], list[float]]:
+        """``words``' unit vectors (rows, zero for a word with no known piece)
+        and weights (0 for such a word)."""
+        table, tokenizer = self._model._load()
+        with self._lock:
+            missing = [w for w in dict.fromkeys(words) if w not in self._seen]
+            if len(self._seen) + len(missing) > self._cap:
+                self._seen.clear()
+                missing = list(dict.fromkeys(words))
+            encodings = tokenizer.encode_batch(missing, add_special_tokens=False)
+            for word, encoding in zip(missing, encodings, strict=True):
+                ids = [i for i in encoding.ids if i != self._model._unknown]
+                if not ids:
+                    self._seen[word] = (np.zeros(table.shape[0], dtype=np.float32), 0.0)
+                    continue
+                rows = table[:, ids]
+                mean = rows.mean(axis=1)
+                length = float(np.linalg.norm(mean))
+                unit = (mean / length if length > 0 else mean).astype(np.float32)
+                self._seen[word] = (unit, float(np.linalg.norm(rows, axis=0).mean()))
+            pairs = [self._seen[w] for w in words]
+        matrix = np.zeros((len(pairs), table.shape[0]), dtype=np.float32)
+        for i, (vector, _) in enumerate(pairs):
+            matrix[i] = vector
+        return matrix, [weight for _, weight in pairs]
+
+
+@lru_cache(maxsize=1)
+def word_table() -> WordTable:
+    """The process's word table over the bundled static model."""
+    return WordTable(StaticEmbedder())

@@ -65,6 +65,9 @@ class RecallOptions:
         newer_first: of two memories written on their own about one subject
             among the best hits, put the newer first (``currency.py``),
             unless the time prior lifted the older one more.
+        answer_support: lower every hit's relevance below 0.5 when the best
+            hits neither carry the question's words nor come close to it
+            (``answered.py``): the palace probably does not hold the answer.
     """
 
     candidates: int = 200
@@ -93,6 +96,7 @@ class RecallOptions:
     ann_candidates: int = 400
     rerank: bool = True
     newer_first: bool = True
+    answer_support: bool = True
 
     @property
     def relevance_ceiling(self) -> float:

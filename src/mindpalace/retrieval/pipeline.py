@@ -37,6 +37,7 @@ import numpy.typing as npt
 
 from mindpalace.models import Hit, HitList, Memory, RecallFilters, Scope
 from mindpalace.retrieval import (
+    answered,
     currency,
     hybrid,
     instore,
@@ -214,6 +215,9 @@ def recall(
         hits[:] = [replace(hit, gates=(passed, *hit.gates)) for hit in hits]
     hits = _with_constraints(hits, facts.constraints, now=now, limit=limit)
     clock.lap("constraints")
+    if options.answer_support and at.index is not None and query_vector is not None:
+        hits = answered.judged(query, hits, at.index.model)
+        clock.lap("support")
     hits.timings = clock.laps
     return hits
 

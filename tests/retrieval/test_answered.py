@@ -1,0 +1,103 @@
+"""Answer support: a question the palace does not answer gets hits labelled
+low, not a confident best match (``retrieval/answered.py``), and the
+context block keeps only hits above its floor."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from mindpalace import Palace
+from mindpalace.config import Settings
+from mindpalace.models import Hit, HitList
+from mindpalace.retrieval.answered import judged, marks_for, words_share
+from mindpalace.skills.facade import CONTEXT_FLOOR
+
+from .memories import memory as _memory
+
+NOW = datetime(2026, 11, 27, 17, 0, tzinfo=timezone.utc)
+
+FACTS = [
+    ("We decided to use PostgreSQL 16 as the main database for the billing service.", "decision"),
+    ("We work in two-week sprints that start on Mondays.", "fact"),
+    (
+        "New deploy policy from 2 November 2026: production deploys may go out any weekday"
+        " morning before 11 am.",
+        "rule",
+    ),
+    ("Priya Raman is the engineering manager; she holds one-on-ones every other week.", "fact"),
+    (
+        "The studio shuts between Christmas and New Year; other leave goes in the HR calendar.",
+        "rule",
+    ),
+    ("Feature flags live in Unleash; a flag older than 90 days gets a cleanup ticket.", "rule"),
+]
+
+
+@pytest.fixture(scope="module")
+def palace(tmp_path_factory: pytest.TempPathFactory) -> Palace:
+    path: Path = tmp_path_factory.mktemp("answered") / "p.db"
+    p = Palace(path, settings=Settings(embedder="local", signals=False), clock=lambda: NOW)
+    for content, category in FACTS:
+        p.remember(content, category=category)
+    p.semantic.wait_for_vectors(timeout=60)
+    return p
+
+
+def test_an_answered_question_keeps_its_relevance(palace: Palace) -> None:
+    hits = palace.recall("which database do we use for billing?", limit=5)
+    assert "PostgreSQL" in hits[0].memory.content
+    assert hits[0].score >= 0.5
+    assert not any(g.startswith("answer-support") for g in hits[0].gates)
+
+
+def test_a_paraphrase_is_still_answered(palace: Palace) -> None:
+    # "begin" is not in the palace; the word table finds "start" close to it
+    hits = palace.recall("when do our sprints begin?", limit=5)
+    assert "sprints" in hits[0].memory.content
+    assert hits[0].score >= 0.5
+
+
+def test_a_question_about_something_never_stored_is_labelled_low(palace: Palace) -> None:
+    answered = palace.recall("what is our deploy policy?", limit=5)
+    never = palace.recall("what's our parental leave policy?", limit=5)
+    assert never, "the stages still find the nearest memories"
+    assert all(h.score < 0.5 for h in never)
+    # the order is the stages' own; explain says why the relevance is low
+    assert any(g.startswith("answer-support: low") for g in never[0].gates)
+    assert never[0].stage_scores["support"] < 1.0
+    assert answered[0].score >= 0.5
+
+
+def test_the_context_block_leaves_out_hits_under_its_floor(palace: Palace) -> None:
+    hits = palace.recall("how much did we pay for the new sofa?", limit=8)
+    kept = {h.memory.id for h in hits if h.score >= CONTEXT_FLOOR}
+    dropped = {h.memory.id for h in hits if h.score < CONTEXT_FLOOR}
+    block = palace.context("how much did we pay for the new sofa?", max_tokens=1024)
+    shown = {s.id for s in block.sources if s.kind == "memory"}
+    assert shown <= kept
+    assert not shown & dropped
+    assert dropped, "the floor had something to leave out"
+
+
+def test_words_share() -> None:
+    assert words_share("which database do we use", ["We use a database."]) == 1.0
+    # a question of stopwords only asks about nothing in particular
+    assert words_share("what is it?", ["anything"]) == 1.0
+    low = words_share("parental leave policy", ["We work in two-week sprints."])
+    assert low < 0.2
+    # the best text counts, not the sum
+    assert words_share("parental leave", ["parental", "leave"]) < 1.0
+
+
+def test_the_rule_runs_only_for_models_it_was_measured_on() -> None:
+    assert marks_for("local/all-minilm-l6-v2-int8/384") == (0.44, 0.44)
+    assert marks_for("static/minilm-l6-m2v-256/256") == (0.42, 0.54)
+    assert marks_for("hashing/hashing-v1/256") is None
+    hit = Hit(memory=_memory("m", None), score=0.9, ranks={"final": 1}, stage_scores={"dense": 0.1})
+    hits = HitList([hit])
+    assert judged("what's our parental leave policy?", hits, "hashing/hashing-v1/256") is hits
+    low = judged("what's our parental leave policy?", hits, "local/all-minilm-l6-v2-int8/384")
+    assert low[0].score < 0.5
