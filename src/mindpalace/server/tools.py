@@ -84,7 +84,7 @@ class Operation:
         read_only: the tool changes nothing (an MCP tool annotation).
     """
 
-    run: Callable[..., dict[str, Any]]
+    run: Callable[..., Mapping[str, Any]]
     method: str
     path: str
     status: int = 200
