@@ -72,12 +72,17 @@ _DIRECTION = {
 
 #: The meaning of each value, by the enum (or the name of a fixed set).
 MEANINGS: Mapping[type[enum.Enum] | str, Mapping[str, str]] = {
-    MemoryType: _TYPE,
-    StoreKind: _STORE,
-    Category: _CATEGORY,
-    Source: _SOURCE,
-    Visibility: _VISIBILITY,
-    MemoryKind: _KIND,
+    **{
+        values: {member.value: table[member.value] for member in values}  # the enum's order
+        for values, table in (
+            (MemoryType, _TYPE),
+            (StoreKind, _STORE),
+            (Category, _CATEGORY),
+            (Source, _SOURCE),
+            (Visibility, _VISIBILITY),
+            (MemoryKind, _KIND),
+        )
+    },
     "mode": {name: prior.description for name, prior in MODES.items()},
     "direction": {name: _DIRECTION[name] for name in DIRECTIONS},
 }

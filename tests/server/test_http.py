@@ -582,3 +582,19 @@ def test_update_and_listing_over_rest(fresh_server: Callable[..., Server]) -> No
         assert tampered.status_code == 400
         stats = alice.get("/v1/stats").json()["stats"]
         assert "path" not in stats and str(server.db) not in str(stats)
+
+
+def test_errors_name_the_argument_as_the_api_spells_it(server: Server) -> None:
+    """The library calls it ``id``; REST and MCP callers sent ``memory_id``."""
+    with server.client() as client:
+        stored = client.post("/v1/memories", json={"content": "Kingfisher seen at the weir"})
+        old = stored.json()["memory"]["memory_id"]
+        assert client.patch(f"/v1/memories/{old}", json={"tags": ["birds"]}).status_code == 200
+        again = client.patch(f"/v1/memories/{old}", json={"tags": ["river"]})
+        listed = client.get("/v1/memories", params={"created_after": "yesterday"})
+    assert again.status_code == 400
+    assert again.json()["field"] == "memory_id"
+    assert listed.status_code == 400
+    assert listed.json()["field"] == "created_after"
+    assert "created_after must be an ISO 8601" in listed.json()["message"]
+    assert "2026-03-02T09:30+01:00" in listed.json()["message"]  # a valid form, shown
