@@ -258,7 +258,7 @@ def test_an_unknown_tool_set_is_refused(tmp_path: Path) -> None:
         check=False,
     )
     assert done.returncode == 2
-    assert "invalid tools 'everything'; valid options: core, family, manage, all" in done.stderr
+    assert "invalid --tools 'everything'; valid options: core, family, manage, all" in done.stderr
 
 
 def test_stdio_agent_from_the_environment(tmp_path: Path) -> None:
