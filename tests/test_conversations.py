@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from mindpalace import Category, Palace, StoreKind, ValidationError
-from mindpalace.conversations import Message, spoken_date
+from mindpalace.conversations import Message, clock_time, spoken_date
 from mindpalace.formats import read_conversation, read_messages
 
 T0 = datetime(2026, 3, 2, 9, 5, tzinfo=timezone.utc)
@@ -42,6 +42,28 @@ def _jsonl(tmp_path: Path, rows: list[dict[str, object]], name: str = "chat.json
 def test_spoken_date() -> None:
     assert spoken_date(datetime(2023, 5, 18, 13, 47)) == "1:47 pm on 18 May, 2023"
     assert spoken_date(datetime(2023, 5, 8, 0, 5)) == "12:05 am on 8 May, 2023"
+
+
+@pytest.mark.parametrize(
+    ("sent", "spoken", "clock"),
+    [
+        ("2026-03-02T09:30:00+01:00", "9:30 am on 2 March, 2026 (UTC+01:00)", "09:30 UTC+01:00"),
+        ("2026-03-02T09:30:00-05:30", "9:30 am on 2 March, 2026 (UTC-05:30)", "09:30 UTC-05:30"),
+        ("2026-03-02T09:30:00+00:00", "9:30 am on 2 March, 2026 (UTC)", "09:30 UTC"),
+    ],
+)
+def test_times_people_read_name_their_zone(sent: str, spoken: str, clock: str) -> None:
+    """A turn sent at 09:30+01:00 reads 9:30 in UTC+01:00, never a bare 8:30."""
+    moment = datetime.fromisoformat(sent)
+    assert spoken_date(moment) == spoken
+    assert clock_time(moment) == f"2026-03-02 {clock}"
+
+
+def test_a_turn_keeps_the_writers_zone_in_its_title(palace: Palace) -> None:
+    sent = datetime.fromisoformat("2026-03-02T09:30:00+01:00")
+    (turn,) = palace.add_messages([Message("Meet at the weir?", speaker="Ann", created_at=sent)])
+    assert turn.title == "9:30 am on 2 March, 2026 (UTC+01:00)"
+    assert turn.created_at == sent  # stored as the same instant (ISO 8601 with its offset)
 
 
 def test_read_jsonl(tmp_path: Path) -> None:
@@ -133,7 +155,7 @@ def test_add_messages_makes_contextual_turns(palace: Palace, tmp_path: Path) -> 
     assert second.session == "review"
     assert second.context == first.content
     assert first.context is None
-    assert second.title == "9:06 am on 2 March, 2026"
+    assert second.title == "9:06 am on 2 March, 2026 (UTC)"  # sent as 09:06Z: its zone named
     assert second.metadata["speaker"] == "Tomas" and second.metadata["role"] == "user"
 
 

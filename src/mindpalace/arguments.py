@@ -512,3 +512,34 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
         help=f"seconds without a call before the daemon exits (0: never; {DEFAULT_IDLE:.0f})",
     )
     return parser
+
+
+# Library argument names that commands take under another name.
+_OPTION_FOR = {
+    "created_after": "after",
+    "created_before": "before",
+    "sessions": "session",
+    "category": "categories",
+}
+
+
+def option_for(field: str, command: str, subcommand: str | None = None) -> str | None:
+    """How ``command`` spells the library argument ``field`` on the command
+    line (``--after`` for ``created_after``, ``--type`` for ``types``), for
+    error messages; None when it takes no such option."""
+    parser = build_parser()
+    chosen: argparse.ArgumentParser | None = None
+    for names in (command, subcommand):
+        actions = (chosen or parser)._actions
+        found = [a for a in actions if isinstance(a, argparse._SubParsersAction)]
+        if names is None or not found or names not in found[0].choices:
+            break
+        chosen = found[0].choices[names]
+    if chosen is None:
+        return None
+    wanted = (field, _OPTION_FOR.get(field), f"{field}s", field.removesuffix("s"))
+    for dest in wanted:
+        for action in chosen._actions:
+            if action.dest == dest and action.option_strings:
+                return max(action.option_strings, key=len)
+    return None

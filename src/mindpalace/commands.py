@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from mindpalace import plain, writing
+from mindpalace.arguments import option_for
 from mindpalace.config import Settings, default_db_path
 from mindpalace.daemonctl import daemon_command
 from mindpalace.doctor import before_opening
@@ -565,7 +566,11 @@ def run(args: argparse.Namespace, opener: Opener = _open) -> tuple[int, str, str
             with opener(args) as palace:
                 result = _HANDLERS[args.command](palace, args)
     except (ValidationError, ConfigError) as exc:  # the caller's input or settings
-        name = " ".join(filter(None, (args.command, getattr(args, "skills_command", None))))
+        subcommand = getattr(args, "skills_command", None)
+        name = " ".join(filter(None, (args.command, subcommand)))
+        if isinstance(exc, ValidationError):  # named as the caller typed it: --after
+            option = option_for(exc.field, args.command, subcommand)
+            exc = exc.renamed(option) if option is not None else exc
         return 2, "", f"mindpalace {name}: error: {exc}\n"
     except (MindPalaceError, OSError) as exc:
         return 1, "", f"mindpalace {args.command}: error: {exc}\n"

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-__all__ = ["Message", "spoken_date"]
+__all__ = ["Message", "clock_time", "spoken_date", "zone_name"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,8 +39,30 @@ class Message:
 
 
 def spoken_date(moment: datetime) -> str:
-    """``1:47 pm on 18 May, 2023``: how people write a time, so that dates in
-    questions match it as words."""
+    """``1:47 pm on 18 May, 2023 (UTC+01:00)``: how people write a time, so
+    that dates in questions match it as words, in the writer's own zone
+    (the offset the time came with), which it names; a time with no zone
+    names none."""
     hour = moment.hour % 12 or 12
     half = "am" if moment.hour < 12 else "pm"
-    return f"{hour}:{moment.minute:02d} {half} on {moment.day} {moment:%B}, {moment.year}"
+    text = f"{hour}:{moment.minute:02d} {half} on {moment.day} {moment:%B}, {moment.year}"
+    zone = zone_name(moment)
+    return f"{text} ({zone})" if zone else text
+
+
+def zone_name(moment: datetime) -> str:
+    """``UTC``, ``UTC+01:00``, ``UTC-05:30``; "" for a time with no zone."""
+    offset = moment.utcoffset()
+    if offset is None:
+        return ""
+    if not offset:
+        return "UTC"
+    minutes = int(offset.total_seconds()) // 60
+    sign = "+" if minutes > 0 else "-"
+    return f"UTC{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+
+
+def clock_time(moment: datetime) -> str:
+    """``2026-03-02 08:30 UTC``: a time as people read it, with its zone."""
+    zone = zone_name(moment)
+    return f"{moment:%Y-%m-%d %H:%M}" + (f" {zone}" if zone else "")

@@ -21,6 +21,7 @@ exits 2 on ``ValidationError`` and 1 on the rest; HTTP answers 400 / 404 / 500.
 from __future__ import annotations
 
 import difflib
+import re
 import reprlib
 from collections.abc import Iterable
 
@@ -98,6 +99,23 @@ class ValidationError(MindPalaceError, ValueError):
                 if close:
                     message += f" (did you mean {close[0]!r}?)"
         super().__init__(message)
+
+    def renamed(self, name: str) -> ValidationError:
+        """The same error, naming the argument as a surface spells it
+        (``--after`` on the command line for the library's
+        ``created_after``): the field and its first mention in the message
+        (or, when the message does not mention it, a ``name:`` before it)."""
+        if name == self.field:
+            return self
+        message = str(self)
+        mention = re.compile(rf"(?<![\w-]){re.escape(self.field)}(?![\w-])")
+        if mention.search(message):
+            reason = mention.sub(lambda _: name, message, count=1)
+        else:
+            reason = f"{name}: {message}"
+        out = ValidationError(name, self.value, reason=reason)
+        out.valid = self.valid  # (already listed in the message)
+        return out
 
 
 class UnknownSkill(ValidationError):

@@ -364,6 +364,9 @@ def _check_depth(value: object, field: str, limit: int) -> None:
         stack.extend((child, depth + 1) for child in children)
 
 
+_ISO_FORMS = "an ISO 8601 date or time (2026-03-02, 2026-03-02T09:30, 2026-03-02T09:30+01:00)"
+
+
 def parse_datetime(value: object, field: str) -> datetime | None:
     """A timezone-aware UTC datetime from a datetime or an ISO 8601 string.
 
@@ -378,10 +381,10 @@ def parse_datetime(value: object, field: str) -> datetime | None:
             parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
         except ValueError:
             raise ValidationError(
-                field, value, reason=f"{field} must be an ISO 8601 date or time, got {shown(value)}"
+                field, value, reason=f"{field} must be {_ISO_FORMS}, got {shown(value)}"
             ) from None
     else:
-        raise ValidationError(field, value, reason=f"{field} must be an ISO 8601 date or time")
+        raise ValidationError(field, value, reason=f"{field} must be {_ISO_FORMS}")
     if parsed.tzinfo is None:
         return parsed.replace(tzinfo=timezone.utc)
     return parsed.astimezone(timezone.utc)

@@ -166,11 +166,12 @@ def _check_find(result: dict[str, Any], ids: dict[str, str]) -> None:
 
 
 def _check_context(result: dict[str, Any], ids: dict[str, str]) -> None:
-    context = result["context"]
-    assert context["tokens"] <= 512
-    assert "many processes share one file" in context["context"]
-    assert "private note" not in context["context"]  # bob's memory never reaches alice
-    assert context["sources"] and all(s["memory_id"].startswith("mem_") for s in context["sources"])
+    # Flat, as ``mindpalace context`` prints it: the block is a string.
+    assert set(result) == {"context", "tokens", "max_tokens", "tokenizer", "sources"}
+    assert result["tokens"] <= result["max_tokens"] == 512
+    assert "many processes share one file" in result["context"]
+    assert "private note" not in result["context"]  # bob's memory never reaches alice
+    assert result["sources"] and all(s["memory_id"].startswith("mem_") for s in result["sources"])
 
 
 def _check_feedback(result: dict[str, Any], ids: dict[str, str]) -> None:

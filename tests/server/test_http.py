@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
+from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
 
 from mindpalace import Palace
@@ -32,12 +33,52 @@ def call(client: httpx.Client, op: Operation, args: dict[str, Any]) -> httpx.Res
     return client.request(op.method, path, params=rest)
 
 
+def body_schema(document: dict[str, Any], path: str, method: str) -> dict[str, Any]:
+    """The named schema of an operation's request body."""
+    media = document["paths"][path][method]["requestBody"]["content"]["application/json"]
+    name = media["schema"]["$ref"].rpartition("/")[2]
+    schema: dict[str, Any] = document["components"]["schemas"][name]
+    return schema
+
+
+def validator(document: dict[str, Any], schema: dict[str, Any]) -> Draft202012Validator:
+    """A validator of ``schema`` whose ``#/components/...`` references
+    resolve in the served document."""
+    return Draft202012Validator({**schema, "components": document["components"]})
+
+
+@pytest.fixture(scope="module")
+def served_document(server: Server) -> dict[str, Any]:
+    document: dict[str, Any] = httpx.get(f"{server.url}/openapi.json").json()
+    return document
+
+
 @pytest.mark.parametrize("op", OPERATIONS, ids=lambda op: op.name)
-def test_every_operation_round_trips(server: Server, op: Operation) -> None:
+def test_every_operation_round_trips(
+    server: Server, served_document: dict[str, Any], op: Operation
+) -> None:
+    """Each operation's sample over HTTP to the real server: the body sent
+    matches its request schema, the answer its result schema in the
+    served OpenAPI document, and the sample's own checks."""
     sample = SAMPLES[op.name]
+    args = sample.args(server.ids)
+    method = op.method.lower()
+    if op.method in ("POST", "PATCH"):
+        schema = body_schema(served_document, op.path, method)
+        lists = {k for k, p in schema["properties"].items() if p.get("type") == "array"}
+        body = {  # (a sample may send one value for a list, as the server also takes)
+            k: [v] if k in lists and not isinstance(v, list) else v
+            for k, v in args.items()
+            if "{" + k + "}" not in op.path
+        }
+        validator(served_document, schema).validate(body)
     with server.client() as client:
-        response = call(client, op, sample.args(server.ids))
+        response = call(client, op, args)
     assert response.status_code == op.status, response.text
+    declared = served_document["paths"][op.path][method]["responses"][str(op.status)]
+    result_schema = declared["content"]["application/json"]["schema"]
+    errors = list(validator(served_document, result_schema).iter_errors(response.json()))
+    assert errors == [], [f"{list(e.absolute_path)}: {e.message}" for e in errors]
     sample.check(response.json(), server.ids)
 
 
@@ -255,11 +296,10 @@ def test_openapi_is_served_and_valid(server: Server) -> None:
         for operation in path.values()
     }
     assert operations == {op.name for op in OPERATIONS}
-    store = document["paths"]["/v1/memories"]["post"]["requestBody"]["content"]
-    type_schema = store["application/json"]["schema"]["properties"]["type"]
-    assert "person" in type_schema["enum"]
-    recall = document["paths"]["/v1/recall"]["post"]["requestBody"]["content"]
-    limit = recall["application/json"]["schema"]["properties"]["limit"]
+    store = body_schema(document, "/v1/memories", "post")
+    assert "person" in store["properties"]["type"]["enum"]
+    assert "semantic: lasting facts" in store["properties"]["store"]["description"]
+    limit = body_schema(document, "/v1/recall", "post")["properties"]["limit"]
     assert (limit["minimum"], limit["maximum"], limit["default"]) == (1, 20, 10)
     listing = {p["name"]: p for p in document["paths"]["/v1/memories"]["get"]["parameters"]}
     assert "conversation" in listing["categories"]["schema"]["items"]["enum"]
@@ -273,14 +313,74 @@ def test_openapi_names_are_snake_case(server: Server) -> None:
         names += re.findall(r"{(\w+)}", path)
         for operation in methods.values():
             names += [p["name"] for p in operation["parameters"]]
-            body = operation.get("requestBody", {}).get("content", {})
-            for media in body.values():
-                names += list(media["schema"]["properties"])
-            for response in operation["responses"].values():
-                for media in response.get("content", {}).values():
-                    names += list(media["schema"].get("properties", {}))
+    for schema in document["components"]["schemas"].values():
+        names += list(schema.get("properties", {}))
     assert names and all(re.match(r"^[a-z][a-z0-9_]*$", n) for n in names), names
     assert "/v1/search" not in document["paths"]  # memory search is /v1/recall: one name each
+
+
+def test_every_body_and_result_is_a_named_schema(served_document: dict[str, Any]) -> None:
+    schemas = served_document["components"]["schemas"]
+    assert {"Memory", "Hit", "HitList", "Answer", "Context", "Skill", "Stats", "Problem"} <= set(
+        schemas
+    )
+    for methods in served_document["paths"].values():
+        for operation in methods.values():
+            media = [
+                media
+                for part in (operation.get("requestBody", {}), *operation["responses"].values())
+                for media in part.get("content", {}).values()
+            ]
+            assert media, operation["operationId"]
+            for one in media:
+                assert set(one["schema"]) == {"$ref"}, (operation["operationId"], one)
+                assert one["schema"]["$ref"].rpartition("/")[2] in schemas
+    for name, schema in schemas.items():
+        if name != "Problem":
+            assert schema["additionalProperties"] is False, name  # closed: no surprise fields
+
+
+def test_a_schema_refuses_what_its_shape_does_not_declare(
+    served_document: dict[str, Any],
+) -> None:
+    """The validation above can fail: a field no shape declares, a wrong
+    type, a null, a value outside its set."""
+    schema = {"$ref": "#/components/schemas/MemoryResult"}
+    check = validator(served_document, schema)
+    memory = {
+        "memory_id": "mem_x",
+        "content": "x",
+        "store": "semantic",
+        "category": "fact",
+        "type": "unknown",
+        "tags": [],
+        "strength": 1.0,
+        "confidence": 1.0,
+        "source": "manual",
+        "visibility": "isolated",
+        "agent_id": "alice",
+        "constraint": False,
+        "archived": False,
+        "created_at": "2026-03-02T08:30:00+00:00",
+        "updated_at": "2026-03-02T08:30:00+00:00",
+        "kind": "memory",
+    }
+    check.validate({"memory": memory})
+    for wrong in ({"colour": "red"}, {"tags": "x"}, {"title": None}, {"store": "attic"}):
+        assert not check.is_valid({"memory": {**memory, **wrong}}), wrong
+
+
+def test_problems_match_the_problem_schema(served_document: dict[str, Any], server: Server) -> None:
+    with server.client() as client:
+        answers = [
+            client.post("/v1/recall", json={"query": "x", "mode": "fast"}),
+            client.post("/v1/recall", json={"query": "x", "colour": "red"}),
+            client.get("/v1/memories/mem_00000000000000000000000000"),
+        ]
+    check = validator(served_document, {"$ref": "#/components/schemas/Problem"})
+    assert [a.status_code for a in answers] == [400, 422, 404]
+    for answer in answers:
+        check.validate(answer.json())
 
 
 def test_many_concurrent_clients_lose_nothing(server: Server) -> None:
@@ -482,3 +582,19 @@ def test_update_and_listing_over_rest(fresh_server: Callable[..., Server]) -> No
         assert tampered.status_code == 400
         stats = alice.get("/v1/stats").json()["stats"]
         assert "path" not in stats and str(server.db) not in str(stats)
+
+
+def test_errors_name_the_argument_as_the_api_spells_it(server: Server) -> None:
+    """The library calls it ``id``; REST and MCP callers sent ``memory_id``."""
+    with server.client() as client:
+        stored = client.post("/v1/memories", json={"content": "Kingfisher seen at the weir"})
+        old = stored.json()["memory"]["memory_id"]
+        assert client.patch(f"/v1/memories/{old}", json={"tags": ["birds"]}).status_code == 200
+        again = client.patch(f"/v1/memories/{old}", json={"tags": ["river"]})
+        listed = client.get("/v1/memories", params={"created_after": "yesterday"})
+    assert again.status_code == 400
+    assert again.json()["field"] == "memory_id"
+    assert listed.status_code == 400
+    assert listed.json()["field"] == "created_after"
+    assert "created_after must be an ISO 8601" in listed.json()["message"]
+    assert "2026-03-02T09:30+01:00" in listed.json()["message"]  # a valid form, shown

@@ -108,7 +108,7 @@ def test_context_bad_budget_exits_2_and_creates_nothing(tmp_path: Path, budget: 
     result = run_cli(env, "--db", str(db), "context", "x", "--max-tokens", budget)
     assert result.returncode == 2
     if budget != "lots":  # argparse rejects non-integers itself
-        assert "max_tokens must be an integer from 256 to 8192" in result.stderr
+        assert "--max-tokens must be an integer from 256 to 8192" in result.stderr
     assert not db.exists()
 
 

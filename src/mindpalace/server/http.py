@@ -71,6 +71,7 @@ from mindpalace.server.identity import (
 from mindpalace.server.limits import ConnectionLimits, ensure_files
 from mindpalace.server.mcp import build_mcp, header_resolver
 from mindpalace.server.schema import ArgumentsError
+from mindpalace.server.shaping import RESULTS, SCHEMAS
 from mindpalace.server.tools import (
     DEFAULT_TOOLS,
     OPERATIONS,
@@ -305,10 +306,18 @@ _ERRORS = {
 }
 
 
+def _request_name(op: Operation) -> str:
+    """``memory_store`` -> ``MemoryStoreRequest``."""
+    return "".join(part.capitalize() for part in op.name.split("_")) + "Request"
+
+
 def openapi_document() -> dict[str, Any]:
     """The OpenAPI 3.1 description of the REST API, built from the same
-    argument models the routes validate with."""
+    argument models the routes validate with and the same shapes the
+    results are built as (``shapes``): every request body and result is a
+    named schema under ``components/schemas``."""
     paths: dict[str, dict[str, Any]] = {}
+    requests: dict[str, dict[str, Any]] = {}
     for op in OPERATIONS:
         schema = op.input_schema
         properties: dict[str, Any] = schema["properties"]
@@ -328,7 +337,7 @@ def openapi_document() -> dict[str, Any]:
         responses: dict[str, Any] = {
             str(op.status): {
                 "description": "Success.",
-                "content": {"application/json": {"schema": op.output_schema}},
+                "content": {"application/json": {"schema": RESULTS[op.name]}},
             },
         }
         for status, text in _ERRORS.items():
@@ -348,18 +357,18 @@ def openapi_document() -> dict[str, Any]:
             "responses": responses,
         }
         if op.method in _BODY_METHODS:
-            body = {k: v for k, v in properties.items() if k not in in_path}
+            name = _request_name(op)
+            requests[name] = {
+                "type": "object",
+                "description": f"The arguments of {op.name}.",
+                "properties": {k: v for k, v in properties.items() if k not in in_path},
+                "required": sorted(required - in_path),
+                "additionalProperties": False,
+            }
             operation["requestBody"] = {
                 "required": True,
                 "content": {
-                    "application/json": {
-                        "schema": {
-                            "type": "object",
-                            "properties": body,
-                            "required": sorted(required - in_path),
-                            "additionalProperties": False,
-                        }
-                    }
+                    "application/json": {"schema": {"$ref": f"#/components/schemas/{name}"}}
                 },
             }
         paths.setdefault(op.path, {})[op.method.lower()] = operation
@@ -373,7 +382,7 @@ def openapi_document() -> dict[str, Any]:
         },
         "paths": paths,
         "components": {
-            "schemas": {"Problem": _PROBLEM_SCHEMA},
+            "schemas": {**SCHEMAS, **requests, "Problem": _PROBLEM_SCHEMA},
             "securitySchemes": {
                 "bearer": {"type": "http", "scheme": "bearer"},
                 "agentHeader": {"type": "apiKey", "in": "header", "name": AGENT_HEADER},

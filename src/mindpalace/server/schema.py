@@ -38,6 +38,7 @@ from mindpalace.errors import ValidationError, shown
 from mindpalace.family import DIRECTIONS
 from mindpalace.models import Category, MemoryKind, MemoryType, Source, StoreKind, Visibility
 from mindpalace.retrieval.modes import MODES
+from mindpalace.vocabulary import meanings
 
 __all__ = [
     "ArgumentsError",
@@ -45,6 +46,7 @@ __all__ = [
     "Range",
     "arguments_model",
     "choice",
+    "described",
     "input_schema",
     "listed",
     "parse_arguments",
@@ -284,9 +286,9 @@ def _compact(node: Any) -> Any:
 
 
 def input_schema(run: Callable[..., Any]) -> dict[str, Any]:
-    """The compact JSON schema of a tool's arguments (MCP ``inputSchema``).
-    Other arguments are refused when called (``parse_arguments``); the
-    schema does not spend a model's tokens saying so."""
+    """The compact JSON schema of a tool's arguments (MCP ``inputSchema``,
+    the REST body or query). Other arguments are refused when called
+    (``parse_arguments``), as ``additionalProperties: false`` says."""
     schema = arguments_model(run).model_json_schema()
     properties = schema.get("properties", {})
     out: dict[str, Any] = {
@@ -295,6 +297,7 @@ def input_schema(run: Callable[..., Any]) -> dict[str, Any]:
     }
     if schema.get("required"):
         out["required"] = list(schema["required"])
+    out["additionalProperties"] = False
     return out
 
 
@@ -309,6 +312,16 @@ KindName = Annotated[str, choice(MemoryKind)]
 ModeName = Annotated[str, choice(MODES)]
 DirectionName = Annotated[str, choice(DIRECTIONS)]
 
-Query = Annotated[str, Field(description="What to look for.")]
-MemoryId = Annotated[str, Field(description="A memory_id from an earlier result.")]
-Tags = Annotated[list[str] | None, listed, Field(description="Any of these tags.")]
+Query = Annotated[str, Field(description="What to look for, in plain words.")]
+MemoryId = Annotated[
+    str, Field(description="The memory's memory_id, as an earlier result gave it (mem_...).")
+]
+Tags = Annotated[
+    list[str] | None, listed, Field(description="Only memories with any of these tags.")
+]
+
+
+def described(text: str, values: type[enum.Enum] | str) -> str:
+    """``text`` followed by what each value of the set means
+    (``vocabulary.MEANINGS``): the one description MCP and OpenAPI publish."""
+    return f"{text} {meanings(values)}."

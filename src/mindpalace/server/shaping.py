@@ -9,218 +9,294 @@ Search results carry the memories and nothing else: the prompt-ready,
 injection-safe block comes from the tool that builds prompts
 (``memory_recall``), not repeated after every search.
 
-``OUTPUT`` holds each result shape's JSON schema (MCP ``outputSchema``):
-its top-level fields and their types.
+Each function returns one of the typed shapes of ``shapes``; ``SHAPES``
+names the shape of each tool's result, from which the OpenAPI schemas and
+the MCP ``outputSchema`` are generated (``OUTPUT``, ``SCHEMAS``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
-from mindpalace.family import EMPTY_HINT, Answer, Item
-from mindpalace.models import Hit, HitList, Memory, MemoryKind, MessageMatch, issue_number
+from mindpalace import family, models
+from mindpalace.models import MemoryKind, issue_number
 from mindpalace.personal import SearchResults
+from mindpalace.server import shapes
+from mindpalace.skills.model import ContextBlock, SkillDetail, SkillHit, TagMatch
 
 __all__ = [
     "OUTPUT",
+    "RESULTS",
+    "SCHEMAS",
+    "SHAPES",
     "answer_json",
+    "context_json",
     "hits_json",
     "memory_json",
     "message_json",
     "search_json",
+    "skill_hit_json",
+    "skill_json",
+    "stats_json",
+    "tag_match_json",
 ]
 
 
-def _present(out: Mapping[str, Any]) -> dict[str, Any]:
-    """``out`` without the fields that have no value."""
-    return {k: v for k, v in out.items() if v is not None}
+def _time(value: datetime) -> str:
+    return value.isoformat()
 
 
-def _time(value: Any) -> str | None:
-    return None if value is None else str(value.isoformat())
+def _maybe_time(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat()
 
 
-def memory_json(memory: Memory) -> dict[str, Any]:
+def memory_json(memory: models.Memory) -> shapes.Memory:
     """A memory as the tools show it: the recall fields first, then the rest
     an agent may act on (its type, scope and times)."""
-    return _present(
-        {
-            "memory_id": memory.id,
-            "content": memory.content,
-            "title": memory.title,
-            "store": memory.store.value,
-            "category": memory.category.value,
-            "type": memory.type.value,
-            "tags": list(memory.tags),
-            "strength": round(memory.strength, 6),
-            "confidence": round(memory.confidence, 6),
-            "source": memory.source.value,
-            "visibility": memory.visibility.value,
-            "group": memory.group,
-            "channel": memory.channel,
-            "agent_id": memory.agent_id,
-            "session": memory.session,
-            "constraint": memory.constraint,
-            "archived": memory.archived,
-            "created_at": _time(memory.created_at),
-            "updated_at": _time(memory.updated_at),
-            "valid_from": _time(memory.valid_from),
-            "valid_to": _time(memory.valid_to),
-            "superseded_by": memory.superseded_by,
-            "kind": memory.kind.value,
-            "project": memory.project,
-            "completed": memory.completed,
-            "metadata": dict(memory.metadata) or None,
-        }
-    )
+    return {
+        "memory_id": memory.id,
+        "content": memory.content,
+        "title": memory.title,
+        "store": memory.store.value,
+        "category": memory.category.value,
+        "type": memory.type.value,
+        "tags": list(memory.tags),
+        "strength": round(memory.strength, 6),
+        "confidence": round(memory.confidence, 6),
+        "source": memory.source.value,
+        "visibility": memory.visibility.value,
+        "group": memory.group,
+        "channel": memory.channel,
+        "agent_id": memory.agent_id,
+        "session": memory.session,
+        "constraint": memory.constraint,
+        "archived": memory.archived,
+        "created_at": _time(memory.created_at),
+        "updated_at": _time(memory.updated_at),
+        "valid_from": _maybe_time(memory.valid_from),
+        "valid_to": _maybe_time(memory.valid_to),
+        "superseded_by": memory.superseded_by,
+        "kind": memory.kind.value,
+        "project": memory.project,
+        "completed": memory.completed,
+        "metadata": dict(memory.metadata) or None,
+    }
 
 
-def _hit_json(hit: Hit) -> dict[str, Any]:
-    out = memory_json(hit.memory)
-    out["score"] = round(hit.score, 6)
-    out["high_confidence"] = hit.high_confidence
-    out["associative_context"] = [a.to_dict() for a in hit.associative_context]
-    return out
+def _hit_json(hit: models.Hit) -> shapes.Hit:
+    return {
+        **memory_json(hit.memory),
+        "score": round(hit.score, 6),
+        "high_confidence": hit.high_confidence,
+        "associative_context": [
+            {"memory_id": a.memory_id, "weight": round(a.weight, 6), "path": list(a.path)}
+            for a in hit.associative_context
+        ],
+    }
 
 
-def hits_json(hits: HitList) -> dict[str, Any]:
+def hits_json(hits: models.HitList) -> shapes.HitList:
     """A recall result, plus how the search ran (``mode``, ``notice``) and,
     when empty, a ``hint``."""
-    return _present(
-        {
-            "memories": [_hit_json(hit) for hit in hits],
-            "mode": hits.mode,
-            "notice": hits.notice,
-            "hint": None if hits else EMPTY_HINT,
-        }
-    )
+    return {
+        "memories": [_hit_json(hit) for hit in hits],
+        "mode": hits.mode,
+        "notice": hits.notice,
+        "hint": None if hits else family.EMPTY_HINT,
+    }
 
 
-def _item_json(item: Item) -> dict[str, Any]:
-    out = _hit_json(item.hit)
-    out.update(_present({"relation": item.relation, "entity": item.entity, "via": item.via}))
-    if item.duplicates:
-        out["duplicates"] = list(item.duplicates)
-    return out
+def _item_json(item: family.Item) -> shapes.AnswerMemory:
+    return {
+        **_hit_json(item.hit),
+        "relation": item.relation,
+        "entity": item.entity,
+        "via": item.via,
+        "duplicates": list(item.duplicates) or None,
+    }
 
 
-def answer_json(answer: Answer) -> dict[str, Any]:
+def answer_json(answer: family.Answer) -> shapes.Answer:
     """A recall-family answer: its groups, each a list of memories with
     their relation to the question (a memory in two groups is shown in the
     first), and a ``hint`` when empty."""
     seen: set[str] = set()
-    groups = []
+    groups: list[shapes.AnswerGroup] = []
     for group in answer.groups:
         items = [i for i in group.items if i.memory.id not in seen]
         seen.update(i.memory.id for i in items)
         if items:
             groups.append({"name": group.name, "memories": [_item_json(i) for i in items]})
-    return _present(
-        {
-            "query": answer.query,
-            "entities": list(answer.entities) or None,
-            "groups": groups,
-            "count": len(seen),
-            "hint": answer.hint,
-            "notice": answer.notice,
-        }
-    )
+    return {
+        "query": answer.query,
+        "entities": list(answer.entities) or None,
+        "groups": groups,
+        "count": len(seen),
+        "hint": answer.hint,
+        "notice": answer.notice,
+    }
 
 
-def message_json(match: MessageMatch) -> dict[str, Any]:
+def message_json(match: models.MessageMatch) -> shapes.MessageMatch:
     """A conversation turn that matched a phrase, with the turns around it."""
-    out = memory_json(match.memory)
-    out["before"] = [memory_json(m) for m in match.before]
-    out["after"] = [memory_json(m) for m in match.after]
-    return out
+    return {
+        **memory_json(match.memory),
+        "before": [memory_json(m) for m in match.before],
+        "after": [memory_json(m) for m in match.after],
+    }
 
 
-def search_json(results: SearchResults) -> dict[str, Any]:
+def search_json(results: SearchResults) -> shapes.PersonalResults:
     """A personal-data search: each result a hit plus its ``date``,
     ``attribution`` and ``line``; how the search ran; a hint when empty."""
-    out = []
+    out: list[shapes.PersonalResult] = []
     for result in results:
-        item = _hit_json(result.hit)
-        item["date"] = result.date.date().isoformat()
-        item["attribution"] = result.attribution
-        item["summary"] = result.summary
-        item["line"] = result.line
-        if result.kind is MemoryKind.ISSUE:
-            item.update(_present({"issue_number": issue_number(result.memory.metadata)}))
-        out.append(item)
-    return _present(
+        issue = result.kind is MemoryKind.ISSUE
+        out.append(
+            {
+                **_hit_json(result.hit),
+                "date": result.date.date().isoformat(),
+                "attribution": result.attribution,
+                "summary": result.summary,
+                "line": result.line,
+                "issue_number": issue_number(result.memory.metadata) if issue else None,
+            }
+        )
+    return {
+        "results": out,
+        "query": results.query,
+        "kinds": [k.value for k in results.kinds],
+        "project": results.project,
+        "completed": results.completed,
+        "narrowed_by": list(results.narrowed_by) or None,
+        "mode": results.mode,
+        "notice": results.notice,
+        "hint": results.hint,
+        "suggestions": list(results.suggestions) or None,
+    }
+
+
+def stats_json(stats: models.Stats) -> shapes.Stats:
+    """Counts of what a caller sees (not where the server keeps its data)."""
+    return {
+        "memories": stats.memories,
+        "archived": stats.archived,
+        "superseded": stats.superseded,
+        "by_type": dict(stats.by_type),
+        "by_store": dict(stats.by_store),
+        "by_category": dict(stats.by_category),
+        "by_agent": dict(stats.by_agent),
+        "schema_version": stats.schema_version,
+    }
+
+
+def skill_hit_json(hit: SkillHit) -> shapes.SkillHit:
+    """An activated skill and the skills it brought along."""
+    return {
+        "name": hit.name,
+        "score": round(hit.score, 4),
+        "tags": list(hit.tags),
+        "associative_context": [
+            {"name": c.name, "weight": round(c.weight, 4)} for c in hit.associative_context
+        ],
+        "memory_id": hit.memory_id,
+        "stages": {k: round(v, 4) for k, v in hit.stages.items()},
+    }
+
+
+def skill_json(skill: SkillDetail) -> shapes.Skill:
+    """A skill in full."""
+    return {
+        "name": skill.name,
+        "description": skill.description,
+        "sections": [{"title": s.title, "content": s.content} for s in skill.sections],
+        "tools": list(skill.tools),
+        "tags": list(skill.tags),
+        "correlations": [
+            {
+                "name": c.name,
+                "weight": round(c.weight, 4),
+                "declared": round(c.declared, 4),
+                "learned": round(c.learned, 4),
+            }
+            for c in skill.correlations
+        ],
+        "memory_id": skill.memory_id,
+        "origin": skill.origin,
+        "updated_at": _time(skill.updated_at),
+        "usage": {
+            "activations": skill.activations,
+            "gets": skill.gets,
+            "last_used": _maybe_time(skill.last_used),
+        },
+    }
+
+
+def tag_match_json(match: TagMatch) -> shapes.TagMatch:
+    """A skill found by tags."""
+    return {
+        "name": match.name,
+        "score": round(match.score, 4),
+        "tags": list(match.tags),
+        "matched": list(match.matched),
+    }
+
+
+def context_json(block: ContextBlock) -> shapes.Context:
+    """A context block, flat: the block under ``context`` beside how it was
+    made, as ``mindpalace context`` prints it."""
+    sources: list[shapes.ContextSource] = [
         {
-            "results": out,
-            "query": results.query,
-            "kinds": [k.value for k in results.kinds],
-            "project": results.project,
-            "completed": results.completed,
-            "narrowed_by": list(results.narrowed_by) or None,
-            "mode": results.mode,
-            "notice": results.notice,
-            "hint": results.hint,
-            "suggestions": list(results.suggestions) or None,
+            "kind": source.kind,
+            "memory_id": source.id,
+            "score": round(source.score, 4),
+            "name": source.name,
+            "sections": list(source.sections) if source.kind == "skill" else None,
+            "truncated": source.truncated,
         }
-    )
+        for source in block.sources
+    ]
+    return {
+        "context": block.text,
+        "tokens": block.tokens,
+        "max_tokens": block.max_tokens,
+        "tokenizer": block.tokenizer,
+        "sources": sources,
+    }
 
 
-# -- output schemas --------------------------------------------------------------------
-# Top-level fields and their JSON types: what a client validates and a
-# model reads. The fields of the memories inside are those of
-# ``memory_json`` (the tests hold every result to the casing rule).
+# -- result schemas ---------------------------------------------------------------------
 
-_TEXT = {"type": "string"}
-_FLAG = {"type": "boolean"}
-_LIST = {"type": "array"}
-_OBJECT = {"type": "object"}
+#: The shape of each tool's result, by tool name.
+SHAPES: dict[str, type] = {
+    "memory_store": shapes.MemoryResult,
+    "memory_search": shapes.HitList,
+    "memory_get": shapes.MemoryResult,
+    "memory_update": shapes.Updated,
+    "memory_forget": shapes.Forgotten,
+    "memory_list": shapes.MemoryPage,
+    "memory_stats": shapes.StatsResult,
+    "memory_feedback": shapes.Feedback,
+    "what_do_i_know": shapes.Answer,
+    "why_did_we": shapes.Answer,
+    "who_owns": shapes.Answer,
+    "depends_on": shapes.Answer,
+    "preflight": shapes.Answer,
+    "personal_search": shapes.PersonalResults,
+    "recent": shapes.Messages,
+    "search_messages": shapes.MessageMatches,
+    "activate_skills": shapes.ActivatedSkills,
+    "get_skill": shapes.SkillResult,
+    "find_skills": shapes.FoundSkills,
+    "memory_recall": shapes.Context,
+}
 
+#: Each tool's result schema (a ``$ref`` into ``SCHEMAS``), and the named
+#: schemas: the OpenAPI document's ``components/schemas``.
+RESULTS, SCHEMAS = shapes.response_schemas(SHAPES)
 
-def _result(**fields: Any) -> dict[str, Any]:
-    return {"type": "object", "properties": fields}
-
-
-_HITS = _result(memories=_LIST, notice=_TEXT, hint=_TEXT)
-_ANSWER = _result(
-    query=_TEXT,
-    entities={"type": "array"},
-    groups=_LIST,
-    count={"type": "integer"},
-    hint=_TEXT,
-    notice=_TEXT,
-)
-
-#: The result schema of each tool, by tool name.
+#: The MCP ``outputSchema`` of each tool: its result's top-level fields.
 OUTPUT: dict[str, dict[str, Any]] = {
-    "memory_store": _result(memory=_OBJECT),
-    "memory_search": _HITS,
-    "memory_get": _result(memory=_OBJECT),
-    "memory_update": _result(memory=_OBJECT, previous_id=_TEXT, updated=_FLAG),
-    "memory_forget": _result(forgotten=_TEXT, hard=_FLAG),
-    "memory_list": _result(memories=_LIST, next_cursor=_TEXT),
-    "memory_stats": _result(stats=_OBJECT),
-    "memory_feedback": _result(recorded=_FLAG, memory_id=_TEXT, useful=_FLAG),
-    "what_do_i_know": _ANSWER,
-    "why_did_we": _ANSWER,
-    "who_owns": _ANSWER,
-    "depends_on": _ANSWER,
-    "preflight": _ANSWER,
-    "personal_search": _result(
-        results=_LIST,
-        query=_TEXT,
-        kinds={"type": "array"},
-        project=_TEXT,
-        completed=_FLAG,
-        narrowed_by={"type": "array"},
-        mode=_TEXT,
-        notice=_TEXT,
-        hint=_TEXT,
-        suggestions={"type": "array"},
-    ),
-    "recent": _result(messages=_LIST),
-    "search_messages": _result(messages=_LIST),
-    "activate_skills": _result(skills=_LIST),
-    "get_skill": _result(skill=_OBJECT),
-    "find_skills": _result(skills=_LIST),
-    "memory_recall": _result(context=_OBJECT),
+    name: shapes.output_schema(shape, SCHEMAS) for name, shape in SHAPES.items()
 }

@@ -33,7 +33,7 @@ from mindpalace.errors import (
     ValidationError,
 )
 from mindpalace.palace import Palace
-from mindpalace.server.schema import input_schema, parse_arguments
+from mindpalace.server.schema import arguments_model, input_schema, parse_arguments
 from mindpalace.server.shaping import OUTPUT
 from mindpalace.server.tools_memory import (
     memory_feedback,
@@ -84,7 +84,7 @@ class Operation:
         read_only: the tool changes nothing (an MCP tool annotation).
     """
 
-    run: Callable[..., dict[str, Any]]
+    run: Callable[..., Mapping[str, Any]]
     method: str
     path: str
     status: int = 200
@@ -204,10 +204,33 @@ def without_nulls(value: Any) -> Any:
     return value
 
 
+# Library argument names the tools take under another name.
+_ARGUMENT_FOR = {
+    "id": "memory_id",
+    "type": "types",
+    "store": "stores",
+    "category": "categories",
+    "kind": "kinds",
+    "sessions": "session",
+}
+
+
 def call(op: Operation, palace: Palace, arguments: Mapping[str, Any]) -> dict[str, Any]:
     """Run ``op`` as ``palace`` with already parsed ``arguments``
-    (``schema.parse_arguments``); its result without null fields."""
-    result: dict[str, Any] = without_nulls(op.run(palace, **arguments))
+    (``schema.parse_arguments``); its result without null fields.
+
+    Raises:
+        ValidationError: naming the argument as the tool spells it
+            (``memory_id``, not the library's ``id``).
+    """
+    try:
+        result: dict[str, Any] = without_nulls(op.run(palace, **arguments))
+    except ValidationError as exc:
+        taken = arguments_model(op.run).model_fields
+        spelled = _ARGUMENT_FOR.get(exc.field)
+        if exc.field in taken or spelled not in taken:
+            raise
+        raise exc.renamed(spelled) from None
     return result
 
 

@@ -14,7 +14,9 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from mindpalace import listing
+from mindpalace.models import Category, MemoryKind, MemoryType, Source, StoreKind, Visibility
 from mindpalace.palace import Palace
+from mindpalace.server import shapes
 from mindpalace.server.channels import Channel, on_channel
 from mindpalace.server.schema import (
     CategoryName,
@@ -28,9 +30,10 @@ from mindpalace.server.schema import (
     Tags,
     TypeName,
     VisibilityName,
+    described,
     listed,
 )
-from mindpalace.server.shaping import hits_json, memory_json
+from mindpalace.server.shaping import hits_json, memory_json, stats_json
 
 __all__ = [
     "memory_feedback",
@@ -46,35 +49,82 @@ __all__ = [
 SEARCH_LIMIT = 20
 LIST_LIMIT = 100
 
-Types = Annotated[list[TypeName] | None, listed, Field(description="Only these types.")]
-Stores = Annotated[list[StoreName] | None, listed, Field(description="Only these stores.")]
-Categories = Annotated[
-    list[CategoryName] | None, listed, Field(description="Only these categories.")
+Types = Annotated[
+    list[TypeName] | None,
+    listed,
+    Field(description=described("Only memories of these types.", MemoryType)),
 ]
-Kinds = Annotated[list[KindName] | None, listed, Field(description="Only these kinds.")]
-IncludeArchived = Annotated[bool, Field(description="Include archived memories.")]
-When = Annotated[str | None, Field(description="ISO 8601 date or time.")]
+Stores = Annotated[
+    list[StoreName] | None,
+    listed,
+    Field(description=described("Only memories of these stores.", StoreKind)),
+]
+Categories = Annotated[
+    list[CategoryName] | None,
+    listed,
+    Field(description=described("Only memories of these categories.", Category)),
+]
+Kinds = Annotated[
+    list[KindName] | None,
+    listed,
+    Field(description=described("Only memories of these kinds.", MemoryKind)),
+]
+IncludeArchived = Annotated[
+    bool, Field(description="Also return archived (forgotten, not deleted) memories.")
+]
+When = Annotated[
+    str | None, Field(description="ISO 8601 date or time, e.g. 2026-03-02T09:30+01:00.")
+]
 
 
 def memory_store(
     palace: Palace,
     *,
-    content: Annotated[str, Field(description="One self-contained note.")],
-    title: Annotated[str | None, Field(description="One-line title.")] = None,
-    type: Annotated[TypeName, Field(description="What it is about.")] = "unknown",
-    store: Annotated[StoreName, Field(description="Memory system.")] = ("semantic"),
-    category: Annotated[CategoryName, Field(description="What kind of statement.")] = "fact",
-    tags: Annotated[list[str] | None, listed, Field(description="Topic tags.")] = None,
-    source: Annotated[SourceName, Field(description="Who wrote it.")] = "manual",
-    visibility: Annotated[VisibilityName, Field(description="Who may see it.")] = "isolated",
-    group: Annotated[str | None, Field(description="For visibility group.")] = None,
-    constraint: Annotated[bool, Field(description="A rule recall always surfaces.")] = False,
-    confidence: Annotated[float, Range(0, 1), Field(description="Your certainty.")] = 1.0,
-    session: Annotated[str | None, Field(description="Its conversation or episode.")] = None,
-    kind: Annotated[KindName | None, Field(description="Default memory.")] = None,
-    project: Annotated[str | None, Field(description="Of an issue or spec.")] = None,
-    completed: Annotated[bool | None, Field(description="An issue's state.")] = None,
-) -> dict[str, Any]:
+    content: Annotated[
+        str, Field(description="The note: one self-contained statement, readable on its own.")
+    ],
+    title: Annotated[str | None, Field(description="A one-line title.")] = None,
+    type: Annotated[TypeName, Field(description=described("What it is about.", MemoryType))] = (
+        "unknown"
+    ),
+    store: Annotated[
+        StoreName, Field(description=described("Which memory system keeps it.", StoreKind))
+    ] = "semantic",
+    category: Annotated[
+        CategoryName, Field(description=described("What kind of statement it is.", Category))
+    ] = "fact",
+    tags: Annotated[
+        list[str] | None, listed, Field(description="Topic tags, lower-case words.")
+    ] = None,
+    source: Annotated[
+        SourceName, Field(description=described("Who or what wrote it.", Source))
+    ] = "manual",
+    visibility: Annotated[
+        VisibilityName, Field(description=described("Who may read it.", Visibility))
+    ] = "isolated",
+    group: Annotated[
+        str | None, Field(description="The group whose agents may read it (visibility group).")
+    ] = None,
+    constraint: Annotated[
+        bool, Field(description="true: a rule that every recall shows, whatever the query.")
+    ] = False,
+    confidence: Annotated[
+        float, Range(0, 1), Field(description="How sure you are it is true, 0-1.")
+    ] = 1.0,
+    session: Annotated[
+        str | None, Field(description="The conversation or episode it belongs to.")
+    ] = None,
+    kind: Annotated[
+        KindName | None,
+        Field(description=described("Personal-data kind; omitted: memory.", MemoryKind)),
+    ] = None,
+    project: Annotated[
+        str | None, Field(description="The project an issue or spec belongs to.")
+    ] = None,
+    completed: Annotated[
+        bool | None, Field(description="For an issue: true when done, false when open.")
+    ] = None,
+) -> shapes.MemoryResult:
     """Remember one self-contained note (fact, decision, lesson, rule, goal,
     event). The same text again strengthens the stored one."""
     memory = palace.remember(
@@ -101,18 +151,22 @@ def memory_search(
     palace: Palace,
     *,
     query: Query,
-    mode: Annotated[ModeName, Field(description="Which memories to prefer.")] = "general",
+    mode: Annotated[
+        ModeName, Field(description=described("Which memories to prefer.", "mode"))
+    ] = "general",
     types: Types = None,
     stores: Stores = None,
     categories: Categories = None,
     tags: Tags = None,
-    limit: Annotated[int, Range(1, SEARCH_LIMIT), Field(description="At most.")] = 10,
+    limit: Annotated[
+        int, Range(1, SEARCH_LIMIT), Field(description="Memories to return, at most.")
+    ] = 10,
     expand: Annotated[
-        bool, Field(description="Add memories linked through shared entities.")
+        bool, Field(description="Also add memories linked through shared entities.")
     ] = True,
     include_archived: IncludeArchived = False,
     channel: Channel = None,
-) -> dict[str, Any]:
+) -> shapes.HitList:
     """Search memories by meaning and keywords, best first. Each has score
     (relevance to the query) and confidence (trust in the memory itself), both
     0-1; an empty list means nothing relevant is stored."""
@@ -131,7 +185,7 @@ def memory_search(
     return hits_json(hits)
 
 
-def memory_get(palace: Palace, *, memory_id: MemoryId) -> dict[str, Any]:
+def memory_get(palace: Palace, *, memory_id: MemoryId) -> shapes.MemoryResult:
     """Read one memory in full by its memory_id."""
     return {"memory": memory_json(palace.get(memory_id))}
 
@@ -140,8 +194,10 @@ def memory_forget(
     palace: Palace,
     *,
     memory_id: MemoryId,
-    hard: Annotated[bool, Field(description="Delete instead of archiving.")] = False,
-) -> dict[str, Any]:
+    hard: Annotated[
+        bool, Field(description="true: delete it and its history; false: archive it.")
+    ] = False,
+) -> shapes.Forgotten:
     """Forget a memory you own that is wrong or obsolete: archive it (hidden
     from search, kept) or, with hard, delete it."""
     memory = palace.forget(memory_id, hard=hard)
@@ -153,17 +209,35 @@ def memory_update(
     *,
     memory_id: MemoryId,
     content: Annotated[str | None, Field(description="The new text.")] = None,
-    title: Annotated[str | None, Field(description='"" removes it.')] = None,
-    tags: Annotated[list[str] | None, listed, Field(description="[] removes them.")] = None,
-    category: Annotated[CategoryName | None, Field(description="The new category.")] = None,
-    type: Annotated[TypeName | None, Field(description="The new type.")] = None,
-    store: Annotated[StoreName | None, Field(description="The new store.")] = None,
-    visibility: Annotated[VisibilityName | None, Field(description="The new visibility.")] = None,
-    group: Annotated[str | None, Field(description="With visibility group.")] = None,
-    valid_from: Annotated[When, Field(description='ISO 8601; "" removes it.')] = None,
-    valid_to: Annotated[When, Field(description='ISO 8601; "" removes it.')] = None,
-    metadata: Annotated[dict[str, Any] | None, Field(description="{} removes it.")] = None,
-) -> dict[str, Any]:
+    title: Annotated[str | None, Field(description='The new title; "" removes it.')] = None,
+    tags: Annotated[
+        list[str] | None, listed, Field(description="The new tags; [] removes them.")
+    ] = None,
+    category: Annotated[
+        CategoryName | None, Field(description=described("The new category.", Category))
+    ] = None,
+    type: Annotated[
+        TypeName | None, Field(description=described("The new type.", MemoryType))
+    ] = None,
+    store: Annotated[
+        StoreName | None, Field(description=described("The new store.", StoreKind))
+    ] = None,
+    visibility: Annotated[
+        VisibilityName | None, Field(description=described("The new visibility.", Visibility))
+    ] = None,
+    group: Annotated[
+        str | None, Field(description="The group whose agents may read it (visibility group).")
+    ] = None,
+    valid_from: Annotated[
+        When, Field(description='When it became true (ISO 8601); "" removes it.')
+    ] = None,
+    valid_to: Annotated[
+        When, Field(description='When it stopped being true (ISO 8601); "" removes it.')
+    ] = None,
+    metadata: Annotated[
+        dict[str, Any] | None, Field(description="Your own JSON fields; {} removes them.")
+    ] = None,
+) -> shapes.Updated:
     """Correct a memory you own; omitted fields are kept. The change is a new
     version with a NEW memory_id (use it from now on); the old one stays in the
     history. Returns {memory, previous_id, updated}."""
@@ -199,14 +273,24 @@ def memory_list(
     categories: Categories = None,
     tags: Tags = None,
     kinds: Kinds = None,
-    session: Annotated[str | None, Field(description="Only this session.")] = None,
-    created_after: Annotated[When, Field(description="Created at or after (ISO 8601).")] = None,
-    created_before: Annotated[When, Field(description="Created before (ISO 8601).")] = None,
+    session: Annotated[
+        str | None, Field(description="Only memories of this conversation session.")
+    ] = None,
+    created_after: Annotated[
+        When, Field(description="Only memories created at or after this ISO 8601 date or time.")
+    ] = None,
+    created_before: Annotated[
+        When, Field(description="Only memories created before this ISO 8601 date or time.")
+    ] = None,
     include_archived: IncludeArchived = False,
-    include_superseded: Annotated[bool, Field(description="Include replaced versions.")] = False,
-    limit: Annotated[int, Range(1, LIST_LIMIT), Field(description="Per page.")] = 50,
-    cursor: Annotated[str | None, Field(description="next_cursor of the page before.")] = None,
-) -> dict[str, Any]:
+    include_superseded: Annotated[
+        bool, Field(description="Also return older versions that a correction replaced.")
+    ] = False,
+    limit: Annotated[int, Range(1, LIST_LIMIT), Field(description="Memories per page.")] = 50,
+    cursor: Annotated[
+        str | None, Field(description="The next_cursor of the page before; omitted: the first.")
+    ] = None,
+) -> shapes.MemoryPage:
     """List the memories you can see, newest first, a page at a time: pass
     next_cursor back as cursor (absent on the last page). Returns {memories, next_cursor}."""
     found = palace.memories(
@@ -224,25 +308,24 @@ def memory_list(
         cursor=cursor,
     )
     page = found[:limit]
-    out: dict[str, Any] = {"memories": [memory_json(m) for m in page]}
-    if len(found) > limit:
-        out["next_cursor"] = listing.encode_cursor(page[-1])
-    return out
+    more = len(found) > limit
+    return {
+        "memories": [memory_json(m) for m in page],
+        "next_cursor": listing.encode_cursor(page[-1]) if more else None,
+    }
 
 
-def memory_stats(palace: Palace) -> dict[str, Any]:
+def memory_stats(palace: Palace) -> shapes.StatsResult:
     """Counts of the memories you can see, by type, store, category and agent."""
-    stats = palace.stats().to_dict()
-    del stats["path"]  # where the server keeps its data is none of a caller's business
-    return {"stats": stats}
+    return {"stats": stats_json(palace.stats())}
 
 
 def memory_feedback(
     palace: Palace,
     *,
     memory_id: MemoryId,
-    useful: Annotated[bool, Field(description="Whether it helped.")],
-) -> dict[str, Any]:
+    useful: Annotated[bool, Field(description="true: it helped the task; false: it did not.")],
+) -> shapes.Feedback:
     """Say whether a recalled memory was useful: a signal for ranking and for
     linking memories useful together. Changes no memory."""
     signal = palace.feedback(memory_id, useful=useful)

@@ -15,6 +15,7 @@ from enum import Enum
 
 from starlette.datastructures import QueryParams
 
+from mindpalace.conversations import clock_time
 from mindpalace.models import Memory
 from mindpalace.palace import Palace
 from mindpalace.server.identity import Caller
@@ -182,7 +183,7 @@ def when(moment: datetime | None) -> Markup:
     return h(
         "time",
         {"datetime": moment.isoformat(), "title": moment.isoformat()},
-        moment.strftime("%Y-%m-%d %H:%M"),
+        clock_time(moment),
     )
 
 

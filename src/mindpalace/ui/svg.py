@@ -12,6 +12,7 @@ import math
 from collections.abc import Mapping, Sequence
 from datetime import date
 
+from mindpalace.conversations import clock_time
 from mindpalace.graphview import Neighbourhood
 from mindpalace.timeline import SessionSummary
 from mindpalace.ui.html import Markup, h, url
@@ -252,8 +253,8 @@ def sessions_svg(sessions: Sequence[SessionSummary]) -> Markup:
                 h(
                     "title",
                     None,
-                    f"{s.session}: {s.turns} turns, {s.first_at:%Y-%m-%d %H:%M}"
-                    f" to {s.last_at:%Y-%m-%d %H:%M}",
+                    f"{s.session}: {s.turns} turns, {clock_time(s.first_at)}"
+                    f" to {clock_time(s.last_at)}",
                 ),
                 h(
                     "text",
