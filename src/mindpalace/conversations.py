@@ -41,13 +41,14 @@ class Message:
 def spoken_date(moment: datetime) -> str:
     """``1:47 pm on 18 May, 2023 (UTC+01:00)``: how people write a time, so
     that dates in questions match it as words, in the writer's own zone
-    (the offset the time came with), which it names; a time with no zone
-    names none."""
+    (the offset the time came with), which it names unless it is UTC (a
+    time without a zone is UTC everywhere the product shows one, and every
+    imported turn stays as it was embedded)."""
     hour = moment.hour % 12 or 12
     half = "am" if moment.hour < 12 else "pm"
     text = f"{hour}:{moment.minute:02d} {half} on {moment.day} {moment:%B}, {moment.year}"
     zone = zone_name(moment)
-    return f"{text} ({zone})" if zone else text
+    return f"{text} ({zone})" if zone and zone != "UTC" else text
 
 
 def zone_name(moment: datetime) -> str:
