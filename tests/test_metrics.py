@@ -131,3 +131,11 @@ def test_views_of_one_engine_share_its_metrics(tmp_path: Path) -> None:
         bob.remember("bob's note")
         counted = palace.engine.metrics.snapshot().counters[WRITES.name]
     assert counted == {"remember\x1fok": 2}
+
+
+def test_disk_bytes_grow_with_the_palace(store_target: str) -> None:
+    with Palace.open(store_target, settings=HASHING) as palace:
+        before = palace.store.disk_bytes()
+        palace.remember_many([{"content": f"note {i} " + "padding " * 60} for i in range(300)])
+        after = palace.store.disk_bytes()
+    assert 0 < before < after
