@@ -15,6 +15,7 @@ of ``serve --workers`` can add up each other's (``server.metering``).
 
 from __future__ import annotations
 
+import bisect
 import math
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -131,8 +132,8 @@ def _key(labels: Labels) -> str:
 class Registry:
     """The counters and histograms of one process; safe across threads.
 
-    Adding is a dictionary update under a lock: cheap enough for every
-    recall and write (about a microsecond).
+    Adding is a few dictionary updates under a lock: cheap enough for
+    every recall and write (a recall's 13 observations take about 10 µs).
     """
 
     def __init__(self) -> None:
@@ -149,22 +150,24 @@ class Registry:
 
     def observe(self, family: Family, labels: Labels, seconds: float) -> None:
         """Count one observation of ``seconds`` in a histogram."""
-        key = _key(labels)
-        slot = _bucket(seconds)
         with self._lock:
-            series = self._histograms.setdefault(family.name, {})
-            counts = series.get(key)
-            if counts is None:
-                counts = series[key] = [0.0] * (len(LATENCY_BUCKETS) + 2)
-            counts[slot] += 1
-            counts[-1] += seconds
+            self._observe(family, _key(labels), seconds)
+
+    def _observe(self, family: Family, key: str, seconds: float) -> None:
+        series = self._histograms.setdefault(family.name, {})
+        counts = series.get(key)
+        if counts is None:
+            counts = series[key] = [0.0] * (len(LATENCY_BUCKETS) + 2)
+        counts[_bucket(seconds)] += 1
+        counts[-1] += seconds
 
     def recall(self, timings: Mapping[str, float], *, mode: str, seconds: float) -> None:
         """A recall's stage timings (milliseconds, as ``HitList.timings``)
-        and its whole time."""
-        self.observe(RECALL_SECONDS, (mode,), seconds)
-        for stage, ms in timings.items():
-            self.observe(RECALL_STAGE_SECONDS, (stage,), ms / 1000)
+        and its whole time, under one lock."""
+        with self._lock:
+            self._observe(RECALL_SECONDS, mode, seconds)
+            for stage, ms in timings.items():
+                self._observe(RECALL_STAGE_SECONDS, stage, ms / 1000)
 
     def snapshot(self) -> Snapshot:
         """A copy of the numbers now."""
@@ -178,10 +181,8 @@ class Registry:
 
 
 def _bucket(seconds: float) -> int:
-    for i, bound in enumerate(LATENCY_BUCKETS):
-        if seconds <= bound:
-            return i
-    return len(LATENCY_BUCKETS)
+    """The bucket of ``seconds``: the first bound at or above it (+Inf last)."""
+    return bisect.bisect_left(LATENCY_BUCKETS, seconds)
 
 
 def merge(snapshots: Iterable[Snapshot]) -> Snapshot:
