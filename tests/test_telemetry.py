@@ -3,8 +3,8 @@ by the SDK's in-memory exporter; and a palace without the API, which imports
 nothing of it.
 
 The SDK's tracer provider is set once per process (the API refuses a
-second), so one provider serves the module and each test clears its
-exporter.
+second), so one provider serves the module, each test clears its exporter,
+and the exporter keeps nothing after the module.
 """
 
 from __future__ import annotations
@@ -34,12 +34,14 @@ _EXPORTER = InMemorySpanExporter()
 
 
 @pytest.fixture(scope="module", autouse=True)
-def provider() -> None:
+def provider() -> Iterator[None]:
     current = trace.get_tracer_provider()
     if not isinstance(current, TracerProvider):  # another module of the run may have set it
         current = TracerProvider()
         trace.set_tracer_provider(current)
     current.add_span_processor(SimpleSpanProcessor(_EXPORTER))
+    yield
+    _EXPORTER.shutdown()  # the rest of the run's spans are not kept
 
 
 @pytest.fixture
