@@ -323,3 +323,65 @@ def test_a_missing_extra_is_informational(db: Path, monkeypatch: pytest.MonkeyPa
         "detail": "not installed (missing: mcp)",
         "fix": "pip install 'mindpalace[server]'",
     }
+
+
+def test_an_untrusted_warm_cache_file_is_found(db: Path, doctor: Doctor) -> None:
+    """A cache file other users may write is never loaded (it could be
+    forged): doctor says so and names the command that removes it."""
+    with Palace(db, settings=HASHING) as palace:
+        index = palace.semantic.wait_for_warm()
+        assert index is not None and warm_cache.save_text(palace.store, index)
+    saved = Path(f"{db}-warm") / "text.npz"
+    saved.chmod(0o666)
+    code, report = doctor(db)
+    found = check(report, "warm_cache")
+    assert code == 1 and problems(report) == ["warm_cache"]
+    assert "text.npz is untrusted" in found["detail"]
+    assert found["fix"] == f"rm -r {db}-warm"
+    shutil.rmtree(f"{db}-warm")
+    assert doctor(db)[0] == 0
+
+
+# -- telemetry and metrics -----------------------------------------------------------------
+
+
+def test_telemetry_on_and_metrics_are_reported(db: Path, doctor: Doctor) -> None:
+    code, report = doctor(db)
+    assert code == 0
+    spans = check(report, "telemetry")
+    assert spans["ok"] is True and spans["fix"] is None
+    assert spans["detail"].startswith("on: recall (a span per stage) and writes")
+    metrics = check(report, "metrics")
+    assert metrics["ok"] is True and "GET /metrics" in metrics["detail"]
+    assert check(report, "extra:telemetry")["detail"] == "installed"
+
+
+def test_telemetry_off_names_the_extra_that_turns_it_on(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = importlib.util.find_spec
+    blocked = ("opentelemetry.trace", "starlette")
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name in blocked else real(name, *a)
+    )
+    with Palace(db, settings=HASHING) as palace:
+        report = palace.doctor()
+    assert report.ok  # informational
+    assert check(report, "telemetry") == {
+        "name": "telemetry",
+        "ok": True,
+        "detail": "off: opentelemetry-api is not installed, so recall and writes make no spans",
+        "fix": "pip install 'mindpalace[telemetry]'",
+    }
+    metrics = check(report, "metrics")
+    assert "needs the server extra" in metrics["detail"]
+    assert metrics["fix"] == "pip install 'mindpalace[server]'"
+
+
+def test_a_report_before_opening_says_whether_telemetry_is_on(
+    tmp_path: Path, doctor: Doctor
+) -> None:
+    code, report = doctor(tmp_path / "nowhere.db")
+    assert code == 1
+    assert check(report, "telemetry")["detail"].startswith("on:")
+    assert [c["name"] for c in report["checks"]][:4] == ["model", "palace", "telemetry", "metrics"]

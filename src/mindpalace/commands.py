@@ -355,9 +355,15 @@ def _serve(palace: Palace, args: argparse.Namespace) -> Any:
         args.auth, env_tokens=palace.settings.tokens, default_agent=palace.scope.agent_id
     )
     if args.workers > 1:
+        from mindpalace.server.metering import MetricsFolder  # noqa: PLC0415 - optional extra
         from mindpalace.server.workers import serve_workers  # noqa: PLC0415 - optional extra
 
-        serve_workers(args, _serve_worker, host=args.host, port=args.port)
+        folder = MetricsFolder.create()  # the workers sum their /metrics through it
+        args.metrics_folder = str(folder.path)
+        try:
+            serve_workers(args, _serve_worker, host=args.host, port=args.port)
+        finally:
+            folder.remove()
         return None
     serve(
         palace,
@@ -390,6 +396,7 @@ def _serve_worker(args: argparse.Namespace, listener: socket.socket) -> None:
     """One process of ``serve --workers N``: its own palace, the shared socket."""
     from mindpalace.server.http import serve  # noqa: PLC0415 - optional extra
     from mindpalace.server.identity import load_tokens  # noqa: PLC0415
+    from mindpalace.server.metering import MetricsFolder  # noqa: PLC0415
 
     with _open(args) as palace:
         tokens = load_tokens(
@@ -410,6 +417,7 @@ def _serve_worker(args: argparse.Namespace, listener: socket.socket) -> None:
             ),
             tools=args.tools,
             listener=listener,
+            metrics_folder=MetricsFolder(args.metrics_folder),
         )
 
 

@@ -19,6 +19,10 @@ for a problem, the command that fixes it. The checks:
 ``warm_cache``      the warm-index files beside a SQLite palace are readable
                     and this user's (a stale one is noted, not a problem:
                     it is never loaded, and replaced on the next save)
+``telemetry``       whether recall and writes make OpenTelemetry spans (the
+                    ``telemetry`` extra installed; informational)
+``metrics``         that ``mindpalace serve`` answers ``GET /metrics`` (with
+                    the ``server`` extra; informational)
 ``extra:NAME``      each optional extra, installed or not (informational:
                     always ``ok``; ``fix`` installs a missing one)
 =================== ==========================================================
@@ -293,6 +297,40 @@ def check_warm_cache(engine: Engine) -> Check:
     return Check("warm_cache", not bad, detail, remove if bad else None)
 
 
+def check_telemetry() -> list[Check]:
+    """Whether spans are made, and where the server's metrics are
+    (informational: both always ``ok``). Found, not imported."""
+    if extras.missing("telemetry"):
+        spans = Check(
+            "telemetry",
+            True,
+            "off: opentelemetry-api is not installed, so recall and writes make no spans",
+            extras.install_command("telemetry"),
+        )
+    else:
+        spans = Check(
+            "telemetry",
+            True,
+            "on: recall (a span per stage) and writes make OpenTelemetry spans, sent"
+            " wherever the program's tracer provider sends them (none set: dropped)",
+        )
+    if extras.missing("server"):
+        metrics = Check(
+            "metrics",
+            True,
+            "mindpalace serve, which answers GET /metrics, needs the server extra",
+            extras.install_command("server"),
+        )
+    else:
+        metrics = Check(
+            "metrics",
+            True,
+            "mindpalace serve answers GET /metrics (Prometheus text 0.0.4, the same tokens"
+            " as /v1): request, recall-stage and write timings, pending vectors, palace size",
+        )
+    return [spans, metrics]
+
+
 def check_extras() -> list[Check]:
     """Each optional extra, installed or not (informational)."""
     checks = []
@@ -330,6 +368,7 @@ def examine(engine: Engine) -> DoctorReport:
         check_integrity(store),
         check_pending(engine),
         check_warm_cache(engine),
+        *check_telemetry(),
         *check_extras(),
     ]
     return DoctorReport(store.location, tuple(checks))
@@ -339,8 +378,8 @@ def before_opening(target: str | Path, settings: Settings) -> DoctorReport | Non
     """What is wrong with the palace at ``target`` that opening it would
     change or fail on: a missing file, a server that does not answer, a
     schema of another version, a damaged file. None when it may be opened
-    and ``examine``d; else a report of those problems with the model and
-    extras checks.
+    and ``examine``d; else a report of those problems with the model,
+    telemetry and extras checks.
 
     Raises:
         ConfigError: an unknown URL scheme (naming the valid ones).
@@ -371,7 +410,7 @@ def before_opening(target: str | Path, settings: Settings) -> DoctorReport | Non
         model = check_model(None, broken=str(exc))
     except ConfigError as exc:  # the http embedder's settings
         model = check_model(None, broken=str(exc), fix=_HTTP_FIX)
-    return DoctorReport(location, (model, *found, *check_extras()))
+    return DoctorReport(location, (model, *found, *check_telemetry(), *check_extras()))
 
 
 def _sqlite(path: Path) -> tuple[int | None, list[Check]]:

@@ -3,10 +3,11 @@
 An ``Engine`` holds the heavy, scope-free parts of a palace: the open store,
 the settings, the embedding model and the semantic index with its warm
 keyword, mention and dense indexes (and, past a size, the HNSW graph), the
-recall constants, the optional entity extractor, the clock and the id
-generator. It never acts as anyone: a ``Palace`` is one agent's view of an
-engine (``Palace.for_agent``), and any number of views share one engine, so
-a server answering a thousand agents loads the model and builds its indexes
+recall constants, the optional entity extractor, the clock, the id
+generator and the process's metrics (recall and write timings). It never
+acts as anyone: a ``Palace`` is one agent's view of an engine
+(``Palace.for_agent``), and any number of views share one engine, so a
+server answering a thousand agents loads the model and builds its indexes
 once.
 """
 
@@ -23,6 +24,7 @@ from mindpalace.errors import EmbeddingError
 from mindpalace.graph.extract import Extractor
 from mindpalace.graph.llm import llm_extractor
 from mindpalace.ids import IdGenerator
+from mindpalace.metrics import Registry
 from mindpalace.retrieval.indexing import SemanticIndex
 from mindpalace.retrieval.pipeline import RecallOptions
 from mindpalace.store import Store, open_store
@@ -101,6 +103,8 @@ class Engine:
         self.extractor = extractor or llm_extractor(self.settings)
         self.clock = clock
         self.ids = IdGenerator()
+        #: this process's recall and write timings (``mindpalace.metrics``)
+        self.metrics = Registry()
 
     def now(self) -> datetime:
         """The engine's clock (tests inject a fixed one)."""

@@ -15,6 +15,7 @@ __all__ = ["EXTRAS", "install_command", "missing"]
 EXTRAS: dict[str, tuple[str, ...]] = {
     "server": ("h11", "mcp", "pydantic", "python_multipart", "starlette", "uvicorn"),
     "postgres": ("psycopg", "psycopg_pool", "pgvector"),
+    "telemetry": ("opentelemetry.trace",),
     "langchain": ("langchain_core",),
     "pydantic-ai": ("pydantic_ai",),
     "openai-agents": ("agents",),

@@ -11,6 +11,7 @@ backup.
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime
@@ -18,7 +19,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
-from mindpalace import backup, importing, listing, transcripts
+from mindpalace import backup, importing, listing, telemetry, transcripts
 from mindpalace.config import Settings
 from mindpalace.conversations import Message
 from mindpalace.doctor import DoctorReport, examine
@@ -361,27 +362,36 @@ class Palace(PalaceWrites):
         )
         if not query.strip():
             return HitList([], mode="hybrid" if self.semantic.available else "text")
-        vector = self.semantic.query_vector(query)
-        in_store = self.semantic.in_database() if vector is not None else None
-        # A mode re-ranks a deeper list than it returns.
-        depth = limit if prior.neutral else min(MAX_RECALL_LIMIT, max(3 * limit, 30))
-        hits = pipeline.recall(
-            self.store,
-            query=query,
-            scope=self.scope,
-            filters=filters,
-            limit=depth,
-            now=self.now(),
-            query_vector=vector,
-            dense_index=self.semantic.dense() if vector is not None and not in_store else None,
-            in_store=in_store,
-            options=self.recall_options if expand else replace(self.recall_options, expand=False),
-            scorer=self.signals.active_scorer(),
-        )
-        if not prior.neutral:
-            hits = modes.apply_mode(
-                hits, prior, store=self.store, scope=self.scope, now=self.now(), limit=limit
+        started = time.perf_counter()
+        with telemetry.span("recall", limit=limit, expand=expand) as trace:
+            with telemetry.span("recall.embed"):
+                vector = self.semantic.query_vector(query)
+            embedded = time.perf_counter()
+            in_store = self.semantic.in_database() if vector is not None else None
+            # A mode re-ranks a deeper list than it returns.
+            depth = limit if prior.neutral else min(MAX_RECALL_LIMIT, max(3 * limit, 30))
+            hits = pipeline.recall(
+                self.store,
+                query=query,
+                scope=self.scope,
+                filters=filters,
+                limit=depth,
+                now=self.now(),
+                query_vector=vector,
+                dense_index=self.semantic.dense() if vector is not None and not in_store else None,
+                in_store=in_store,
+                options=self.recall_options
+                if expand
+                else replace(self.recall_options, expand=False),
+                scorer=self.signals.active_scorer(),
             )
+            if not prior.neutral:
+                hits = modes.apply_mode(
+                    hits, prior, store=self.store, scope=self.scope, now=self.now(), limit=limit
+                )
+            trace.count(mode=hits.mode, hits=len(hits))
+        timings = {"embed": (embedded - started) * 1000, **hits.timings}
+        self.engine.metrics.recall(timings, mode=hits.mode, seconds=time.perf_counter() - started)
         if hits.mode == "text" and hits.notice == pipeline.TEXT_ONLY_NOTICE:
             reason = self.semantic.failure
             if reason:
@@ -487,6 +497,7 @@ class Palace(PalaceWrites):
 
     # -- conversations -----------------------------------------------------------------
 
+    @telemetry.observed_write("add_messages")
     def add_messages(
         self,
         messages: Iterable[Message],
@@ -624,6 +635,7 @@ class Palace(PalaceWrites):
         """
         return backup.export_jsonl(self, out, progress=progress)
 
+    @telemetry.observed_write("import")
     def import_file(
         self,
         path: str | Path,
@@ -659,6 +671,7 @@ class Palace(PalaceWrites):
             agent_from=agent_from,
         )
 
+    @telemetry.observed_write("import")
     def import_jsonl(
         self, lines: Iterable[str], *, progress: Progress | None = None
     ) -> ImportReport:

@@ -6,6 +6,8 @@ restore, update, and erase with its log.
 validated into ``NewMemory`` values (writing.py), embedded with the engine's
 model and handed to the store, which applies the write rules in one
 transaction. Orchestration only, as in the rest of the facade: no SQL.
+Each write is observed (``telemetry.observed_write``): a span when
+OpenTelemetry is installed, and its count and time in the engine's metrics.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from mindpalace import erasure, writing
+from mindpalace import erasure, telemetry, writing
 from mindpalace.errors import NotFoundError
 from mindpalace.models import (
     Category,
@@ -39,6 +41,7 @@ __all__ = ["PalaceWrites"]
 class PalaceWrites:
     """``Palace``'s writes (see ``Palace`` for the scope they write in)."""
 
+    @telemetry.observed_write("remember")
     def remember(
         self: View,
         content: str,
@@ -138,6 +141,7 @@ class PalaceWrites:
         )
         return writing.remember_one(self, new)
 
+    @telemetry.observed_write("remember_many")
     def remember_many(self: View, records: Iterable[Mapping[str, Any]]) -> list[Memory]:
         """Remember many memories at once: validated first, embedded in
         batches, written in one transaction (all or nothing). With a slow
@@ -164,6 +168,7 @@ class PalaceWrites:
         vectors = self.engine.semantic.vectors_for([embed_text(n.title, n.content) for n in news])
         return writing.write_many(self, news, vectors)
 
+    @telemetry.observed_write("forget")
     def forget(self: View, memory_id: str, *, hard: bool = False) -> Memory:
         """Archive a memory (kept, hidden from recall), or erase it with ``hard``.
 
@@ -223,7 +228,12 @@ class PalaceWrites:
             PermissionDenied: a memory of the selection this view may not
                 change (``scoping.check_change``); nothing is erased.
         """
-        return erasure.erase(self, selection, confirm=confirm)
+        if not confirm:  # a dry run writes nothing
+            return erasure.erase(self, selection, confirm=False)
+        with telemetry.write(self.engine.metrics, "erase") as trace:
+            receipt = erasure.erase(self, selection, confirm=True)
+            trace.count(memories=receipt.counts.memories)
+        return receipt
 
     def erasures(self: View, *, limit: int = 100) -> list[Receipt]:
         """The erasure log: receipts of this palace's agent's erasures (of
@@ -236,6 +246,7 @@ class PalaceWrites:
         check_limit(limit, low=1, high=10_000)
         return self.engine.store.erasures(self.scope, limit=limit)
 
+    @telemetry.observed_write("restore")
     def restore(self: View, memory_id: str) -> Memory:
         """Bring back a memory ``forget`` archived (recall finds it again).
 
@@ -247,6 +258,7 @@ class PalaceWrites:
         """
         return writing.restore_one(self, memory_id)
 
+    @telemetry.observed_write("update")
     def update(
         self: View,
         memory_id: str,

@@ -35,6 +35,7 @@ from datetime import datetime
 import numpy as np
 import numpy.typing as npt
 
+from mindpalace import telemetry
 from mindpalace.models import Hit, HitList, Memory, RecallFilters, Scope
 from mindpalace.retrieval import (
     answered,
@@ -163,7 +164,12 @@ def recall(
     )
     asked = Asked.of(query, now, options)
     facts = store.query_facts(_reads(asked, at), scope, filters)
-    clock.lap("reads")
+    clock.lap(
+        "reads",
+        terms=len(asked.terms),
+        keyword_matches=len(facts.keyword),
+        constraints=len(facts.constraints),
+    )
     if not facts.complete:
         absent = ", ".join(repr(t) for t in asked.salient if t not in facts.present)
         mode = "hybrid" if at.hybrid else "text"
@@ -185,9 +191,10 @@ def recall(
         clock.lap("candidates")
     if at.index is None or query_vector is None:
         hits = _text(asked, facts, at)
+        clock.lap("sparse", hits=len(hits))
         if scorer is not None:
             hits = learned.rescore(store, hits, scorer, scope=scope, now=now, limit=limit)
-            clock.lap("scorer")
+            clock.lap("scorer", hits=len(hits))
     else:
         ranked = _hybrid(
             store, asked, facts, query_vector, at, clock=clock, judged=bool(scorer), found=found
@@ -195,17 +202,17 @@ def recall(
         hits = ranking.hybrid_hits(
             ranked, at.index, now=now, options=options, limit=at.depths.ranked
         )
-        clock.lap("rank")
+        clock.lap("rank", hits=len(hits))
         if forest is not None:
             hits = with_parts(store, hits, at.index.model, query_vector, forest.window)
             hits = reranker.reranked(hits, forest, query)
-            clock.lap("rerank")
+            clock.lap("rerank", hits=len(hits))
         same_subject = currency.same_subject_cosine(at.index.model)
         if options.newer_first and same_subject is not None:
             hits = currency.newer_first(hits, _vectors_of(at.index), cosine=same_subject)
         if scorer is not None:
             hits = learned.rescored(hits, scorer, now=now, limit=limit, judgments=ranked.feedback)
-            clock.lap("scorer")
+            clock.lap("scorer", hits=len(hits))
     if len(hits) > limit:  # ranked deeper for the re-ranker or the scorer
         cut = HitList(hits[:limit], mode=hits.mode, notice=hits.notice)
         cut.timings = hits.timings
@@ -214,10 +221,10 @@ def recall(
         passed = f"unknown-entity: named {', '.join(asked.salient)}"
         hits[:] = [replace(hit, gates=(passed, *hit.gates)) for hit in hits]
     hits = _with_constraints(hits, facts.constraints, now=now, limit=limit)
-    clock.lap("constraints")
+    clock.lap("constraints", hits=len(hits))
     if options.answer_support and at.index is not None and query_vector is not None:
         hits = answered.judged(query, hits, at.index.model)
-        clock.lap("support")
+        clock.lap("support", hits=len(hits))
     hits.timings = clock.laps
     return hits
 
@@ -271,15 +278,19 @@ def _reads(asked: Asked, at: Setting) -> QueryReads:
 
 
 class _Stopwatch:
-    """Milliseconds per stage, lap by lap."""
+    """Milliseconds per stage, lap by lap; with telemetry on, also a span
+    per stage carrying the stage's counts (``telemetry.stage_spans``)."""
 
     def __init__(self) -> None:
         self.laps: dict[str, float] = {}
-        self._last = time.perf_counter()
+        self._spans = telemetry.stage_spans()
+        self._last = time.perf_counter_ns()
 
-    def lap(self, stage: str) -> None:
-        now = time.perf_counter()
-        self.laps[stage] = self.laps.get(stage, 0.0) + (now - self._last) * 1000
+    def lap(self, stage: str, **counts: int) -> None:
+        now = time.perf_counter_ns()
+        self.laps[stage] = self.laps.get(stage, 0.0) + (now - self._last) / 1e6
+        if self._spans is not None:
+            self._spans.stage(stage, self._last, now, counts)
         self._last = now
 
 
@@ -344,7 +355,7 @@ def _hybrid(
         if index.keyword is not None
         else hybrid.stored_keywords(index, facts.keyword, shown)
     )
-    clock.lap("sparse")
+    clock.lap("sparse", keyword_matches=len(keyword.rank))
     view = (
         found.view()
         if found is not None
@@ -364,7 +375,7 @@ def _hybrid(
     clock.lap("dense")
     fused = hybrid.fuse(keyword, view, shown, index, options=options, depths=depths)
     candidates = hybrid.supported(fused, index, options=options, depths=depths)
-    clock.lap("fusion")
+    clock.lap("fusion", candidates=len(candidates.items))
     expansion = Expansion(candidates.items)
     if options.expand:
         expansion = expand(
@@ -381,7 +392,7 @@ def _hybrid(
         )
     rows = [row for _, _, row in expansion.candidates if row is not None]
     view.fill(np.array(rows, dtype=np.int64))
-    clock.lap("graph")
+    clock.lap("graph", candidates=len(expansion.candidates), reached=len(expansion.reached))
     unread = ranking.Ranked(expansion.candidates, {}, fused, candidates.support, expansion)
     return _read(store, asked, facts, unread, at, clock=clock, judged=judged)
 
@@ -417,7 +428,7 @@ def _read(
         if key not in matched
     ]
     read = store.hydrate(wanted, at.scope, feedback_on=[*matched, *head] if judged else ())
-    clock.lap("hydrate")
+    clock.lap("hydrate", read=len(read.memories))
     known: dict[str, Memory] = {**matched, **read.memories}
     query = _settled(
         asked,
@@ -450,7 +461,7 @@ def _read(
     # prior looked at; not whatever else was read on the way.
     looked = [key for _, key, _ in ordered[: depths.time]] if query.active else []
     chosen = {*matched, *best, *looked}
-    clock.lap("time")
+    clock.lap("time", candidates=len(final))
     return replace(
         ranked,
         candidates=final,

@@ -1,5 +1,6 @@
 """``mindpalace serve``: MCP streamable HTTP at ``/mcp`` and a REST API under
 ``/v1`` (OpenAPI at ``/openapi.json``), one process, one palace, many clients;
+Prometheus metrics at ``/metrics`` (``metering``, same tokens as ``/v1``);
 the web inspector (``mindpalace.ui``) at every other path.
 
 The REST routes are generated from ``tools.OPERATIONS`` like the MCP tools:
@@ -70,6 +71,7 @@ from mindpalace.server.identity import (
 )
 from mindpalace.server.limits import ConnectionLimits, ensure_files
 from mindpalace.server.mcp import build_mcp, header_resolver
+from mindpalace.server.metering import METRICS_PATH, Metered, MetricsFolder, metrics_endpoint
 from mindpalace.server.schema import ArgumentsError
 from mindpalace.server.shaping import RESULTS, SCHEMAS
 from mindpalace.server.tools import (
@@ -86,8 +88,8 @@ from mindpalace.validation import parse_json
 __all__ = ["DEFAULT_MAX_BODY", "build_app", "openapi_document", "serve"]
 
 DEFAULT_MAX_BODY = 1024 * 1024
-PROTECTED = ("/v1/", "/mcp")
-_API_FILES = ("/openapi.json", "/healthz")
+PROTECTED = ("/v1/", "/mcp", METRICS_PATH)
+_API_FILES = ("/openapi.json", "/healthz", METRICS_PATH)
 _PATH_ARG = re.compile(r"{(\w+)}")
 
 
@@ -158,8 +160,8 @@ def _replay(chunks: list[bytes], receive: Receive) -> Receive:
 
 class Split:
     """Sends the API's paths (``/v1``, ``/mcp``, the OpenAPI document, the
-    health check) and the lifespan to ``api``, every other request to the
-    web inspector ``ui``."""
+    health check, ``/metrics``) and the lifespan to ``api``, every other
+    request to the web inspector ``ui``."""
 
     def __init__(self, api: ASGIApp, ui: ASGIApp) -> None:
         self.api = api
@@ -403,6 +405,7 @@ def build_app(
     max_body: int = DEFAULT_MAX_BODY,
     threads: int = DEFAULT_THREADS,
     tools: str = DEFAULT_TOOLS,
+    metrics_folder: MetricsFolder | None = None,
 ) -> ASGIApp:
     """The ASGI app of ``mindpalace serve``.
 
@@ -415,6 +418,9 @@ def build_app(
         threads: worker threads for tool calls.
         tools: the MCP tool sets served at ``/mcp`` (``tools.select_tools``);
             REST serves every operation.
+        metrics_folder: where the workers of ``serve --workers`` share their
+            numbers, so ``/metrics`` sums them (``metering``); None for one
+            process.
     """
     mcp = build_mcp(header_resolver(pool, tokens), tools)
     # Stateless JSON responses: any request may go to any worker and carries
@@ -448,6 +454,7 @@ def build_app(
         *mcp_app.routes,
         Route("/openapi.json", openapi),
         Route("/healthz", health),
+        metrics_endpoint(pool.base, metrics_folder),
     ]
     handlers: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {
         404: not_found,
@@ -463,7 +470,7 @@ def build_app(
     # The inspector has its own sessions (a cookie, not a bearer token), and
     # checks the host name the same way (``build_ui``).
     inspector = BodyLimit(build_ui(pool, tokens, host=host), limit=max_body)
-    return Split(api, inspector)
+    return Metered(Split(api, inspector), registry=pool.base.engine.metrics)
 
 
 def serve(
@@ -477,6 +484,7 @@ def serve(
     limits: ConnectionLimits | None = None,
     tools: str = DEFAULT_TOOLS,
     listener: socket.socket | None = None,
+    metrics_folder: MetricsFolder | None = None,
 ) -> None:
     """Serve ``palace`` until SIGINT or SIGTERM; in-flight requests finish first.
 
@@ -492,6 +500,8 @@ def serve(
         tools: the MCP tool sets served at ``/mcp``.
         listener: a socket already listening on ``host:port``, shared with
             other server processes (``serve --workers``); None binds one.
+        metrics_folder: where the workers share their numbers for
+            ``/metrics`` (``serve --workers``); None for one process.
 
     Raises:
         ConfigError: the process may not open enough file descriptors for
@@ -504,7 +514,13 @@ def serve(
         limits = chosen
 
     app = build_app(
-        PalacePool(palace), tokens, host=host, max_body=max_body, threads=threads, tools=tools
+        PalacePool(palace),
+        tokens,
+        host=host,
+        max_body=max_body,
+        threads=threads,
+        tools=tools,
+        metrics_folder=metrics_folder,
     )
     config = uvicorn.Config(
         app,
@@ -532,12 +548,18 @@ def serve(
     worker = f" (worker {os.getpid()})" if listener is not None else ""
     print(
         f"mindpalace: serving {palace.store.location} on http://{host}:{port}"
-        f" (MCP /mcp, REST /v1, OpenAPI /openapi.json, inspector /){worker}",
+        f" (MCP /mcp, REST /v1, OpenAPI /openapi.json, metrics /metrics, inspector /){worker}",
         file=sys.stderr,
         flush=True,
     )
+    publishing = (
+        metrics_folder.publish(palace.engine.metrics)
+        if metrics_folder is not None
+        else contextlib.nullcontext()
+    )
     try:
-        server.run(sockets=[listener] if listener is not None else None)
+        with publishing:
+            server.run(sockets=[listener] if listener is not None else None)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

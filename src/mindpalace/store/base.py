@@ -146,6 +146,11 @@ class Store(Protocol):
         where recall runs; cheap where the store keeps the count)."""
         ...
 
+    def disk_bytes(self) -> int:
+        """The bytes the palace takes in storage: a SQLite file's pages and
+        its write-ahead log; a PostgreSQL database's size."""
+        ...
+
     def close(self) -> None:
         """Release connections. Idempotent."""
         ...

@@ -341,6 +341,12 @@ class PostgresStore(DatabaseDense, ScopeKeyTextSearch, SqlStore):
         """The database URL, password redacted."""
         return self._location
 
+    def disk_bytes(self) -> int:
+        """The database's size (a palace is one database)."""
+        with self._read() as cur:
+            row = cur.execute("SELECT pg_database_size(current_database())").fetchone()
+        return int(row[0]) if row is not None else 0
+
     @contextmanager
     def _connection(self) -> Iterator[psycopg.Connection[Any]]:
         try:

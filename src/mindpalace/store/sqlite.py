@@ -7,6 +7,7 @@ the busy timeout, so concurrent writers lose nothing and never deadlock.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 import time
@@ -290,6 +291,17 @@ class SQLiteStore(PartitionedTextSearch, SqlStore):
             except sqlite3.OperationalError:
                 return False
         return row is not None and int(row[0]) == 0
+
+    def disk_bytes(self) -> int:
+        """The file's pages (in use or free) and its write-ahead log."""
+        with self._read() as cur:
+            pages = int(cur.execute("PRAGMA page_count").fetchone()[0])
+            page_size = int(cur.execute("PRAGMA page_size").fetchone()[0])
+        try:
+            wal = os.stat(f"{self._path}-wal").st_size if self._path != ":memory:" else 0
+        except OSError:  # no log at the moment (checkpointed and removed)
+            wal = 0
+        return pages * page_size + wal
 
     def integrity_check(self, *, quick: bool = False) -> str:
         """``PRAGMA integrity_check`` (``quick_check`` with ``quick``: no
