@@ -163,3 +163,35 @@ MARKUP = [
     "<svg><script>window.__pwned=1</script></svg>",
     '<noscript><p title="</noscript><img src=x onerror=window.__pwned=1>">',
 ]
+
+# Session cookie values no server gave out: altered, truncated, oversized,
+# markup, control characters, separators (``ui.sessions`` answers each with
+# "no session"; the forged-from-a-real-cookie ones are made in the tests).
+FORGED_COOKIES = [
+    "",
+    ".",
+    "..",
+    "\x00.\x00",
+    "x" * 100_000,
+    "e30." + "A" * 43,  # "{}" under a made-up signature
+    "eyJzIjoieCIsImEiOiJib2IiLCJtIjp0cnVlLCJlIjo5OTk5OTk5OTk5fQ.",  # no signature
+    "eyJzIjoieCJ9.%00",
+    "\ud800.\udc00",
+    "\u202e.\u2028",
+    *MARKUP[:4],
+]
+
+# What a login form may be sent as a token: each is a failed login (401, or
+# 429 once over the limit), never an error of the server.
+LOGIN_GUESSES = [
+    "",
+    " ",
+    "\x00",
+    "alice-token\x00",
+    "alice-tokenx",
+    "Bearer alice-token",
+    "x" * 100_000,
+    "\u202ealice-token",
+    "%00",
+    *MARKUP[:3],
+]

@@ -158,11 +158,87 @@ def test_an_own_visible_id_is_skipped_and_supersession_follows_a_new_id(
     )
     assert (report.inserted, report.skipped) == (2, 1)
     assert ann.get(mine.id).content == "ann's note"
-    old = ann.get("mem_01OLDER00000000000000000000")
-    new = [m for m in ann.engine.store.iter_memories(ann.scope) if m.content == "new fact"]
-    assert len(new) == 1 and new[0].id != hidden.id
-    assert old.superseded_by == new[0].id  # the link follows the record, not bob's memory
+    stored = {m.content: m for m in ann.engine.store.iter_memories(ann.scope)}
+    old, new = stored["old fact"], stored["new fact"]
+    # The palace holds bob's memory: both records got new ids, fresh or not.
+    assert {old.id, new.id}.isdisjoint({hidden.id, "mem_01OLDER00000000000000000000"})
+    assert old.superseded_by == new.id  # the link follows the record, not bob's memory
     assert bob.get(hidden.id) == hidden
+
+
+def _imported_ids(palace: Palace, lines: list[str]) -> tuple[tuple[int, int], set[str]]:
+    report = palace.import_jsonl(lines)
+    return (report.inserted, report.skipped), {
+        m.id for m in palace.engine.store.iter_memories(palace.scope)
+    }
+
+
+@pytest.mark.parametrize("peer", [False, True], ids=["agent", "peer"])
+def test_an_import_answers_alike_for_a_hidden_id_and_an_unknown_one(
+    make_palace: Callable[..., Palace], tmp_path: Path, peer: bool
+) -> None:
+    """No oracle: a record, entity or erasure receipt under another scope's
+    id and one under an id nobody has are imported alike: the same report,
+    new ids for both, nothing else changed; the importer finds neither id."""
+    bob = make_palace("bob")
+    secret = bob.remember("Bob's vault code is 4321, Alice Chen knows it")
+    bob.forget(bob.remember("bob's scratch").id, hard=True)  # leaves a receipt
+    receipt = bob.erasures()[0]
+    entity = next(iter(bob.engine.store.entities_of([secret.id], bob.scope)[secret.id]))
+    channel = "peer:1" if peer else None
+    ann = make_palace("ann", channel=channel, peer=peer)
+
+    def lines(memory_id: str, entity_id: str, receipt_id: str, name: str) -> list[str]:
+        """An export of ann's (a note naming ``name``, an erasure receipt),
+        made in a palace of its own, its ids replaced by those given."""
+        with Palace(
+            tmp_path / f"{name}.db", agent_id="ann", channel=channel, peer=peer or None
+        ) as scratch:
+            note = scratch.remember(f"The report names {name} as its author")
+            scratch.forget(scratch.remember(f"{name} scratch").id, hard=True)
+            mentioned = scratch.engine.store.entities_of([note.id], scratch.scope)[note.id]
+            named = next(e for e in mentioned if e.name == name)
+            out = io.StringIO()
+            scratch.export_jsonl(out)
+            text = out.getvalue()
+            for old, new in (
+                (note.id, memory_id),
+                (named.id, entity_id),
+                (scratch.erasures()[0].id, receipt_id),
+            ):
+                text = text.replace(old, new)
+        return text.splitlines()
+
+    hidden_lines = lines(secret.id, entity.id, receipt.id, "Alice Chen")
+    fresh_ids_named = ("mem_01FRESH000000000000000000", "ent_01FRESH", "era_01FRESH")
+    fresh_lines = lines(*fresh_ids_named, "Bruno Diaz")
+    hidden_report, _ = _imported_ids(ann, hidden_lines)
+    fresh_report, all_ids = _imported_ids(ann, fresh_lines)
+    assert hidden_report == fresh_report == (1, 0)
+    assert secret.id not in all_ids and fresh_ids_named[0] not in all_ids
+    receipts = {r.id for r in ann.erasures()}
+    assert len(receipts) == 2 and {receipt.id, "era_01FRESH"}.isdisjoint(receipts)
+    out = io.StringIO()
+    ann.export_jsonl(out)
+    exported = out.getvalue()
+    for named in (secret.id, entity.id, receipt.id, *fresh_ids_named):
+        assert named not in exported
+    # Importing the same lines again adds nothing, hidden or fresh alike.
+    again = [_imported_ids(ann, hidden_lines)[0], _imported_ids(ann, fresh_lines)[0]]
+    assert again == [(0, 1), (0, 1)]
+    assert len(ann.erasures()) == 2
+    assert bob.get(secret.id) == secret and bob.erasures() == [receipt]
+
+
+def test_a_backup_into_a_palace_of_its_own_keeps_its_ids(
+    make_palace: Callable[..., Palace],
+) -> None:
+    """With nothing else in the palace there is nothing to hide: a scoped
+    restore keeps every id."""
+    ann = make_palace("ann")
+    line = _record("mem_01KEPT0000000000000000000", "ann", "kept as it was")
+    assert ann.import_jsonl([line]).inserted == 1
+    assert ann.get("mem_01KEPT0000000000000000000").content == "kept as it was"
 
 
 def test_a_skill_larger_than_the_metadata_cap_round_trips(palace: Palace, tmp_path: Path) -> None:

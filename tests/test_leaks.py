@@ -564,14 +564,32 @@ def leak_machine(world_factory: Callable[[], World]) -> type[RuleBasedStateMachi
             for memory, token in zip(stored, tokens, strict=True):
                 self._stored(memory, token, conversation=True)
 
-        @rule(writer=readers, owner=st.sampled_from(AGENTS), scope=scopes, word=words)
+        @rule(
+            writer=readers,
+            owner=st.sampled_from(AGENTS),
+            scope=scopes,
+            word=words,
+            pick=st.one_of(st.none(), picks),
+        )
         def import_record(
-            self, writer: Reader, owner: str, scope: tuple[str, str | None], word: str
+            self,
+            writer: Reader,
+            owner: str,
+            scope: tuple[str, str | None],
+            word: str,
+            pick: int | None,
         ) -> None:
+            """An import under a fresh id, or under a stored memory's id
+            (``pick``: any scope's): the report and what is stored never
+            tell whether a memory outside the writer's view has the id."""
             Counter.operations += 1
             token = self._token()
+            taken = self._pick(pick) if pick is not None else None
+            own = taken is not None and taken.agent == writer.agent and visible(taken, writer)
+            if own:
+                return  # an own memory's id: skipped (test_export covers it)
             record = {
-                "id": f"mem_import_{next(Counter.tokens)}",
+                "id": taken.id if taken is not None else f"mem_import_{next(Counter.tokens)}",
                 "agent_id": owner,
                 "content": f"{token} {word} imported",
                 "created_at": "2025-01-01T00:00:00+00:00",
@@ -585,8 +603,23 @@ def leak_machine(world_factory: Callable[[], World]) -> type[RuleBasedStateMachi
                     palace.import_jsonl([json.dumps(record)])
                 return
             report = palace.import_jsonl([json.dumps(record)])
-            assert report.inserted == 1
-            self._stored(palace.get(record["id"]), token)
+            assert (report.inserted, report.skipped) == (1, 0)
+            found = [
+                m
+                for m in palace.engine.store.iter_memories(palace.scope)
+                if m.content == record["content"]
+            ]
+            assert len(found) == 1
+            hidden = any(
+                not (rec.agent == writer.agent and visible(rec, writer))
+                for rec in self.world.recs.values()
+            )
+            if hidden or taken is not None:  # new ids for all, taken or not
+                assert found[0].id != record["id"]
+            if taken is not None:  # the memory that has the id is still its owner's
+                owner_view = self.world.palace(Reader(taken.agent, channel=taken.channel))
+                assert owner_view.get(taken.id).agent_id == taken.agent
+            self._stored(found[0], token)
 
         @rule(writer=readers, channel=st.sampled_from(CHANNELS), word=words)
         def peer_writes_elsewhere(self, writer: Reader, channel: str | None, word: str) -> None:

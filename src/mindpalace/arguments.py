@@ -24,6 +24,8 @@ from mindpalace.server.limits import (
     DEFAULT_HEADER_TIMEOUT,
     DEFAULT_KEEP_ALIVE,
     DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_PIPELINED,
+    DEFAULT_SEND_TIMEOUT,
 )
 
 __all__ = ["build_parser"]
@@ -467,8 +469,8 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
         "--max-connections",
         type=int,
         default=DEFAULT_MAX_CONNECTIONS,
-        help="open connections at most; at the cap, the one waiting longest for a request"
-        f" is closed ({DEFAULT_MAX_CONNECTIONS})",
+        help="open connections at most; at the cap, the one waiting longest on its client"
+        f" (for a request, or to read an answer) is closed ({DEFAULT_MAX_CONNECTIONS})",
     )
     p.add_argument(
         "--header-timeout",
@@ -488,6 +490,20 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
         type=int,
         default=DEFAULT_KEEP_ALIVE,
         help=f"seconds an idle connection is kept open between requests ({DEFAULT_KEEP_ALIVE})",
+    )
+    p.add_argument(
+        "--send-timeout",
+        type=float,
+        default=DEFAULT_SEND_TIMEOUT,
+        help="seconds an answer may wait on a client that reads none of it, else the"
+        f" connection is dropped ({DEFAULT_SEND_TIMEOUT:g})",
+    )
+    p.add_argument(
+        "--max-pipelined",
+        type=int,
+        default=DEFAULT_MAX_PIPELINED,
+        help="requests sent ahead of their answers (pipelined) answered in a row, then the"
+        f" connection is closed ({DEFAULT_MAX_PIPELINED})",
     )
 
     p = command(

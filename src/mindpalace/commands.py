@@ -341,12 +341,7 @@ def _serve(palace: Palace, args: argparse.Namespace) -> Any:
     check_limit(args.threads, low=1, high=256, field="threads")
     check_limit(args.workers, low=1, high=64, field="workers")
     check_limit(args.max_body, low=1024, high=1 << 31, field="max_body")
-    limits = ConnectionLimits(
-        max_connections=args.max_connections,
-        header_timeout=args.header_timeout,
-        body_timeout=args.body_timeout,
-        keep_alive=args.keep_alive,
-    )
+    limits = _limits(args)
     if args.auth == "none" and not is_loopback(args.host):
         raise ValidationError(
             "auth", "none", reason=f"--auth none is refused on non-loopback host {args.host}"
@@ -374,6 +369,17 @@ def _serve(palace: Palace, args: argparse.Namespace) -> Any:
         threads=args.threads,
         limits=limits,
         tools=args.tools,
+    )
+
+
+def _limits(args: argparse.Namespace) -> ConnectionLimits:
+    return ConnectionLimits(
+        max_connections=args.max_connections,
+        header_timeout=args.header_timeout,
+        body_timeout=args.body_timeout,
+        keep_alive=args.keep_alive,
+        send_timeout=args.send_timeout,
+        max_pipelined=args.max_pipelined,
     )
 
 
@@ -409,12 +415,7 @@ def _serve_worker(args: argparse.Namespace, listener: socket.socket) -> None:
             port=args.port,
             max_body=args.max_body,
             threads=args.threads,
-            limits=ConnectionLimits(
-                max_connections=args.max_connections,
-                header_timeout=args.header_timeout,
-                body_timeout=args.body_timeout,
-                keep_alive=args.keep_alive,
-            ),
+            limits=_limits(args),
             tools=args.tools,
             listener=listener,
             metrics_folder=MetricsFolder(args.metrics_folder),

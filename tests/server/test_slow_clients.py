@@ -1,5 +1,6 @@
 """Slow and stalled clients against a real ``mindpalace serve`` (raw sockets):
-they cannot hold connections forever nor starve a legitimate client.
+they cannot hold connections forever nor starve a legitimate client, whether
+they send slowly or read slowly.
 
 The server runs with small limits (1 s deadlines, 40 connections) and, for
 the starvation test, 256 file descriptors, so that stalled connections
@@ -14,6 +15,8 @@ from collections.abc import Callable, Iterator
 from urllib.parse import urlsplit
 
 import pytest
+
+from bench.slow_clients import Attack, legitimate_latencies, percentile
 
 from .conftest import Server, start_server
 
@@ -148,8 +151,70 @@ def test_at_the_cap_the_longest_waiting_connection_gives_way(
             sock.close()
 
 
+def test_slow_readers_and_senders_do_not_starve_a_legitimate_client(
+    fresh_server: Callable[..., Server],
+) -> None:
+    """60 connections pipelining 3,000 ``GET /login`` each and reading none
+    of the answers, and 60 sending headers a byte at a time, all reopened
+    when closed, against a cap of 40: a client that sends its request at
+    once and reads the answer is still served, within a second."""
+    running = fresh_server("--max-connections", "40")
+    address = urlsplit(running.url)
+    assert address.hostname is not None and address.port is not None
+    with Attack(address.hostname, address.port, readers=60, senders=60) as attack:
+        time.sleep(1.5)  # every reader has sent its requests, the cap is reached
+        took = legitimate_latencies(running.url, "alice-token", 20)
+    assert attack.reopened > 0  # the attackers were closed, and came back
+    assert max(took) < 5, took  # none failed (a failure counts as the 5 s timeout)
+    assert percentile(took, 0.95) <= 1.0, took
+
+
+LOGIN = b"GET /login HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+
+
+def test_a_pipelining_connection_gets_a_bounded_number_of_answers(
+    fresh_server: Callable[..., Server],
+) -> None:
+    """Requests sent ahead of their answers are answered ``--max-pipelined``
+    in a row; then the connection is closed, the rest unanswered."""
+    running = fresh_server("--max-pipelined", "5")
+    with stalled(running, LOGIN * 50) as sock:
+        received = until_closed(sock)
+    assert received.count(b"HTTP/1.1 200 OK") == 5
+    with running.client() as client:  # one request at a time is no pipelining
+        for _ in range(8):
+            assert client.get("/v1/stats").status_code == 200
+
+
+def test_a_connection_that_reads_nothing_is_dropped_after_the_send_timeout(
+    fresh_server: Callable[..., Server],
+) -> None:
+    """A client that reads none of its answers is dropped once the send
+    buffer has stayed full for ``--send-timeout`` seconds."""
+    running = fresh_server("--send-timeout", "1", "--max-pipelined", "10000")
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    address = urlsplit(running.url)
+    sock.connect((address.hostname, address.port))
+    with sock:
+        # 10 MB of answers: more than the kernel's buffers on both sides hold.
+        sock.sendall(b"GET /static/app.css HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" * 1500)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 8)
+            if info[0] != 1:  # no longer established: the server reset it
+                break
+            time.sleep(0.1)
+        else:
+            raise AssertionError("a client that reads nothing was never dropped")
+
+
 def test_limit_options_are_checked(fresh_server: Callable[..., Server]) -> None:
     with pytest.raises(AssertionError, match="header_timeout must be a number of seconds"):
         fresh_server("--header-timeout", "0")
+    with pytest.raises(AssertionError, match="send_timeout must be a number of seconds"):
+        fresh_server("--send-timeout", "-1")
+    with pytest.raises(AssertionError, match="max_pipelined must be an integer from 1"):
+        fresh_server("--max-pipelined", "0")
     with pytest.raises(AssertionError, match=r"--max-connections 1000 needs 2064 file desc"):
         fresh_server("--max-connections", "1000", files=256)

@@ -30,8 +30,10 @@ Shutdown (SIGINT/SIGTERM) stops accepting connections and lets in-flight
 requests finish before the palace is closed, so an acknowledged write is
 committed and nothing in flight is cut.
 
-Slow clients: a request's headers and body must arrive within deadlines,
-and connections are capped, stalled ones giving way first (``guard``).
+Slow clients: a request's headers and body must arrive within deadlines, a
+client must read its answers within one, pipelined requests are answered a
+few in a row, and connections are capped, those waiting longest on their
+client giving way first (``guard``).
 """
 
 from __future__ import annotations

@@ -16,6 +16,8 @@ __all__ = [
     "DEFAULT_HEADER_TIMEOUT",
     "DEFAULT_KEEP_ALIVE",
     "DEFAULT_MAX_CONNECTIONS",
+    "DEFAULT_MAX_PIPELINED",
+    "DEFAULT_SEND_TIMEOUT",
     "RESERVED_FILES",
     "ConnectionLimits",
     "ensure_files",
@@ -25,6 +27,8 @@ DEFAULT_MAX_CONNECTIONS = 256
 DEFAULT_HEADER_TIMEOUT = 10.0
 DEFAULT_BODY_TIMEOUT = 30.0  # 1 MiB (the largest body) at 35 KB/s
 DEFAULT_KEEP_ALIVE = 5
+DEFAULT_SEND_TIMEOUT = 30.0  # a client that reads nothing for this long is dropped
+DEFAULT_MAX_PIPELINED = 16  # browsers and HTTP libraries send none ahead
 # Descriptors the server needs besides its connections: the palace file and
 # its WAL, the model, the listening socket, the event loop, standard streams.
 RESERVED_FILES = 64
@@ -49,14 +53,21 @@ def _seconds(value: object, field: str) -> float:
 
 @dataclass(frozen=True, slots=True)
 class ConnectionLimits:
-    """How long a client may take to send a request, and how many
-    connections are served at once.
+    """How long a client may take to send a request and to read its
+    answer, how many requests it may send ahead, and how many connections
+    are served at once.
 
     Attributes:
         max_connections: open connections at most (each holds a descriptor).
         header_timeout: seconds for a request's headers to arrive.
         body_timeout: seconds for its body to arrive, after the headers.
         keep_alive: seconds an idle connection is kept between requests.
+        send_timeout: seconds a response may wait on a client that reads
+            none of it (the server's send buffer full), before the
+            connection is dropped.
+        max_pipelined: requests a connection may send ahead of their
+            answers (pipelined) that are answered in a row; then it is
+            closed, its other requests unanswered.
 
     Raises:
         ValidationError: a value out of range.
@@ -66,6 +77,8 @@ class ConnectionLimits:
     header_timeout: float = DEFAULT_HEADER_TIMEOUT
     body_timeout: float = DEFAULT_BODY_TIMEOUT
     keep_alive: int = DEFAULT_KEEP_ALIVE
+    send_timeout: float = DEFAULT_SEND_TIMEOUT
+    max_pipelined: int = DEFAULT_MAX_PIPELINED
 
     @property
     def backlog(self) -> int:
@@ -84,6 +97,8 @@ class ConnectionLimits:
         _seconds(self.header_timeout, "header_timeout")
         _seconds(self.body_timeout, "body_timeout")
         check_limit(self.keep_alive, low=1, high=int(MAX_TIMEOUT), field="keep_alive")
+        _seconds(self.send_timeout, "send_timeout")
+        check_limit(self.max_pipelined, low=1, high=10_000, field="max_pipelined")
 
 
 def ensure_files(limits: ConnectionLimits) -> None:

@@ -555,6 +555,16 @@ class Store(Protocol):
         """A palace_meta counter, or None."""
         ...
 
+    # -- palace-wide values (store/meta_sql.py) -------------------------------------
+
+    def keep_meta(self, values: Mapping[str, int]) -> dict[str, int]:
+        """Store the values whose keys are not stored yet; what is stored after."""
+        ...
+
+    def put_meta(self, key: str, value: int, *, drop_below: tuple[str, int] | None = None) -> None:
+        """Store a value; optionally drop a prefix's values under a limit."""
+        ...
+
     def agents(self) -> list[str]:
         """Every agent that owns a memory."""
         ...

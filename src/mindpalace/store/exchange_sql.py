@@ -16,6 +16,7 @@ from collections.abc import Callable, Collection, Mapping
 from datetime import datetime
 from typing import Any
 
+from mindpalace.ids import IdGenerator
 from mindpalace.models import Scope
 from mindpalace.store.core import Cursor, SqlCore
 from mindpalace.store.exchange_rows import (
@@ -31,7 +32,7 @@ from mindpalace.store.exchange_rows import (
     SignalRecord,
     SkillRecord,
 )
-from mindpalace.store.fragments import in_list
+from mindpalace.store.fragments import in_list, scope_clause
 from mindpalace.store.graph_sql import GraphSql
 
 __all__ = ["ExchangeSql"]
@@ -51,6 +52,38 @@ def _channels(scope: Scope) -> set[str]:
 
 class ExchangeSql(SqlCore):
     """The export/import part of ``SqlStore`` for everything but memories."""
+
+    _receipt_ids = IdGenerator("era_")
+
+    def _holds_outside(self, cur: Cursor, scope: Scope) -> bool:
+        """Whether the palace holds a memory, entity or erasure receipt that is
+        not ``scope``'s own to see (another agent's, or its own of another
+        channel). A scoped import into such a palace gives what it writes
+        new ids, whatever ids the file names: keeping an id only when no
+        hidden row has it would tell the importer which ids hidden rows
+        have. Into a palace holding nothing else (and for the management
+        view, which sees everything) ids are kept, so a backup restores as
+        it was."""
+        if scope.unscoped:
+            return False
+        channels = sorted(_channels(scope))
+        for table, alias in (("memories", "m"), ("entities", "e")):
+            where, params = scope_clause(scope, alias)
+            if self._exec(
+                cur,
+                f"SELECT 1 FROM {table} {alias} WHERE {alias}.agent_id <> ?"
+                f" OR NOT COALESCE(({where}), FALSE) LIMIT 1",
+                [scope.agent_id, *params],
+            ).fetchone():
+                return True
+        return bool(
+            self._exec(
+                cur,
+                f"SELECT 1 FROM erasures r WHERE r.agent_id <> ?"
+                f" OR NOT ({in_list('r.channel', channels)}) LIMIT 1",
+                [scope.agent_id, *channels],
+            ).fetchone()
+        )
 
     # -- export -----------------------------------------------------------------------
 
@@ -211,10 +244,13 @@ class ExchangeSql(SqlCore):
         resolved: Mapping[str, str],
         inserted: Collection[str],
         now: datetime,
+        renew: bool = False,
     ) -> None:
         """Write ``records`` about the memories this import inserted
         (``inserted``: their ids in the file; ``resolved``: file id -> stored
-        id, for every memory of the file). What is already stored stays."""
+        id, for every memory of the file). What is already stored stays.
+        ``renew``: entities and erasure receipts written get new ids
+        (``_holds_outside``)."""
         seq_of = self._memory_seqs(cur, sorted(set(resolved.values())))
 
         def seq(memory_id: str | None) -> int | None:
@@ -241,7 +277,7 @@ class ExchangeSql(SqlCore):
                 " updated_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 (src, dst, link.kind, link.weight, link.created_at, link.updated_at),
             )
-        self._import_graph(cur, records, seq=seq, inserted=inserted, now=now)
+        self._import_graph(cur, records, seq=seq, inserted=inserted, now=now, renew=renew)
         for signal in records.signals:
             self._import_signal(
                 cur,
@@ -272,12 +308,24 @@ class ExchangeSql(SqlCore):
             )
 
         for receipt in records.erasures:
+            receipt_id = receipt.id
+            if renew:
+                # Present means: the importer's own receipt of that id, or
+                # of the same erasure (its time and digest).
+                if self._exec(
+                    cur,
+                    "SELECT 1 FROM erasures WHERE agent_id = ? AND channel = ?"
+                    " AND (id = ? OR (at = ? AND digest = ?))",
+                    (receipt.agent_id, receipt.channel, receipt.id, receipt.at, receipt.digest),
+                ).fetchone():
+                    continue
+                receipt_id = self._receipt_ids.next(now)
             self._exec(
                 cur,
                 "INSERT INTO erasures (id, at, agent_id, channel, selection, counts, digest)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
                 (
-                    receipt.id,
+                    receipt_id,
                     receipt.at,
                     receipt.agent_id,
                     receipt.channel,
@@ -338,9 +386,11 @@ class ExchangeSql(SqlCore):
         seq: Callable[[str | None], int | None],
         inserted: Collection[str],
         now: datetime,
+        renew: bool,
     ) -> None:
         """Entities (an entity of the same scope and name already stored is
-        used as it is), then the inserted memories' mentions and relations,
+        used as it is; one written gets a new id when its id is taken, or
+        with ``renew``), then the inserted memories' mentions and relations,
         and the co-occurrence edges between entities this import created."""
         entity_seq: dict[str, int] = {}
         created: set[str] = set()
@@ -355,7 +405,10 @@ class ExchangeSql(SqlCore):
             if row is not None:
                 entity_seq[entity.id] = int(row[0])
                 continue
-            taken = self._exec(cur, "SELECT 1 FROM entities WHERE id = ?", (entity.id,)).fetchone()
+            taken = (
+                renew
+                or self._exec(cur, "SELECT 1 FROM entities WHERE id = ?", (entity.id,)).fetchone()
+            )
             key = GraphSql._entity_ids.next(now) if taken else entity.id
             row = self._exec(
                 cur,

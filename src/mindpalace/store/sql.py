@@ -47,6 +47,7 @@ from mindpalace.store.fragments import (
 )
 from mindpalace.store.graph_sql import EntityLookup, GraphSql, LinkWrites
 from mindpalace.store.inspect_sql import InspectSql
+from mindpalace.store.meta_sql import MetaSql
 from mindpalace.store.reads_sql import ReadsSql
 from mindpalace.store.recall_sql import RecallSql
 from mindpalace.store.relations_sql import RelationsSql
@@ -106,6 +107,7 @@ class SqlStore(
     GraphSql,
     RelationsSql,
     UpkeepSql,
+    MetaSql,
     SkillsSql,
     SignalStore,
     ExchangeSql,
@@ -501,10 +503,12 @@ class SqlStore(
         any stored id, for a management scope), an id earlier in the batch,
         or the scoped content hash of a stored memory. A stored id that is
         not present so (another agent's memory, or one outside the scope's
-        channel) is answered as an unknown id is: the memory is inserted
-        under ``new_id()`` (other records of the batch that name the id in
-        ``superseded_by`` follow it), and the stored one is neither changed
-        nor shown."""
+        channel) is answered as an unknown id is: when the palace holds
+        anything outside the scope (``ExchangeSql._holds_outside``), every
+        memory a scoped import inserts gets ``new_id()``, whether its id is
+        stored or not (other records of the batch that name it follow), so
+        nothing the import does or stores tells whether a hidden memory has
+        an id; the stored one is neither changed nor shown."""
         hashes = embed_hashes or {}
         found = mentions or {}
         stated = relations or {}
@@ -519,7 +523,9 @@ class SqlStore(
             known = self._existing(cur, batch)
             stored = set(self._get_all(cur, [m.id for m in batch]))
             own = self._own_visible(cur, sorted(stored), scope)
-            renamed = {key: new_id() for key in sorted(stored - own)}
+            renew = self._holds_outside(cur, scope)
+            fresh = stored - own if not renew else dict.fromkeys(m.id for m in batch).keys() - own
+            renamed = {key: new_id() for key in sorted(fresh)}
             seen: set[str] = set()
             resolved: dict[str, str] = {}  # id in the batch -> id stored
             links = LinkWrites(to_epoch(when))
@@ -546,7 +552,9 @@ class SqlStore(
                 inserted += 1
             self._write_links(cur, links)
             if records is not None:
-                self._import_records(cur, records, resolved=resolved, inserted=seen, now=when)
+                self._import_records(
+                    cur, records, resolved=resolved, inserted=seen, now=when, renew=renew
+                )
         return ImportReport(inserted=inserted, skipped=skipped)
 
     def _own_visible(self, cur: Cursor, memory_ids: Sequence[str], scope: Scope) -> set[str]:

@@ -50,6 +50,7 @@ from mindpalace.ui import pages
 from mindpalace.ui.layout import Ctx, Page, Redirect, error_page, render
 from mindpalace.ui.pages import PageFunction
 from mindpalace.ui.sessions import COOKIE, OneTimeTokens, Session, Sessions, same_token
+from mindpalace.ui.throttle import LoginThrottle
 
 __all__ = ["CSP", "SecurityHeaders", "build_ui"]
 
@@ -138,8 +139,11 @@ class _Inspector:
         tokens: TokenTable,
         sessions: Sessions,
         one_time: OneTimeTokens | None,
+        *,
         login_form: bool,
+        throttle: LoginThrottle,
     ) -> None:
+        self.throttle = throttle
         self.pool = pool
         self.tokens = tokens
         self.sessions = sessions
@@ -150,10 +154,10 @@ class _Inspector:
 
     # -- sessions ----------------------------------------------------------------------
 
-    def start(self, caller: Caller, request: Request, to: str = "/memories") -> Response:
+    async def start(self, caller: Caller, request: Request, to: str = "/memories") -> Response:
         """Open a session for ``caller``, set its cookie, and go to ``to``
         (a redirect, so no token stays in the address bar or the history)."""
-        cookie, _ = self.sessions.open(caller)
+        cookie, _ = await anyio.to_thread.run_sync(self.sessions.open, caller)
         response = RedirectResponse(to, status_code=303)
         response.set_cookie(
             _cookie_name(request),
@@ -166,23 +170,37 @@ class _Inspector:
         response.headers["cache-control"] = "no-store"
         return response
 
-    def session_of(self, request: Request) -> Session | None:
-        return self.sessions.get(request.cookies.get(_cookie_name(request)))
+    async def session_of(self, request: Request) -> Session | None:
+        """The request's live session (read in a worker thread: the palace
+        keeps the sessions logged out)."""
+        cookie = request.cookies.get(_cookie_name(request))
+        if not cookie:
+            return None
+        return await anyio.to_thread.run_sync(self.sessions.get, cookie)
 
     async def login(self, request: Request) -> Response:
         token = request.query_params.get("token")
+        address = request.client.host if request.client is not None else "unknown"
         if request.method == "GET" and token is not None:
+            wait = self.throttle.take(address)
+            if wait is not None:
+                return _too_many(wait)
             caller = self.one_time.redeem(token) if self.one_time is not None else None
             if caller is None:
                 return _refuse(403, "This link is used up or not valid: start the inspector again.")
-            return self.start(caller, request)
+            self.throttle.give_back(address)
+            return await self.start(caller, request)
         if self.tokens.anonymous is not None:
-            return self.start(Caller(self.tokens.anonymous), request)
+            return await self.start(Caller(self.tokens.anonymous), request)
         message = None
         if request.method == "POST":
             if not _same_origin(request):
                 return _refuse(403, "Cross-site request refused.")
             form = await request.form()
+            # Refused before the token is looked at: the answer says nothing of it.
+            wait = self.throttle.take(address)
+            if wait is not None:
+                return _too_many(wait)
             try:
                 caller = self.tokens.identify(
                     f"Bearer {_field(form, 'token')}", _field(form, "agent") or None
@@ -190,18 +208,21 @@ class _Inspector:
             except AuthError as exc:
                 message = f"Not logged in: {exc}."
             else:
-                return self.start(caller, request)
+                self.throttle.give_back(address)
+                return await self.start(caller, request)
         page = pages.login_page(message, form=self.login_form)
         return _html(render(page, None), 401 if message else 200)
 
     async def logout(self, request: Request) -> Response:
-        session = self.session_of(request)
+        session = await self.session_of(request)
         if request.method != "POST" or session is None or not _same_origin(request):
             return RedirectResponse("/login", status_code=303)
         form = await request.form()
         if not same_token(_field(form, "csrf"), session.csrf):
             return _refuse(403, "Missing or stale form token.")
-        self.sessions.close(request.cookies.get(_cookie_name(request)))
+        await anyio.to_thread.run_sync(
+            self.sessions.close, request.cookies.get(_cookie_name(request))
+        )
         response = RedirectResponse("/login", status_code=303)
         response.delete_cookie(_cookie_name(request), path="/")
         return response
@@ -220,7 +241,7 @@ class _Inspector:
         """The route of a page (GET) or a write (POST: same origin, CSRF token)."""
 
         async def endpoint(request: Request) -> Response:
-            session = self.session_of(request)
+            session = await self.session_of(request)
             if session is None:
                 if write:
                     return _refuse(403, "Log in first.")
@@ -274,6 +295,15 @@ def _refuse(status: int, message: str) -> Response:
     return _html(render(error_page(status, message), None), status)
 
 
+def _too_many(wait: float) -> Response:
+    after = LoginThrottle.retry_after(wait)
+    response = _refuse(
+        429, f"Too many login attempts: try again in {after} s (failed attempts are limited)."
+    )
+    response.headers["retry-after"] = after
+    return response
+
+
 def build_ui(
     pool: PalacePool,
     tokens: TokenTable,
@@ -282,6 +312,7 @@ def build_ui(
     sessions: Sessions | None = None,
     one_time: OneTimeTokens | None = None,
     login_form: bool = True,
+    throttle: LoginThrottle | None = None,
 ) -> ASGIApp:
     """The inspector's ASGI app.
 
@@ -290,12 +321,22 @@ def build_ui(
         tokens: the bearer tokens the login form accepts (with ``--auth
             none``, every browser acts as the anonymous agent).
         host: the address served (a loopback one turns on the host check).
-        sessions: where browser sessions are kept (a new table by default).
+        sessions: how browser sessions are signed and ended (by default over
+            the pool's store, so every process serving the palace shares them).
         one_time: tokens a ``/login?token=`` link redeems (``mindpalace ui``).
         login_form: offer the bearer-token form (off for ``mindpalace ui``,
             whose only way in is its link).
+        throttle: how often a login may be tried (``throttle``; its defaults
+            when None).
     """
-    inspector = _Inspector(pool, tokens, sessions or Sessions(), one_time, login_form)
+    inspector = _Inspector(
+        pool,
+        tokens,
+        sessions or Sessions(pool.base.engine.store),
+        one_time,
+        login_form=login_form,
+        throttle=throttle or LoginThrottle(),
+    )
 
     async def home(request: Request) -> Response:
         return RedirectResponse("/memories", status_code=303)

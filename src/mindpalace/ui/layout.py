@@ -95,7 +95,13 @@ class Redirect:
 
 def error_page(status: int, message: str) -> Page:
     """A page that says what went wrong."""
-    titles = {400: "Invalid input", 401: "Log in", 403: "Not allowed", 404: "Not found"}
+    titles = {
+        400: "Invalid input",
+        401: "Log in",
+        403: "Not allowed",
+        404: "Not found",
+        429: "Slow down",
+    }
     title = titles.get(status, "Error")
     body = h(
         "section",
