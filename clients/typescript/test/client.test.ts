@@ -141,3 +141,30 @@ test("a server that cannot be reached is a typed error too", async () => {
   const nowhere = new MindpalaceClient({ url: "http://127.0.0.1:9", token: "x" });
   await assert.rejects(nowhere.stats(), refusal(0, "unreachable"));
 });
+
+test("the other operations answer with their result shapes", async () => {
+  const { memory } = await palace.remember(`Ann owns the ${run} Storage service`, { tags: [run] });
+  const feedback = await palace.feedback(memory.memory_id, { useful: true });
+  assert.deepEqual(feedback, { recorded: true, memory_id: memory.memory_id, useful: true });
+  assert.ok(Array.isArray((await palace.recent({ limit: 3 })).messages));
+  assert.ok(Array.isArray((await palace.search_messages(run, { limit: 3 })).messages));
+  assert.ok(Array.isArray((await palace.personal.search(run, { limit: 3 })).results));
+  const answers = [
+    await palace.family.what_do_i_know(run),
+    await palace.family.why_did_we(`pick ${run}`),
+    await palace.family.who_owns(`${run} Storage service`, { limit: 3 }),
+    await palace.family.depends_on(`${run} Storage service`, { direction: "dependents" }),
+    await palace.family.preflight(`change the ${run} Storage service`),
+  ];
+  for (const answer of answers) assert.ok(Array.isArray(answer.groups));
+  assert.ok(Array.isArray((await palace.skills.activate("deploy", { limit: 2 })).skills));
+  assert.ok(Array.isArray((await palace.skills.find("deploy,ops", { limit: 2 })).skills));
+  // The name travels in the path: its spaces arrive intact.
+  await assert.rejects(palace.skills.get(`no ${run} skill`), (thrown: unknown) => {
+    assert.ok(refusal(400, "invalid_argument")(thrown) && thrown instanceof MindpalaceError);
+    assert.match(thrown.message, new RegExp(`no skill named 'no ${run} skill'`));
+    return true;
+  });
+  const page = await palace.memories({ tags: [run], include_archived: true, limit: 1 });
+  assert.equal(page.memories.length, 1);
+});
