@@ -200,6 +200,7 @@ OUTPUT: dict[str, dict[str, Any]] = {
     "memory_list": _result(memories=_LIST, next_cursor=_TEXT),
     "memory_stats": _result(stats=_OBJECT),
     "memory_feedback": _result(recorded=_FLAG, memory_id=_TEXT, useful=_FLAG),
+    "memory_erase": _result(receipt=_OBJECT),
     "what_do_i_know": _ANSWER,
     "why_did_we": _ANSWER,
     "who_owns": _ANSWER,
