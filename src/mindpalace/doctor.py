@@ -19,6 +19,9 @@ for a problem, the command that fixes it. The checks:
 ``warm_cache``      the warm-index files beside a SQLite palace are readable
                     and this user's (a stale one is noted, not a problem:
                     it is never loaded, and replaced on the next save)
+``retention``       the retention rules, when retention last ran, and how many
+                    memories have outlived a rule (a problem when some have
+                    and no run happened in twice the background period)
 ``extra:NAME``      each optional extra, installed or not (informational:
                     always ``ok``; ``fix`` installs a missing one)
 =================== ==========================================================
@@ -34,6 +37,7 @@ from __future__ import annotations
 import shlex
 import sqlite3
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +46,7 @@ from mindpalace.config import Settings
 from mindpalace.embed import Embedder, LocalEmbedder, StaticEmbedder
 from mindpalace.engine import Engine
 from mindpalace.errors import ConfigError, EmbeddingError
+from mindpalace.models import Scope
 from mindpalace.retrieval import warm_cache
 from mindpalace.retrieval.indexing import vector_key
 from mindpalace.store.base import SERVER_SCHEMES, Store, redact_url
@@ -293,6 +298,34 @@ def check_warm_cache(engine: Engine) -> Check:
     return Check("warm_cache", not bad, detail, remove if bad else None)
 
 
+def check_retention(engine: Engine) -> Check:
+    """The retention rules, their last run, and what has outlived them."""
+    store = engine.store
+    rules = store.retention_rules(None)
+    if not rules:
+        return Check("retention", True, "no rule (memories are kept until erased)")
+    now = engine.clock()
+    due = {m.id for rule in rules for m in store.erasable(Scope.management(), rule.filters(now))}
+    ran = store.retention_ran_at()
+    last = (
+        "never ran"
+        if ran is None
+        else f"last ran {datetime.fromtimestamp(ran, timezone.utc):%Y-%m-%d %H:%M} UTC"
+    )
+    detail = f"{len(rules)} rules; {last}; {len(due)} memories have outlived their rule"
+    every = engine.settings.retention_every
+    late = ran is None or every == 0 or now.timestamp() - ran > 2 * every
+    if due and late:
+        detail += " (no long-running process applies the rules: run apply, or a server)"
+        return Check(
+            "retention",
+            False,
+            detail,
+            _command(store.location, "--all-agents retention apply --yes"),
+        )
+    return Check("retention", True, detail)
+
+
 def check_extras() -> list[Check]:
     """Each optional extra, installed or not (informational)."""
     checks = []
@@ -330,6 +363,7 @@ def examine(engine: Engine) -> DoctorReport:
         check_integrity(store),
         check_pending(engine),
         check_warm_cache(engine),
+        check_retention(engine),
         *check_extras(),
     ]
     return DoctorReport(store.location, tuple(checks))
