@@ -7,6 +7,7 @@ memories and an admin token any agent's."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.server.tools import select_tools
 
-from .conftest import start_server
+from .conftest import server_env, start_server
 from .test_mcp import assert_tool_error, http, run, stdio
 
 SETTINGS = Settings(embedder="hashing")
@@ -198,3 +199,24 @@ def test_mcp_http_erase_with_an_admin_token(tmp_path: Path) -> None:
     receipt = out["bobs"]
     assert isinstance(receipt, dict) and receipt["counts"]["memories"] == 1
     assert ids["bobs"] not in ids_of(db)
+
+
+def test_serve_applies_retention_rules_in_the_background(tmp_path: Path) -> None:
+    db = tmp_path / "palace.db"
+    with Palace(db, agent_id="alice", settings=SETTINGS) as alice:
+        alice.remember(
+            "Old heron chat", store="episodic", category="conversation", created_at="2020-01-01"
+        )
+        kept = alice.remember("Fresh heron chat", store="episodic", category="conversation")
+        alice.retention.set(30, store="episodic", category="conversation")
+    server = start_server(db, env=server_env(MINDPALACE_RETENTION_EVERY="1"))
+    try:
+        deadline = time.monotonic() + 30
+        while len(ids_of(db)) > 1 and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        assert server.stop() == 0
+    assert ids_of(db) == {kept.id}
+    with Palace(db, settings=SETTINGS, management=True) as admin:
+        (receipt,) = admin.erasures()
+    assert receipt.agent_id == "retention" and receipt.selection["kind"] == "retention"
