@@ -49,6 +49,7 @@ COMMANDS = [
     "forget",
     "erase",
     "erasures",
+    "retention",
     "update",
     "list",
     "stats",
@@ -718,6 +719,7 @@ def test_stats_counts(cli: Cli) -> None:
         "by_agent": {"default": 4},
         "schema_version": latest_version(),
         "path": str(cli.db),
+        "retention": [],  # the retention rules reaching these memories (tests/test_retention.py)
     }
 
     lesson = cli.json("list", "--category", "lesson")[0]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import secrets
 import string
 from collections.abc import Iterator
+from datetime import datetime, timezone
 from pathlib import Path
 
 import psycopg
@@ -120,6 +121,27 @@ def test_postgres_keeps_no_trace_in_tables_or_dead_tuples(postgres_url: str) -> 
         _erase_on_postgres(palace, url)
 
 
+def _pg_holding(url: str, secret: str) -> list[str]:
+    """The tables of the palace at ``url`` that hold a form of ``secret``."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        tables = [
+            str(r[0])
+            for r in conn.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+            ).fetchall()
+        ]
+        found = []
+        for table in tables:
+            for form in _forms(secret):
+                row = conn.execute(
+                    f"SELECT COUNT(*) FROM {table} t WHERE t::text LIKE %s",
+                    (f"%{form.decode()}%",),
+                ).fetchone()
+                if row and row[0]:
+                    found.append(table)
+        return sorted(set(found))
+
+
 def _erase_on_postgres(palace: Palace, url: str) -> None:
     secret = _secret()
     old = palace.remember(f"The vault word is {secret} for the north door", tags=["vault"])
@@ -128,23 +150,7 @@ def _erase_on_postgres(palace: Palace, url: str) -> None:
     palace.feedback(newest.id, useful=True)
 
     def holding() -> list[str]:
-        with psycopg.connect(url, autocommit=True) as conn:
-            tables = [
-                str(r[0])
-                for r in conn.execute(
-                    "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
-                ).fetchall()
-            ]
-            found = []
-            for table in tables:
-                for form in _forms(secret):
-                    row = conn.execute(
-                        f"SELECT COUNT(*) FROM {table} t WHERE t::text LIKE %s",
-                        (f"%{form.decode()}%",),
-                    ).fetchone()
-                    if row and row[0]:
-                        found.append(table)
-            return sorted(set(found))
+        return _pg_holding(url, secret)
 
     assert "memories" in holding()
     palace.forget(newest.id, hard=True)
@@ -154,3 +160,61 @@ def _erase_on_postgres(palace: Palace, url: str) -> None:
         for table in ERASED_TABLES:
             dead = conn.execute("SELECT dead_tuple_count FROM pgstattuple(%s)", (table,)).fetchone()
             assert dead is not None and dead[0] == 0, table
+
+
+# -- retention ---------------------------------------------------------------------
+
+_LONG_AGO = datetime(2020, 1, 1, tzinfo=timezone.utc)
+
+
+def _old_secrets(palace: Palace, secret: str) -> str:
+    """An old chat turn and an old note (two versions) holding ``secret``,
+    recalled and judged, beside fresh memories; the newest version's id."""
+    for n in range(10):
+        palace.remember(f"Fresh note number {n} about the garden", store="episodic")
+    palace.remember(
+        f"Ann: the gate code is {secret}",
+        store="episodic",
+        category="conversation",
+        session="s-1",
+        created_at=_LONG_AGO,
+    )
+    old = palace.remember(f"The vault word is {secret}", store="episodic", created_at=_LONG_AGO)
+    newer = palace.update(old.id, content=f"The vault word is still {secret}")
+    palace.recall(f"vault word {secret}")
+    palace.feedback(newer.id, useful=True)
+    return newer.id
+
+
+def test_no_byte_is_left_after_a_retention_run(folder: Path) -> None:
+    secret = _secret()
+    with _open(folder) as palace:
+        newest = _old_secrets(palace, secret)
+        # An update is a new version written now: age it, as time would.
+        with palace.store._write() as cur:  # type: ignore[attr-defined]
+            palace.store._exec(  # type: ignore[attr-defined]
+                cur, "UPDATE memories SET created_at = ? WHERE id = ?", (1577836800.0, newest)
+            )
+        index = palace.engine.semantic.wait_for_warm()
+        assert index is not None and warm_cache.save_text(palace.store, index)
+        assert "memories.db-warm/text.npz" in _holding(folder, secret)
+        palace.retention.set(30, store="episodic")
+        receipt = palace.retention.apply(confirm=True)
+        assert receipt.counts.memories == 3  # the turn and both versions of the note
+        assert _holding(folder, secret) == []  # open: WAL truncated, pages zeroed
+        assert len(palace.memories()) == 10
+    assert _holding(folder, secret) == []
+
+
+def test_postgres_keeps_no_trace_after_a_retention_run(postgres_url: str) -> None:
+    secret = _secret()
+    with Palace(postgres_url, agent_id="alice", settings=Settings(agent_id="alice")) as palace:
+        newest = _old_secrets(palace, secret)
+        with palace.store._write() as cur:  # type: ignore[attr-defined]
+            palace.store._exec(  # type: ignore[attr-defined]
+                cur, "UPDATE memories SET created_at = ? WHERE id = ?", (1577836800.0, newest)
+            )
+        assert "memories" in _pg_holding(postgres_url, secret)
+        palace.retention.set(30, store="episodic")
+        assert palace.retention.apply(confirm=True).counts.memories == 3
+        assert _pg_holding(postgres_url, secret) == []

@@ -153,6 +153,12 @@ def command_lines(ids: dict[str, str], tmp: Path) -> dict[str, list[list[str]]]:
             ["erase", "session", "retro-1", "--yes"],
         ],
         "erasures": [["erasures"]],
+        "retention": [
+            ["retention", "set", "7", "--store", "sensory"],
+            ["retention", "list"],
+            ["retention", "apply"],
+            ["retention", "apply", "--yes"],
+        ],
     }
 
 

@@ -50,7 +50,15 @@ def test_every_type_a_public_method_returns_is_exported() -> None:
         mindpalace.Engine,
         *(
             typing.get_type_hints(getattr(mindpalace.Palace, name).func)["return"]
-            for name in ("signals", "graph", "skills", "family", "personal", "timeline")
+            for name in (
+                "signals",
+                "graph",
+                "skills",
+                "family",
+                "personal",
+                "timeline",
+                "retention",
+            )
         ),
     ]
     returned: set[type] = set()

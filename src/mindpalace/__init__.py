@@ -58,6 +58,8 @@ if TYPE_CHECKING:
         SearchResults,
     )
     from mindpalace.receipts import ErasureTally, Receipt
+    from mindpalace.retention import Retention
+    from mindpalace.retention_rules import RetentionRule
     from mindpalace.retrieval.indexing import SemanticIndex
     from mindpalace.retrieval.pipeline import RecallOptions
     from mindpalace.retrieval.scorer import ScorerWeights
@@ -122,6 +124,8 @@ __all__ = [
     "RecallFilters",
     "RecallOptions",
     "Receipt",
+    "Retention",
+    "RetentionRule",
     "Scope",
     "ScorerWeights",
     "SearchResults",
@@ -196,6 +200,8 @@ _HOMES = {
     "SearchResults": "mindpalace.personal",
     "ErasureTally": "mindpalace.receipts",
     "Receipt": "mindpalace.receipts",
+    "Retention": "mindpalace.retention",
+    "RetentionRule": "mindpalace.retention_rules",
     "SemanticIndex": "mindpalace.retrieval.indexing",
     "RecallOptions": "mindpalace.retrieval.pipeline",
     "ScorerWeights": "mindpalace.retrieval.scorer",

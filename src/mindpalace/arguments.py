@@ -270,6 +270,47 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
     p = command("erasures", "The erasure log: receipts of past erasures, newest first.")
     p.add_argument("--limit", type=int, default=100, help="1-10000 (default 100)")
 
+    p = command(
+        "retention",
+        "Retention rules: how many days memories of a store, category, type or agent are"
+        " kept before they are erased.",
+    )
+    retention = p.add_subparsers(
+        dest="retention_command", required=True, metavar="RETENTION_COMMAND", help="what to do"
+    )
+
+    def retention_command(name: str, help_text: str) -> argparse.ArgumentParser:
+        return retention.add_parser(
+            name,
+            help=help_text,
+            description=help_text,
+            parents=[common],
+            epilog=epilog(f"retention {name}"),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+
+    q = retention_command(
+        "set", "Keep matching memories DAYS days, then erase them (the same match again: new days)."
+    )
+    q.add_argument("days", help="how many days after its creation a memory is kept (1-36500)")
+    q.add_argument("--store", help=f"only this store: {_values(StoreKind)}")
+    q.add_argument("--category", help=f"only this category: {_values(Category)}")
+    q.add_argument("--type", help=f"only this type: {_values(MemoryType)}")
+    q.add_argument(
+        "--for-agent", help="another agent's memories (management view; default: your own)"
+    )
+    q.add_argument(
+        "--every-agent", action="store_true", help="every agent's memories (management view)"
+    )
+    retention_command("list", "The rules that reach your memories (the management view: all).")
+    q = retention_command("remove", "Remove a rule (what it would have erased stays).")
+    q.add_argument("id", help="the rule's id (ret_...)")
+    q = retention_command(
+        "apply",
+        "Erase what the rules reach now, as one erasure with a receipt; a dry run unless --yes.",
+    )
+    q.add_argument("--yes", action="store_true", help="erase (without it nothing is written)")
+
     p = command("update", "Change a memory you own: a new version with a new id (printed).")
     p.add_argument("id", help="memory id")
     p.add_argument("--content", help="the new text ('-' reads standard input)")

@@ -16,13 +16,14 @@ import os
 import socket
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
-from mindpalace import plain, writing
+from mindpalace import plain, retention, writing
 from mindpalace.arguments import option_for
 from mindpalace.config import Settings, default_db_path
 from mindpalace.daemonctl import daemon_command
@@ -43,6 +44,7 @@ from mindpalace.models import (
 )
 from mindpalace.palace import Palace
 from mindpalace.progress import ProgressLine
+from mindpalace.retention_rules import parse_days, rule_key
 from mindpalace.retrieval.indexing import embed_text
 from mindpalace.retrieval.modes import check_mode
 from mindpalace.safety import one_line
@@ -53,7 +55,7 @@ from mindpalace.store import migrate
 from mindpalace.validation import check_limit, parse_json, utf8_lines
 from mindpalace.wire import palace_target
 
-__all__ = ["Opener", "run"]
+__all__ = ["Opener", "retention_job", "run"]
 
 Handler = Callable[[Palace, argparse.Namespace], Any]
 
@@ -326,11 +328,48 @@ def _skills(palace: Palace, args: argparse.Namespace) -> Any:
     return lib.consolidate()
 
 
+def _retention(palace: Palace, args: argparse.Namespace) -> Any:
+    rules, which = palace.retention, args.retention_command
+    if which == "set":
+        return rules.set(
+            parse_days(args.days),
+            store=args.store,
+            category=args.category,
+            type=args.type,
+            agent_id=args.for_agent,
+            every_agent=args.every_agent,
+        ).to_dict()
+    if which == "list":
+        return [rule.to_dict() for rule in rules.list()]
+    if which == "remove":
+        return rules.remove(args.id).to_dict()
+    return rules.apply(confirm=args.yes).to_dict()
+
+
+def _stats(palace: Palace, args: argparse.Namespace) -> Any:
+    """The counts, and the retention rules that reach what they count."""
+    return {
+        **palace.stats().to_dict(),
+        "retention": [rule.to_dict() for rule in palace.retention.list()],
+    }
+
+
+@contextmanager
+def retention_job(palace: Palace) -> Iterator[threading.Event]:
+    """Apply the retention rules in the background while the block runs
+    (``retention.background``), through the management view of ``palace``'s
+    engine as agent ``retention``; yields the event set after each run."""
+    job = Palace(engine=palace.engine, agent_id=retention.JOB_AGENT, management=True, peer=False)
+    with retention.background(job) as ran:
+        yield ran
+
+
 def _mcp(palace: Palace, args: argparse.Namespace) -> Any:
     require_extra()
     from mindpalace.server.mcp import run_stdio  # noqa: PLC0415 - optional extra
 
-    run_stdio(palace, args.tools)
+    with retention_job(palace):
+        run_stdio(palace, args.tools)
 
 
 def _serve(palace: Palace, args: argparse.Namespace) -> Any:
@@ -360,16 +399,17 @@ def _serve(palace: Palace, args: argparse.Namespace) -> Any:
         finally:
             folder.remove()
         return None
-    serve(
-        palace,
-        tokens=tokens,
-        host=args.host,
-        port=args.port,
-        max_body=args.max_body,
-        threads=args.threads,
-        limits=limits,
-        tools=args.tools,
-    )
+    with retention_job(palace):
+        serve(
+            palace,
+            tokens=tokens,
+            host=args.host,
+            port=args.port,
+            max_body=args.max_body,
+            threads=args.threads,
+            limits=limits,
+            tools=args.tools,
+        )
 
 
 def _limits(args: argparse.Namespace) -> ConnectionLimits:
@@ -404,7 +444,7 @@ def _serve_worker(args: argparse.Namespace, listener: socket.socket) -> None:
     from mindpalace.server.identity import load_tokens  # noqa: PLC0415
     from mindpalace.server.metering import MetricsFolder  # noqa: PLC0415
 
-    with _open(args) as palace:
+    with _open(args) as palace, retention_job(palace):
         tokens = load_tokens(
             args.auth, env_tokens=palace.settings.tokens, default_agent=palace.scope.agent_id
         )
@@ -451,7 +491,8 @@ _HANDLERS: dict[str, Handler] = {
     "erasures": lambda p, a: [r.to_dict() for r in p.erasures(limit=a.limit)],
     "list": _list,
     "update": _update,
-    "stats": lambda p, a: p.stats().to_dict(),
+    "stats": _stats,
+    "retention": _retention,
     "export": _export,
     "import": _import,
     "ingest": _ingest,
@@ -507,6 +548,12 @@ def _open(args: argparse.Namespace) -> Iterator[Palace]:
                 vectorjob.spawn(palace_target(where, os.environ, os.getcwd()))
 
 
+def _name(args: argparse.Namespace) -> str:
+    """The command as typed: ``skills get``, ``retention set``, ``recall``."""
+    sub = getattr(args, "skills_command", None) or getattr(args, "retention_command", None)
+    return " ".join(filter(None, (args.command, sub)))
+
+
 def _precheck(args: argparse.Namespace) -> None:
     """Validate what needs no palace before opening one, so a rejected
     command does not even create the database file."""
@@ -523,6 +570,9 @@ def _precheck(args: argparse.Namespace) -> None:
             parse_enum(MemoryKind, args.kind, "kind")
     if args.command == "erase":
         _selection(args)
+    if args.command == "retention" and args.retention_command == "set":
+        parse_days(args.days)
+        rule_key(agent_id=args.for_agent, store=args.store, category=args.category, type=args.type)
     if args.command == "context":
         check_limit(args.max_tokens, low=256, high=8192, field="max_tokens")
     if args.command in ("import", "ingest"):
@@ -575,20 +625,20 @@ def run(args: argparse.Namespace, opener: Opener = _open) -> tuple[int, str, str
             with opener(args) as palace:
                 result = _HANDLERS[args.command](palace, args)
     except (ValidationError, ConfigError) as exc:  # the caller's input or settings
-        subcommand = getattr(args, "skills_command", None)
-        name = " ".join(filter(None, (args.command, subcommand)))
+        subcommand = getattr(args, "skills_command", None) or getattr(
+            args, "retention_command", None
+        )
         if isinstance(exc, ValidationError):  # named as the caller typed it: --after
             option = option_for(exc.field, args.command, subcommand)
             exc = exc.renamed(option) if option is not None else exc
-        return 2, "", f"mindpalace {name}: error: {exc}\n"
+        return 2, "", f"mindpalace {_name(args)}: error: {exc}\n"
     except (MindPalaceError, OSError) as exc:
-        return 1, "", f"mindpalace {args.command}: error: {exc}\n"
+        return 1, "", f"mindpalace {_name(args)}: error: {exc}\n"
     if result is None:
         return 0, "", ""
     if isinstance(result, Text):  # written for people already
         return 0, result + "\n", ""
     code = 1 if isinstance(result, Failed) else 0
     if args.plain:
-        name = " ".join(filter(None, (args.command, getattr(args, "skills_command", None))))
-        return code, plain.render(name, result) + "\n", ""
+        return code, plain.render(_name(args), result) + "\n", ""
     return code, json.dumps(result, ensure_ascii=False, indent=2) + "\n", ""

@@ -36,6 +36,8 @@ variable                    meaning
 ``MINDPALACE_DAEMON``       on (default): hand commands to a running daemon for the
                             palace (``launch``); off: always run them in-process;
                             auto: also start one after a call that found none
+``MINDPALACE_RETENTION_EVERY`` seconds between the retention runs of a long-running
+                            process (serve, mcp, daemon: 3600; 0: none)
 ``MINDPALACE_TOKENS``       server bearer tokens: ``AGENT=TOKEN`` pairs, comma-separated
                             (``*=TOKEN``: a shared token; the agent comes from a header)
 =========================== =====================================================
@@ -70,6 +72,7 @@ ENV_ANN_ROWS = "MINDPALACE_ANN_ROWS"
 ENV_INDEX = "MINDPALACE_INDEX"
 ENV_BULK_EMBED = "MINDPALACE_BULK_EMBED"
 ENV_PARTS = "MINDPALACE_PARTS"
+ENV_RETENTION_EVERY = "MINDPALACE_RETENTION_EVERY"
 ENV_REPLICAS = "MINDPALACE_REPLICAS"
 ENV_EXTRACT_URL = "MINDPALACE_EXTRACT_URL"
 ENV_EXTRACT_MODEL = "MINDPALACE_EXTRACT_MODEL"
@@ -94,6 +97,9 @@ DEFAULT_ANN_ROWS = 50_000
 # in every process; at a million memories it is about 8 GB and minutes of
 # warm-up per process (BENCHMARKS.md, "Recall in the database").
 DEFAULT_DATABASE_ROWS = 1_000_000
+# Retention rules count in days: an hourly run keeps a rule within an hour
+# of its word, and a run that finds nothing to erase costs one read per rule.
+DEFAULT_RETENTION_EVERY = 3600
 
 
 def default_db_path(env: Mapping[str, str] | None = None) -> str | Path:
@@ -178,6 +184,8 @@ class Settings:
         replicas: URLs of a PostgreSQL palace's streaming replicas, which
             serve its reads once they replayed the process's writes.
         tokens: the HTTP server's bearer tokens (``AGENT=TOKEN`` pairs), if set.
+        retention_every: seconds between the retention runs of a long-running
+            process (``retention.background``); 0: it runs none.
         extract_url / extract_model / extract_key_env: an optional LLM entity
             extractor (OpenAI-compatible chat completions).
     """
@@ -199,6 +207,7 @@ class Settings:
     parts: bool = True
     replicas: tuple[str, ...] = field(default=(), repr=False)  # URLs may hold passwords
     tokens: str | None = field(default=None, repr=False)
+    retention_every: int = DEFAULT_RETENTION_EVERY
     extract_url: str | None = None
     extract_model: str | None = None
     extract_key_env: str | None = None
@@ -239,6 +248,7 @@ class Settings:
             parts=_switch(env, ENV_PARTS, True),
             replicas=tuple(u.strip() for u in env.get(ENV_REPLICAS, "").split(",") if u.strip()),
             tokens=env.get(ENV_TOKENS) or None,
+            retention_every=_count(env, ENV_RETENTION_EVERY, DEFAULT_RETENTION_EVERY),
             extract_url=env.get(ENV_EXTRACT_URL) or None,
             extract_model=env.get(ENV_EXTRACT_MODEL) or None,
             extract_key_env=env.get(ENV_EXTRACT_KEY_ENV) or None,

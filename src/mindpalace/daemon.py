@@ -255,7 +255,8 @@ class Daemon:
         watch = threading.Thread(target=self._watch, daemon=True)
         watch.start()
         try:
-            server.serve_forever(poll_interval=0.5)
+            with commands.retention_job(self.base):
+                server.serve_forever(poll_interval=0.5)
         finally:
             server.server_close()  # no new calls; those running may finish
             if not self.settle(_SETTLE_WAIT):

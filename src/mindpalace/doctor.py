@@ -23,6 +23,9 @@ for a problem, the command that fixes it. The checks:
                     ``telemetry`` extra installed; informational)
 ``metrics``         that ``mindpalace serve`` answers ``GET /metrics`` (with
                     the ``server`` extra; informational)
+``retention``       the retention rules, when retention last ran, and how many
+                    memories have outlived a rule (a problem when some have
+                    and no run happened in twice the background period)
 ``extra:NAME``      each optional extra, installed or not (informational:
                     always ``ok``; ``fix`` installs a missing one)
 =================== ==========================================================
@@ -38,6 +41,7 @@ from __future__ import annotations
 import shlex
 import sqlite3
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +50,7 @@ from mindpalace.config import Settings
 from mindpalace.embed import Embedder, LocalEmbedder, StaticEmbedder
 from mindpalace.engine import Engine
 from mindpalace.errors import ConfigError, EmbeddingError
+from mindpalace.models import Scope
 from mindpalace.retrieval import warm_cache
 from mindpalace.retrieval.indexing import vector_key
 from mindpalace.store.base import SERVER_SCHEMES, Store, redact_url
@@ -331,6 +336,34 @@ def check_telemetry() -> list[Check]:
     return [spans, metrics]
 
 
+def check_retention(engine: Engine) -> Check:
+    """The retention rules, their last run, and what has outlived them."""
+    store = engine.store
+    rules = store.retention_rules(None)
+    if not rules:
+        return Check("retention", True, "no rule (memories are kept until erased)")
+    now = engine.clock()
+    due = {m.id for rule in rules for m in store.erasable(Scope.management(), rule.filters(now))}
+    ran = store.retention_ran_at()
+    last = (
+        "never ran"
+        if ran is None
+        else f"last ran {datetime.fromtimestamp(ran, timezone.utc):%Y-%m-%d %H:%M} UTC"
+    )
+    detail = f"{len(rules)} rules; {last}; {len(due)} memories have outlived their rule"
+    every = engine.settings.retention_every
+    late = ran is None or every == 0 or now.timestamp() - ran > 2 * every
+    if due and late:
+        detail += " (no long-running process applies the rules: run apply, or a server)"
+        return Check(
+            "retention",
+            False,
+            detail,
+            _command(store.location, "--all-agents retention apply --yes"),
+        )
+    return Check("retention", True, detail)
+
+
 def check_extras() -> list[Check]:
     """Each optional extra, installed or not (informational)."""
     checks = []
@@ -369,6 +402,7 @@ def examine(engine: Engine) -> DoctorReport:
         check_pending(engine),
         check_warm_cache(engine),
         *check_telemetry(),
+        check_retention(engine),
         *check_extras(),
     ]
     return DoctorReport(store.location, tuple(checks))

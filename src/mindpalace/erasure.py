@@ -18,7 +18,9 @@ palace are removed (the next process builds them again).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
+from typing import Any
 
 from mindpalace.errors import NotFoundError, ValidationError
 from mindpalace.graph.extract import normalise_name
@@ -30,7 +32,7 @@ from mindpalace.scoping import check_change
 from mindpalace.selection import Selection
 from mindpalace.view import View
 
-__all__ = ["erase", "forget_hard"]
+__all__ = ["erase", "erase_memories", "forget_hard"]
 
 
 def _everything(**narrowing: object) -> RecallFilters:
@@ -98,17 +100,38 @@ def erase(
         )
     if not isinstance(confirm, bool):
         raise ValidationError("confirm", confirm, valid=["true", "false"])
-    scope, engine = view.scope, view.engine
     chosen = _chosen(view, selection, action)
+    return erase_memories(
+        view,
+        chosen,
+        selection.to_dict(),
+        confirm=confirm,
+        action=action,
+        sweep=_sweep(view.scope, selection),
+    )
+
+
+def erase_memories(
+    view: View,
+    chosen: list[Memory],
+    selection: Mapping[str, Any],
+    *,
+    confirm: bool,
+    action: str = "erase",
+    sweep: Sweep | None = None,
+) -> Receipt:
+    """Erase ``chosen`` (memories ``view`` sees) and their older versions,
+    each passing ``check_change``; the receipt names ``selection``. A dry
+    run unless ``confirm``."""
+    scope, engine = view.scope, view.engine
     older = engine.store.versions([m.id for m in chosen], scope)
     memories = [*chosen, *older]
     for memory in memories:
         check_change(scope, memory, action)
     ids = [m.id for m in memories]
     hashes = {text_hash(embed_text(m.title, m.content)) for m in memories}
-    sweep = _sweep(scope, selection)
     receipt = Receipt(
-        selection=selection.to_dict(),
+        selection=selection,
         counts=ErasureTally(versions=len(older)),
         digest=ids_digest(ids),
         at=view.now(),

@@ -153,20 +153,26 @@ class PermissionDenied(MindPalaceError):
     view's channel. ``scoping.check_change`` decides.
 
     Attributes:
-        memory_id: the memory (or record) refused.
+        memory_id: the memory (or record: ``thing`` says which) refused.
         owner: the agent that owns it.
         action: what was refused (forget, update, restore, ..., import).
         reason: why, in words.
     """
 
     def __init__(
-        self, memory_id: str, owner: str, *, action: str = "change", reason: str | None = None
+        self,
+        memory_id: str,
+        owner: str,
+        *,
+        action: str = "change",
+        reason: str | None = None,
+        thing: str = "memory",
     ) -> None:
         self.memory_id = memory_id
         self.owner = owner
         self.action = action
         self.reason = reason or f"it belongs to agent {owner!r}"
-        super().__init__(f"may not {action} memory {memory_id!r}: {self.reason}")
+        super().__init__(f"may not {action} {thing} {memory_id!r}: {self.reason}")
 
 
 class ConfigError(MindPalaceError):

@@ -50,6 +50,22 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         f"{M} erase memory mem_01M80ZW991W4M5495K3P5QZ9C5 --yes",
     ),
     "erasures": (f"{M} erasures --plain", f"{M} --all-agents erasures --limit 20"),
+    "retention": (
+        f"{M} retention set 90 --store episodic --category conversation",
+        f"{M} --all-agents retention set 7 --store sensory --every-agent",
+        f"{M} retention list --plain",
+        f"{M} retention apply --plain   # what would go (nothing is erased)",
+    ),
+    "retention set": (
+        f"{M} retention set 90 --store episodic --category conversation",
+        f"{M} --all-agents retention set 30 --for-agent scratchpad",
+    ),
+    "retention list": (f"{M} retention list --plain", f"{M} --all-agents retention list"),
+    "retention remove": (f"{M} retention remove ret_01M80ZW991W4M5495K3P5QZ9C5",),
+    "retention apply": (
+        f"{M} retention apply --plain",
+        f"{M} --all-agents retention apply --yes",
+    ),
     "update": (
         f'{M} update mem_01M80ZW991W4M5495K3P5QZ9C5 --content "We moved to Postgres"',
         f"{M} update mem_… --tags storage,db --category decision",

@@ -45,6 +45,7 @@ from mindpalace.models import (
 )
 from mindpalace.palace_writes import PalaceWrites
 from mindpalace.personal import Personal, SearchResults
+from mindpalace.retention import Retention
 from mindpalace.retrieval import modes, pipeline
 from mindpalace.retrieval.indexing import Progress, SemanticIndex
 from mindpalace.scoping import build_scope
@@ -247,6 +248,11 @@ class Palace(PalaceWrites):
     def timeline(self) -> Timeline:
         """Sessions and memories over time."""
         return Timeline(self)
+
+    @functools.cached_property
+    def retention(self) -> Retention:
+        """Retention rules: set, list, remove, apply."""
+        return Retention(self)
 
     @functools.cached_property
     def personal(self) -> Personal:

@@ -216,7 +216,26 @@ def _stats(stats: Mapping[str, Any]) -> str:
             rows = [[_one(name), str(count)] for name, count in counts.items()]
             lines += [INDENT + line for line in _table(rows, ["name", "count"]).split("\n")]
     lines += [f"{k}: {_one(v)}" for k, v in stats.items() if k in {"schema_version", "path"}]
+    if "retention" in stats:
+        lines.append("retention:")
+        lines += [INDENT + line for line in _rules(stats["retention"]).split("\n")]
     return "\n".join(lines)
+
+
+def _reaches(rule: Mapping[str, Any]) -> str:
+    """What a retention rule reaches, in words."""
+    what = " ".join(_one(rule[k]) for k in ("store", "category", "type") if rule.get(k))
+    whose = "every agent" if rule.get("agent_id") is None else f"agent {_one(rule['agent_id'])}"
+    return f"{what + ' ' if what else ''}memories of {whose}"
+
+
+def _rule(rule: Mapping[str, Any]) -> str:
+    return f"Rule {_one(rule['id'])}: {_reaches(rule)} are kept {rule['days']} days."
+
+
+def _rules(rules: Sequence[Mapping[str, Any]]) -> str:
+    rows = [[_one(r["id"]), str(r["days"]), _reaches(r), _date(r["set_at"])] for r in rules]
+    return _table(rows, ["rule", "days", "reaches", "set"])
 
 
 def _answer(answer: Mapping[str, Any]) -> str:
@@ -399,9 +418,18 @@ def _counts(counts: Mapping[str, Any]) -> str:
     return ", ".join(shown) or "nothing else"
 
 
+def _selection(selection: Mapping[str, Any]) -> str:
+    if selection.get("kind") == "retention":
+        rules = selection.get("rules") or []
+        return "retention " + "; ".join(
+            f"{_one(r.get('id'))} {_reaches(r)}, {r.get('days')} days: {r.get('memories')}"
+            for r in rules
+        )
+    return " ".join(f"{k}={_one(v)}" for k, v in selection.items())
+
+
 def _receipt(receipt: Mapping[str, Any]) -> str:
     counts = receipt["counts"]
-    selection = " ".join(f"{k}={_one(v)}" for k, v in receipt["selection"].items())
     head = (
         f"Erased {counts['memories']} memories (receipt {_one(receipt['id'])})."
         if receipt["erased"]
@@ -411,7 +439,7 @@ def _receipt(receipt: Mapping[str, Any]) -> str:
         [
             head,
             f"{INDENT}with: {_counts(counts)}",
-            f"{INDENT}selection: {selection}",
+            f"{INDENT}selection: {_selection(receipt['selection'])}",
             f"{INDENT}at: {_one(receipt['at'])}",
             f"{INDENT}digest of the ids: {_one(receipt['digest'])}",
         ]
@@ -425,7 +453,7 @@ def _receipts(receipts: Sequence[Mapping[str, Any]]) -> str:
         [
             _one(r["id"]),
             _date(r["at"]),
-            " ".join(f"{k}={_clip(v, 40)}" for k, v in r["selection"].items()),
+            _clip(_selection(r["selection"]), 60),
             str(r["counts"]["memories"]),
         ]
         for r in receipts
@@ -462,6 +490,10 @@ _BY_COMMAND: dict[str, Renderer] = {
     "forget": _forgotten,
     "erase": _receipt,
     "erasures": _receipts,
+    "retention set": _rule,
+    "retention remove": lambda rule: "Removed. " + _rule(rule),
+    "retention list": _rules,
+    "retention apply": _receipt,
     "demo": _demo,
     "doctor": _doctor,
     "skills activate": _activated,

@@ -25,6 +25,11 @@ surface reaches through the facade's writes):
   changes only its own memories; a peer-facing view only those of its own
   channel, never the agent's unchannelled (shared or group) ones, which
   every peer of the agent reads.
+
+Who may set or remove a retention rule (``check_rule``): the management
+view, any rule; an agent's own view (not peer-facing: a rule reaches every
+channel), a rule of its own agent's memories only. Applying rules erases
+through ``check_change`` like any erasure.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ __all__ = [
     "build_scope",
     "check_change",
     "check_import",
+    "check_rule",
     "write_channel",
     "write_owner",
 ]
@@ -184,3 +190,34 @@ def check_import(scope: Scope, memories: Iterable[Memory]) -> None:
             raise PermissionDenied(
                 memory.id, memory.agent_id, action="import", reason=f"it is {where}; {into}"
             )
+
+
+def check_rule(scope: Scope, rule: str, agent_id: str | None, action: str) -> None:
+    """Refuse setting or removing (``action``) the retention rule ``rule`` (its
+    id or, for a new one, what it says) of ``agent_id``'s memories (None:
+    every agent's) unless ``scope`` may.
+
+    Raises:
+        PermissionDenied: naming the rule and why not.
+    """
+    if scope.unscoped:
+        return
+    if agent_id is None or agent_id != scope.agent_id:
+        whose = "every agent's memories" if agent_id is None else f"agent {agent_id!r}'s memories"
+        raise PermissionDenied(
+            rule,
+            agent_id or "*",
+            action=action,
+            thing="retention rule",
+            reason=f"it reaches {whose}; agent {scope.agent_id!r} sets rules of its own"
+            " memories only (the management view, --all-agents, sets any)",
+        )
+    if scope.peer:
+        raise PermissionDenied(
+            rule,
+            agent_id,
+            action=action,
+            thing="retention rule",
+            reason=f"a rule reaches every channel of agent {agent_id!r}, and a peer-facing view"
+            f" (channel {scope.channel!r}) changes only its own channel",
+        )

@@ -178,6 +178,15 @@ def _check_feedback(result: dict[str, Any], ids: dict[str, str]) -> None:
     assert result == {"recorded": True, "memory_id": ids["fact"], "useful": True}
 
 
+def _check_erase(result: dict[str, Any], ids: dict[str, str]) -> None:
+    receipt = result["receipt"]
+    assert receipt["erased"] is False and "id" not in receipt  # a dry run: no receipt id
+    assert receipt["selection"] == {"kind": "session", "value": "standup-1"}
+    assert receipt["counts"]["memories"] == 3  # the session's three turns
+    assert receipt["agent_id"] == "alice" and len(receipt["digest"]) == 64
+    assert "rollback" not in str(result)  # counts, never content
+
+
 def _check_personal(result: dict[str, Any], ids: dict[str, str]) -> None:
     assert result["kinds"] == ["journal"]  # "my journal entries" narrowed the search
     assert result["narrowed_by"] == ["my journal entries"]
@@ -250,4 +259,5 @@ SAMPLES: dict[str, Sample] = {
     "memory_feedback": Sample(
         lambda ids: {"memory_id": ids["fact"], "useful": True}, _check_feedback
     ),
+    "memory_erase": Sample(lambda ids: {"kind": "session", "value": "standup-1"}, _check_erase),
 }

@@ -34,6 +34,7 @@ PAGES = [
     "/conversations",
     "/conversations/turns?session=standup-1",
     "/stats",
+    "/erase",
 ]
 
 

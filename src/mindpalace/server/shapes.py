@@ -35,6 +35,7 @@ __all__ = [
     "Association",
     "Context",
     "ContextSource",
+    "Erased",
     "Feedback",
     "Forgotten",
     "FoundSkills",
@@ -48,6 +49,7 @@ __all__ = [
     "Messages",
     "PersonalResult",
     "PersonalResults",
+    "Receipt",
     "Skill",
     "SkillCorrelation",
     "SkillHit",
@@ -225,6 +227,35 @@ class StatsResult(TypedDict):
     """memory_stats' answer."""
 
     stats: Stats
+
+
+@with_config(_SHAPE)
+class Receipt(TypedDict):
+    """What an erasure removed, or (a dry run) what it would remove: counts
+    and a digest of the ids, never content."""
+
+    id: str | None
+    """Its id in the erasure log; absent for a dry run, which erased nothing."""
+    erased: bool
+    """The records are gone (false: a dry run)."""
+    at: Time
+    agent_id: str
+    """The agent that erased."""
+    channel: str | None
+    """The channel it acted through, if any."""
+    selection: dict[str, Any]
+    """What was selected: its kind and value, or the filter."""
+    counts: dict[str, int]
+    """Records removed (or that would be), by kind of record."""
+    digest: str
+    """SHA-256 (hex) over the erased memories' ids, sorted, one a line."""
+
+
+@with_config(_SHAPE)
+class Erased(TypedDict):
+    """memory_erase's answer."""
+
+    receipt: Receipt
 
 
 @with_config(_SHAPE)

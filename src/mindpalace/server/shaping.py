@@ -278,6 +278,7 @@ SHAPES: dict[str, type] = {
     "memory_list": shapes.MemoryPage,
     "memory_stats": shapes.StatsResult,
     "memory_feedback": shapes.Feedback,
+    "memory_erase": shapes.Erased,
     "what_do_i_know": shapes.Answer,
     "why_did_we": shapes.Answer,
     "who_owns": shapes.Answer,

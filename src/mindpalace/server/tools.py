@@ -36,6 +36,7 @@ from mindpalace.palace import Palace
 from mindpalace.server.schema import arguments_model, input_schema, parse_arguments
 from mindpalace.server.shaping import OUTPUT
 from mindpalace.server.tools_memory import (
+    memory_erase,
     memory_feedback,
     memory_forget,
     memory_get,
@@ -132,6 +133,7 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation(memory_list, "GET", "/v1/memories"),
     Operation(memory_stats, "GET", "/v1/stats"),
     Operation(memory_feedback, "POST", "/v1/feedback", read_only=False),
+    Operation(memory_erase, "POST", "/v1/erase", read_only=False),
 )
 
 #: The MCP tool sets ``mindpalace mcp --tools`` and ``serve --tools`` take.
@@ -163,6 +165,7 @@ TOOL_SETS: dict[str, tuple[str, ...]] = {
         "memory_list",
         "memory_stats",
         "memory_feedback",
+        "memory_erase",
     ),
     "all": tuple(op.name for op in OPERATIONS),
 }

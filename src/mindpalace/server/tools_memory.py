@@ -9,13 +9,14 @@ what the tool does and when to call it, tersely.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
-from pydantic import Field
+from pydantic import Field, Strict
 
 from mindpalace import listing
 from mindpalace.models import Category, MemoryKind, MemoryType, Source, StoreKind, Visibility
 from mindpalace.palace import Palace
+from mindpalace.selection import SELECTION_KINDS, parse_selection
 from mindpalace.server import shapes
 from mindpalace.server.channels import Channel, on_channel
 from mindpalace.server.schema import (
@@ -30,12 +31,14 @@ from mindpalace.server.schema import (
     Tags,
     TypeName,
     VisibilityName,
+    choice,
     described,
     listed,
 )
 from mindpalace.server.shaping import hits_json, memory_json, stats_json
 
 __all__ = [
+    "memory_erase",
     "memory_feedback",
     "memory_forget",
     "memory_get",
@@ -330,3 +333,39 @@ def memory_feedback(
     linking memories useful together. Changes no memory."""
     signal = palace.feedback(memory_id, useful=useful)
     return {"recorded": signal is not None, "memory_id": memory_id, "useful": useful}
+
+
+def memory_erase(
+    palace: Palace,
+    *,
+    kind: Annotated[
+        str,
+        choice(SELECTION_KINDS),
+        Field(
+            description="What to erase: memory, agent (all yours), channel, session, entity,"
+            " filter."
+        ),
+    ],
+    value: Annotated[
+        str | None, Field(description="The memory_id, channel, session or entity name.")
+    ] = None,
+    types: Types = None,
+    stores: Stores = None,
+    categories: Categories = None,
+    created_before: Annotated[When, Field(description="Created before (ISO 8601).")] = None,
+    # Strict: only a JSON true erases ("yes" or 1 is refused, not taken for true).
+    confirm: Annotated[bool, Strict(), Field(description="Erase; without it a dry run.")] = False,
+) -> shapes.Erased:
+    """Erase for good memories you own, every older version and everything
+    derived from them. A dry run (counts only) unless confirm. Returns the
+    receipt: counts by record kind and a digest of the ids, never content."""
+    selection = parse_selection(
+        kind,
+        value,
+        types=types,
+        categories=categories,
+        stores=stores,
+        created_before=created_before,
+    )
+    receipt = palace.erase(selection, confirm=confirm).to_dict()
+    return {"receipt": cast(shapes.Receipt, {k: v for k, v in receipt.items() if v is not None})}

@@ -34,6 +34,7 @@ from mindpalace.models import (
     Stats,
 )
 from mindpalace.receipts import ErasureTally, Receipt, Sweep
+from mindpalace.retention_rules import RetentionRule
 from mindpalace.store.exchange_rows import PalaceRecords
 from mindpalace.store.inspect_rows import DayCount, SessionSummary
 from mindpalace.store.recall_rows import Hydration, QueryFacts, QueryReads, SeedGraph, TextMatch
@@ -442,6 +443,28 @@ class Store(Protocol):
 
     def erasures(self, scope: Scope, *, limit: int = 100) -> list[Receipt]:
         """The erasure receipts of ``scope``'s agent, newest first."""
+        ...
+
+    # -- retention rules (store/retention_sql.py) -------------------------------------
+
+    def retention_rules(self, agent_id: str | None = None) -> list[RetentionRule]:
+        """The rules reaching ``agent_id``'s memories, or every rule (None)."""
+        ...
+
+    def set_retention_rule(self, rule: RetentionRule) -> RetentionRule:
+        """Store a rule (or change the days of the one naming the same things)."""
+        ...
+
+    def remove_retention_rule(self, rule_id: str) -> bool:
+        """Delete a rule; False if there is none of that id."""
+        ...
+
+    def retention_ran_at(self) -> int | None:
+        """When retention last ran over the whole palace (epoch seconds)."""
+        ...
+
+    def claim_retention_run(self, now: int, every: int) -> bool:
+        """Record a whole-palace run unless one ran within ``every`` seconds."""
         ...
 
     def stats(self, scope: Scope) -> Stats:

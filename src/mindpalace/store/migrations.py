@@ -397,6 +397,27 @@ def _v14_erasures(d: Dialect) -> list[str]:
     ]
 
 
+def _v15_retention(d: Dialect) -> list[str]:
+    return [
+        # Retention rules (retention_rules.py): how many days memories of an
+        # agent ('' = every agent), store, category and type ('' = any) are
+        # kept; one rule per combination.
+        f"""
+        CREATE TABLE retention_rules (
+            id TEXT PRIMARY KEY,
+            days INTEGER NOT NULL,
+            agent_id TEXT NOT NULL DEFAULT '',
+            store TEXT NOT NULL DEFAULT '',
+            category TEXT NOT NULL DEFAULT '',
+            type TEXT NOT NULL DEFAULT '',
+            set_by TEXT NOT NULL,
+            set_at {d.float_type} NOT NULL,
+            UNIQUE (agent_id, store, category, type)
+        )
+        """,
+    ]
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "memories, tags, embeddings, full-text index", _v1_memories),
     Migration(2, "entities, mentions, edges, memory links, signals", _v2_graph),
@@ -412,6 +433,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(12, "text keys and row counts by scope partition; vectors inline", _v12_scope_keys),
     Migration(13, "vectors of the parts of long texts", _v13_part_vectors),
     Migration(14, "the erasure log: receipts without content", _v14_erasures),
+    Migration(15, "retention rules: how long memories are kept", _v15_retention),
 )
 
 

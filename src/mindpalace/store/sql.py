@@ -51,6 +51,7 @@ from mindpalace.store.meta_sql import MetaSql
 from mindpalace.store.reads_sql import ReadsSql
 from mindpalace.store.recall_sql import RecallSql
 from mindpalace.store.relations_sql import RelationsSql
+from mindpalace.store.retention_sql import RetentionSql
 from mindpalace.store.signals_sql import SignalStore
 from mindpalace.store.skills_sql import SkillsSql
 from mindpalace.store.supersede import may_replace
@@ -102,6 +103,7 @@ class _Waiting:
 
 class SqlStore(
     EraseSql,
+    RetentionSql,
     ReadsSql,
     VectorsSql,
     GraphSql,

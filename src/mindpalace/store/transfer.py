@@ -38,6 +38,7 @@ TABLE_ORDER = (
     "signals",
     "scorer_weights",
     "erasures",
+    "retention_rules",
 )
 # Bookkeeping each palace keeps for itself: the schema version, the change
 # counters of in-process caches, PostgreSQL's BM25 collection statistics

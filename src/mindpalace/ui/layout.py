@@ -44,6 +44,7 @@ NAV = (
     ("skills", "/skills", "Skills"),
     ("conversations", "/conversations", "Conversations"),
     ("stats", "/stats", "Stats"),
+    ("erase", "/erase", "Erase"),
 )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from mindpalace.ui.erase import confirm_erase, erase_page, preview_erase
 from mindpalace.ui.layout import Ctx, Page, Redirect
 from mindpalace.ui.memories import (
     feedback_memory,
@@ -41,12 +42,16 @@ READS: tuple[tuple[str, PageFunction], ...] = (
     ("/conversations", conversations_page),
     ("/conversations/turns", turns_page),
     ("/stats", stats_page),
+    ("/erase", erase_page),
 )
 
-# Writes (POST, with the session's CSRF token); each redirects to a page.
+# Writes (POST, with the session's CSRF token); each redirects to a page or
+# shows one (an erasure's preview and receipt).
 WRITES: tuple[tuple[str, PageFunction], ...] = (
     ("/memories/{memory_id}/update", update_memory),
     ("/memories/{memory_id}/forget", forget_memory),
     ("/memories/{memory_id}/restore", restore_memory),
     ("/memories/{memory_id}/feedback", feedback_memory),
+    ("/erase/preview", preview_erase),
+    ("/erase", confirm_erase),
 )
