@@ -9,12 +9,14 @@ import {
   type ActivatedSkills,
   type Answer,
   type Context,
+  type Erased,
   type DependsOnParams,
   type Feedback,
   type Forgotten,
   type FoundSkills,
   type FindSkillsParams,
   type HitList,
+  type MemoryEraseRequest,
   type MemoryListParams,
   type MemoryPage,
   type MemoryRecallRequest,
@@ -104,6 +106,7 @@ export const METHODS = {
   memory_list: "memories",
   memory_stats: "stats",
   memory_feedback: "feedback",
+  memory_erase: "erase",
   recent: "recent",
   search_messages: "search_messages",
   personal_search: "personal.search",
@@ -252,6 +255,15 @@ export class MindpalaceClient {
   /** Say whether a recalled memory was useful. */
   feedback(memory_id: string, options: { useful: boolean }): Promise<Feedback> {
     return this.#call("memory_feedback", {}, { memory_id, useful: options.useful });
+  }
+
+  /** Erase for good what `kind` (and `value`) select: a dry run (counts
+   * only) unless `confirm` is true. Returns the receipt, never content. */
+  erase(
+    kind: MemoryEraseRequest["kind"],
+    options: Options<MemoryEraseRequest, "kind"> = {},
+  ): Promise<Erased> {
+    return this.#call("memory_erase", {}, { kind, ...options });
   }
 
   /** The last conversation turns, oldest first. */

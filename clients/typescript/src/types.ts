@@ -137,6 +137,11 @@ export interface ContextSource {
   truncated: boolean;
 }
 
+/** memory_erase's answer. */
+export interface Erased {
+  receipt: Receipt;
+}
+
 /** A recorded judgement of a recalled memory. */
 export interface Feedback {
   /** It was recorded (false: the memory was not recalled lately). */
@@ -457,6 +462,29 @@ export interface PersonalResults {
   hint?: string;
   /** Other queries to try, when nothing was found. */
   suggestions?: string[];
+}
+
+/**
+ * What an erasure removed, or (a dry run) what it would remove: counts
+ * and a digest of the ids, never content.
+ */
+export interface Receipt {
+  /** Its id in the erasure log; absent for a dry run, which erased nothing. */
+  id?: string;
+  /** The records are gone (false: a dry run). */
+  erased: boolean;
+  /** ISO 8601 with its UTC offset. */
+  at: string;
+  /** The agent that erased. */
+  agent_id: string;
+  /** The channel it acted through, if any. */
+  channel?: string;
+  /** What was selected: its kind and value, or the filter. */
+  selection: { [key: string]: unknown };
+  /** Records removed (or that would be), by kind of record. */
+  counts: { [key: string]: number };
+  /** SHA-256 (hex) over the erased memories' ids, sorted, one a line. */
+  digest: string;
 }
 
 /** A skill in full. */
@@ -793,6 +821,27 @@ export interface MemoryFeedbackRequest {
   useful: boolean;
 }
 
+/** The arguments of memory_erase. */
+export interface MemoryEraseRequest {
+  /** What to erase: memory, agent (all yours), channel, session, entity, filter. */
+  kind: "memory" | "agent" | "channel" | "session" | "entity" | "filter";
+  /** The memory_id, channel, session or entity name. */
+  value?: string;
+  /** Only memories of these types. person: a person; project: a project; system: a system or service; tool: a tool or library; concept: an idea or term; skill: a procedure; task: a piece of work to do; unknown: none of these (default). */
+  types?: Array<"person" | "project" | "system" | "tool" | "concept" | "skill" | "task" | "unknown">;
+  /** Only memories of these stores. sensory: raw observations, not yet digested; episodic: what happened when: events, conversations; semantic: lasting facts and knowledge (default); procedural: how to do things; prospective: plans and reminders for later. */
+  stores?: Array<"sensory" | "episodic" | "semantic" | "procedural" | "prospective">;
+  /** Only memories of these categories. decision: a choice made, with its reason; lesson: learned from experience; person: about a person; rule: a constraint to follow; event: something that happened; fact: how things are (default); goal: something to achieve; workflow: steps to follow; conversation: a conversation turn. */
+  categories?: Array<"decision" | "lesson" | "person" | "rule" | "event" | "fact" | "goal" | "workflow" | "conversation">;
+  /** Created before (ISO 8601). */
+  created_before?: string;
+  /**
+   * Erase; without it a dry run.
+   * @defaultValue false
+   */
+  confirm?: boolean;
+}
+
 export interface Problem {
   /** machine-readable code */
   error: string;
@@ -968,6 +1017,8 @@ export interface Operations {
   memory_stats: { params: NoParams; body: undefined; result: StatsResult };
   /** Say whether a recalled memory was useful: a signal for ranking and for linking memories useful together. */
   memory_feedback: { params: NoParams; body: MemoryFeedbackRequest; result: Feedback };
+  /** Erase for good memories you own, every older version and everything derived from them. */
+  memory_erase: { params: NoParams; body: MemoryEraseRequest; result: Erased };
 }
 
 /** An operationId of the REST API. */
@@ -995,6 +1046,7 @@ export const OPERATIONS = {
   memory_forget: { method: "DELETE", path: "/v1/memories/{memory_id}", path_args: ["memory_id"] },
   memory_stats: { method: "GET", path: "/v1/stats", path_args: [] },
   memory_feedback: { method: "POST", path: "/v1/feedback", path_args: [] },
+  memory_erase: { method: "POST", path: "/v1/erase", path_args: [] },
 } as const satisfies Record<
   OperationId,
   { method: string; path: string; path_args: readonly string[] }

@@ -167,4 +167,12 @@ test("the other operations answer with their result shapes", async () => {
   });
   const page = await palace.memories({ tags: [run], include_archived: true, limit: 1 });
   assert.equal(page.memories.length, 1);
+  // Erase: a dry run by default, then for good; the receipt carries no content.
+  const dry = await palace.erase("memory", { value: memory.memory_id });
+  assert.equal(dry.receipt.erased, false);
+  assert.equal(dry.receipt.id, undefined);
+  const done = await palace.erase("memory", { value: memory.memory_id, confirm: true });
+  assert.equal(done.receipt.erased, true);
+  assert.ok(!JSON.stringify(done).includes("Storage service"));
+  await assert.rejects(palace.get(memory.memory_id), refusal(404, "not_found"));
 });
