@@ -90,7 +90,8 @@ def _start(target: str, path: str, idle: float) -> dict[str, Any]:
         return {**running, "already_running": True}
     ensure_private_dir(os.path.dirname(path))
     log = Path(path).with_suffix(".log")
-    with open(log, "w", encoding="utf-8") as log_file:  # the child's warm-up errors
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with open(fd, "w", encoding="utf-8") as log_file:  # the child's warm-up errors
         child = spawn_daemon(target, idle, log_file)
     deadline = time.monotonic() + _START_WAIT
     while time.monotonic() < deadline:
