@@ -101,6 +101,16 @@ def test_a_killed_daemon_loses_no_write(launcher: Launcher) -> None:
     assert len(listed) == 3
 
 
+def test_a_call_that_waited_long_enough_runs_here(launcher: Launcher) -> None:
+    launcher.started.append(launcher.db)
+    target = launch.palace_target(launcher.db, launcher.env, os.getcwd())
+    assert launch.start_daemon(target, launcher.env, wait=0.0) is False  # the call runs here
+    # The daemon it started warms up all the same; the next call waits for it.
+    assert launch.start_daemon(target, launcher.env) is True
+    assert launcher.json("daemon", "status")["requests"] == 0
+    assert _count_daemons(launcher.db) == 1
+
+
 def test_calls_at_once_start_one_daemon(launcher: Launcher) -> None:
     launcher.started.append(launcher.db)
     env = dict(launcher.env, **AUTO)

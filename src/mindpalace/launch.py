@@ -86,8 +86,10 @@ DAEMON_MODES = ("auto", "on", "off")
 #: Seconds an automatically started daemon waits for a call before it exits.
 AUTO_IDLE = 600.0
 #: Seconds a call waits for the daemon it started to warm up; past them it
-#: runs here (and the daemon serves the calls after it).
-START_WAIT = 10.0
+#: runs here (and the daemon serves the calls after it). A warm-up reads
+#: what a cold call reads (at 1M memories, 15 s), so waiting costs the
+#: first call little; the bound is for a daemon that never comes up.
+START_WAIT = 30.0
 _POLL = 0.02
 # Global options that take a value (``arguments._common``).
 _VALUED = frozenset({"--db", "--agent", "--groups", "--channel"})
