@@ -168,6 +168,27 @@ def test_no_daemon_starts_under_pytest_unless_asked(launcher: Launcher) -> None:
     assert launcher.served() == 1
 
 
+def test_a_palace_in_memory_gets_no_daemon(launcher: Launcher, tmp_path: Path) -> None:
+    env = dict(launcher.env, **AUTO)
+    argv = [sys.executable, "-m", "mindpalace.launch", "--db", ":memory:"]
+    done = subprocess.run(
+        [*argv, "remember", "Gone when the call ends"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert not (tmp_path / ":memory:").exists()  # no file, no daemon keeping it
+    assert not os.path.exists(launch.socket_path(":memory:", env))
+    refused = subprocess.run(
+        [*argv, "daemon", "start"], env=env, capture_output=True, text=True, check=False
+    )
+    assert refused.returncode == 2 and "lasts one call" in refused.stderr
+
+
 def test_the_socket_is_its_owners_alone(launcher: Launcher) -> None:
     _auto(launcher, "stats")
     path = launcher.socket()

@@ -58,6 +58,7 @@ from mindpalace.wire import (
     send,
     socket_path,
     spawn_daemon,
+    transient,
 )
 
 __all__ = [
@@ -189,7 +190,7 @@ def ask_daemon(argv: Sequence[str], env: Mapping[str, str], cwd: str) -> dict[st
         return None
     target = palace_target(_db_option(argv), env, cwd)
     path = socket_path(target, env)
-    if not private_dir(os.path.dirname(path)):
+    if transient(target) or not private_dir(os.path.dirname(path)):
         return None
     request = {
         "protocol": PROTOCOL,
@@ -268,6 +269,8 @@ def start_daemon(target: str, env: Mapping[str, str], *, wait: float = START_WAI
     (its log is beside its socket) or outlasts the wait leaves the call
     to this process: nothing was sent, so nothing runs twice.
     """
+    if transient(target):
+        return False
     path = socket_path(target, env)
     with contextlib.suppress(FileExistsError):
         os.mkdir(os.path.dirname(path), 0o700)

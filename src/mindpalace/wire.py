@@ -30,6 +30,7 @@ __all__ = [
     "ENV_DAEMON",
     "ENV_DAEMON_IDLE",
     "HANDSHAKE_WAIT",
+    "IN_MEMORY",
     "PROTOCOL",
     "SERVED",
     "SERVED_SKILLS",
@@ -42,11 +43,13 @@ __all__ = [
     "send",
     "socket_path",
     "spawn_daemon",
+    "transient",
 ]
 
 # 3: the caller's MINDPALACE_AGENT_ID travels with each call ("agent"), so
 # it is no longer one of the settings a daemon must share with its callers.
 PROTOCOL = 3
+IN_MEMORY = ":memory:"
 #: Seconds for each step before "go" (connect, send the request, hear
 #: "accepted"; the daemon waits as long for "go"); past them the command
 #: runs here (the daemon never runs a call it was not told to go on).
@@ -100,10 +103,10 @@ _LONGEST_BASE = 60
 def palace_target(db: str | None, env: Mapping[str, str], cwd: str) -> str:
     """The palace a command acts on, as one comparable string: a URL as
     given, a path made absolute against ``cwd`` (``config.default_db_path``'s
-    rule when ``db`` is None)."""
+    rule when ``db`` is None); ``IN_MEMORY`` as given (``transient``)."""
     if db is None:
         db = default_palace(env)
-    if "://" in db:
+    if "://" in db or db == IN_MEMORY:
         return db
     return os.path.realpath(os.path.join(cwd, os.path.expanduser(db)))
 
@@ -133,6 +136,12 @@ def socket_path(target: str, env: Mapping[str, str]) -> str:
     """The socket of the daemon serving ``target`` (a palace_target)."""
     name = hashlib.sha256(target.encode()).hexdigest()[:24]
     return os.path.join(runtime_dir(env), f"{name}.sock")
+
+
+def transient(target: str) -> bool:
+    """Whether ``target`` is a palace in memory, which lasts one call: no
+    daemon serves it (one would keep it from call to call)."""
+    return target == IN_MEMORY
 
 
 def lock_path(socket: str) -> str:
