@@ -111,6 +111,19 @@ def test_a_call_that_waited_long_enough_runs_here(launcher: Launcher) -> None:
     assert _count_daemons(launcher.db) == 1
 
 
+def test_a_daemon_that_cannot_start_is_not_started_again_at_once(launcher: Launcher) -> None:
+    Path(launcher.db).write_bytes(b"not a palace, " * 100)
+    log = Path(launcher.socket()).with_suffix(".log")
+    first = _auto(launcher, "stats")
+    assert first.returncode == 1 and first.stderr  # the cold call's own error
+    assert log.read_text(encoding="utf-8")  # the daemon's, in its log
+    logged = log.stat().st_mtime_ns
+    second = _auto(launcher, "stats")
+    assert (second.returncode, second.stderr) == (first.returncode, first.stderr)
+    assert log.stat().st_mtime_ns == logged  # no daemon started this time
+    assert not os.path.exists(launcher.socket())
+
+
 def test_calls_at_once_start_one_daemon(launcher: Launcher) -> None:
     launcher.started.append(launcher.db)
     env = dict(launcher.env, **AUTO)

@@ -65,6 +65,7 @@ __all__ = [
     "ANSWER_WAIT",
     "AUTO_IDLE",
     "DAEMON_MODES",
+    "FAILED_PAUSE",
     "HANDSHAKE_WAIT",
     "PROTOCOL",
     "SERVED",
@@ -92,6 +93,9 @@ AUTO_IDLE = 600.0
 #: first call little; the bound is for a daemon that never comes up.
 START_WAIT = 30.0
 _POLL = 0.02
+#: Seconds after a daemon failed to start in which no call starts another
+#: (each would pay for the failed start before running cold).
+FAILED_PAUSE = 60.0
 # Global options that take a value (``arguments._common``).
 _VALUED = frozenset({"--db", "--agent", "--groups", "--channel"})
 _HELP = frozenset({"-h", "--help", "--version"})
@@ -260,41 +264,53 @@ def _try_lock(path: str) -> int | None:
     return fd
 
 
+def _failed_lately(marker: str) -> bool:
+    try:
+        return time.time() - os.stat(marker).st_mtime < FAILED_PAUSE
+    except OSError:
+        return False
+
+
 def start_daemon(target: str, env: Mapping[str, str], *, wait: float = START_WAIT) -> bool:
     """Start a daemon for ``target`` unless one is starting already, and
     wait until one listens, at most ``wait`` seconds; whether one does.
 
     The lock is taken here and handed to the daemon, so two calls at once
     start one daemon; the other waits for it. A daemon that fails to start
-    (its log is beside its socket) or outlasts the wait leaves the call
-    to this process: nothing was sent, so nothing runs twice.
+    (its log is beside its socket; no call starts another for
+    ``FAILED_PAUSE`` seconds) or outlasts the wait leaves the call to this
+    process: nothing was sent, so nothing runs twice.
     """
     if transient(target):
         return False
     path = socket_path(target, env)
-    with contextlib.suppress(FileExistsError):
-        os.mkdir(os.path.dirname(path), 0o700)
-    if not private_dir(os.path.dirname(path)):
+    base = os.path.splitext(path)[0]
+    try:
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(os.path.dirname(path), 0o700)
+        if not private_dir(os.path.dirname(path)) or _failed_lately(base + ".failed"):
+            return False
+        if "://" not in target and not os.path.isdir(os.path.dirname(target)):
+            return False  # the call itself makes the folder, or says what is wrong
+        child = None
+        fd = _try_lock(lock_path(path))
+        if fd is not None:
+            try:
+                log_fd = os.open(base + ".log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                with open(log_fd, "w", encoding="utf-8") as log:
+                    child = spawn_daemon(target, auto_idle(env), log, lock_fd=fd, env=env)
+            finally:
+                os.close(fd)  # the daemon holds the lock now
+    except OSError:  # no socket directory, no process to spare: run here
         return False
-    if "://" not in target and not os.path.isdir(os.path.dirname(target)):
-        return False  # the call itself makes the folder, or says what is wrong
-    child = None
-    fd = _try_lock(lock_path(path))
-    if fd is not None:
-        try:
-            log_fd = os.open(
-                os.path.splitext(path)[0] + ".log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600
-            )
-            with open(log_fd, "w", encoding="utf-8") as log:
-                child = spawn_daemon(target, auto_idle(env), log, lock_fd=fd, env=env)
-        finally:
-            os.close(fd)  # the daemon holds the lock now
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
         if _reachable(path):
             return True
-        if child is not None and child.poll() is not None:
-            return False  # it could not start; its log says why
+        if child is not None and child.poll() is not None:  # it could not start
+            with contextlib.suppress(OSError):
+                os.close(os.open(base + ".failed", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
+            return False
         if child is None:
             free = _try_lock(lock_path(path))
             if free is not None:  # the daemon that was starting is gone
