@@ -559,7 +559,9 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
     p = command(
         "daemon",
         "Keep this palace warm in a background process that later commands reach"
-        " over a Unix socket (recall in milliseconds instead of a cold start).",
+        " over a Unix socket (recall in milliseconds instead of a cold start). The first"
+        " call for a palace starts one (MINDPALACE_DAEMON=auto, the default; off: never);"
+        " start, stop and status manage it by hand.",
     )
     p.add_argument("action", help="start, stop or status")
     p.add_argument(

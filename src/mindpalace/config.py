@@ -33,9 +33,12 @@ variable                    meaning
                             database (pgvector and SQL in PostgreSQL; no copy here)
 ``MINDPALACE_REPLICAS``     read replicas of a PostgreSQL palace: comma-separated
                             ``postgresql://`` URLs of its streaming replicas
-``MINDPALACE_DAEMON``       on (default): hand commands to a running daemon for the
-                            palace (``launch``); off: always run them in-process;
-                            auto: also start one after a call that found none
+``MINDPALACE_DAEMON``       auto (default): hand commands to the palace's daemon
+                            (``launch``), starting one on the first call; on: use a
+                            running one, start none (the default under pytest);
+                            off: always run them in-process
+``MINDPALACE_DAEMON_IDLE``  seconds before an idle daemon started on first use
+                            exits (600; 0: never)
 ``MINDPALACE_RETENTION_EVERY`` seconds between the retention runs of a long-running
                             process (serve, mcp, daemon: 3600; 0: none)
 ``MINDPALACE_TOKENS``       server bearer tokens: ``AGENT=TOKEN`` pairs, comma-separated
@@ -52,11 +55,10 @@ from pathlib import Path
 
 from mindpalace.errors import ConfigError
 from mindpalace.models import DEFAULT_AGENT
-from mindpalace.paths import default_palace
+from mindpalace.paths import ENV_AGENT, default_palace
 
 __all__ = ["EMBEDDERS", "INDEXES", "Settings", "default_db_path", "quiet_onnxruntime"]
 
-ENV_AGENT = "MINDPALACE_AGENT_ID"
 ENV_MAX_CONTENT = "MINDPALACE_MAX_CONTENT"
 ENV_BUSY_TIMEOUT = "MINDPALACE_BUSY_TIMEOUT"
 ENV_EMBEDDER = "MINDPALACE_EMBEDDER"

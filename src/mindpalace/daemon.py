@@ -1,20 +1,24 @@
 """A warm palace behind a Unix socket, for the command line.
 
-``mindpalace daemon start`` runs ``python -m mindpalace.daemon`` in the
-background: it opens the palace once, builds its warm indexes, and answers
-the ``mindpalace`` launcher (``launch.py``) with exactly what the command
-line would have printed, running the same ``commands.run`` with a palace from
-its cache (one per agent, groups and channel; all share the store and the
-warm dense index, which follows other processes' writes through the
-store's change counters).
+``mindpalace daemon start``, or the launcher on a palace's first call, runs
+``python -m mindpalace.daemon`` in the background: it opens the palace
+once, builds its warm indexes, and answers the ``mindpalace`` launcher
+(``launch.py``) with exactly what the command line would have printed,
+running the same ``commands.run`` with a palace from its cache (one per
+agent, groups and channel; all share the store and the warm dense index,
+which follows other processes' writes through the store's change
+counters).
 
-Walls: the socket lives in a directory only its user can enter, and a
-connecting process of another user is refused (``SO_PEERCRED`` where the
-platform has it). Only commands that read nothing but their arguments are
-served, and only for the palace, settings and package version the daemon
-was started with; it declines everything else, and the launcher runs the
-command itself. It exits after ``idle`` seconds without a call, when its
-palace file is removed or replaced, on ``daemon stop`` and on SIGTERM.
+Walls: the socket (mode 600) lives in a directory only its user can enter
+(mode 700), and a connecting process of another user is refused
+(``SO_PEERCRED`` where the platform has it). The agent a call acts for
+comes with each call (``--agent``, else the caller's
+``MINDPALACE_AGENT_ID``). Only commands that read nothing but their
+arguments are served, and only for the palace, settings and package
+version the daemon was started with; it declines everything else, and the
+launcher runs the command itself. It exits after ``idle`` seconds without
+a call, when its palace file is removed or replaced, on ``daemon stop``
+and on SIGTERM.
 """
 
 from __future__ import annotations
@@ -33,19 +37,22 @@ import time
 import traceback
 from collections import OrderedDict
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from mindpalace import __version__, commands
 from mindpalace.arguments import build_parser
 from mindpalace.daemonctl import DEFAULT_IDLE, ensure_private_dir
+from mindpalace.models import DEFAULT_AGENT
 from mindpalace.palace import Palace
+from mindpalace.paths import ENV_DB
 from mindpalace.wire import (
     ANSWER_WAIT,
     HANDSHAKE_WAIT,
     PROTOCOL,
     SERVED,
+    SERVED_SKILLS,
     fingerprint,
+    lock_path,
     palace_target,
     recv,
     send,
@@ -54,7 +61,6 @@ from mindpalace.wire import (
 
 __all__ = ["Daemon", "served"]
 
-SERVED_SKILLS = frozenset({"activate", "get", "find"})
 _PALACES = 256  # scopes kept open; each is a cheap view over the shared store
 _SETTLE_WAIT = 20.0  # seconds a stopping daemon gives the calls in flight
 
@@ -96,6 +102,10 @@ class Daemon:
         self._inflight = 0
         self._closing = False
         self._settled = threading.Condition(self._lock)
+        # Built once (30 ms a call otherwise); parsing redirects the process's
+        # stdout and stderr, so one call parses at a time.
+        self._parser = build_parser()
+        self._parsing = threading.Lock()
 
     def warm(self) -> None:
         """Load the model and the vectors before the first call, and start
@@ -146,14 +156,19 @@ class Daemon:
             return {"declined": "another version of mindpalace"}
         if request.get("settings") != self.settings:
             return {"declined": "other MINDPALACE_* settings"}
-        argv, cwd = request.get("argv"), request.get("cwd")
+        argv, cwd, agent = request.get("argv"), request.get("cwd"), request.get("agent")
         if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
             return {"declined": "argv must be a list of strings"}
         if not isinstance(cwd, str):
             return {"declined": "cwd must be a string"}
+        if agent is not None and not isinstance(agent, str):
+            return {"declined": "agent must be a string"}
         args = self._parse(argv)
         if args is None:
             return {"declined": "arguments the parser rejects (its message comes from the caller)"}
+        # The cold command line's rule: --agent, else MINDPALACE_AGENT_ID, else
+        # the default agent; here the variable is the caller's, not the daemon's.
+        args.agent = args.agent or agent or DEFAULT_AGENT
         reason = served(args)
         if reason is not None:
             return {"declined": reason}
@@ -196,8 +211,12 @@ class Daemon:
     def _parse(self, argv: list[str]) -> argparse.Namespace | None:
         quiet = io.StringIO()
         try:
-            with contextlib.redirect_stderr(quiet), contextlib.redirect_stdout(quiet):
-                return build_parser().parse_args(argv)
+            with (
+                self._parsing,
+                contextlib.redirect_stderr(quiet),
+                contextlib.redirect_stdout(quiet),
+            ):
+                return self._parser.parse_args(argv)
         except SystemExit:  # --help, --version, a usage error: the caller prints them
             return None
 
@@ -249,6 +268,7 @@ class Daemon:
         old = os.umask(0o077)
         try:
             server = Server(path, Handler)
+            os.chmod(path, 0o600)  # the directory is the wall; the socket is the owner's too
         finally:
             os.umask(old)
         self._server = server
@@ -305,12 +325,19 @@ def _same_user(conn: socket.socket) -> bool:
 
 
 @contextlib.contextmanager
-def _exclusive(lock_path: str) -> Iterator[bool]:
-    """Hold an exclusive lock on ``lock_path``; yields False when another
-    daemon holds it."""
+def _exclusive(lock: str, taken: int | None = None) -> Iterator[bool]:
+    """Hold an exclusive lock on the file ``lock``; yields False when another
+    daemon holds it. ``taken``: a descriptor of it the starting launcher
+    locked and handed down (``wire.spawn_daemon``), held until the end."""
     import fcntl  # noqa: PLC0415 - POSIX only, like the daemon
 
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    if taken is not None:
+        try:
+            yield True
+        finally:
+            os.close(taken)
+        return
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -322,11 +349,11 @@ def _exclusive(lock_path: str) -> Iterator[bool]:
         os.close(fd)
 
 
-def run(target: str, idle: float) -> int:
+def run(target: str, idle: float, lock_fd: int | None = None) -> int:
     """The daemon process: warm up, then serve until stopped."""
     path = socket_path(target, os.environ)
     ensure_private_dir(os.path.dirname(path))
-    with _exclusive(str(Path(path).with_suffix(".lock"))) as mine:
+    with _exclusive(lock_path(path), lock_fd) as mine:
         if not mine:
             print(f"a daemon already serves {target}", file=sys.stderr)
             return 3
@@ -339,10 +366,16 @@ def run(target: str, idle: float) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m mindpalace.daemon")
-    parser.add_argument("target", help="the palace (absolute path or URL)")
+    parser.add_argument(
+        "target", nargs="?", help=f"the palace (absolute path or URL; default: ${ENV_DB})"
+    )
     parser.add_argument("--idle", type=float, default=DEFAULT_IDLE)
+    parser.add_argument("--lock-fd", type=int, help="the lock, taken by the starting process")
     args = parser.parse_args(argv)
-    return run(args.target, args.idle)
+    target = args.target or os.environ.get(ENV_DB)
+    if not target:
+        parser.error(f"name the palace, or set {ENV_DB}")
+    return run(target, args.idle, args.lock_fd)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from mindpalace.errors import ConfigError, ValidationError
-from mindpalace.wire import palace_target, private_dir, recv, send, socket_path, spawn_daemon
+from mindpalace.wire import (
+    palace_target,
+    private_dir,
+    recv,
+    send,
+    socket_path,
+    spawn_daemon,
+    transient,
+)
 
 __all__ = ["ACTIONS", "DEFAULT_IDLE", "daemon_command", "ensure_private_dir"]
 
@@ -65,6 +73,10 @@ def daemon_command(args: argparse.Namespace) -> dict[str, Any]:
     if args.idle < 0:
         raise ValidationError("idle", args.idle, reason="--idle must be 0 (never) or more seconds")
     target = palace_target(args.db, os.environ, os.getcwd())
+    if transient(target):
+        raise ValidationError(
+            "db", target, reason="a palace in memory lasts one call: no daemon keeps it"
+        )
     path = socket_path(target, os.environ)
     if args.action == "status":
         return _control(path, "status") or {"running": False, "palace": target}
@@ -90,7 +102,8 @@ def _start(target: str, path: str, idle: float) -> dict[str, Any]:
         return {**running, "already_running": True}
     ensure_private_dir(os.path.dirname(path))
     log = Path(path).with_suffix(".log")
-    with open(log, "w", encoding="utf-8") as log_file:  # the child's warm-up errors
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with open(fd, "w", encoding="utf-8") as log_file:  # the child's warm-up errors
         child = spawn_daemon(target, idle, log_file)
     deadline = time.monotonic() + _START_WAIT
     while time.monotonic() < deadline:

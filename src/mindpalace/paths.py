@@ -1,4 +1,5 @@
-"""Where the palace lives when a command names none.
+"""Where the palace lives, and whom a call acts for, when a command names
+neither.
 
 Shared by ``config`` and the standard-library-only launcher (``launch``),
 so a call handed to a daemon and a call run cold open the same file.
@@ -10,9 +11,10 @@ import os
 import sys
 from collections.abc import Mapping
 
-__all__ = ["ENV_DB", "default_palace"]
+__all__ = ["ENV_AGENT", "ENV_DB", "default_palace"]
 
 ENV_DB = "MINDPALACE_DB"
+ENV_AGENT = "MINDPALACE_AGENT_ID"
 
 
 def _data_home(env: Mapping[str, str]) -> str:

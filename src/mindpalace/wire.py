@@ -20,7 +20,7 @@ import sys
 from collections.abc import Mapping
 from typing import IO, TYPE_CHECKING, Any
 
-from mindpalace.paths import ENV_DB, default_palace
+from mindpalace.paths import ENV_AGENT, ENV_DB, default_palace
 
 if TYPE_CHECKING:
     import subprocess
@@ -28,10 +28,14 @@ if TYPE_CHECKING:
 __all__ = [
     "ANSWER_WAIT",
     "ENV_DAEMON",
+    "ENV_DAEMON_IDLE",
     "HANDSHAKE_WAIT",
+    "IN_MEMORY",
     "PROTOCOL",
     "SERVED",
+    "SERVED_SKILLS",
     "fingerprint",
+    "lock_path",
     "palace_target",
     "private_dir",
     "recv",
@@ -39,9 +43,13 @@ __all__ = [
     "send",
     "socket_path",
     "spawn_daemon",
+    "transient",
 ]
 
-PROTOCOL = 2
+# 3: the caller's MINDPALACE_AGENT_ID travels with each call ("agent"), so
+# it is no longer one of the settings a daemon must share with its callers.
+PROTOCOL = 3
+IN_MEMORY = ":memory:"
 #: Seconds for each step before "go" (connect, send the request, hear
 #: "accepted"; the daemon waits as long for "go"); past them the command
 #: runs here (the daemon never runs a call it was not told to go on).
@@ -49,6 +57,7 @@ HANDSHAKE_WAIT = 5.0
 #: Seconds to wait for the answer once the daemon was told to go on.
 ANSWER_WAIT = 300.0
 ENV_DAEMON = "MINDPALACE_DAEMON"
+ENV_DAEMON_IDLE = "MINDPALACE_DAEMON_IDLE"
 #: Commands a daemon answers: they read only their arguments and the palace
 #: (``daemon.served`` has the rest of the rule).
 SERVED = frozenset(
@@ -76,9 +85,12 @@ SERVED = frozenset(
         "why-did-we",
     }
 )
+#: The ``skills`` commands a daemon answers (the others read files).
+SERVED_SKILLS = frozenset({"activate", "get", "find"})
 # Variables that change nothing a command computes: where the palace is is
-# compared resolved; the daemon switch is the launcher's own.
-_NOT_SETTINGS = {ENV_DB, ENV_DAEMON}
+# compared resolved, the default agent travels with each call, and the
+# daemon switch and its idle time are the launcher's own.
+_NOT_SETTINGS = {ENV_DB, ENV_AGENT, ENV_DAEMON, ENV_DAEMON_IDLE}
 # Variables that name other variables holding secrets: their values count.
 _KEY_NAMES = ("MINDPALACE_EMBED_KEY_ENV", "MINDPALACE_EXTRACT_KEY_ENV")
 _HEADER = struct.Struct("!I")
@@ -91,10 +103,10 @@ _LONGEST_BASE = 60
 def palace_target(db: str | None, env: Mapping[str, str], cwd: str) -> str:
     """The palace a command acts on, as one comparable string: a URL as
     given, a path made absolute against ``cwd`` (``config.default_db_path``'s
-    rule when ``db`` is None)."""
+    rule when ``db`` is None); ``IN_MEMORY`` as given (``transient``)."""
     if db is None:
         db = default_palace(env)
-    if "://" in db:
+    if "://" in db or db == IN_MEMORY:
         return db
     return os.path.realpath(os.path.join(cwd, os.path.expanduser(db)))
 
@@ -124,6 +136,18 @@ def socket_path(target: str, env: Mapping[str, str]) -> str:
     """The socket of the daemon serving ``target`` (a palace_target)."""
     name = hashlib.sha256(target.encode()).hexdigest()[:24]
     return os.path.join(runtime_dir(env), f"{name}.sock")
+
+
+def transient(target: str) -> bool:
+    """Whether ``target`` is a palace in memory, which lasts one call: no
+    daemon serves it (one would keep it from call to call)."""
+    return target == IN_MEMORY
+
+
+def lock_path(socket: str) -> str:
+    """The lock file the daemon behind ``socket`` holds for its whole life
+    (its warm-up included): one daemon per palace and user."""
+    return os.path.splitext(socket)[0] + ".lock"
 
 
 def private_dir(path: str) -> bool:
@@ -168,16 +192,33 @@ def recv(conn: socket.socket) -> dict[str, Any]:
     return message
 
 
-def spawn_daemon(target: str, idle: float, log: IO[str] | None = None) -> subprocess.Popen[bytes]:
+def spawn_daemon(
+    target: str,
+    idle: float,
+    log: IO[str] | None = None,
+    *,
+    lock_fd: int | None = None,
+    env: Mapping[str, str] | None = None,
+) -> subprocess.Popen[bytes]:
     """Start ``python -m mindpalace.daemon`` for ``target`` in a session of
-    its own, its errors into ``log`` (else discarded)."""
+    its own, with ``env`` (else this process's environment), its errors
+    into ``log`` (else discarded). The palace goes in ``MINDPALACE_DB``, so
+    a URL's password never shows in a process list. ``lock_fd``: the
+    daemon's lock (``lock_path``), already taken by the caller; the daemon
+    inherits it and holds it from its first instant, so no second daemon
+    starts while this one imports."""
     import subprocess  # noqa: PLC0415 - 50 ms of imports a call through a daemon skips
 
+    command = [sys.executable, "-m", "mindpalace.daemon", "--idle", str(idle)]
+    if lock_fd is not None:
+        command += ["--lock-fd", str(lock_fd)]
     return subprocess.Popen(  # noqa: S603 - this interpreter, our module
-        [sys.executable, "-m", "mindpalace.daemon", target, "--idle", str(idle)],
+        command,
+        env={**(os.environ if env is None else env), ENV_DB: target},
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL if log is None else log,
         start_new_session=True,
         close_fds=True,
+        pass_fds=() if lock_fd is None else (lock_fd,),
     )

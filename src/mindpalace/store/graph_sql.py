@@ -51,6 +51,8 @@ __all__ = [
 # A new co-occurrence edge starts at this weight; each further co-occurrence
 # moves it this share of the way to 1 (consolidation strengthens and decays).
 EDGE_STEP = 0.25
+#: how many of a name's newest mentions a write looks at for facts it replaces
+RECENT_MENTIONS = 2000
 # Only a memory's first mentions make edges: 12 names give 66 pairs at most.
 MAX_EDGE_MENTIONS = 12
 # Entities whose members one statement lists (each probe carries the scope's
@@ -618,33 +620,53 @@ class GraphSql(SqlCore):
     ) -> list[FactCandidate]:
         """Current (unsuperseded, unarchived) memories of exactly ``new``'s
         scope and category that mention any of ``norms``, newest first, with
-        which of ``norms`` each mentions: what ``new`` may replace."""
+        which of ``norms`` each mentions: what ``new`` may replace. Of each
+        name, only the newest ``RECENT_MENTIONS`` memories mentioning it are
+        looked at (chat turns and other categories included), so a write's
+        cost stops growing with how often a name was mentioned before (a
+        name in every tenth memory of a 100k palace made this 60% of a
+        write); an older fact is still ordered below its replacement at
+        recall (``retrieval/currency.py``)."""
         if not norms:
             return []
-        # From the scope's own entities (a memory mentions entities of its
-        # scope only: ``_link_mentions``) to their mentions, then the
-        # memories: starting from the agent's memories in date order read
-        # thousands of rows at 100k (80 ms a write).
+        # A memory mentions entities of its own scope only (``_link_mentions``).
         part = (new.agent_id, new.visibility.value, new.group or "", new.channel or "")
+        entities = {
+            int(seq): str(norm)
+            for seq, norm in self._exec(
+                cur,
+                "SELECT seq, norm FROM entities WHERE agent_id = ? AND visibility = ?"
+                f" AND group_name = ? AND channel = ? AND {in_list('norm', norms)}",
+                (*part, *norms),
+            ).fetchall()
+        }
+        if not entities:
+            return []
+        # Each name's newest mentions (the (entity_seq, memory_seq) index
+        # lists them in order), then only those of facts it may replace are
+        # read in full.
+        newest = " UNION ALL ".join(
+            f"SELECT * FROM (SELECT entity_seq, memory_seq FROM mentions WHERE entity_seq = ?"
+            f" ORDER BY memory_seq DESC LIMIT {RECENT_MENTIONS}) AS n{i}"
+            for i in range(len(entities))
+        )
         rows = self._exec(
             cur,
-            "SELECT m.id, m.content, m.content_hash, e.norm FROM entities e"
-            " CROSS JOIN mentions x CROSS JOIN memories m"
-            " WHERE e.agent_id = ? AND e.visibility = ? AND e.group_name = ? AND e.channel = ?"
-            f" AND {in_list('e.norm', norms)} AND x.entity_seq = e.seq AND m.seq = x.memory_seq"
-            " AND m.agent_id = ? AND m.visibility = ? AND m.group_name = ? AND m.channel = ?"
+            "SELECT x.entity_seq, m.id, m.content, m.content_hash"
+            f" FROM ({newest}) AS x JOIN memories m ON m.seq = x.memory_seq"
+            " WHERE m.agent_id = ? AND m.visibility = ? AND m.group_name = ? AND m.channel = ?"
             " AND m.superseded_by IS NULL AND m.archived = 0 AND m.category = ?"
             " ORDER BY m.created_at DESC, m.id DESC LIMIT ?",
-            (*part, *norms, *part, new.category.value, limit * 4),
+            (*entities, *part, new.category.value, limit * 4),
         ).fetchall()
         found: dict[str, FactCandidate] = {}
-        for memory_id, content, content_hash, norm in rows:
+        for entity_seq, memory_id, content, content_hash in rows:
             key = str(memory_id)
             if key not in found:
                 if len(found) >= limit:
                     continue
                 found[key] = FactCandidate(key, str(content), str(content_hash), set())
-            found[key].norms.add(str(norm))
+            found[key].norms.add(entities[int(entity_seq)])
         return list(found.values())
 
     def has_constraints(self) -> bool:
