@@ -418,6 +418,18 @@ def _v15_retention(d: Dialect) -> list[str]:
     ]
 
 
+def _v16_mention_order(d: Dialect) -> list[str]:
+    del d  # the same statement on every backend
+    return [
+        # A write looks for the facts it replaces among each name's newest
+        # mentions (graph_sql._fact_candidates): read in order from here,
+        # not sorted out of every mention of the name.
+        "CREATE INDEX mentions_entity_memory ON mentions (entity_seq, memory_seq)",
+        # It serves every look-up by entity the old index served.
+        "DROP INDEX mentions_entity",
+    ]
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "memories, tags, embeddings, full-text index", _v1_memories),
     Migration(2, "entities, mentions, edges, memory links, signals", _v2_graph),
@@ -434,6 +446,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(13, "vectors of the parts of long texts", _v13_part_vectors),
     Migration(14, "the erasure log: receipts without content", _v14_erasures),
     Migration(15, "retention rules: how long memories are kept", _v15_retention),
+    Migration(16, "mentions by name, newest first", _v16_mention_order),
 )
 
 
