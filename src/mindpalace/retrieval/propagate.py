@@ -118,7 +118,5 @@ def propagate(
                 far = weight * edge / math.sqrt(other_degree)
                 other_name = graph.names.get(other, other)
                 for memory_id in other_members:
-                    offer(
-                        memory_id, far, seed, (seed, name, other_name, memory_id), (key, other)
-                    )
+                    offer(memory_id, far, seed, (seed, name, other_name, memory_id), (key, other))
     return Propagation(best, by_seed, told)
