@@ -24,6 +24,7 @@ __all__ = [
     "Entity",
     "Hit",
     "HitList",
+    "Link",
     "Memory",
     "MemoryKind",
     "MemoryType",
@@ -273,6 +274,39 @@ class Association:
 
 
 @dataclass(frozen=True, slots=True)
+class Link:
+    """Why the graph brought a hit into a recall or lifted it: the memory it
+    was reached from and the entities between them.
+
+    ``path`` runs from that memory to the hit, e.g. ``("mem_a", "Bob",
+    "mem_b")`` (never through a date or a name most of the palace mentions);
+    ``entities`` are the names on it; ``snippet`` is the start of that
+    memory's content on one line (None when it was not read); ``weight`` is the
+    propagated score.
+    """
+
+    memory_id: str
+    weight: float
+    path: tuple[str, ...]
+    snippet: str | None = None
+
+    @property
+    def entities(self) -> tuple[str, ...]:
+        """The entity names the path goes through, in order."""
+        return self.path[1:-1]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "memory_id": self.memory_id,
+            "weight": round(self.weight, 6),
+            "path": list(self.path),
+            "entities": list(self.entities),
+            "snippet": self.snippet,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class NewMemory:
     """A validated memory about to be written (no id or timestamps yet)."""
 
@@ -433,7 +467,9 @@ class Hit:
     weighed by the memory's strength, use and age, a ranking feature.
     ``ranks`` names the rank (1-based) the memory had in each pipeline stage
     that saw it, ``stage_scores`` its score there, and ``gates`` the relevance
-    gates it passed (and why), for ``explain``.
+    gates it passed (and why), for ``explain``. ``associative_context`` lists
+    the memories the graph reached from this one; ``reached_via`` says why
+    the graph brought this hit in or lifted it (empty when it did not).
     """
 
     memory: Memory
@@ -443,6 +479,7 @@ class Hit:
     stage_scores: Mapping[str, float] = field(default_factory=dict)
     gates: tuple[str, ...] = ()
     associative_context: tuple[Association, ...] = ()
+    reached_via: tuple[Link, ...] = ()
 
     @property
     def high_confidence(self) -> bool:
@@ -459,6 +496,7 @@ class Hit:
         out["score"] = round(self.score, 6)
         out["high_confidence"] = self.high_confidence
         out["associative_context"] = [a.to_dict() for a in self.associative_context]
+        out["reached_via"] = [link.to_dict() for link in self.reached_via]
         if explain:
             out["explain"] = {
                 "score": round(self.score, 6),

@@ -3,8 +3,10 @@
 Each command's JSON value is drawn for reading: memories as a heading line
 and their text indented under it, lists as numbered entries or bullets,
 listings and counts as tables, recall hits with their relevance and
-confidence labelled apart (and, with ``--explain``, how the relevance shown
-was reached, in the same numbers), recall-family answers by group, message
+confidence labelled apart (a hit the entity graph brought in or lifted with
+the names that link it to another memory and that memory's first words;
+with ``--explain``, how the relevance shown was reached, in the same
+numbers), recall-family answers by group, message
 matches with the turns around them.
 
 Stored text is hostile: every string from the palace goes through
@@ -115,12 +117,19 @@ def _explain(hit: Mapping[str, Any], indent: str) -> list[str]:
     return lines
 
 
+def _linked(link: Mapping[str, Any]) -> str:
+    """Why the graph brought a hit: ``linked through Bob to "…"`` (names and
+    the linked memory's words; its id is in the JSON)."""
+    names = ", ".join(_one(name) for name in link.get("entities", []))
+    snippet = link.get("snippet")
+    to = f' to "{_one(snippet)}"' if snippet else ""
+    return f"{INDENT} linked through {names}{to}"
+
+
 def _hit(number: int, hit: Mapping[str, Any], extra: str = "") -> list[str]:
     lines = [f"{number}. {_labels(hit)}{extra}  {_heading(hit)}"]
     lines += _text(hit, INDENT + " ")
-    for link in hit.get("associative_context", []):
-        path = " -> ".join(_one(p) for p in link.get("path", []))
-        lines.append(f"{INDENT} linked: {_one(link['memory_id'])} (via {path})")
+    lines += [_linked(link) for link in hit.get("reached_via", [])]
     lines += _explain(hit, INDENT + " ")
     return lines
 

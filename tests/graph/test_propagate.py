@@ -54,3 +54,18 @@ def test_best_path_wins_and_each_seed_keeps_its_own() -> None:
     assert result.best["t"].seed == "s1"
     assert set(result.by_seed) == {"s1", "s2"}
     assert result.by_seed["s2"]["t"].seed == "s2"
+
+
+def test_reasons_never_pass_through_an_untold_entity() -> None:
+    graph = GraphSlice(
+        seed_entities={"s1": ["day"], "s2": ["bob"]},
+        members={"day": (2, ["s1", "x"]), "bob": (3, ["s2", "x", "y"])},
+        names={"day": "3 March, 2026", "bob": "Bob"},
+        untold=frozenset({"day"}),
+    )
+    result = propagate([("s1", 1.0), ("s2", 0.5)], graph, hops=1)
+    # The date is still traversed (x's best path), but never a reason.
+    assert result.best["x"].path == ("s1", "3 March, 2026", "x")
+    assert {seed: r.path for seed, r in result.told["x"].items()} == {"s2": ("s2", "Bob", "x")}
+    assert result.told["x"]["s2"].keys == ("bob",)
+    assert set(result.told) == {"x", "y"}

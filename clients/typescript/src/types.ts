@@ -90,6 +90,8 @@ export interface AnswerMemory {
   high_confidence: boolean;
   /** Memories the entity graph links to this one. */
   associative_context: Association[];
+  /** Why the entity graph brought this hit in or lifted it (empty when it did not). */
+  reached_via: Link[];
   /** Its role: its category group's match, decision, superseded, lesson, owns, ... */
   relation: string;
   /** For relation answers: the entity that answers. */
@@ -223,6 +225,8 @@ export interface Hit {
   high_confidence: boolean;
   /** Memories the entity graph links to this one. */
   associative_context: Association[];
+  /** Why the entity graph brought this hit in or lifted it (empty when it did not). */
+  reached_via: Link[];
 }
 
 /** What memory_search found, best first. */
@@ -235,6 +239,20 @@ export interface HitList {
   notice?: string;
   /** When nothing was found, what to try instead. */
   hint?: string;
+}
+
+/** Why the entity graph brought a hit in or lifted it. */
+export interface Link {
+  /** The memory it was reached from. */
+  memory_id: string;
+  /** How strongly it is linked. */
+  weight: number;
+  /** From that memory to the hit: memory ids and the entity names between them. */
+  path: string[];
+  /** The entity names on the path (never a date or a name most memories mention). */
+  entities: string[];
+  /** The start of that memory's content, on one line. */
+  snippet?: string;
 }
 
 /** A stored memory. */
@@ -433,6 +451,8 @@ export interface PersonalResult {
   high_confidence: boolean;
   /** Memories the entity graph links to this one. */
   associative_context: Association[];
+  /** Why the entity graph brought this hit in or lifted it (empty when it did not). */
+  reached_via: Link[];
   /** Its date (YYYY-MM-DD). */
   date: string;
   /** Where it is from, for people ("From your journal on 15 Jan 2026"). */

@@ -11,11 +11,15 @@
   for a prompt's ``{context}``.
 
 Each takes a ``Palace`` (shared engine; scope arguments make a view of it)
-or a target: a SQLite path or a ``postgresql://`` URL.
+or a target: a SQLite path or a ``postgresql://`` URL. Their async methods
+(``ainvoke``, ``aget_messages``, ...) await the palace's work in a worker
+thread (``asyncio.to_thread``, as ``AsyncPalace`` runs it), so a recall or
+a write never blocks the event loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -37,7 +41,10 @@ from mindpalace.models import Hit, Memory
 from mindpalace.palace import Palace
 
 try:
-    from langchain_core.callbacks import CallbackManagerForRetrieverRun
+    from langchain_core.callbacks import (
+        AsyncCallbackManagerForRetrieverRun,
+        CallbackManagerForRetrieverRun,
+    )
     from langchain_core.chat_history import BaseChatMessageHistory
     from langchain_core.documents import Document
     from langchain_core.messages import (
@@ -156,6 +163,18 @@ class MindPalaceChatMessageHistory(BaseChatMessageHistory):
         """Archive the session's turns."""
         self.log.clear()
 
+    async def aget_messages(self) -> list[BaseMessage]:
+        """``messages``, read off the event loop."""
+        return await asyncio.to_thread(lambda: self.messages)
+
+    async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
+        """``add_messages``, written off the event loop."""
+        await asyncio.to_thread(self.add_messages, messages)
+
+    async def aclear(self) -> None:
+        """``clear``, off the event loop."""
+        await asyncio.to_thread(self.clear)
+
 
 def document(hit: Hit) -> Document:
     """A recall hit as a LangChain ``Document``: the memory's text, its id,
@@ -209,8 +228,16 @@ class MindPalaceRetriever(BaseRetriever):
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun
     ) -> list[Document]:
-        hits = self.palace.recall(query, limit=self.k, mode=self.mode, categories=self.categories)
+        return [document(hit) for hit in self._recall(query)]
+
+    async def _aget_relevant_documents(
+        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun
+    ) -> list[Document]:
+        hits = await asyncio.to_thread(self._recall, query)
         return [document(hit) for hit in hits]
+
+    def _recall(self, query: str) -> list[Hit]:
+        return self.palace.recall(query, limit=self.k, mode=self.mode, categories=self.categories)
 
 
 def memory_tools(
@@ -255,15 +282,25 @@ def memory_tools(
         except MODEL_FACING_ERRORS as exc:
             raise ToolException(str(exc)) from exc
 
+    async def amemory_store(
+        content: str, category: str = "fact", tags: list[str] | None = None
+    ) -> str:
+        return await asyncio.to_thread(memory_store, content, category, tags)
+
+    async def amemory_recall(query: str) -> str:
+        return await asyncio.to_thread(memory_recall, query)
+
     return [
         StructuredTool.from_function(
             memory_store,
+            coroutine=amemory_store,
             name="memory_store",
             description=REMEMBER_DESCRIPTION,
             handle_tool_error=True,
         ),
         StructuredTool.from_function(
             memory_recall,
+            coroutine=amemory_recall,
             name="memory_recall",
             description=RECALL_DESCRIPTION,
             handle_tool_error=True,
@@ -282,7 +319,8 @@ def context_runnable(
 ) -> RunnableLambda[str, str]:
     """A runnable from a question to the context block for it (at most
     ``max_tokens`` tokens), e.g. ``{"context": context_runnable(palace),
-    "question": RunnablePassthrough()} | prompt | model``.
+    "question": RunnablePassthrough()} | prompt | model``; ``ainvoke`` reads
+    the palace off the event loop.
 
     Args:
         palace: a ``Palace`` or a target (SQLite path, ``postgresql://`` URL).
@@ -292,4 +330,8 @@ def context_runnable(
         scoped_palace(palace, agent_id=agent_id, groups=groups, channel=channel, peer=peer),
         max_tokens=max_tokens,
     )
-    return RunnableLambda(tools.context, name="mindpalace_context")
+
+    async def acontext(question: str) -> str:
+        return await asyncio.to_thread(tools.context, question)
+
+    return RunnableLambda(tools.context, afunc=acontext, name="mindpalace_context")

@@ -447,11 +447,25 @@ def memory_tools(
         with _tool_errors():
             return memory.memory_recall(query)
 
+    async def amemory_store(
+        content: str, category: str = "fact", tags: list[str] | None = None
+    ) -> str:
+        return await asyncio.to_thread(memory_store, content, category, tags)
+
+    async def amemory_recall(query: str) -> str:
+        return await asyncio.to_thread(memory_recall, query)
+
     return [
         FunctionTool.from_defaults(
-            memory_store, name="memory_store", description=REMEMBER_DESCRIPTION
+            memory_store,
+            async_fn=amemory_store,
+            name="memory_store",
+            description=REMEMBER_DESCRIPTION,
         ),
         FunctionTool.from_defaults(
-            memory_recall, name="memory_recall", description=RECALL_DESCRIPTION
+            memory_recall,
+            async_fn=amemory_recall,
+            name="memory_recall",
+            description=RECALL_DESCRIPTION,
         ),
     ]

@@ -9,13 +9,15 @@
   for the turn's user input to the agent's own.
 
 Each takes a ``Palace`` (shared engine; scope arguments make a view of it)
-or a target: a SQLite path or a ``postgresql://`` URL.
+or a target: a SQLite path or a ``postgresql://`` URL. All are coroutines
+to the SDK, which awaits them on its event loop: the palace's work runs in
+a worker thread (``asyncio.to_thread``), never on the loop.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 from mindpalace.integrations.common import (
@@ -165,11 +167,15 @@ def memory_tools(
     view = scoped_palace(palace, agent_id=agent_id, groups=groups, channel=channel, peer=peer)
     memory = MemoryTools(view, max_tokens=max_tokens, visibility=visibility, group=group)
 
-    def memory_store(content: str, category: str = "fact", tags: list[str] | None = None) -> str:
-        return memory.memory_store(content, category, tags or ())
+    # Coroutines: the SDK awaits them on its loop; the palace's work runs
+    # in a worker thread.
+    async def memory_store(
+        content: str, category: str = "fact", tags: list[str] | None = None
+    ) -> str:
+        return await asyncio.to_thread(memory.memory_store, content, category, tags or ())
 
-    def memory_recall(query: str) -> str:
-        return memory.memory_recall(query)
+    async def memory_recall(query: str) -> str:
+        return await asyncio.to_thread(memory.memory_recall, query)
 
     return [
         function_tool(
@@ -212,10 +218,11 @@ def memory_instructions(
     channel: str | None = None,
     peer: bool | None = None,
     max_tokens: int = DEFAULT_CONTEXT_TOKENS,
-) -> Callable[[RunContextWrapper[Any], Agent[Any]], str]:
+) -> Callable[[RunContextWrapper[Any], Agent[Any]], Awaitable[str]]:
     """Dynamic instructions for ``Agent(instructions=...)``: ``instructions``
     followed by the context block (at most ``max_tokens`` tokens) for the
-    turn's latest user message, when a memory is relevant.
+    turn's latest user message, when a memory is relevant. A coroutine
+    function: the SDK awaits it, and the recall runs off the event loop.
 
     Args:
         palace: a ``Palace`` or a target (SQLite path, ``postgresql://`` URL).
@@ -225,11 +232,12 @@ def memory_instructions(
     view = scoped_palace(palace, agent_id=agent_id, groups=groups, channel=channel, peer=peer)
     memory = MemoryTools(view, max_tokens=max_tokens)
 
-    def with_memories(ctx: RunContextWrapper[Any], agent: Agent[Any]) -> str:
+    async def with_memories(ctx: RunContextWrapper[Any], agent: Agent[Any]) -> str:
         query = _latest_user_text(ctx.turn_input)
         if not query:
             return instructions
-        block = memory.palace.context(query, max_tokens=memory.max_tokens)
+        # The SDK calls instructions on its event loop: recall in a thread.
+        block = await asyncio.to_thread(memory.palace.context, query, max_tokens=memory.max_tokens)
         if not block.sources:
             return instructions
         return f"{instructions}\n\n{HEADING}\n{block.text}".lstrip()

@@ -14,13 +14,21 @@ import numpy as np
 import numpy.typing as npt
 
 from mindpalace.graph.extract import extract_mentions
-from mindpalace.models import Association, RecallFilters, Scope
+from mindpalace.models import Association, Entity, RecallFilters, Scope
 from mindpalace.retrieval.dense import DenseIndex, few_rows_product
 from mindpalace.retrieval.propagate import GraphSlice, Reach, propagate
 from mindpalace.retrieval.sparse import query_terms
 from mindpalace.store.base import Store
 
-__all__ = ["Candidate", "Expansion", "expand", "query_entities", "query_names", "redundant"]
+__all__ = [
+    "Candidate",
+    "Expansion",
+    "expand",
+    "query_entities",
+    "query_names",
+    "redundant",
+    "untold",
+]
 
 Candidate = tuple[float, str, int | None]  # (value, memory id, dense row or None)
 
@@ -28,15 +36,33 @@ Candidate = tuple[float, str, int | None]  # (value, memory id, dense row or Non
 CONTEXT_SIZE = 5
 # How many of an entity's strongest co-occurring entities the second hop follows.
 CO_NEIGHBOURS = 5
+# How many reasons (paths from different seeds) a reached memory keeps.
+REASONS = 2
+# An entity mentioned by more than this share of the visible memories (and
+# by more than HUB_FLOOR of them) is a hub: followed, never given as a reason.
+HUB_SHARE = 0.1
+HUB_FLOOR = 4
 
 
 @dataclass(frozen=True, slots=True)
 class Expansion:
-    """Candidates after propagation, with what the graph added."""
+    """Candidates after propagation, with what the graph added.
+
+    Attributes:
+        candidates: every candidate, its value raised by what the graph added.
+        reached: memory id -> its best path from a seed.
+        associations: seed id -> the memories it reached, best first.
+        reasons: memory id -> its best paths (from different seeds, best
+            first) through no hub and no date: what may be shown as the
+            reason it was reached.
+        lift: memory id -> the share of its value the graph added (0-1].
+    """
 
     candidates: list[Candidate]
     reached: Mapping[str, Reach] = field(default_factory=dict)
     associations: Mapping[str, list[Association]] = field(default_factory=dict)
+    reasons: Mapping[str, tuple[Reach, ...]] = field(default_factory=dict)
+    lift: Mapping[str, float] = field(default_factory=dict)
 
 
 def expand(
@@ -93,7 +119,7 @@ def expand(
 
     found = graph.entities
     seed_entities = {key: [e.norm for e in found.get(key, [])] for key, _ in top}
-    names = {e.norm: e.name for entities in found.values() for e in entities}
+    entities = {e.norm: e for mentioned in found.values() for e in mentioned}
     norms = sorted({n for keys in seed_entities.values() for n in keys})
     members = members_of(norms)
     co: dict[str, list[tuple[str, float]]] = {}
@@ -104,15 +130,32 @@ def expand(
         far = sorted({o for pairs in co.values() for o, _ in pairs} - set(members))
         if far:
             members = {**members, **members_of(far)}
-    slice_ = GraphSlice(seed_entities=seed_entities, members=members, co=co, names=names)
+            # Their names and kinds, for paths and reasons (one small read).
+            for entity in store.entities_named(far, scope):
+                entities.setdefault(entity.norm, entity)
+    visible_count = int(visible.sum()) if visible is not None else 0
+    slice_ = GraphSlice(
+        seed_entities=seed_entities,
+        members=members,
+        co=co,
+        names={norm: e.name for norm, e in entities.items()},
+        untold=untold(entities, members, visible_count),
+    )
     result = propagate(top, slice_, hops=hops, max_degree=max_degree)
     reached = result.best
     values = {key: (value, row) for value, key, row in candidates}
+    lift: dict[str, float] = {}
     for memory_id, reach in reached.items():
         value, row = values.get(memory_id, (0.0, None))
         if row is None and dense_index is not None:
             row = dense_index.row_of(memory_id)
-        values[memory_id] = (value + weight * reach.score, row)
+        added = weight * reach.score
+        values[memory_id] = (value + added, row)
+        lift[memory_id] = added / (value + added) if value + added > 0 else 0.0
+    reasons = {
+        memory_id: tuple(sorted(by_seed.values(), key=lambda r: (-r.score, r.seed))[:REASONS])
+        for memory_id, by_seed in result.told.items()
+    }
     associations = {
         seed: [
             Association(memory_id, reach.score, reach.path)
@@ -126,6 +169,23 @@ def expand(
         [(value, key, row) for key, (value, row) in values.items()],
         reached=reached,
         associations=associations,
+        reasons=reasons,
+        lift=lift,
+    )
+
+
+def untold(
+    entities: Mapping[str, Entity], members: Mapping[str, tuple[int, Sequence[str]]], visible: int
+) -> frozenset[str]:
+    """The entity keys never given as the reason a memory was reached: dates
+    (every day links what happened on it), names mentioned by more than
+    ``HUB_SHARE`` of the ``visible`` memories (the palace's own project, its
+    owner), and entities whose name is not known."""
+    limit = max(HUB_FLOOR, HUB_SHARE * visible)
+    return frozenset(
+        norm
+        for norm, (degree, _) in members.items()
+        if norm not in entities or entities[norm].kind == "date" or degree > limit
     )
 
 

@@ -33,31 +33,38 @@ class GraphSlice:
             empty for hubs).
         co: entity key -> (neighbour entity key, edge weight), strongest first.
         names: entity key -> display name, for paths.
+        untold: entity keys traversed but never given as the reason a
+            memory was reached (dates, names in a large share of the palace).
     """
 
     seed_entities: Mapping[str, Sequence[str]]
     members: Mapping[str, tuple[int, Sequence[str]]]
     co: Mapping[str, Sequence[tuple[str, float]]] = field(default_factory=dict)
     names: Mapping[str, str] = field(default_factory=dict)
+    untold: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
 class Reach:
-    """A memory propagation reached: its score, the seed it came from and
-    the path (seed id, entity name, [entity name,] memory id)."""
+    """A memory propagation reached: its score, the seed it came from, the
+    path (seed id, entity name, [entity name,] memory id) and the keys of
+    the entities on it, in path order."""
 
     score: float
     seed: str
     path: tuple[str, ...]
+    keys: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class Propagation:
-    """What propagation reached: each memory's best path, and per seed the
-    best path from that seed to each memory it reached."""
+    """What propagation reached: each memory's best path, per seed the
+    best path from that seed to each memory it reached, and per memory the
+    best path from each seed through no ``untold`` entity (its reasons)."""
 
     best: dict[str, Reach]
     by_seed: dict[str, dict[str, Reach]]
+    told: dict[str, dict[str, Reach]] = field(default_factory=dict)
 
 
 def propagate(
@@ -74,17 +81,24 @@ def propagate(
     seed_ids = {memory_id for memory_id, _ in seeds}
     best: dict[str, Reach] = {}
     by_seed: dict[str, dict[str, Reach]] = {}
+    told: dict[str, dict[str, Reach]] = {}
 
-    def offer(memory_id: str, score: float, seed: str, path: tuple[str, ...]) -> None:
+    def offer(
+        memory_id: str, score: float, seed: str, path: tuple[str, ...], keys: tuple[str, ...]
+    ) -> None:
         if memory_id in seed_ids or score <= 0:
             return
-        reach = Reach(score, seed, path)
+        reach = Reach(score, seed, path, keys)
         known = best.get(memory_id)
         if known is None or score > known.score:
             best[memory_id] = reach
         mine = by_seed.setdefault(seed, {})
         if memory_id not in mine or score > mine[memory_id].score:
             mine[memory_id] = reach
+        if not graph.untold.intersection(keys):
+            reasons = told.setdefault(memory_id, {})
+            if seed not in reasons or score > reasons[seed].score:
+                reasons[seed] = reach
 
     for seed, seed_score in seeds:
         for key in graph.seed_entities.get(seed, ()):
@@ -94,7 +108,7 @@ def propagate(
             name = graph.names.get(key, key)
             weight = seed_score / math.sqrt(degree)
             for memory_id in members:
-                offer(memory_id, weight, seed, (seed, name, memory_id))
+                offer(memory_id, weight, seed, (seed, name, memory_id), (key,))
             if hops < 2:
                 continue
             for other, edge in graph.co.get(key, ()):
@@ -104,5 +118,5 @@ def propagate(
                 far = weight * edge / math.sqrt(other_degree)
                 other_name = graph.names.get(other, other)
                 for memory_id in other_members:
-                    offer(memory_id, far, seed, (seed, name, other_name, memory_id))
-    return Propagation(best, by_seed)
+                    offer(memory_id, far, seed, (seed, name, other_name, memory_id), (key, other))
+    return Propagation(best, by_seed, told)

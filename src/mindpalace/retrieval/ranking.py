@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from mindpalace.models import Hit, HitList, Memory
+from mindpalace.models import Hit, HitList, Link, Memory
 from mindpalace.retrieval import stages, timestage
 from mindpalace.retrieval.dense import DenseIndex
 from mindpalace.retrieval.graphstage import Expansion, redundant
@@ -22,7 +22,13 @@ from mindpalace.retrieval.hybrid import Candidate, Fused
 from mindpalace.retrieval.options import RecallOptions
 from mindpalace.store.base import TextMatch
 
-__all__ = ["Ranked", "diversified", "hybrid_hits", "text_hits"]
+__all__ = ["Ranked", "diversified", "hybrid_hits", "reasons", "snippet", "text_hits"]
+
+# A hit the graph added at least this share of the value to was lifted by
+# it, and says why (``Hit.reached_via``), as one the graph alone brought does.
+LIFTED = 0.2
+# How many characters of a linked memory's text a reason quotes.
+SNIPPET = 80
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,9 +141,35 @@ def hybrid_hits(
             stage_scores=scores,
             gates=(gate,),
             associative_context=tuple(expansion.associations.get(key, ())),
+            reached_via=(
+                reasons(expansion, key, memories)
+                if by_graph_only or expansion.lift.get(key, 0.0) >= LIFTED
+                else ()
+            ),
         )
         hits.append(timestage.mark(hit, ranked.boosts))
     return HitList(hits, mode="hybrid")
+
+
+def reasons(expansion: Expansion, key: str, memories: Mapping[str, Memory]) -> tuple[Link, ...]:
+    """Why the graph reached ``key``: its best paths through no hub, each
+    with the start of the linked memory's text (when it was read)."""
+    return tuple(
+        Link(
+            reach.seed,
+            reach.score,
+            reach.path,
+            snippet(memories[reach.seed]) if reach.seed in memories else None,
+        )
+        for reach in expansion.reasons.get(key, ())
+    )
+
+
+def snippet(memory: Memory, width: int = SNIPPET) -> str:
+    """The start of a memory's text on one line (its content: a title may
+    be a date, as a message's is)."""
+    line = " ".join(memory.content.split())
+    return line if len(line) <= width else line[: width - 1].rstrip() + "…"
 
 
 def diversified(

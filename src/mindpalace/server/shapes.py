@@ -41,6 +41,7 @@ __all__ = [
     "FoundSkills",
     "Hit",
     "HitList",
+    "Link",
     "Memory",
     "MemoryPage",
     "MemoryResult",
@@ -144,6 +145,22 @@ class Association(TypedDict):
 
 
 @with_config(_SHAPE)
+class Link(TypedDict):
+    """Why the entity graph brought a hit in or lifted it."""
+
+    memory_id: str
+    """The memory it was reached from."""
+    weight: float
+    """How strongly it is linked."""
+    path: list[str]
+    """From that memory to the hit: memory ids and the entity names between them."""
+    entities: list[str]
+    """The entity names on the path (never a date or a name most memories mention)."""
+    snippet: str | None
+    """The start of that memory's content, on one line."""
+
+
+@with_config(_SHAPE)
 class Hit(Memory):
     """A memory found by a search."""
 
@@ -153,6 +170,8 @@ class Hit(Memory):
     """confidence is 0.8 or more."""
     associative_context: list[Association]
     """Memories the entity graph links to this one."""
+    reached_via: list[Link]
+    """Why the entity graph brought this hit in or lifted it (empty when it did not)."""
 
 
 @with_config(_SHAPE)

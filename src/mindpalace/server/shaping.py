@@ -93,6 +93,16 @@ def _hit_json(hit: models.Hit) -> shapes.Hit:
             {"memory_id": a.memory_id, "weight": round(a.weight, 6), "path": list(a.path)}
             for a in hit.associative_context
         ],
+        "reached_via": [
+            {
+                "memory_id": link.memory_id,
+                "weight": round(link.weight, 6),
+                "path": list(link.path),
+                "entities": list(link.entities),
+                "snippet": link.snippet,
+            }
+            for link in hit.reached_via
+        ],
     }
 
 
