@@ -228,8 +228,8 @@ class PalaceWrites:
             PermissionDenied: a memory of the selection this view may not
                 change (``scoping.check_change``); nothing is erased.
         """
-        if not confirm:  # a dry run writes nothing
-            return erasure.erase(self, selection, confirm=False)
+        if confirm is not True:  # a dry run writes nothing; erase refuses a non-bool
+            return erasure.erase(self, selection, confirm=confirm)
         with telemetry.write(self.engine.metrics, "erase") as trace:
             receipt = erasure.erase(self, selection, confirm=True)
             trace.count(memories=receipt.counts.memories)
