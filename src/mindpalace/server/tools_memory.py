@@ -13,7 +13,8 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from mindpalace import listing
+from mindpalace import listing, writing
+from mindpalace.draft import Changes
 from mindpalace.palace import Palace
 from mindpalace.server.channels import Channel, on_channel
 from mindpalace.server.schema import (
@@ -167,26 +168,20 @@ def memory_update(
     """Correct a memory you own; omitted fields are kept. The change is a new
     version with a NEW memory_id (use it from now on); the old one stays in the
     history. Returns {memory, previous_id, updated}."""
-    given: dict[str, object] = {
-        "content": content,
-        "title": title,
-        "tags": tags,
-        "category": category,
-        "type": type,
-        "store": store,
-        "visibility": visibility,
-        "group": group,
-        "valid_from": valid_from,
-        "valid_to": valid_to,
-        "metadata": metadata,
-    }
-    clearable = {"title", "group", "valid_from", "valid_to"}
-    changes = {
-        name: None if value == "" and name in clearable else value
-        for name, value in given.items()
-        if value is not None
-    }
-    memory = palace.update(memory_id, **changes)  # type: ignore[arg-type]
+    changes = Changes.given(
+        content=content,
+        title=title,
+        tags=tags,
+        category=category,
+        type=type,
+        store=store,
+        visibility=visibility,
+        group=group,
+        valid_from=valid_from,
+        valid_to=valid_to,
+        metadata=metadata,
+    )
+    memory = writing.change(palace.seat, memory_id, changes)
     updated = memory.id != memory_id
     return {"memory": memory_json(memory), "previous_id": memory_id, "updated": updated}
 
