@@ -79,6 +79,8 @@ _RULES: dict[str, Callable[[object], object]] = {
 
 def _unknown(given: Mapping[str, object], valid: tuple[str, ...], what: str) -> None:
     """Refuse a field name that is not one of ``valid``."""
+    if given.keys() <= set(valid):
+        return
     unknown = sorted(shown(k) if not isinstance(k, str) else k for k in given)
     unknown = [k for k in unknown if k not in valid]
     if unknown:

@@ -51,7 +51,15 @@ def new_memory(seat: Seat, draft: Draft) -> NewMemory:
     """
     engine = seat.engine
     limit = engine.settings.max_content_chars
-    text = check_content(draft.content, max_chars=limit)
+    # The draft's text is valid but for its length (checked here, once).
+    text = (
+        draft.content
+        if len(draft.content) <= limit
+        else check_content(draft.content, max_chars=limit)
+    )
+    context = draft.context
+    if context is not None and len(context) > limit:
+        check_context(context, max_chars=limit)
     mentions, relations = extract_graph([draft.title, text], engine.extractor)
     return NewMemory(
         content=text,
@@ -60,7 +68,7 @@ def new_memory(seat: Seat, draft: Draft) -> NewMemory:
         content_hash=content_hash(f"{draft.identity}\x1f{text}" if draft.identity else text),
         agent_id=seat.scope.agent_id,
         title=draft.title,
-        context=check_context(draft.context, max_chars=limit),
+        context=context,
         session=draft.session,
         embed_hash=text_hash(embed_text(draft.title, text)),
         type=draft.type,
