@@ -23,6 +23,7 @@ from pathlib import Path
 from bench.linking import notes
 from mindpalace import Palace, writing
 from mindpalace.config import Settings
+from mindpalace.draft import Draft
 from mindpalace.embed.hashing import HashingEmbedder
 from mindpalace.graph.extract import extract_mentions
 from mindpalace.graph.relations import extract_graph
@@ -53,7 +54,8 @@ def write_cost(texts: list[str], tmp: Path) -> dict[str, float]:
         times = []
         for text in texts:
             started = time.perf_counter()
-            new = writing.new_memory(palace, text)  # supersession runs in the store's write
+            # Supersession runs in the store's write.
+            new = writing.new_memory(palace.seat, Draft(text))
             if not keep:
                 new = replace(new, relations=())
             vectors = palace.semantic.vectors_for([embed_text(new.title, new.content)])

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from mindpalace import Palace, writing
 from mindpalace.config import Settings
+from mindpalace.draft import Draft
 from mindpalace.embed.hashing import HashingEmbedder
 from mindpalace.retrieval.indexing import embed_text
 
@@ -59,7 +60,7 @@ def run(n: int) -> dict[str, dict[str, float]]:
             times = []
             for text in texts:
                 started = time.perf_counter()
-                new = writing.new_memory(palace, text)  # the facade's own validation
+                new = writing.new_memory(palace.seat, Draft(text))  # the facade's own validation
                 if not linking:  # no mentions: no links, nor supersession (in the store's write)
                     new = replace(new, mentions=())
                 vectors = palace.semantic.vectors_for([embed_text(new.title, new.content)])

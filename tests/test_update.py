@@ -6,7 +6,8 @@ from collections.abc import Callable
 
 import pytest
 
-from mindpalace import Palace, listing, writing
+from mindpalace import Palace, listing
+from mindpalace.draft import Changes
 from mindpalace.errors import NotFoundError, PermissionDenied, ValidationError
 
 
@@ -72,7 +73,7 @@ def test_update_scope_and_bad_input(make_palace: Callable[..., Palace]) -> None:
         alice.update(mine.id, store="longterm")
     assert "semantic" in bad.value.valid
     with pytest.raises(ValidationError) as unknown:
-        writing.update_one(alice, mine.id, {"colour": "red"})
+        Changes.of(colour="red")
     assert "content" in unknown.value.valid
     with pytest.raises(ValidationError):
         alice.update(mine.id, content="   ")

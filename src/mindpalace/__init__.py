@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from mindpalace.async_palace import AsyncPalace
     from mindpalace.config import Settings
     from mindpalace.doctor import Check, DoctorReport
+    from mindpalace.draft import Changes, Draft
     from mindpalace.engine import Engine
     from mindpalace.errors import (
         BusyError,
@@ -63,6 +64,7 @@ if TYPE_CHECKING:
     from mindpalace.retrieval.indexing import SemanticIndex
     from mindpalace.retrieval.pipeline import RecallOptions
     from mindpalace.retrieval.scorer import ScorerWeights
+    from mindpalace.seat import Seat
     from mindpalace.selection import Selection, parse_selection
     from mindpalace.signals import (
         Signals,
@@ -90,12 +92,14 @@ __all__ = [
     "AsyncPalace",
     "BusyError",
     "Category",
+    "Changes",
     "Check",
     "ConfigError",
     "ConsolidationReport",
     "ContextBlock",
     "DayCount",
     "DoctorReport",
+    "Draft",
     "Edge",
     "EmbeddingError",
     "EmbeddingMismatch",
@@ -129,6 +133,7 @@ __all__ = [
     "Scope",
     "ScorerWeights",
     "SearchResults",
+    "Seat",
     "Selection",
     "SemanticIndex",
     "SessionSummary",
@@ -161,6 +166,8 @@ _HOMES = {
     "Settings": "mindpalace.config",
     "Check": "mindpalace.doctor",
     "DoctorReport": "mindpalace.doctor",
+    "Changes": "mindpalace.draft",
+    "Draft": "mindpalace.draft",
     "Engine": "mindpalace.engine",
     "BusyError": "mindpalace.errors",
     "ConfigError": "mindpalace.errors",
@@ -205,6 +212,7 @@ _HOMES = {
     "SemanticIndex": "mindpalace.retrieval.indexing",
     "RecallOptions": "mindpalace.retrieval.pipeline",
     "ScorerWeights": "mindpalace.retrieval.scorer",
+    "Seat": "mindpalace.seat",
     "Selection": "mindpalace.selection",
     "parse_selection": "mindpalace.selection",
     "Signals": "mindpalace.signals",

@@ -158,7 +158,9 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
     p.add_argument(
         "--completed", action="store_const", const=True, help="a completed issue (--kind issue)"
     )
-    p.add_argument("--date", help="when it happened (ISO 8601), e.g. a journal entry's day")
+    p.add_argument(
+        "--date", dest="created_at", help="when it happened (ISO 8601), e.g. a journal entry's day"
+    )
 
     def personal_search(p: argparse.ArgumentParser) -> None:
         p.add_argument("query", help="free text; 'my journal entries about X' searches the journal")

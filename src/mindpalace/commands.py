@@ -28,6 +28,7 @@ from mindpalace.arguments import option_for
 from mindpalace.config import Settings, default_db_path
 from mindpalace.daemonctl import daemon_command
 from mindpalace.doctor import before_opening
+from mindpalace.draft import DRAFT_FIELDS, UPDATE_FIELDS, Changes, Draft
 from mindpalace.errors import ConfigError, MindPalaceError, ValidationError
 from mindpalace.family import DIRECTIONS
 from mindpalace.formats import CONVERSATION_FORMATS, FORMATS, read_conversation
@@ -73,22 +74,15 @@ class Failed(dict[str, Any]):
 
 
 def _update(palace: Palace, args: argparse.Namespace) -> Any:
-    changes: dict[str, Any] = {
-        name: getattr(args, name)
-        for name in writing.UPDATE_FIELDS
-        if getattr(args, name) is not None
-    }
-    if changes.get("content") == "-":
-        changes["content"] = sys.stdin.read()
-    for name in ("title", "group", "valid_from", "valid_to"):
-        if changes.get(name) == "":
-            changes[name] = None
-    if "metadata" in changes:
+    sent = {name: getattr(args, name) for name in UPDATE_FIELDS}
+    if sent["content"] == "-":
+        sent["content"] = sys.stdin.read()
+    if sent["metadata"] is not None:
         try:
-            changes["metadata"] = json.loads(changes["metadata"])
+            sent["metadata"] = json.loads(sent["metadata"])
         except json.JSONDecodeError as exc:
             raise ValidationError("metadata", args.metadata, reason=f"--metadata: {exc}") from None
-    memory = palace.update(args.id, **changes)
+    memory = writing.change(palace.seat, args.id, Changes.given(**sent))
     return {**memory.to_dict(), "previous_id": args.id, "updated": memory.id != args.id}
 
 
@@ -104,31 +98,16 @@ def _selection(args: argparse.Namespace) -> Selection:
 
 
 def _remember(palace: Palace, args: argparse.Namespace) -> Any:
-    content = args.content
-    if content == "-":  # bytes, so text that is not UTF-8 is named, not a traceback
+    # The command's options are named after the draft's fields (the shared
+    # --channel is the palace's, not an option of the memory).
+    sent = {name: value for name, value in vars(args).items() if name in DRAFT_FIELDS}
+    sent.pop("channel", None)
+    if sent["content"] == "-":  # bytes, so text that is not UTF-8 is named, not a traceback
         content = "".join(utf8_lines(sys.stdin.buffer, "standard input"))
-        content = content.replace("\r\n", "\n").replace("\r", "\n")
-    metadata = parse_json(args.metadata, "--metadata", "metadata") if args.metadata else None
-    return palace.remember(
-        content,
-        title=args.title,
-        type=args.type,
-        store=args.store,
-        category=args.category,
-        tags=args.tags,
-        source=args.source,
-        visibility=args.visibility,
-        group=args.group,
-        constraint=args.constraint,
-        confidence=args.confidence,
-        valid_from=args.valid_from,
-        valid_to=args.valid_to,
-        metadata=metadata,
-        kind=args.kind,
-        project=args.project,
-        completed=args.completed,
-        created_at=args.date,
-    ).to_dict()
+        sent["content"] = content.replace("\r\n", "\n").replace("\r", "\n")
+    if sent["metadata"]:
+        sent["metadata"] = parse_json(sent["metadata"], "--metadata", "metadata")
+    return writing.remember(palace.seat, Draft.of(**sent)).to_dict()
 
 
 def _filters(args: argparse.Namespace) -> dict[str, Any]:

@@ -206,7 +206,7 @@ def _add_notes(
             )
             names.append(f"{origin} part {number}")
             of_note.append(index)
-    news = writing.prepare_many(view, records, name=lambda i: names[i])
+    news = writing.prepare_many(view.seat, records, name=lambda i: names[i])
     if agents is not None:
         news = [
             replace(new, agent_id=agent) if (agent := agents[of_note[i]]) is not None else new
@@ -215,7 +215,7 @@ def _add_notes(
     vectors = view.engine.semantic.vectors_in_batches(
         [embed_text(n.title, n.content) for n in news], batch=_BATCH, progress=progress
     )
-    return writing.write_results(view, news, vectors)
+    return writing.write_results(view.seat, news, vectors)
 
 
 def _check_agents(view: View, notes: Sequence[Note], agents: Sequence[str | None]) -> None:

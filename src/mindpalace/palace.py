@@ -49,6 +49,7 @@ from mindpalace.retention import Retention
 from mindpalace.retrieval import modes, pipeline
 from mindpalace.retrieval.indexing import Progress, SemanticIndex
 from mindpalace.scoping import build_scope
+from mindpalace.seat import Seat
 from mindpalace.signals import Signals
 from mindpalace.skills import ContextBlock, Skills
 from mindpalace.store import ImportReport, Signal, Store
@@ -164,6 +165,8 @@ class Palace(PalaceWrites):
             management=management,
             peer=engine.settings.peer if peer is None else peer,
         )
+        # What the operations run in: this engine, this scope.
+        self.seat: Seat = Seat(engine, self.scope)
         # The engine's constants; a view may try others (benchmarks, ablations).
         self.recall_options: pipeline.RecallOptions = engine.recall_options
 

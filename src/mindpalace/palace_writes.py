@@ -2,10 +2,11 @@
 restore, update, and erase with its log.
 
 ``PalaceWrites`` is a mixin of ``Palace`` (palace.py) written against the
-``View`` protocol alone (each method takes ``self: View``): a write is
-validated into ``NewMemory`` values (writing.py), embedded with the engine's
-model and handed to the store, which applies the write rules in one
-transaction. Orchestration only, as in the rest of the facade: no SQL.
+``View`` protocol alone (each method takes ``self: View``). Each write is
+one line: the keyword arguments become a ``Draft`` or ``Changes`` value
+(draft.py), validated on construction, and the module function of
+writing.py (or erasure.py) runs it in the palace's seat. Orchestration
+only, as in the rest of the facade: no SQL.
 Each write is observed (``telemetry.observed_write``): a span when
 OpenTelemetry is installed, and its count and time in the engine's metrics.
 """
@@ -17,7 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from mindpalace import erasure, telemetry, writing
-from mindpalace.errors import NotFoundError
+from mindpalace.draft import KEEP, Changes, Draft, Keep
 from mindpalace.models import (
     Category,
     Memory,
@@ -28,12 +29,9 @@ from mindpalace.models import (
     Visibility,
 )
 from mindpalace.receipts import Receipt
-from mindpalace.retrieval.indexing import embed_text
-from mindpalace.scoping import check_change, write_owner
 from mindpalace.selection import Selection
 from mindpalace.validation import check_limit
 from mindpalace.view import View
-from mindpalace.writing import KEEP, Keep
 
 __all__ = ["PalaceWrites"]
 
@@ -115,8 +113,7 @@ class PalaceWrites:
             ValidationError: on any invalid argument; nothing is written.
             EmbeddingMismatch: the palace's vectors come from another model.
         """
-        new = writing.new_memory(
-            self,
+        draft = Draft.of(
             content,
             title=title,
             context=context,
@@ -139,10 +136,10 @@ class PalaceWrites:
             project=project,
             completed=completed,
         )
-        return writing.remember_one(self, new)
+        return writing.remember(self.seat, draft)
 
     @telemetry.observed_write("remember_many")
-    def remember_many(self: View, records: Iterable[Mapping[str, Any]]) -> list[Memory]:
+    def remember_many(self: View, records: Iterable[Draft | Mapping[str, Any]]) -> list[Memory]:
         """Remember many memories at once: validated first, embedded in
         batches, written in one transaction (all or nothing). With a slow
         model, a bulk write (256 texts or more) is written at once and its
@@ -151,9 +148,10 @@ class PalaceWrites:
         embeds first.
 
         Args:
-            records: mappings of ``remember``'s arguments (``content``
-                required), plus optionally ``identity``: a string that, with
-                the text, identifies the memory for de-duplication.
+            records: drafts, or mappings of ``remember``'s arguments
+                (``content`` required), plus optionally ``identity``: a
+                string that, with the text, identifies the memory for
+                de-duplication (``Draft``).
 
         Returns:
             The stored memories, in input order (an existing memory where the
@@ -162,11 +160,7 @@ class PalaceWrites:
         Raises:
             ValidationError: naming the index of the first invalid record.
         """
-        news = writing.prepare_many(self, records)
-        if not news:
-            return []
-        vectors = self.engine.semantic.vectors_for([embed_text(n.title, n.content) for n in news])
-        return writing.write_many(self, news, vectors)
+        return writing.remember_many(self.seat, records)
 
     @telemetry.observed_write("forget")
     def forget(self: View, memory_id: str, *, hard: bool = False) -> Memory:
@@ -189,11 +183,7 @@ class PalaceWrites:
         """
         if hard:
             return erasure.forget_hard(self, memory_id)
-        memory = self.get(memory_id)
-        check_change(self.scope, memory, "forget")
-        if not self.engine.store.archive(memory_id, owner=write_owner(self.scope), now=self.now()):
-            raise NotFoundError(memory_id)  # deleted by someone else in between
-        return memory
+        return writing.forget(self.seat, memory_id)
 
     def erase(self: View, selection: Selection, *, confirm: bool = False) -> Receipt:
         """Erase every memory of ``selection`` this palace may change, every
@@ -256,7 +246,7 @@ class PalaceWrites:
                 peer-facing view) one outside the view's channel
                 (``scoping.check_change``).
         """
-        return writing.restore_one(self, memory_id)
+        return writing.restore(self.seat, memory_id)
 
     @telemetry.observed_write("update")
     def update(
@@ -296,18 +286,17 @@ class PalaceWrites:
                 peer-facing view) one outside the view's channel
                 (``scoping.check_change``).
         """
-        given = {
-            "content": content,
-            "title": title,
-            "tags": tags,
-            "category": category,
-            "type": type,
-            "store": store,
-            "visibility": visibility,
-            "group": group,
-            "valid_from": valid_from,
-            "valid_to": valid_to,
-            "metadata": metadata,
-        }
-        changes = {name: value for name, value in given.items() if value is not KEEP}
-        return writing.update_one(self, memory_id, changes)
+        changes = Changes.of(
+            content=content,
+            title=title,
+            tags=tags,
+            category=category,
+            type=type,
+            store=store,
+            visibility=visibility,
+            group=group,
+            valid_from=valid_from,
+            valid_to=valid_to,
+            metadata=metadata,
+        )
+        return writing.change(self.seat, memory_id, changes)

@@ -112,14 +112,14 @@ def add_turns(
         vectors = view.engine.semantic.vectors_in_batches(
             [embed_text(n.title, n.content) for n in news], batch=batch, progress=progress
         )
-        return writing.write_results(view, news, vectors)
+        return writing.write_results(view.seat, news, vectors)
     stored: list[AddResult] = []
     pending: tuple[list[NewMemory], Future[VectorBatch | None], int] | None = None
     defer = view.engine.semantic.defers(len(turns))
 
     def write(job: tuple[list[NewMemory], Future[VectorBatch | None], int]) -> None:
         news, vectors, done = job
-        stored.extend(writing.write_results(view, news, vectors.result()))
+        stored.extend(writing.write_results(view.seat, news, vectors.result()))
         if progress is not None:
             progress(done, len(turns))
 
@@ -174,7 +174,7 @@ def _prepare(
             raise ValidationError(exc.field, exc.value, reason=f"{name(index)}: {exc}") from None
         batch += parts
         owners += [index] * len(parts)
-    return writing.prepare_many(view, batch, name=lambda i: name(owners[i]))
+    return writing.prepare_many(view.seat, batch, name=lambda i: name(owners[i]))
 
 
 class _TurnRecords:

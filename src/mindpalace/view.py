@@ -5,7 +5,9 @@ backup, signals, skills, the graph view) take a view through this protocol:
 its engine, its scope and clock, and the public remember / recall / list /
 get. ``Palace`` implements it; nothing here reaches into a palace's
 private members, so the features sit below the facade with no import circle.
-The facade's own writes (palace_writes.py) are written against it too.
+The facade's own writes (palace_writes.py) are written against it too; each
+runs in the view's ``seat`` (seat.py). ``tests/test_views.py`` holds every
+method here to ``Palace``'s signature, so the two cannot drift apart.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from mindpalace.models import (
     StoreKind,
     Visibility,
 )
+from mindpalace.seat import Seat
 
 __all__ = ["View"]
 
@@ -40,6 +43,10 @@ class View(Protocol):
     @property
     def scope(self) -> Scope:
         """Whose eyes the view looks through."""
+
+    @property
+    def seat(self) -> Seat:
+        """The engine and the scope together, as operations take them."""
 
     def now(self) -> datetime:
         """The engine's clock."""
@@ -92,6 +99,7 @@ class View(Protocol):
         kinds: str | Iterable[str | MemoryKind] | None = None,
         projects: Iterable[str] | None = None,
         completed: bool | None = None,
+        agents: Iterable[str] | str | None = None,
     ) -> HitList:
         """The visible memories most relevant to ``query``."""
 
@@ -114,5 +122,7 @@ class View(Protocol):
         kinds: str | Iterable[str | MemoryKind] | None = None,
         projects: Iterable[str] | None = None,
         completed: bool | None = None,
+        cursor: str | None = None,
+        agents: Iterable[str] | str | None = None,
     ) -> list[Memory]:
         """Visible memories, newest first."""

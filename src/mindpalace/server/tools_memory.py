@@ -13,7 +13,8 @@ from typing import Annotated, Any, cast
 
 from pydantic import Field, Strict
 
-from mindpalace import listing
+from mindpalace import listing, writing
+from mindpalace.draft import Changes
 from mindpalace.models import Category, MemoryKind, MemoryType, Source, StoreKind, Visibility
 from mindpalace.palace import Palace
 from mindpalace.selection import SELECTION_KINDS, parse_selection
@@ -244,26 +245,20 @@ def memory_update(
     """Correct a memory you own; omitted fields are kept. The change is a new
     version with a NEW memory_id (use it from now on); the old one stays in the
     history. Returns {memory, previous_id, updated}."""
-    given: dict[str, object] = {
-        "content": content,
-        "title": title,
-        "tags": tags,
-        "category": category,
-        "type": type,
-        "store": store,
-        "visibility": visibility,
-        "group": group,
-        "valid_from": valid_from,
-        "valid_to": valid_to,
-        "metadata": metadata,
-    }
-    clearable = {"title", "group", "valid_from", "valid_to"}
-    changes = {
-        name: None if value == "" and name in clearable else value
-        for name, value in given.items()
-        if value is not None
-    }
-    memory = palace.update(memory_id, **changes)  # type: ignore[arg-type]
+    changes = Changes.given(
+        content=content,
+        title=title,
+        tags=tags,
+        category=category,
+        type=type,
+        store=store,
+        visibility=visibility,
+        group=group,
+        valid_from=valid_from,
+        valid_to=valid_to,
+        metadata=metadata,
+    )
+    memory = writing.change(palace.seat, memory_id, changes)
     updated = memory.id != memory_id
     return {"memory": memory_json(memory), "previous_id": memory_id, "updated": updated}
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mindpalace import listing
+from mindpalace import listing, writing
+from mindpalace.draft import UPDATE_FIELDS, Changes
 from mindpalace.errors import PermissionDenied, ValidationError
 from mindpalace.models import Category, Memory, MemoryType, StoreKind
 from mindpalace.scoping import check_change
@@ -435,15 +436,11 @@ def update_memory(ctx: Ctx) -> Redirect:
     memory_id = ctx.path["memory_id"]
     if ctx.form is None or "content" not in ctx.form:
         raise ValidationError("content", None, reason="the form sends content")
-    new = ctx.palace.update(
-        memory_id,
-        content=ctx.field("content").replace("\r\n", "\n"),
-        title=ctx.field("title").strip() or None,
-        tags=[t for t in ctx.field("tags").split(",") if t.strip()],
-        category=ctx.field("category"),
-        type=ctx.field("type"),
-        store=ctx.field("store"),
-    )
+    # The edit form's fields are named after the update's; one it leaves
+    # out is kept, an emptied one cleared (the title, the tags).
+    sent = {name: value for name, value in ctx.form.items() if name in UPDATE_FIELDS}
+    sent["content"] = sent["content"].replace("\r\n", "\n")
+    new = writing.change(ctx.palace.seat, memory_id, Changes.given(**sent))
     return Redirect(url("/memories", new.id))
 
 
