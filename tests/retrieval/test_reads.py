@@ -111,7 +111,7 @@ def _remember(palace: Palace) -> None:
     )
 
 
-def test_a_warm_hybrid_recall_reads_the_store_four_times(store: Store) -> None:
+def test_a_warm_hybrid_recall_reads_the_store_five_times(store: Store) -> None:
     ann = _palace(store, "ann")
     _remember(ann)
     ann.remember("Never page Alice Moreno at night", constraint=True)
@@ -121,11 +121,13 @@ def test_a_warm_hybrid_recall_reads_the_store_four_times(store: Store) -> None:
         hits = run()
     assert hits and hits.mode == "hybrid"
     assert any(hit.memory.constraint for hit in hits)
-    # What the query decides, the graph's seeds, the memories, and the
-    # parts of the re-ranker's window.
+    # What the query decides, the graph's seeds, the names of the entities
+    # its second hop reached (for the reasons a hit gives), the memories,
+    # and the parts of the re-ranker's window.
     assert dict(counted.calls) == {
         "query_facts": 1,
         "seed_graph": 1,
+        "entities_named": 1,
         "hydrate": 1,
         "part_vectors": 1,
     }
