@@ -650,24 +650,33 @@ class GraphSql(SqlCore):
             f" ORDER BY memory_seq DESC LIMIT {RECENT_MENTIONS}) AS n{i}"
             for i in range(len(entities))
         )
+        # Ordered and cut on keys alone; only the chosen facts' texts are read.
         rows = self._exec(
             cur,
-            "SELECT x.entity_seq, m.id, m.content, m.content_hash"
-            f" FROM ({newest}) AS x JOIN memories m ON m.seq = x.memory_seq"
+            "SELECT x.entity_seq, m.seq FROM"
+            f" ({newest}) AS x JOIN memories m ON m.seq = x.memory_seq"
             " WHERE m.agent_id = ? AND m.visibility = ? AND m.group_name = ? AND m.channel = ?"
             " AND m.superseded_by IS NULL AND m.archived = 0 AND m.category = ?"
             " ORDER BY m.created_at DESC, m.id DESC LIMIT ?",
             (*entities, *part, new.category.value, limit * 4),
         ).fetchall()
-        found: dict[str, FactCandidate] = {}
-        for entity_seq, memory_id, content, content_hash in rows:
-            key = str(memory_id)
-            if key not in found:
-                if len(found) >= limit:
-                    continue
-                found[key] = FactCandidate(key, str(content), str(content_hash), set())
-            found[key].norms.add(entities[int(entity_seq)])
-        return list(found.values())
+        named: dict[int, set[str]] = {}
+        for entity_seq, memory_seq in rows:
+            if int(memory_seq) in named or len(named) < limit:
+                named.setdefault(int(memory_seq), set()).add(entities[int(entity_seq)])
+        if not named:
+            return []
+        texts = {
+            int(seq): (str(memory_id), str(content), str(content_hash))
+            for seq, memory_id, content, content_hash in self._exec(
+                cur,
+                "SELECT seq, id, content, content_hash FROM memories"
+                f" WHERE {in_list('seq', list(named))}",
+                list(named),
+            ).fetchall()
+        }
+        # Newest first, as ordered above (dicts keep the order of insertion).
+        return [FactCandidate(*texts[seq], norms) for seq, norms in named.items() if seq in texts]
 
     def has_constraints(self) -> bool:
         """Whether any memory is a constraint (the partial index answers)."""
