@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from mindpalace.family import DIRECTIONS
 from mindpalace.models import Category, MemoryKind, MemoryType, Source, StoreKind, Visibility
 from mindpalace.retrieval.modes import MODES
+from mindpalace.selection import SELECTION_KINDS
 
 __all__ = ["MEANINGS", "meanings"]
 
@@ -65,6 +66,14 @@ _KIND = {
     "spec": "a project specification (give project)",
     "message": "a conversation message",
 }
+_SELECTION = {
+    "memory": "one memory and its older versions (value: its memory_id)",
+    "agent": "every memory of the acting agent",
+    "channel": "every memory written through one channel (value: the channel)",
+    "session": "every turn of one conversation session (value: the session)",
+    "entity": "every memory that names a person or thing (value: the name)",
+    "filter": "memories matching types, stores, categories and created_before",
+}
 _DIRECTION = {
     "dependents": "what needs the entity",
     "dependencies": "what the entity needs",
@@ -85,6 +94,7 @@ MEANINGS: Mapping[type[enum.Enum] | str, Mapping[str, str]] = {
     },
     "mode": {name: prior.description for name, prior in MODES.items()},
     "direction": {name: _DIRECTION[name] for name in DIRECTIONS},
+    "selection": {name: _SELECTION[name] for name in SELECTION_KINDS},
 }
 
 

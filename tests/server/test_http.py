@@ -519,8 +519,8 @@ def test_hard_forget_from_the_query_string(server: Server) -> None:
 @pytest.mark.parametrize(
     ("option", "message"),
     [
-        (("--threads", "0"), "threads must be an integer from 1 to 256"),
-        (("--max-body", "10"), "max_body must be an integer from 1024"),
+        (("--threads", "0"), "--threads must be an integer from 1 to 256"),
+        (("--max-body", "10"), "--max-body must be an integer from 1024"),
     ],
 )
 def test_bad_serve_options_are_refused(

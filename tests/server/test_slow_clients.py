@@ -210,11 +210,11 @@ def test_a_connection_that_reads_nothing_is_dropped_after_the_send_timeout(
 
 
 def test_limit_options_are_checked(fresh_server: Callable[..., Server]) -> None:
-    with pytest.raises(AssertionError, match="header_timeout must be a number of seconds"):
+    with pytest.raises(AssertionError, match="--header-timeout must be a number of seconds"):
         fresh_server("--header-timeout", "0")
-    with pytest.raises(AssertionError, match="send_timeout must be a number of seconds"):
+    with pytest.raises(AssertionError, match="--send-timeout must be a number of seconds"):
         fresh_server("--send-timeout", "-1")
-    with pytest.raises(AssertionError, match="max_pipelined must be an integer from 1"):
+    with pytest.raises(AssertionError, match="--max-pipelined must be an integer from 1"):
         fresh_server("--max-pipelined", "0")
     with pytest.raises(AssertionError, match=r"--max-connections 1000 needs 2064 file desc"):
         fresh_server("--max-connections", "1000", files=256)

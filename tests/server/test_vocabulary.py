@@ -9,6 +9,7 @@ import pytest
 
 from mindpalace.family import DIRECTIONS
 from mindpalace.retrieval.modes import MODES
+from mindpalace.selection import SELECTION_KINDS
 from mindpalace.server.tools import OPERATIONS
 from mindpalace.vocabulary import MEANINGS
 
@@ -19,6 +20,7 @@ def test_each_table_covers_its_set_exactly(values: type[enum.Enum] | str) -> Non
         {
             "mode": list(MODES),
             "direction": list(DIRECTIONS),
+            "selection": list(SELECTION_KINDS),
         }.get(values)
         if isinstance(values, str)
         else [m.value for m in values]

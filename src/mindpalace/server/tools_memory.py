@@ -336,10 +336,7 @@ def memory_erase(
     kind: Annotated[
         str,
         choice(SELECTION_KINDS),
-        Field(
-            description="What to erase: memory, agent (all yours), channel, session, entity,"
-            " filter."
-        ),
+        Field(description=described("What to erase.", "selection")),
     ],
     value: Annotated[
         str | None, Field(description="The memory_id, channel, session or entity name.")
