@@ -50,9 +50,9 @@ from mindpalace.retrieval.modes import check_mode
 from mindpalace.safety import one_line
 from mindpalace.selection import Selection, parse_selection
 from mindpalace.server import require_extra
-from mindpalace.server.limits import ConnectionLimits
 from mindpalace.store import migrate
 from mindpalace.validation import check_limit, parse_json, utf8_lines
+from mindpalace.web.limits import ConnectionLimits
 from mindpalace.wire import palace_target
 
 __all__ = ["Opener", "retention_job", "run"]
@@ -375,7 +375,7 @@ def _mcp(palace: Palace, args: argparse.Namespace) -> Any:
 def _serve(palace: Palace, args: argparse.Namespace) -> Any:
     require_extra()
     from mindpalace.server.http import serve  # noqa: PLC0415 - optional extra
-    from mindpalace.server.identity import is_loopback, load_tokens  # noqa: PLC0415
+    from mindpalace.web.identity import is_loopback, load_tokens  # noqa: PLC0415
 
     check_limit(args.threads, low=1, high=256, field="threads")
     check_limit(args.workers, low=1, high=64, field="workers")
@@ -441,8 +441,8 @@ def _ui(palace: Palace, args: argparse.Namespace) -> Any:
 def _serve_worker(args: argparse.Namespace, listener: socket.socket) -> None:
     """One process of ``serve --workers N``: its own palace, the shared socket."""
     from mindpalace.server.http import serve  # noqa: PLC0415 - optional extra
-    from mindpalace.server.identity import load_tokens  # noqa: PLC0415
     from mindpalace.server.metering import MetricsFolder  # noqa: PLC0415
+    from mindpalace.web.identity import load_tokens  # noqa: PLC0415
 
     with _open(args) as palace, retention_job(palace):
         tokens = load_tokens(
