@@ -24,9 +24,9 @@ from bench.linking import notes
 from mindpalace import Palace, writing
 from mindpalace.config import Settings
 from mindpalace.embed.hashing import HashingEmbedder
+from mindpalace.embed.texts import embed_text
 from mindpalace.graph.extract import extract_mentions
 from mindpalace.graph.relations import extract_graph
-from mindpalace.retrieval.indexing import embed_text
 from mindpalace.retrieval.modes import MODES
 
 

@@ -28,6 +28,7 @@ from mindpalace.arguments import option_for
 from mindpalace.config import Settings, default_db_path
 from mindpalace.daemonctl import daemon_command
 from mindpalace.doctor import before_opening
+from mindpalace.embed.texts import embed_text
 from mindpalace.errors import ConfigError, MindPalaceError, ValidationError
 from mindpalace.family import DIRECTIONS
 from mindpalace.formats import CONVERSATION_FORMATS, FORMATS, read_conversation
@@ -45,7 +46,6 @@ from mindpalace.models import (
 from mindpalace.palace import Palace
 from mindpalace.progress import ProgressLine
 from mindpalace.retention_rules import parse_days, rule_key
-from mindpalace.retrieval.indexing import embed_text
 from mindpalace.retrieval.modes import check_mode
 from mindpalace.safety import one_line
 from mindpalace.selection import Selection, parse_selection

@@ -24,6 +24,7 @@ from mindpalace.config import Settings
 from mindpalace.conversations import Message
 from mindpalace.doctor import DoctorReport, examine
 from mindpalace.embed.base import Embedder
+from mindpalace.embed.texts import Progress
 from mindpalace.engine import Clock, Engine, utcnow
 from mindpalace.errors import ConfigError, NotFoundError, ValidationError
 from mindpalace.family import Family
@@ -47,7 +48,7 @@ from mindpalace.palace_writes import PalaceWrites
 from mindpalace.personal import Personal, SearchResults
 from mindpalace.retention import Retention
 from mindpalace.retrieval import modes, pipeline
-from mindpalace.retrieval.indexing import Progress, SemanticIndex
+from mindpalace.retrieval.indexing import SemanticIndex
 from mindpalace.scoping import build_scope
 from mindpalace.signals import Signals
 from mindpalace.skills import ContextBlock, Skills

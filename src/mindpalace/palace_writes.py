@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from mindpalace import erasure, telemetry, writing
+from mindpalace.embed.texts import embed_text
 from mindpalace.errors import NotFoundError
 from mindpalace.models import (
     Category,
@@ -28,7 +29,6 @@ from mindpalace.models import (
     Visibility,
 )
 from mindpalace.receipts import Receipt
-from mindpalace.retrieval.indexing import embed_text
 from mindpalace.scoping import check_change, write_owner
 from mindpalace.selection import Selection
 from mindpalace.validation import check_limit

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from mindpalace.embed.texts import embed_text, text_hash
 from mindpalace.errors import NotFoundError, ValidationError, shown
 from mindpalace.graph.relations import extract_graph
 from mindpalace.models import (
@@ -24,7 +25,6 @@ from mindpalace.models import (
     Visibility,
     parse_enum,
 )
-from mindpalace.retrieval.indexing import embed_text, text_hash
 from mindpalace.scoping import check_change, write_channel, write_owner
 from mindpalace.store.base import AddResult, VectorBatch
 from mindpalace.validation import (

@@ -7,7 +7,6 @@ embedded before), keeps the warm ``DenseIndex`` current, and re-indexes.
 
 from __future__ import annotations
 
-import hashlib
 import threading
 import time
 from collections import OrderedDict
@@ -25,8 +24,9 @@ from mindpalace.config import (
     INDEXES,
 )
 from mindpalace.embed.base import Embedder
+from mindpalace.embed.texts import Progress, embed_text, text_hash, vector_key
 from mindpalace.errors import ConfigError, EmbeddingError, EmbeddingMismatch, StorageError
-from mindpalace.models import EmbeddingConfig, Scope
+from mindpalace.models import Scope
 from mindpalace.retrieval import ann, parts, warm_cache
 from mindpalace.retrieval.dense import DenseIndex
 from mindpalace.retrieval.mentions import MentionIndex
@@ -34,31 +34,7 @@ from mindpalace.retrieval.upgrading import VectorUpgrade
 from mindpalace.retrieval.warming import WarmBuild
 from mindpalace.store.base import Store, VectorBatch
 
-__all__ = ["BULK_TEXTS", "Progress", "SemanticIndex", "embed_text", "text_hash", "vector_key"]
-
-Progress = Callable[[int, int], None]
-
-
-def embed_text(title: str | None, content: str) -> str:
-    """The text a memory is embedded from: its title and content.
-
-    Search context (e.g. a conversation's previous turn) is indexed for
-    keywords only: on the LoCoMo development split, adding it to the embedded
-    text made dense retrieval's first hit worse (BENCHMARKS.md).
-    """
-    return f"{title}\n{content}" if title else content
-
-
-def vector_key(config: EmbeddingConfig) -> str:
-    """What vectors are stored under: provider, model and size together, so
-    vectors of two configs sharing a model name are never mixed."""
-    return f"{config.provider}/{config.model}/{config.dimensions}"
-
-
-def text_hash(text: str) -> str:
-    """Key of a vector: SHA-256 of the exact text embedded."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
+__all__ = ["BULK_TEXTS", "SemanticIndex"]
 
 _QUERY_VECTORS = 512  # query vectors kept, most recently asked first
 #: rows written during a background build of the warm indexes that the next

@@ -36,6 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mindpalace import telemetry
+from mindpalace.embed.texts import embed_text, text_hash
 from mindpalace.models import Hit, HitList, Memory, RecallFilters, Scope
 from mindpalace.retrieval import (
     answered,
@@ -52,7 +53,6 @@ from mindpalace.retrieval import scorer as learned
 from mindpalace.retrieval.anchors import SEARCH_LIMIT, EventPhrase, TextSearch, best_anchor
 from mindpalace.retrieval.dense import DenseIndex, DenseView
 from mindpalace.retrieval.graphstage import Expansion, expand, query_names
-from mindpalace.retrieval.indexing import embed_text, text_hash
 from mindpalace.retrieval.options import Depths, RecallOptions
 from mindpalace.retrieval.sparse import gate_terms, query_terms
 from mindpalace.store.base import Store, TextMatch

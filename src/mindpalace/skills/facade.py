@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from mindpalace.embed.texts import Progress, embed_text, text_hash
 from mindpalace.errors import EmbeddingError, UnknownSkill, ValidationError
 from mindpalace.ids import IdGenerator
 from mindpalace.models import (
@@ -34,7 +35,6 @@ from mindpalace.models import (
     Visibility,
     parse_enum,
 )
-from mindpalace.retrieval.indexing import Progress, embed_text, text_hash
 from mindpalace.retrieval.sparse import query_terms
 from mindpalace.skills import context as assembly
 from mindpalace.skills.activate import ActivateOptions, fuse, gate, propagate
