@@ -538,7 +538,7 @@ class Palace(PalaceWrites):
             progress: called with (done, total) after each batch.
             dates: add the dates a turn states, resolved against its time,
                 to its keyword context ("yesterday" on 8 May 2023 is indexed
-                as "when: 7 May 2023"; ``retrieval.temporal``).
+                as "when: 7 May 2023"; ``retrieval.time.temporal``).
             atomic: all or nothing: validate every turn first, then write
                 them all in one transaction.
 

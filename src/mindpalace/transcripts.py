@@ -20,7 +20,7 @@ from mindpalace.models import (
     RecallFilters,
     StoreKind,
 )
-from mindpalace.retrieval.temporal import find_times
+from mindpalace.retrieval.time.temporal import find_times
 from mindpalace.splitting import Part, parts_within
 from mindpalace.store.base import AddResult, VectorBatch
 from mindpalace.validation import check_identifier, check_limit, check_query
