@@ -371,10 +371,16 @@ class Palace(PalaceWrites):
             return HitList([], mode="hybrid" if self.semantic.available else "text")
         started = time.perf_counter()
         with telemetry.span("recall", limit=limit, expand=expand) as trace:
+            # The palace's recorded model is read once per recall, here.
+            usable = self.semantic.usable()
             with telemetry.span("recall.embed"):
-                vector = self.semantic.query_vector(query)
+                vector = None if usable is None else self.semantic.embed_query(usable, query)
             embedded = time.perf_counter()
-            in_store = self.semantic.in_database() if vector is not None else None
+            in_store = None
+            dense = None
+            if usable is not None and vector is not None:
+                in_store = self.semantic.database_key(usable)
+                dense = None if in_store else self.semantic.dense_index(usable)
             # A mode re-ranks a deeper list than it returns.
             depth = limit if prior.neutral else min(MAX_RECALL_LIMIT, max(3 * limit, 30))
             hits = pipeline.recall(
@@ -385,7 +391,7 @@ class Palace(PalaceWrites):
                 limit=depth,
                 now=self.now(),
                 query_vector=vector,
-                dense_index=self.semantic.dense() if vector is not None and not in_store else None,
+                dense_index=dense,
                 in_store=in_store,
                 options=self.recall_options
                 if expand
