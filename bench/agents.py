@@ -26,7 +26,7 @@ from typing import Any
 
 from mindpalace import Palace
 from mindpalace.config import Settings
-from mindpalace.server.identity import PalacePool
+from mindpalace.web.identity import PalacePool
 
 WORDS = (
     "deploy billing search cache invoice backup schedule review launch budget"

@@ -11,7 +11,7 @@ by re-sorting them, not by recalling again. ``bench.quality`` then checks
 the chosen default with real recalls. With ``--anchors`` each hit is also
 checked against the windows of the events the question dates things by
 ("after the charity race"), looked up in that conversation's palace as
-recall looks them up (``timestage.anchor``), so both rows come from the
+recall looks them up (``retrieval.time.prior.anchor``), so both rows come from the
 same hits.
 """
 
@@ -33,7 +33,7 @@ from mindpalace.config import Settings
 from mindpalace.embed import from_settings
 from mindpalace.formats import read_messages
 from mindpalace.retrieval.pipeline import RecallOptions
-from mindpalace.retrieval.timestage import anchor, read_query, stated_times, time_prior
+from mindpalace.retrieval.time.prior import anchor, read_query, stated_times, time_prior
 
 GRID = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)
 OFF = replace(RecallOptions(), time_window_weight=0.0, time_when_weight=0.0)

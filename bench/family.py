@@ -25,9 +25,9 @@ from mindpalace import Palace, writing
 from mindpalace.config import Settings
 from mindpalace.draft import Draft
 from mindpalace.embed.hashing import HashingEmbedder
+from mindpalace.embed.texts import embed_text
 from mindpalace.graph.extract import extract_mentions
 from mindpalace.graph.relations import extract_graph
-from mindpalace.retrieval.indexing import embed_text
 from mindpalace.retrieval.modes import MODES
 
 

@@ -42,7 +42,7 @@ from pathlib import Path
 from mindpalace.conversations import spoken_date
 from mindpalace.formats import read_messages
 from mindpalace.embed import LocalEmbedder
-from mindpalace.retrieval.indexing import embed_text
+from mindpalace.embed.texts import embed_text
 texts = []
 for path in sorted(Path(sys.argv[1]).glob("*.json")):
     for m in read_messages(path, format="locomo"):

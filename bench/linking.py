@@ -22,7 +22,7 @@ from mindpalace import Palace, writing
 from mindpalace.config import Settings
 from mindpalace.draft import Draft
 from mindpalace.embed.hashing import HashingEmbedder
-from mindpalace.retrieval.indexing import embed_text
+from mindpalace.embed.texts import embed_text
 
 PEOPLE = ["Alice Chen", "Bob", "Carol Diaz", "Dan", "Erin", "Frank Moss", "Grace", "Heidi"]
 THINGS = ["Project Falcon", "the Billing API", "Acme Corp", "Atlas service", "Orion", "Zephyr"]

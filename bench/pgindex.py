@@ -45,8 +45,8 @@ from bench.textcost import _recorded
 from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.embed import from_settings
+from mindpalace.embed.texts import vector_key
 from mindpalace.models import RecallFilters, Scope
-from mindpalace.retrieval.indexing import vector_key
 from mindpalace.store.postgres import PostgresStore
 
 READERS = ("agent0", "all")

@@ -47,8 +47,8 @@ from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.embed import from_settings
 from mindpalace.embed.base import Embedder
+from mindpalace.embed.texts import vector_key
 from mindpalace.models import RecallFilters, Scope
-from mindpalace.retrieval.indexing import vector_key
 from mindpalace.store.postgres import PostgresStore
 
 _WORDS = (

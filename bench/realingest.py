@@ -47,7 +47,7 @@ from bench.realingest import digest
 from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.embed import from_settings
-from mindpalace.retrieval.indexing import embed_text
+from mindpalace.embed.texts import embed_text
 
 size, embedder, db, profile, same = sys.argv[1:6]
 messages = turns(load(), int(size))

@@ -44,10 +44,10 @@ from bench import longmemeval as lme
 from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.embed import from_settings
+from mindpalace.embed.texts import vector_key
 from mindpalace.formats import read_messages
 from mindpalace.models import HitList
 from mindpalace.retrieval import pipeline, reranker
-from mindpalace.retrieval.indexing import vector_key
 from mindpalace.retrieval.options import RecallOptions
 
 WINDOW = 20

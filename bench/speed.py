@@ -46,9 +46,9 @@ from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.embed import from_settings
 from mindpalace.embed.base import Embedder
+from mindpalace.embed.texts import vector_key
 from mindpalace.models import RecallFilters
 from mindpalace.retrieval import pipeline
-from mindpalace.retrieval.indexing import vector_key
 from mindpalace.retrieval.sparse import STOPWORDS
 
 CACHE = Path(__file__).resolve().parent / ".cache" / "speed"

@@ -35,7 +35,7 @@ from bench.corpus import AGENTS
 from bench.speed import build, parse_size, settings_for
 from mindpalace import Palace
 from mindpalace.server.http import build_app
-from mindpalace.server.identity import PalacePool, TokenTable
+from mindpalace.web.identity import PalacePool, TokenTable
 
 BASE = "http://127.0.0.1:8765"
 BAR_MS = 300.0

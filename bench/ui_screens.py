@@ -26,7 +26,7 @@ from bench.browser import chromium, missing
 from mindpalace import Palace
 from mindpalace.conversations import Message
 from mindpalace.server.http import build_app
-from mindpalace.server.identity import PalacePool, TokenTable
+from mindpalace.web.identity import PalacePool, TokenTable
 
 ROOT = Path(__file__).resolve().parents[1]
 START = datetime(2026, 7, 1, 9, tzinfo=timezone.utc)

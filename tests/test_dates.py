@@ -17,7 +17,7 @@ from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.formats import read_messages
 from mindpalace.retrieval.pipeline import RecallOptions
-from mindpalace.retrieval.temporal import find_times
+from mindpalace.retrieval.time.temporal import find_times
 
 # A billing team's chat, written for these tests. Recall runs on Wednesday
 # 10 June 2026, so "last week" is Monday 1 to Sunday 7 June 2026.

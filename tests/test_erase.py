@@ -21,9 +21,9 @@ from mindpalace import Palace, Selection, parse_selection
 from mindpalace.arguments import build_parser
 from mindpalace.commands import run
 from mindpalace.conversations import Message
+from mindpalace.embed.texts import embed_text, text_hash
 from mindpalace.errors import NotFoundError, PermissionDenied, ValidationError
 from mindpalace.receipts import ids_digest
-from mindpalace.retrieval.indexing import embed_text, text_hash
 from mindpalace.selection import SELECTION_KINDS
 from mindpalace.store import Store
 

@@ -1,10 +1,13 @@
-"""The package's import graph has no cycle, counting every import a reader
-sees: inside functions and under ``TYPE_CHECKING`` too."""
+"""The package's import graph has no cycle, and its folders lean only
+downwards, counting every import a reader sees: inside functions and under
+``TYPE_CHECKING`` too."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
+
+import pytest
 
 import mindpalace
 
@@ -86,3 +89,45 @@ def test_the_walk_sees_imports_inside_functions_and_type_checking() -> None:
 
 def test_no_import_cycle_in_the_package() -> None:
     assert _cycles(_graph()) == []
+
+
+# Folders and the folders (or top-level modules) they must never import: the
+# web front ends stand side by side on ``web``, and the layers under the
+# engine know nothing of any front end.
+FRONT_ENDS = ("ui", "server", "web", "integrations", "cli", "commands", "daemon", "launch")
+NEVER = {
+    "ui": ("server",),
+    "web": ("server", "ui"),
+    "store": FRONT_ENDS,
+    "retrieval": FRONT_ENDS,
+    "embed": FRONT_ENDS,
+    "graph": FRONT_ENDS,
+}
+
+
+def _upward(graph: dict[str, set[str]], folder: str, banned: tuple[str, ...]) -> list[str]:
+    """``module -> import`` for each import of a module in ``folder`` that
+    reaches into one of ``banned``."""
+    prefixes = tuple(f"mindpalace.{name}" for name in banned)
+    return sorted(
+        f"{module} -> {target}"
+        for module, targets in graph.items()
+        if module == f"mindpalace.{folder}" or module.startswith(f"mindpalace.{folder}.")
+        for target in targets
+        if target in prefixes or target.startswith(tuple(f"{p}." for p in prefixes))
+    )
+
+
+@pytest.mark.parametrize("folder", sorted(NEVER))
+def test_a_folder_imports_no_layer_above_it(folder: str) -> None:
+    assert _upward(_graph(), folder, NEVER[folder]) == []
+
+
+def test_the_layer_check_sees_an_upward_import() -> None:
+    graph = {
+        "mindpalace.ui.app": {"mindpalace.server.http", "mindpalace.web.hosts"},
+        "mindpalace.web.hosts": set(),
+        "mindpalace.web": {"mindpalace.ui"},
+    }
+    assert _upward(graph, "ui", ("server",)) == ["mindpalace.ui.app -> mindpalace.server.http"]
+    assert _upward(graph, "web", ("server", "ui")) == ["mindpalace.web -> mindpalace.ui"]

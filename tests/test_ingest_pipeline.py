@@ -13,7 +13,7 @@ from mindpalace import Palace, ValidationError
 from mindpalace.conversations import Message
 from mindpalace.embed import HashingEmbedder
 from mindpalace.embed.base import Vectors
-from mindpalace.retrieval.indexing import embed_text, text_hash, vector_key
+from mindpalace.embed.texts import embed_text, text_hash, vector_key
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
 TURNS = [

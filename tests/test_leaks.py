@@ -38,9 +38,9 @@ from mindpalace import NotFoundError, Palace, PermissionDenied, ValidationError
 from mindpalace.config import Settings
 from mindpalace.conversations import Message
 from mindpalace.embed import HashingEmbedder
+from mindpalace.embed.texts import vector_key
 from mindpalace.engine import Engine
 from mindpalace.models import RecallFilters, Scope
-from mindpalace.retrieval.indexing import vector_key
 from mindpalace.store import Store
 from mindpalace.store.postgres import PostgresStore
 

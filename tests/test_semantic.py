@@ -27,10 +27,10 @@ from mindpalace import Memory, Palace, Scope, ValidationError, Visibility
 from mindpalace.config import Settings
 from mindpalace.embed import HashingEmbedder, LocalEmbedder
 from mindpalace.embed.base import Embedder, Vectors
+from mindpalace.embed.texts import vector_key
 from mindpalace.errors import EmbeddingError, EmbeddingMismatch
 from mindpalace.models import Category, MemoryType, RecallFilters, Source
 from mindpalace.retrieval import pipeline
-from mindpalace.retrieval.indexing import vector_key
 from mindpalace.retrieval.pipeline import NOTHING_RELEVANT, TEXT_ONLY_NOTICE, RecallOptions
 from mindpalace.store import Store
 from mindpalace.store.core import SqlCore

@@ -19,7 +19,7 @@ from mindpalace.helptext import epilog
 from mindpalace.models import Category, MemoryKind, MemoryType, Source, StoreKind, Visibility
 from mindpalace.retrieval.modes import MODES
 from mindpalace.server import DEFAULT_THREADS
-from mindpalace.server.limits import (
+from mindpalace.web.limits import (
     DEFAULT_BODY_TIMEOUT,
     DEFAULT_HEADER_TIMEOUT,
     DEFAULT_KEEP_ALIVE,

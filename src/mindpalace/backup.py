@@ -20,10 +20,10 @@ from collections.abc import Iterable
 from dataclasses import astuple, replace
 from typing import IO, TYPE_CHECKING, Any
 
+from mindpalace.embed.texts import Progress, embed_text, text_hash
 from mindpalace.errors import PermissionDenied
 from mindpalace.graph.relations import extract_graph
 from mindpalace.models import Scope
-from mindpalace.retrieval.indexing import Progress, embed_text, text_hash
 from mindpalace.scoping import check_import
 from mindpalace.store import ImportReport
 from mindpalace.store.exchange_rows import PalaceRecords, parse_records

@@ -29,6 +29,7 @@ from mindpalace.config import Settings, default_db_path
 from mindpalace.daemonctl import daemon_command
 from mindpalace.doctor import before_opening
 from mindpalace.draft import DRAFT_FIELDS, UPDATE_FIELDS, Changes, Draft
+from mindpalace.embed.texts import embed_text
 from mindpalace.errors import ConfigError, MindPalaceError, ValidationError
 from mindpalace.family import DIRECTIONS
 from mindpalace.formats import CONVERSATION_FORMATS, FORMATS, read_conversation
@@ -46,14 +47,13 @@ from mindpalace.models import (
 from mindpalace.palace import Palace
 from mindpalace.progress import ProgressLine
 from mindpalace.retention_rules import parse_days, rule_key
-from mindpalace.retrieval.indexing import embed_text
 from mindpalace.retrieval.modes import check_mode
 from mindpalace.safety import one_line
 from mindpalace.selection import Selection, parse_selection
 from mindpalace.server import require_extra
-from mindpalace.server.limits import ConnectionLimits
 from mindpalace.store import migrate
 from mindpalace.validation import check_limit, parse_json, utf8_lines
+from mindpalace.web.limits import ConnectionLimits
 from mindpalace.wire import palace_target
 
 __all__ = ["Opener", "retention_job", "run"]
@@ -354,7 +354,7 @@ def _mcp(palace: Palace, args: argparse.Namespace) -> Any:
 def _serve(palace: Palace, args: argparse.Namespace) -> Any:
     require_extra()
     from mindpalace.server.http import serve  # noqa: PLC0415 - optional extra
-    from mindpalace.server.identity import is_loopback, load_tokens  # noqa: PLC0415
+    from mindpalace.web.identity import is_loopback, load_tokens  # noqa: PLC0415
 
     check_limit(args.threads, low=1, high=256, field="threads")
     check_limit(args.workers, low=1, high=64, field="workers")
@@ -420,8 +420,8 @@ def _ui(palace: Palace, args: argparse.Namespace) -> Any:
 def _serve_worker(args: argparse.Namespace, listener: socket.socket) -> None:
     """One process of ``serve --workers N``: its own palace, the shared socket."""
     from mindpalace.server.http import serve  # noqa: PLC0415 - optional extra
-    from mindpalace.server.identity import load_tokens  # noqa: PLC0415
     from mindpalace.server.metering import MetricsFolder  # noqa: PLC0415
+    from mindpalace.web.identity import load_tokens  # noqa: PLC0415
 
     with _open(args) as palace, retention_job(palace):
         tokens = load_tokens(

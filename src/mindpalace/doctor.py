@@ -48,11 +48,11 @@ from typing import Any
 from mindpalace import embed, extras
 from mindpalace.config import Settings
 from mindpalace.embed import Embedder, LocalEmbedder, StaticEmbedder
+from mindpalace.embed.texts import vector_key
 from mindpalace.engine import Engine
 from mindpalace.errors import ConfigError, EmbeddingError
 from mindpalace.models import Scope
 from mindpalace.retrieval import warm_cache
-from mindpalace.retrieval.indexing import vector_key
 from mindpalace.store.base import SERVER_SCHEMES, Store, redact_url
 from mindpalace.store.migrations import latest_version
 from mindpalace.store.sqlite import SQLiteStore

@@ -22,12 +22,12 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from mindpalace.embed.texts import embed_text, text_hash
 from mindpalace.errors import NotFoundError, ValidationError
 from mindpalace.graph.extract import normalise_name
 from mindpalace.models import Memory, RecallFilters, Scope
 from mindpalace.receipts import ErasureTally, Receipt, Sweep, ids_digest
 from mindpalace.retrieval import warm_cache
-from mindpalace.retrieval.indexing import embed_text, text_hash
 from mindpalace.scoping import check_change
 from mindpalace.selection import Selection
 from mindpalace.view import View

@@ -26,11 +26,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mindpalace import backup, transcripts, writing
+from mindpalace.embed.texts import Progress, embed_text
 from mindpalace.errors import PermissionDenied, ValidationError
 from mindpalace.formats import Loaded, Note, load, load_lines
 from mindpalace.formats.mem0 import AGENT_FROM, owners
 from mindpalace.models import Source
-from mindpalace.retrieval.indexing import Progress, embed_text
 from mindpalace.splitting import parts_within
 from mindpalace.store.base import AddResult
 

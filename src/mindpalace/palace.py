@@ -24,6 +24,7 @@ from mindpalace.config import Settings
 from mindpalace.conversations import Message
 from mindpalace.doctor import DoctorReport, examine
 from mindpalace.embed.base import Embedder
+from mindpalace.embed.texts import Progress
 from mindpalace.engine import Clock, Engine, utcnow
 from mindpalace.errors import ConfigError, NotFoundError, ValidationError
 from mindpalace.family import Family
@@ -47,7 +48,7 @@ from mindpalace.palace_writes import PalaceWrites
 from mindpalace.personal import Personal, SearchResults
 from mindpalace.retention import Retention
 from mindpalace.retrieval import modes, pipeline
-from mindpalace.retrieval.indexing import Progress, SemanticIndex
+from mindpalace.retrieval.indexing import SemanticIndex
 from mindpalace.scoping import build_scope
 from mindpalace.seat import Seat
 from mindpalace.signals import Signals
@@ -373,10 +374,16 @@ class Palace(PalaceWrites):
             return HitList([], mode="hybrid" if self.semantic.available else "text")
         started = time.perf_counter()
         with telemetry.span("recall", limit=limit, expand=expand) as trace:
+            # The palace's recorded model is read once per recall, here.
+            usable = self.semantic.usable()
             with telemetry.span("recall.embed"):
-                vector = self.semantic.query_vector(query)
+                vector = None if usable is None else self.semantic.embed_query(usable, query)
             embedded = time.perf_counter()
-            in_store = self.semantic.in_database() if vector is not None else None
+            in_store = None
+            dense = None
+            if usable is not None and vector is not None:
+                in_store = self.semantic.database_key(usable)
+                dense = None if in_store else self.semantic.dense_index(usable)
             # A mode re-ranks a deeper list than it returns.
             depth = limit if prior.neutral else min(MAX_RECALL_LIMIT, max(3 * limit, 30))
             hits = pipeline.recall(
@@ -387,7 +394,7 @@ class Palace(PalaceWrites):
                 limit=depth,
                 now=self.now(),
                 query_vector=vector,
-                dense_index=self.semantic.dense() if vector is not None and not in_store else None,
+                dense_index=dense,
                 in_store=in_store,
                 options=self.recall_options
                 if expand
@@ -540,7 +547,7 @@ class Palace(PalaceWrites):
             progress: called with (done, total) after each batch.
             dates: add the dates a turn states, resolved against its time,
                 to its keyword context ("yesterday" on 8 May 2023 is indexed
-                as "when: 7 May 2023"; ``retrieval.temporal``).
+                as "when: 7 May 2023"; ``retrieval.time.temporal``).
             atomic: all or nothing: validate every turn first, then write
                 them all in one transaction.
 

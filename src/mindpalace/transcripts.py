@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from mindpalace import writing
 from mindpalace.conversations import Message, spoken_date
+from mindpalace.embed.texts import Progress, embed_text
 from mindpalace.errors import ValidationError
 from mindpalace.models import (
     Category,
@@ -19,8 +20,7 @@ from mindpalace.models import (
     RecallFilters,
     StoreKind,
 )
-from mindpalace.retrieval.indexing import Progress, embed_text
-from mindpalace.retrieval.temporal import find_times
+from mindpalace.retrieval.time.temporal import find_times
 from mindpalace.splitting import Part, parts_within
 from mindpalace.store.base import AddResult, VectorBatch
 from mindpalace.validation import check_identifier, check_limit, check_query

@@ -18,10 +18,10 @@ from dataclasses import replace
 from typing import Any
 
 from mindpalace.draft import DRAFT_FIELDS, UPDATE_FIELDS, Changes, Draft
+from mindpalace.embed.texts import embed_text, text_hash
 from mindpalace.errors import NotFoundError, ValidationError, shown
 from mindpalace.graph.relations import extract_graph
 from mindpalace.models import ISSUE_NUMBER, Category, Memory, MemoryKind, NewMemory, Visibility
-from mindpalace.retrieval.indexing import embed_text, text_hash
 from mindpalace.scoping import check_change, write_channel, write_owner
 from mindpalace.seat import Seat
 from mindpalace.store.base import AddResult, VectorBatch

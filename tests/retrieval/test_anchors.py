@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.models import Memory
-from mindpalace.retrieval.anchors import _stem, covered, find_events
 from mindpalace.retrieval.pipeline import RecallOptions, warm_text_search
-from mindpalace.retrieval.temporal import Interval, Offset, anchored, find_times, offset_ending
-from mindpalace.retrieval.timestage import anchor, read_query
+from mindpalace.retrieval.time.anchors import _stem, covered, find_events
+from mindpalace.retrieval.time.prior import anchor, read_query
+from mindpalace.retrieval.time.temporal import Interval, Offset, anchored, find_times, offset_ending
 
 UTC = timezone.utc
 

@@ -16,10 +16,11 @@ from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.conversations import Message
 from mindpalace.embed import HashingEmbedder, from_settings
+from mindpalace.embed.texts import embed_text, text_hash, vector_key
 from mindpalace.errors import ConfigError
 from mindpalace.models import Hit, HitList
 from mindpalace.retrieval import indexing, parts
-from mindpalace.retrieval.indexing import BULK_TEXTS, embed_text, text_hash, vector_key
+from mindpalace.retrieval.indexing import BULK_TEXTS
 from mindpalace.store import migrate
 
 from .memories import memory

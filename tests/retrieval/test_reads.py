@@ -1,6 +1,7 @@
 """What a recall reads from the store: three calls on the warm hybrid path
 (what the query decides, the graph around the seeds, the memories to
-rank), and nothing that depends on what other scopes hold.
+rank), the palace's recorded model once, and nothing that depends on what
+other scopes hold.
 
 The store is a real one, instrumented in place (its methods counted), not
 a mock."""
@@ -12,6 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from bench.skills import LIBRARY
 from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.models import HitList, RecallFilters
@@ -156,3 +158,23 @@ def test_reads_do_not_depend_on_other_scopes(store: Store) -> None:
     bob.remember("Never page Alice Moreno at night", constraint=True)
     bob.remember("Alice Moreno told Bob about the Kafka rollout")
     assert reads() == before
+
+
+def test_a_warm_recall_reads_the_palaces_model_once(store: Store) -> None:
+    ann = _palace(store, "ann")
+    _remember(ann)
+    ann.skills.import_path(LIBRARY)
+    counted = Counted(store)
+    ann.recall(QUERY)
+    ann.recall(QUERY)
+    ann.semantic.wait_for_warm()
+    ann.recall(QUERY)
+    with counted.counting():
+        hits = ann.recall(QUERY)
+    assert hits.mode == "hybrid"
+    # One check that the embedder is the palace's model serves the query's
+    # vector, the choice of where dense search runs and the warm index.
+    assert counted.calls["embedding_config"] == 1
+    with counted.counting():
+        ann.skills.activate("roll out a schema change to postgres with zero downtime")
+    assert counted.calls["embedding_config"] == 1

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mindpalace.retrieval.temporal import Interval, asks_when, find_times, overlaps
-from mindpalace.retrieval.timestage import TimeQuery, read_query, time_prior
+from mindpalace.retrieval.time.prior import TimeQuery, read_query, time_prior
+from mindpalace.retrieval.time.temporal import Interval, asks_when, find_times, overlaps
 
 UTC = timezone.utc
 # Monday 8 May 2023, 13:56: a LoCoMo-like session time.
@@ -275,7 +275,7 @@ def test_the_window_lifts_a_memory_written_alone_more_than_a_turn() -> None:
     from dataclasses import replace
 
     from mindpalace.models import Category, MemoryKind
-    from mindpalace.retrieval.timestage import WRITTEN_WINDOW, lift
+    from mindpalace.retrieval.time.prior import WRITTEN_WINDOW, lift
 
     from .memories import memory as _memory
 

@@ -8,8 +8,8 @@ from datetime import datetime, timezone
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mindpalace.retrieval.temporal import _PATTERN, find_times
-from mindpalace.retrieval.time_scan import _BREAKS, time_matches
+from mindpalace.retrieval.time.scan import _BREAKS, time_matches
+from mindpalace.retrieval.time.temporal import _PATTERN, find_times
 
 SAID = datetime(2023, 5, 20, tzinfo=timezone.utc)
 PIECES = [

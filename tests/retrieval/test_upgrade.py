@@ -23,9 +23,10 @@ from mindpalace.config import Settings
 from mindpalace.conversations import Message
 from mindpalace.embed import HashingEmbedder
 from mindpalace.embed.base import Vectors
+from mindpalace.embed.texts import embed_text, text_hash, vector_key
 from mindpalace.errors import ConfigError, EmbeddingError
 from mindpalace.retrieval import indexing
-from mindpalace.retrieval.indexing import BULK_TEXTS, embed_text, text_hash, vector_key
+from mindpalace.retrieval.indexing import BULK_TEXTS
 from mindpalace.retrieval.upgrading import VectorUpgrade
 from mindpalace.store import Store
 from mindpalace.store.base import VectorBatch

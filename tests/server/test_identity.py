@@ -11,7 +11,7 @@ import pytest
 from mindpalace import Palace
 from mindpalace.errors import ConfigError
 from mindpalace.server import require_extra
-from mindpalace.server.identity import (
+from mindpalace.web.identity import (
     AuthError,
     Caller,
     PalacePool,

@@ -17,9 +17,9 @@ import pytest
 from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.embed.hashing import HashingEmbedder
+from mindpalace.embed.texts import vector_key
 from mindpalace.errors import StorageError
 from mindpalace.models import RecallFilters
-from mindpalace.retrieval.indexing import vector_key
 from mindpalace.store import migrate
 from mindpalace.store.pg_vectors import index_name
 from mindpalace.store.postgres import PostgresStore

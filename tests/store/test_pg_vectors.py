@@ -19,6 +19,7 @@ from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.conversations import Message
 from mindpalace.embed import HashingEmbedder
+from mindpalace.embed.texts import vector_key
 from mindpalace.models import (
     Category,
     EmbeddingConfig,
@@ -30,7 +31,6 @@ from mindpalace.models import (
     Visibility,
 )
 from mindpalace.retrieval import dense
-from mindpalace.retrieval.indexing import vector_key
 from mindpalace.retrieval.pipeline import RecallOptions
 from mindpalace.store import core, migrate
 from mindpalace.store.base import VectorBatch

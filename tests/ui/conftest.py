@@ -23,7 +23,7 @@ from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.conversations import Message
 from mindpalace.server.http import build_app
-from mindpalace.server.identity import PalacePool, TokenTable
+from mindpalace.web.identity import PalacePool, TokenTable
 
 TOKENS = "alice=alice-token,bob=bob-token,*=gateway-token,admin:ops=ops-token"
 BASE = "http://127.0.0.1:8765"

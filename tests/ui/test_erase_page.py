@@ -19,8 +19,8 @@ from tests.ui.test_http import assert_inert, text_of
 from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.server.http import build_app
-from mindpalace.server.identity import PalacePool, TokenTable
 from mindpalace.ui import CSP
+from mindpalace.web.identity import PalacePool, TokenTable
 
 SETTINGS = Settings(embedder="hashing")
 _DIGEST = re.compile(r'name="digest" value="([0-9a-f]{64})"')

@@ -17,8 +17,8 @@ from tests.ui.conftest import BASE, ORIGIN, Seeded, csrf_of, login
 
 from mindpalace import Palace
 from mindpalace.server.http import build_app
-from mindpalace.server.identity import PalacePool, TokenTable
 from mindpalace.ui import CSP
+from mindpalace.web.identity import PalacePool, TokenTable
 
 PAGES = [
     "/memories",

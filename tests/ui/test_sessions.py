@@ -20,13 +20,13 @@ from tests.ui.conftest import BASE, ORIGIN, TOKENS
 
 from mindpalace import Palace
 from mindpalace.config import Settings
-from mindpalace.server.identity import Caller, PalacePool, TokenTable
 from mindpalace.store import Store
 from mindpalace.store.postgres import PostgresStore
 from mindpalace.store.sqlite import SQLiteStore
 from mindpalace.ui.app import build_ui
 from mindpalace.ui.sessions import Sessions
 from mindpalace.ui.throttle import LoginThrottle
+from mindpalace.web.identity import Caller, PalacePool, TokenTable
 
 
 class Ticker:

@@ -97,7 +97,7 @@ class DenseIndex:
         self.mentions = mentions
         #: the palace's HNSW graph (None: exact search only)
         self.ann = ann
-        #: the vectors' key (``indexing.vector_key``)
+        #: the vectors' key (``embed.texts.vector_key``)
         self.model = model
         #: whether dense candidates come from the store's own index
         #: (``Store.nearest``) rather than ``ann``

@@ -7,11 +7,11 @@ embedded before), keeps the warm ``DenseIndex`` current, and re-indexes.
 
 from __future__ import annotations
 
-import hashlib
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -25,8 +25,9 @@ from mindpalace.config import (
     INDEXES,
 )
 from mindpalace.embed.base import Embedder
+from mindpalace.embed.texts import Progress, embed_text, text_hash, vector_key
 from mindpalace.errors import ConfigError, EmbeddingError, EmbeddingMismatch, StorageError
-from mindpalace.models import EmbeddingConfig, Scope
+from mindpalace.models import Scope
 from mindpalace.retrieval import ann, parts, warm_cache
 from mindpalace.retrieval.dense import DenseIndex
 from mindpalace.retrieval.mentions import MentionIndex
@@ -34,31 +35,7 @@ from mindpalace.retrieval.upgrading import VectorUpgrade
 from mindpalace.retrieval.warming import WarmBuild
 from mindpalace.store.base import Store, VectorBatch
 
-__all__ = ["BULK_TEXTS", "Progress", "SemanticIndex", "embed_text", "text_hash", "vector_key"]
-
-Progress = Callable[[int, int], None]
-
-
-def embed_text(title: str | None, content: str) -> str:
-    """The text a memory is embedded from: its title and content.
-
-    Search context (e.g. a conversation's previous turn) is indexed for
-    keywords only: on the LoCoMo development split, adding it to the embedded
-    text made dense retrieval's first hit worse (BENCHMARKS.md).
-    """
-    return f"{title}\n{content}" if title else content
-
-
-def vector_key(config: EmbeddingConfig) -> str:
-    """What vectors are stored under: provider, model and size together, so
-    vectors of two configs sharing a model name are never mixed."""
-    return f"{config.provider}/{config.model}/{config.dimensions}"
-
-
-def text_hash(text: str) -> str:
-    """Key of a vector: SHA-256 of the exact text embedded."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
+__all__ = ["BULK_TEXTS", "SemanticIndex", "Usable"]
 
 _QUERY_VECTORS = 512  # query vectors kept, most recently asked first
 #: rows written during a background build of the warm indexes that the next
@@ -75,6 +52,18 @@ STOP_WAIT = 30.0
 #: looks whether another process wrote since it last looked (a write whose
 #: texts may wait for their vectors)
 PENDING_LOOK = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class Usable:
+    """Semantic search may run: the embedder matches the model the palace's
+    vectors come from, as read once (``SemanticIndex.usable``). A recall
+    reads the recorded config once and hands this to each step that needs
+    it, rather than each step reading it again."""
+
+    embedder: Embedder
+    #: the vectors' key (``vector_key`` of the embedder's config)
+    key: str
 
 
 class SemanticIndex:
@@ -189,10 +178,17 @@ class SemanticIndex:
     @property
     def available(self) -> bool:
         """Whether semantic search can run now."""
+        return self.usable() is not None
+
+    def usable(self) -> Usable | None:
+        """A ``Usable`` when semantic search can run now (one read of the
+        palace's recorded config); else None, with ``failure`` saying why."""
         reason = self._config_state()
         if reason is not None:
             self.failure = reason
-        return reason is None
+            return None
+        embedder = self.embedder
+        return None if embedder is None else Usable(embedder, vector_key(embedder.config))
 
     # -- writing -------------------------------------------------------------------
 
@@ -392,7 +388,13 @@ class SemanticIndex:
 
     def query_vector(self, query: str) -> npt.NDArray[np.float32] | None:
         """The query's vector, or None (and ``failure`` set) when unavailable."""
-        if not query.strip() or not self.available or self.embedder is None:
+        usable = self.usable() if query.strip() else None
+        return None if usable is None else self.embed_query(usable, query)
+
+    def embed_query(self, usable: Usable, query: str) -> npt.NDArray[np.float32] | None:
+        """``query_vector`` with the config already checked (``usable``);
+        None (and ``failure`` set) when the model fails or the query is blank."""
+        if not query.strip():
             return None
         with self._queries_lock:
             vector = self._queries.get(query)
@@ -400,7 +402,7 @@ class SemanticIndex:
                 self._queries.move_to_end(query)
                 return vector
         try:
-            vector = self.embedder.embed_query(query)
+            vector = usable.embedder.embed_query(query)
         except EmbeddingError as exc:
             self.failure = str(exc)
             return None
@@ -420,8 +422,11 @@ class SemanticIndex:
         """The vectors' key when recall runs in the database (its rows are
         found by the store, no warm index is kept here); None when it runs
         in this process, or semantic search is unavailable."""
-        if self.embedder is None or not self.available:
-            return None
+        usable = self.usable()
+        return None if usable is None else self.database_key(usable)
+
+    def database_key(self, usable: Usable) -> str | None:
+        """``in_database`` with the config already checked (``usable``)."""
         if self._in_database is None:  # auto: decided once, on first use
             self._in_database = (
                 self.store.dense_in_store and self.store.size() >= self.database_rows
@@ -429,7 +434,7 @@ class SemanticIndex:
         if not self._in_database:
             return None
         self._look_for_pending()
-        return vector_key(self.embedder.config)
+        return usable.key
 
     def _look_for_pending(self) -> None:
         """Database mode keeps no warm index to tell that rows wait for
@@ -462,9 +467,12 @@ class SemanticIndex:
         graph is): until they are ready, recall asks the store, which
         answers the same, and no caller waits for them.
         """
-        if self.embedder is None or not self.available:
-            return None
-        key = vector_key(self.embedder.config)
+        usable = self.usable()
+        return None if usable is None else self.dense_index(usable)
+
+    def dense_index(self, usable: Usable) -> DenseIndex:
+        """``dense`` with the config already checked (``usable``)."""
+        key = usable.key
         if self._in_database:
             # No warm copy is kept in database mode: a one-off index of the
             # vectors for the caller (consolidation's near-duplicates).

@@ -48,7 +48,7 @@ class RecallOptions:
             embedding is this close (cosine) to a hit already chosen.
         time_window_weight: share of relevance added to a memory whose time
             falls in a time the query names ("last week", "in May 2023";
-            ``timestage``); 0 turns it off.
+            ``time.prior``); 0 turns it off.
         time_when_weight: share added to a memory that states a time when
             the query asks when; 0 turns it off.
         time_pool: how many of the best candidates the time prior looks at.

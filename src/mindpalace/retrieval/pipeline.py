@@ -19,7 +19,7 @@ keyword candidates when no warm index has them; the constraints it names;
 then the memories to rank, read in full (``hydrate``). Dense scores come
 from the warm ``DenseIndex`` under a scope-and-filter mask; every other
 stage is arithmetic over the values before it (``hybrid.py``, ``stages.py``,
-``timestage.py``, ``ranking.py``).
+``time/prior.py``, ``ranking.py``).
 
 The caller's ``limit`` is the final cut; how deep each stage works is
 ``Depths``, computed once (``options.py``).
@@ -36,6 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mindpalace import telemetry
+from mindpalace.embed.texts import embed_text, text_hash
 from mindpalace.models import Hit, HitList, Memory, RecallFilters, Scope
 from mindpalace.retrieval import (
     answered,
@@ -46,15 +47,14 @@ from mindpalace.retrieval import (
     ranking,
     reranker,
     stages,
-    timestage,
 )
 from mindpalace.retrieval import scorer as learned
-from mindpalace.retrieval.anchors import SEARCH_LIMIT, EventPhrase, TextSearch, best_anchor
 from mindpalace.retrieval.dense import DenseIndex, DenseView
 from mindpalace.retrieval.graphstage import Expansion, expand, query_names
-from mindpalace.retrieval.indexing import embed_text, text_hash
 from mindpalace.retrieval.options import Depths, RecallOptions
 from mindpalace.retrieval.sparse import gate_terms, query_terms
+from mindpalace.retrieval.time import prior
+from mindpalace.retrieval.time.anchors import SEARCH_LIMIT, EventPhrase, TextSearch, best_anchor
 from mindpalace.store.base import Store, TextMatch
 from mindpalace.store.recall_sql import QueryFacts, QueryReads
 
@@ -82,15 +82,15 @@ class Asked:
     terms: tuple[str, ...]
     salient: tuple[str, ...]
     names: tuple[str, ...]
-    time: timestage.TimeQuery
+    time: prior.TimeQuery
     events: tuple[EventPhrase, ...]
 
     @classmethod
     def of(cls, query: str, now: datetime, options: RecallOptions) -> Asked:
         """Parse ``query`` (relative times against ``now``)."""
-        when = timestage.read_query(query, now)
+        when = prior.read_query(query, now)
         # Events only ever give windows: without a window weight they are
-        # not looked up (``timestage.settle``).
+        # not looked up (``prior.settle``).
         looked_up = when.active and bool(options.time_window_weight)
         return cls(
             text=query,
@@ -296,11 +296,11 @@ class _Stopwatch:
 
 def _settled(
     asked: Asked, matches: Sequence[Sequence[TextMatch]], options: RecallOptions
-) -> timestage.TimeQuery:
+) -> prior.TimeQuery:
     """The time prior's query, its events anchored by their keyword
     ``matches`` (one list per event of ``asked.events``)."""
     found = (best_anchor(e, m) for e, m in zip(asked.events, matches, strict=True))
-    return timestage.settle(
+    return prior.settle(
         asked.time,
         [a for a in found if a is not None],
         window_weight=options.time_window_weight,
@@ -313,7 +313,7 @@ def _text(asked: Asked, facts: QueryFacts, at: Setting) -> HitList:
     options = at.options
     matches = facts.keyword
     best = max((m.bm25 for m in matches), default=0.0)
-    timed = timestage.lift(
+    timed = prior.lift(
         [(m.bm25 / best if best > 0 else 0.0, m.memory.id, None) for m in matches],
         {m.memory.id: m.memory for m in matches},
         _settled(asked, facts.events, options),
@@ -439,7 +439,7 @@ def _read(
         ),
         options,
     )
-    timed = timestage.lift(
+    timed = prior.lift(
         ordered,
         known,
         query,

@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from mindpalace.models import Hit, HitList, Link, Memory
-from mindpalace.retrieval import stages, timestage
+from mindpalace.retrieval import stages
 from mindpalace.retrieval.dense import DenseIndex
 from mindpalace.retrieval.graphstage import Expansion, redundant
 from mindpalace.retrieval.hybrid import Candidate, Fused
 from mindpalace.retrieval.options import RecallOptions
+from mindpalace.retrieval.time.prior import TimeBoost, Timed, mark
 from mindpalace.store.base import TextMatch
 
 __all__ = ["Ranked", "diversified", "hybrid_hits", "reasons", "snippet", "text_hits"]
@@ -52,7 +53,7 @@ class Ranked:
     fused: Fused
     support: Mapping[int, float]
     expansion: Expansion
-    boosts: Mapping[str, timestage.TimeBoost] = field(default_factory=dict)
+    boosts: Mapping[str, TimeBoost] = field(default_factory=dict)
     feedback: Mapping[str, tuple[int, int]] = field(default_factory=dict)
 
 
@@ -147,7 +148,7 @@ def hybrid_hits(
                 else ()
             ),
         )
-        hits.append(timestage.mark(hit, ranked.boosts))
+        hits.append(mark(hit, ranked.boosts))
     return HitList(hits, mode="hybrid")
 
 
@@ -205,7 +206,7 @@ def diversified(
 def text_hits(
     matches: Sequence[TextMatch],
     substring: Sequence[Memory],
-    timed: timestage.Timed,
+    timed: Timed,
     *,
     now: datetime,
     options: RecallOptions,
@@ -239,7 +240,7 @@ def text_hits(
                 "final": score,
             },
         )
-        hits.append(timestage.mark(hit, timed.boosts))
+        hits.append(mark(hit, timed.boosts))
     seen = {hit.memory.id for hit in hits}
     extra = [m for m in substring if m.id not in seen]
     for rank, memory in enumerate(extra, start=1):

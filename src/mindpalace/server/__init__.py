@@ -6,10 +6,10 @@ They need the optional ``server`` extra (the MCP SDK, Starlette, uvicorn);
 ``tools_memory``, ``tools_recall`` and ``tools_skills`` (the tool
 functions), ``schema`` (argument types, the published schemas and the one
 argument check), ``shaping`` (results as JSON, and their schemas),
-``channels`` (calls through a peer channel), ``identity`` (tokens to
-agents), ``mcp`` (the MCP server), ``http`` (REST + MCP over HTTP in one
-app), ``limits`` and ``guard`` (slow clients: request deadlines and a
-connection cap).
+``channels`` (calls through a peer channel), ``mcp`` (the MCP server),
+``http`` (REST + MCP over HTTP in one app). Who is calling (``identity``)
+and the guards at the door (``hosts``, ``body``, ``limits``, ``guard``) live
+in ``mindpalace.web``, below this package and the inspector (``ui``) alike.
 """
 
 from __future__ import annotations

@@ -13,14 +13,14 @@ function runs in a worker thread. Status codes:
       or two agent headers
 401   no identity: missing or unknown bearer token (fails closed)
 403   the memory belongs to another agent; a request from a web page of
-      another origin (``hosts``)
+      another origin (``web.hosts``)
 404   no such memory in the caller's scope, or no such route
-408   the request's headers or body did not arrive in time (``guard``)
+408   the request's headers or body did not arrive in time (``web.guard``)
 413   request body over the limit
 415   a write (POST, PATCH, DELETE with a body) not sent as application/json
-421   on a loopback address, a host name that is not a loopback one (``hosts``)
+421   on a loopback address, a host name that is not a loopback one (``web.hosts``)
 422   malformed JSON, or arguments of the wrong shape or type
-503   at the connection cap (``guard``); the store is busy
+503   at the connection cap (``web.guard``); the store is busy
 ====  ==============================================================
 
 Concurrency: Starlette runs each call's tool function in anyio's worker
@@ -33,7 +33,7 @@ committed and nothing in flight is cut.
 Slow clients: a request's headers and body must arrive within deadlines, a
 client must read its answers within one, pipelined requests are answered a
 few in a row, and connections are capped, those waiting longest on their
-client giving way first (``guard``).
+client giving way first (``web.guard``).
 """
 
 from __future__ import annotations
@@ -54,24 +54,13 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mindpalace import __version__
 from mindpalace.errors import MindPalaceError, ValidationError
 from mindpalace.palace import Palace
 from mindpalace.server import DEFAULT_THREADS
 from mindpalace.server.channels import CHANNEL
-from mindpalace.server.guard import GuardedH11Protocol
-from mindpalace.server.hosts import LoopbackHosts, SameOrigin
-from mindpalace.server.identity import (
-    AGENT_HEADER,
-    AuthError,
-    Caller,
-    PalacePool,
-    TokenTable,
-    is_loopback,
-)
-from mindpalace.server.limits import ConnectionLimits, ensure_files
 from mindpalace.server.mcp import build_mcp, header_resolver
 from mindpalace.server.metering import METRICS_PATH, Metered, MetricsFolder, metrics_endpoint
 from mindpalace.server.schema import ArgumentsError
@@ -86,6 +75,18 @@ from mindpalace.server.tools import (
 )
 from mindpalace.ui import build_ui
 from mindpalace.validation import parse_json
+from mindpalace.web.body import BodyLimit
+from mindpalace.web.guard import GuardedH11Protocol
+from mindpalace.web.hosts import LoopbackHosts, SameOrigin
+from mindpalace.web.identity import (
+    AGENT_HEADER,
+    AuthError,
+    Caller,
+    PalacePool,
+    TokenTable,
+    is_loopback,
+)
+from mindpalace.web.limits import ConnectionLimits, ensure_files
 
 __all__ = ["DEFAULT_MAX_BODY", "build_app", "openapi_document", "serve"]
 
@@ -103,61 +104,6 @@ def _problem(status: int, code: str, message: str, **extra: Any) -> JSONResponse
 
 
 # -- middleware -----------------------------------------------------------------------
-
-
-class BodyLimit:
-    """Refuses request bodies over ``limit`` bytes with 413, before the app
-    reads them: by Content-Length when sent, else by counting chunks (the
-    body is buffered, at most ``limit`` bytes, then replayed to the app)."""
-
-    def __init__(self, app: ASGIApp, *, limit: int) -> None:
-        self.app = app
-        self.limit = limit
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        declared = dict(scope["headers"]).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.limit:
-            await self._refuse(scope, receive, send)
-            return
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":  # client went away (or timed out)
-                return  # nobody to answer, and no request to act on
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self.limit:
-                await self._refuse(scope, receive, send)
-                return
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                break
-        await self.app(scope, _replay(chunks, receive), send)
-
-    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
-        response = _problem(
-            413, "payload_too_large", f"request body over the limit of {self.limit} bytes"
-        )
-        await response(scope, receive, send)
-
-
-def _replay(chunks: list[bytes], receive: Receive) -> Receive:
-    """A ``receive`` that first returns the buffered body, then defers to the
-    real one (which reports the client's disconnect)."""
-    sent = False
-
-    async def replay() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
-        return await receive()
-
-    return replay
 
 
 class Split:
@@ -415,7 +361,7 @@ def build_app(
         pool: the palaces requests act through, one per agent.
         tokens: bearer tokens and their agents.
         host: the address served; on a loopback one, only loopback host names
-            are answered, on every route (DNS rebinding: ``hosts``).
+            are answered, on every route (DNS rebinding: ``web.hosts``).
         max_body: the largest request body accepted, in bytes.
         threads: worker threads for tool calls.
         tools: the MCP tool sets served at ``/mcp`` (``tools.select_tools``);

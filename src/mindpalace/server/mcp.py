@@ -6,7 +6,7 @@ default, eight tools whose listing costs a model under 2,000 tokens;
 
 Built on the official MCP Python SDK (``MCPServer``). Over stdio the server
 acts as one configured agent; over streamable HTTP each call acts as the
-agent its bearer token names (``identity``). Tool functions are synchronous
+agent its bearer token names (``web.identity``). Tool functions are synchronous
 and the SDK runs each call in a worker thread, so one slow recall does not
 hold up the others; the store serialises what must be serialised.
 
@@ -53,7 +53,6 @@ from mindpalace import __version__
 from mindpalace.errors import MindPalaceError
 from mindpalace.palace import Palace
 from mindpalace.server.channels import CHANNEL, through_channel
-from mindpalace.server.identity import AGENT_HEADER, AuthError, PalacePool, TokenTable
 from mindpalace.server.schema import ArgumentsError
 from mindpalace.server.tools import (
     DEFAULT_TOOLS,
@@ -63,6 +62,7 @@ from mindpalace.server.tools import (
     parse,
     select_tools,
 )
+from mindpalace.web.identity import AGENT_HEADER, AuthError, PalacePool, TokenTable
 
 __all__ = ["build_mcp", "header_resolver", "run_stdio"]
 

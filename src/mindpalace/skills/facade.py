@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from mindpalace.embed.texts import Progress, embed_text, text_hash
 from mindpalace.errors import EmbeddingError, UnknownSkill, ValidationError
 from mindpalace.ids import IdGenerator
 from mindpalace.models import (
@@ -34,7 +35,6 @@ from mindpalace.models import (
     Visibility,
     parse_enum,
 )
-from mindpalace.retrieval.indexing import Progress, embed_text, text_hash
 from mindpalace.retrieval.sparse import query_terms
 from mindpalace.skills import context as assembly
 from mindpalace.skills.activate import ActivateOptions, fuse, gate, propagate
@@ -317,14 +317,18 @@ class Skills:
         ]
         dense: list[tuple[str, float]] = []
         semantic = palace.engine.semantic
-        vector = semantic.query_vector(query)
-        in_store = semantic.in_database() if vector is not None else None
+        usable = semantic.usable()  # the palace's recorded model, read once
+        vector = None if usable is None else semantic.embed_query(usable, query)
+        in_store = None
+        index = None
+        if usable is not None and vector is not None:
+            in_store = semantic.database_key(usable)
+            index = None if in_store is not None else semantic.dense_index(usable)
         found = (
             palace.engine.store.dense_rows(in_store, vector, palace.scope, filters, nearest=pool)
             if vector is not None and in_store is not None
             else None
         )
-        index = semantic.dense() if vector is not None and in_store is None else None
         if found is not None:  # database mode: the store's nearest skills
             for row in np.argsort(-found.sims, kind="stable")[:pool]:
                 key = str(found.table.ids[row])

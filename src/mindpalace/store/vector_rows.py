@@ -18,7 +18,7 @@ __all__ = ["DenseRows", "VectorBatch", "VectorTable", "key_dimensions"]
 
 def key_dimensions(model: str) -> int:
     """The vector size a vector key names (``provider/model/size``, as
-    ``retrieval.indexing.vector_key`` writes it); 0 when it names none."""
+    ``embed.texts.vector_key`` writes it); 0 when it names none."""
     size = model.rsplit("/", 1)[-1]
     return int(size) if size.isdigit() else 0
 

@@ -18,7 +18,7 @@ Defences, each on every response or request it applies to:
   session cookie is HttpOnly and SameSite=Strict;
 - on a loopback address, only loopback host names are answered (a DNS
   rebinding page cannot reach the inspector under its own name:
-  ``server.hosts``, the check of every front end).
+  ``web.hosts``, the check of every front end).
 """
 
 from __future__ import annotations
@@ -44,13 +44,13 @@ from mindpalace.errors import (
     UnknownSkill,
     ValidationError,
 )
-from mindpalace.server.hosts import LoopbackHosts, foreign_origin
-from mindpalace.server.identity import AuthError, Caller, PalacePool, TokenTable, is_loopback
 from mindpalace.ui import pages
 from mindpalace.ui.layout import Ctx, Page, Redirect, error_page, render
 from mindpalace.ui.pages import PageFunction
 from mindpalace.ui.sessions import COOKIE, OneTimeTokens, Session, Sessions, same_token
 from mindpalace.ui.throttle import LoginThrottle
+from mindpalace.web.hosts import LoopbackHosts, foreign_origin
+from mindpalace.web.identity import AuthError, Caller, PalacePool, TokenTable, is_loopback
 
 __all__ = ["CSP", "SecurityHeaders", "build_ui"]
 

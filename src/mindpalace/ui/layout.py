@@ -18,8 +18,8 @@ from starlette.datastructures import QueryParams
 from mindpalace.conversations import clock_time
 from mindpalace.models import Memory
 from mindpalace.palace import Palace
-from mindpalace.server.identity import Caller
 from mindpalace.ui.html import Markup, h, join, url
+from mindpalace.web.identity import Caller
 
 __all__ = [
     "NAV",

@@ -22,11 +22,11 @@ import uvicorn
 
 from mindpalace.errors import ValidationError
 from mindpalace.palace import Palace
-from mindpalace.server.guard import GuardedH11Protocol
-from mindpalace.server.http import BodyLimit
-from mindpalace.server.identity import Caller, PalacePool, TokenTable, is_loopback
 from mindpalace.ui.app import build_ui
 from mindpalace.ui.sessions import OneTimeTokens
+from mindpalace.web.body import BodyLimit
+from mindpalace.web.guard import GuardedH11Protocol
+from mindpalace.web.identity import Caller, PalacePool, TokenTable, is_loopback
 
 __all__ = ["run_local"]
 

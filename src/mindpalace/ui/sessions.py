@@ -29,8 +29,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from mindpalace.server.identity import Caller
 from mindpalace.store import Store
+from mindpalace.web.identity import Caller
 
 __all__ = ["COOKIE", "OneTimeTokens", "Session", "Sessions", "same_token"]
 

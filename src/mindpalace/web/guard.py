@@ -57,7 +57,7 @@ from uvicorn.config import Config
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 
-from mindpalace.server.limits import ConnectionLimits
+from mindpalace.web.limits import ConnectionLimits
 
 __all__ = ["GuardedH11Protocol"]
 

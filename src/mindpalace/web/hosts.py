@@ -16,7 +16,7 @@ shared by every front end (REST ``/v1``, MCP ``/mcp``, the inspector, and
   comes from a page of another origin (its ``Origin`` is not this server's
   own scheme and host), which ``SameOrigin`` refuses with 403 on the API's
   paths; the REST API also takes a write only as ``application/json``
-  (``http``), which no simple request can send.
+  (``server.http``), which no simple request can send.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 she moved", "the week after her birthday party": ``find_events`` reads the
 phrase after before / after / since / until (with an offset such as "the
 week" or "two days" in front of before and after) when that phrase is not a
-date (``retrieval.temporal`` reads dates, "the week before 3 August 2023"
+date (``temporal`` reads dates, "the week before 3 August 2023"
 included).
 
 ``resolve`` looks each event up by keyword search under the caller's scope
@@ -16,7 +16,7 @@ race last Saturday"), else the day it was written. That day only bounds
 the event (it happened then or before), so "before" and "after" then keep
 the day itself in the range; a stated time is the event's own, and the
 range leaves it out. The window is one more window for the time prior
-(``timestage``): a soft lift, never a filter. An event no visible memory
+(``prior``): a soft lift, never a filter. An event no visible memory
 mentions gives no window.
 
 A match must contain every name the event has and some of its other words:
@@ -37,7 +37,7 @@ from functools import lru_cache
 
 from mindpalace.models import Memory, RecallFilters, Scope
 from mindpalace.retrieval.sparse import STOPWORDS, salient_terms
-from mindpalace.retrieval.temporal import (
+from mindpalace.retrieval.time.temporal import (
     Interval,
     Offset,
     TimeMention,

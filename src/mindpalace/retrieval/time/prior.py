@@ -6,7 +6,7 @@ group?"). ``read_query`` finds both, resolving the query's time expressions
 against the palace clock (relative ones in a query that also names a date,
 "last week, as mentioned on 6 November 2023", against that date), and the
 events it dates things by ("before the trip", "the week after her birthday
-party"), which the caller looks up under its scope (``retrieval.anchors``;
+party"), which the caller looks up under its scope (``anchors``;
 ``anchor`` does it through the store) and ``settle`` turns into windows
 like the others.
 
@@ -36,8 +36,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from mindpalace.models import Hit, Memory, MemoryKind, Scope
-from mindpalace.retrieval.anchors import Anchor, EventPhrase, TextSearch, find_events, resolve
-from mindpalace.retrieval.temporal import (
+from mindpalace.retrieval.time.anchors import Anchor, EventPhrase, TextSearch, find_events, resolve
+from mindpalace.retrieval.time.temporal import (
     Interval,
     TimeMention,
     asks_when,

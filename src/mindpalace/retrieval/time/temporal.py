@@ -21,13 +21,13 @@ August, winter December to February). A month, season or weekday named
 without a year or modifier is the occurrence nearest the reference (ties go
 to the past), or, with ``prefer="past"`` (queries: people ask about what
 happened), the latest one that began by the reference. A weekday named
-without a date follows the tense around it (``retrieval.tense``): "the
+without a date follows the tense around it (``tense``): "the
 party is on Saturday" is the coming Saturday, "we went on Saturday" the
 last one, "by Friday" said on a Friday is that day.
 
 Vague amounts have ranges: "a couple of" is 2, "a few" 2-4, "several" 3-6.
 What is not recognised is left alone: "recently", "before the trip"
-(``anchored`` and ``offset_ending`` let ``retrieval.anchors`` frame such
+(``anchored`` and ``offset_ending`` let ``anchors`` frame such
 an event once the palace says when it was).
 """
 
@@ -40,7 +40,7 @@ from datetime import date, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
-from mindpalace.retrieval.intervals import (
+from mindpalace.retrieval.time.intervals import (
     Calendar,
     Interval,
     TimeMention,
@@ -51,8 +51,8 @@ from mindpalace.retrieval.intervals import (
     span_label,
     spoken_day,
 )
-from mindpalace.retrieval.tense import BACKWARD, FORWARD, direction
-from mindpalace.retrieval.time_scan import time_matches
+from mindpalace.retrieval.time.scan import time_matches
+from mindpalace.retrieval.time.tense import BACKWARD, FORWARD, direction
 
 __all__ = [
     "Interval",

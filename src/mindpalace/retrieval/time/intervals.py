@@ -1,7 +1,7 @@
 """Intervals of time and the calendar arithmetic that makes them.
 
 The shared vocabulary of the time modules (``temporal`` finds time
-expressions in text, ``anchors`` frames events, ``timestage`` scores):
+expressions in text, ``anchors`` frames events, ``prior`` scores):
 half-open intervals in a reference's time zone, day-aligned, with weeks
 from Monday and meteorological seasons.
 """
