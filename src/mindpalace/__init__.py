@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from mindpalace.models import (
         Category,
         Entity,
+        EntityLink,
         Hit,
         HitList,
         Memory,
@@ -101,6 +102,7 @@ __all__ = [
     "EmbeddingMismatch",
     "Engine",
     "Entity",
+    "EntityLink",
     "ErasureTally",
     "Extractor",
     "Family",
@@ -182,6 +184,7 @@ _HOMES = {
     "Neighbourhood": "mindpalace.graphview",
     "Category": "mindpalace.models",
     "Entity": "mindpalace.models",
+    "EntityLink": "mindpalace.models",
     "Hit": "mindpalace.models",
     "HitList": "mindpalace.models",
     "Memory": "mindpalace.models",
