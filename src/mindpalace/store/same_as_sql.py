@@ -46,9 +46,12 @@ NOT_APART = (
 def answering(alias: str, keys: Sequence[str]) -> tuple[str, list[object]]:
     """WHERE fragment: entity ``alias`` is the entity of one of ``keys`` to
     a reader, as itself (not linked on) or through its link to it."""
+    # One IN over a union, not an OR of the two: each side is an index
+    # look-up that drives the join (an OR made entity members 13x slower).
     return (
-        f"(({in_list(f'{alias}.norm', keys)} AND {alias}.same_as IS NULL)"
-        f" OR {alias}.same_as IN (SELECT r.seq FROM entities r WHERE {in_list('r.norm', keys)}))",
+        f"{alias}.seq IN (SELECT n.seq FROM entities n WHERE {in_list('n.norm', keys)}"
+        " AND n.same_as IS NULL UNION ALL SELECT n.seq FROM entities n JOIN entities r"
+        f" ON r.seq = n.same_as WHERE {in_list('r.norm', keys)})",
         [*keys, *keys],
     )
 
