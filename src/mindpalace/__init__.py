@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from mindpalace.models import (
         Category,
         Entity,
+        EntityLink,
         Hit,
         HitList,
         Memory,
@@ -105,6 +106,7 @@ __all__ = [
     "EmbeddingMismatch",
     "Engine",
     "Entity",
+    "EntityLink",
     "ErasureTally",
     "Extractor",
     "Family",
@@ -189,6 +191,7 @@ _HOMES = {
     "Neighbourhood": "mindpalace.graphview",
     "Category": "mindpalace.models",
     "Entity": "mindpalace.models",
+    "EntityLink": "mindpalace.models",
     "Hit": "mindpalace.models",
     "HitList": "mindpalace.models",
     "Memory": "mindpalace.models",

@@ -28,7 +28,10 @@ from mindpalace.web.limits import (
     DEFAULT_SEND_TIMEOUT,
 )
 
-__all__ = ["build_parser"]
+__all__ = ["ENTITY_ACTIONS", "build_parser"]
+
+#: what ``entities`` does besides listing (its first word names it)
+ENTITY_ACTIONS = ("separate", "join")
 
 # The tool sets (``server.tools.TOOL_SETS``), named here so that parsing a
 # command line needs no server package.
@@ -234,8 +237,19 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
     p = command("get", "Show one memory by id, with the entities it mentions.")
     p.add_argument("id", help="memory id")
 
-    p = command("entities", "List the entities memories mention, most mentioned first.")
-    p.add_argument("query", nargs="?", help="keep names or aliases containing this")
+    p = command(
+        "entities",
+        "List the entities memories mention, most mentioned first; or link a short name to"
+        " a full one (join SHORT FULL) or undo a link for good (separate NAME).",
+    )
+    p.add_argument(
+        "query",
+        nargs="*",
+        metavar="QUERY | separate NAME | join SHORT FULL",
+        help="keep names or aliases containing QUERY; separate NAME: undo its link"
+        ' ("Maria" from "Maria Lopez"), and the first-name rule never links them again;'
+        " join SHORT FULL: make SHORT the same entity as FULL",
+    )
     p.add_argument("--type", dest="types", help=f"comma-separated: {_values(MemoryType)}")
     p.add_argument("--limit", type=int, default=50, help="1-1000 (default 50)")
     p.add_argument("--offset", type=int, default=0, help="skip this many")

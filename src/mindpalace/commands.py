@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from mindpalace import plain, retention, writing
-from mindpalace.arguments import option_for
+from mindpalace.arguments import ENTITY_ACTIONS, option_for
 from mindpalace.config import Settings, default_db_path
 from mindpalace.daemonctl import daemon_command
 from mindpalace.doctor import before_opening
@@ -325,6 +325,32 @@ def _retention(palace: Palace, args: argparse.Namespace) -> Any:
     return rules.apply(confirm=args.yes).to_dict()
 
 
+def _entities(palace: Palace, args: argparse.Namespace) -> Any:
+    """``entities [QUERY]``, ``entities separate NAME``, ``entities join SHORT FULL``."""
+    words = list(args.query or [])
+    action = words[0] if words and words[0] in ENTITY_ACTIONS else None
+    given = words[1:] if action else words
+    wanted = {"separate": 1, "join": 2}.get(action or "", 1)
+    if len(given) > wanted or (action and len(given) < wanted):
+        usage = {
+            "separate": "entities separate NAME",
+            "join": "entities join SHORT FULL",
+        }.get(action or "", "entities [QUERY] (quote a query of several words)")
+        raise ValidationError(
+            "query",
+            " ".join(words),
+            reason=f"expected: {usage}; or entities separate NAME, entities join SHORT FULL",
+        )
+    if action == "separate":
+        return {"separated": [link.to_dict() for link in palace.graph.separate_entity(given[0])]}
+    if action == "join":
+        joined = palace.graph.join_entities(given[0], given[1])
+        return {"joined": [link.to_dict() for link in joined]}
+    query = given[0] if given else None
+    found = palace.graph.entities(query, types=args.types, limit=args.limit, offset=args.offset)
+    return [e.to_dict() for e in found]
+
+
 def _stats(palace: Palace, args: argparse.Namespace) -> Any:
     """The counts, and the retention rules that reach what they count."""
     return {
@@ -450,10 +476,7 @@ _HANDLERS: dict[str, Handler] = {
         **p.get(a.id).to_dict(),
         "entities": [e.to_dict() for e in p.graph.mentions(a.id)],
     },
-    "entities": lambda p, a: [
-        e.to_dict()
-        for e in p.graph.entities(a.query, types=a.types, limit=a.limit, offset=a.offset)
-    ],
+    "entities": _entities,
     "history": lambda p, a: [m.to_dict() for m in p.graph.history(a.id)],
     "what-do-i-know": lambda p, a: p.family.what_do_i_know(
         a.topic, limit=a.limit, per_group=a.per_group

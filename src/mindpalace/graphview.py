@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from mindpalace.errors import NotFoundError
+from mindpalace.errors import NotFoundError, ValidationError
 from mindpalace.graph.consolidate import (
     EDGE_DECAY_PER_DAY,
     EDGE_FLOOR,
@@ -27,7 +27,15 @@ from mindpalace.graph.consolidate import (
     near_duplicates,
 )
 from mindpalace.graph.extract import normalise_name
-from mindpalace.models import Category, Entity, Memory, MemoryType, RecallFilters, Scope
+from mindpalace.models import (
+    Category,
+    Entity,
+    EntityLink,
+    Memory,
+    MemoryType,
+    RecallFilters,
+    Scope,
+)
 from mindpalace.retrieval.dense import DenseIndex
 from mindpalace.store.base import Store
 from mindpalace.store.upkeep_sql import ConsolidationPlan, partition_key
@@ -100,6 +108,46 @@ class GraphView:
             limit=limit,
             offset=offset,
         )
+
+    def join_entities(self, short: str, full: str) -> list[EntityLink]:
+        """Make the entity named ``short`` the same as the one named ``full``,
+        by hand, in each scope of this palace's agent that has both: readers
+        then treat them as one (the short name is listed with the full one).
+        Undone by ``separate_entity``; nothing else moves.
+
+        Args:
+            short: the entity to link, by its name or key, any case.
+            full: the entity it is the same as.
+
+        Returns:
+            The links made.
+
+        Raises:
+            ValidationError: a name no visible entity has (``entities()``
+                lists them), the same name twice, or names never in one scope.
+            PermissionDenied: the names are another agent's entities.
+        """
+        palace = self._palace
+        return palace.engine.store.join_entities(
+            _keys(short, "short"), _keys(full, "full"), palace.scope, palace.now()
+        )
+
+    def separate_entity(self, name: str) -> list[EntityLink]:
+        """Undo the links of the entity named ``name``: its own link to a
+        fuller name ("Maria" from "Maria Lopez"), or, for a full name, those
+        of the short names linked to it. The first-name rule never links a
+        separated pair again; ``join_entities`` can.
+
+        Returns:
+            The links undone, as they were.
+
+        Raises:
+            ValidationError: a name no visible entity has (``entities()``
+                lists them), or one not linked.
+            PermissionDenied: the name is another agent's entity.
+        """
+        palace = self._palace
+        return palace.engine.store.separate_entity(_keys(name, "name"), palace.scope, palace.now())
 
     def mentions(self, memory_id: str) -> list[Entity]:
         """The entities a memory mentions.
@@ -216,6 +264,17 @@ class GraphView:
             if not dry_run:
                 report.decayed_edges += store.apply_consolidation(plan, now)
         return report
+
+
+def _keys(name: str, field: str) -> tuple[str, list[str]]:
+    """``name`` as given and the entity keys it may be (as typed, normalised)."""
+    check_query(name, field)
+    keys = [k for k in dict.fromkeys((name.casefold().strip(), normalise_name(name))) if k]
+    if not keys:
+        raise ValidationError(
+            field, name, reason=f"{field}: an entity name is required (`mindpalace entities`)"
+        )
+    return name, keys
 
 
 def _partitions(store: Store, scope: Scope) -> list[tuple[str, str]]:

@@ -36,7 +36,12 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     ),
     "complete": (f"{M} complete mem_01M80ZW991W4M5495K3P5QZ9C5", f"{M} complete mem_… --reopen"),
     "get": (f"{M} get mem_01M80ZW991W4M5495K3P5QZ9C5 --plain",),
-    "entities": (f"{M} entities", f"{M} entities falcon --type project --limit 10"),
+    "entities": (
+        f"{M} entities",
+        f"{M} entities falcon --type project --limit 10",
+        f'{M} entities separate Maria   # "Maria" is not "Maria Lopez"',
+        f'{M} entities join Maria "Maria Lopez"',
+    ),
     "history": (f"{M} history mem_01M80ZW991W4M5495K3P5QZ9C5 --plain",),
     "consolidate": (f"{M} consolidate --dry-run", f"{M} consolidate"),
     "forget": (f"{M} forget mem_01M80ZW991W4M5495K3P5QZ9C5", f"{M} forget mem_… --hard"),

@@ -22,6 +22,7 @@ __all__ = [
     "Category",
     "EmbeddingConfig",
     "Entity",
+    "EntityLink",
     "Hit",
     "HitList",
     "Link",
@@ -220,8 +221,45 @@ class RelationMention:
 
 
 @dataclass(frozen=True, slots=True)
+class EntityLink:
+    """A short name the same entity as a full one in one scope ("Maria" as
+    "Maria Lopez"): ``link`` says why, ``first_name`` (the rule) or
+    ``joined`` (by hand); ``mentions`` counts the short name's own."""
+
+    name: str
+    norm: str
+    same_as: str
+    same_as_name: str
+    link: str
+    mentions: int
+    agent_id: str
+    visibility: Visibility
+    group: str | None
+    channel: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "name": self.name,
+            "norm": self.norm,
+            "same_as": self.same_as,
+            "same_as_name": self.same_as_name,
+            "link": self.link,
+            "mentions": self.mentions,
+            "agent_id": self.agent_id,
+            "visibility": self.visibility.value,
+            "group": self.group,
+            "channel": self.channel,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Entity:
-    """Something memories mention, in one scope: a person, project, system..."""
+    """Something memories mention, in one scope: a person, project, system...
+
+    ``linked`` are the shorter names that are the same entity (their
+    mentions are counted in ``mentions``); ``same_as`` is the key of the
+    entity this one is the same as, when it is such a short name."""
 
     id: str
     name: str
@@ -234,6 +272,8 @@ class Entity:
     group: str | None
     channel: str | None
     aliases: tuple[str, ...] = ()
+    linked: tuple[EntityLink, ...] = ()
+    same_as: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -245,6 +285,8 @@ class Entity:
             "kind": self.kind,
             "mentions": self.mentions,
             "aliases": list(self.aliases),
+            "linked": [link.to_dict() for link in self.linked],
+            "same_as": self.same_as,
             "agent_id": self.agent_id,
             "visibility": self.visibility.value,
             "group": self.group,

@@ -312,17 +312,40 @@ def _matches(matches: Sequence[Mapping[str, Any]]) -> str:
     return "\n\n".join(out) or NOTHING
 
 
-def _entities(entities: Sequence[Mapping[str, Any]]) -> str:
+def _entities(entities: Sequence[Mapping[str, Any]] | Mapping[str, Any]) -> str:
+    if isinstance(entities, Mapping):  # entities join / separate
+        done = "joined" if "joined" in entities else "separated"
+        verb = "is now the same as" if done == "joined" else "is no longer the same as"
+        lines = [
+            f"{_one(link['name'])} {verb} {_one(link['same_as_name'])}"
+            f" ({link['agent_id']}/{link['visibility']})"
+            for link in entities[done]
+        ]
+        return "\n".join(lines) or NOTHING
     rows = [
         [
             _one(e["name"]),
             str(e["type"]),
             str(e["mentions"]),
-            ", ".join(_one(a) for a in e.get("aliases", [])),
+            ", ".join(
+                [
+                    _one(a)
+                    for a in e.get("aliases", [])
+                    if a not in {link["norm"] for link in e.get("linked", [])}
+                ]
+                + [
+                    f"{_one(link['name'])} = same as {_one(e['name'])} ({_link_words(link)})"
+                    for link in e.get("linked", [])
+                ]
+            ),
         ]
         for e in entities
     ]
     return _table(rows, ["name", "type", "mentions", "aliases"])
+
+
+def _link_words(link: Mapping[str, Any]) -> str:
+    return "first name" if link["link"] == "first_name" else "joined by hand"
 
 
 def _context(block: Mapping[str, Any]) -> str:

@@ -33,6 +33,13 @@ def _fill(store: SqlCore) -> None:
         confidence=0.7,
     )
     alice.remember("Deploy with make release.", visibility="shared", constraint=True)
+    # A first name linked to a full name written after it (a later key), and
+    # a pair kept apart.
+    alice.remember("Maria: I will take it")
+    alice.remember("Maria Lopez owns the billing service")
+    alice.remember("Aisha Khan leads search")
+    alice.remember("Aisha: I review it")
+    alice.graph.separate_entity("Aisha")
     alice.remember("Group secret", visibility="group", group="ops", tags=["ops"])
     alice.remember("Only in the support channel", channel="support")
     gone = alice.remember("An archived thought")
@@ -99,11 +106,12 @@ def test_sqlite_to_postgres_to_sqlite_is_identical(tmp_path: Path, postgres_url:
         there = copy_palace(first, middle)
         back = copy_palace(middle, last)
         assert there.identical and back.identical
-        assert there.memories == back.memories == 6
+        assert there.memories == back.memories == 10
         assert there.memory_digest == back.memory_digest
         rows = {t.table: t.source_rows for t in there.tables}
         # Linking adds entities of its own; the two written by hand are among them.
-        assert rows["entities"] >= 2 and rows["signals"] >= 1 and rows["embeddings"] == 6
+        assert rows["entities"] >= 2 and rows["signals"] >= 1 and rows["embeddings"] == 10
+        assert rows["entity_apart"] == 1
         digests = palace_digests(first)
         assert digests == palace_digests(middle) == palace_digests(last)
         assert set(digests) == {*TABLE_ORDER, "memories/each"}
@@ -174,9 +182,9 @@ def test_cli_migrate_reports_counts_and_hashes(
     report = json.loads(capsys.readouterr().out)
     assert report["identical"] is True
     assert report["from"] == str(db) and report["to"] == postgres_url
-    assert report["memories"] == 6
+    assert report["memories"] == 10
     memories = report["tables"]["memories"]
-    assert memories["rows"] == {"from": 6, "to": 6}
+    assert memories["rows"] == {"from": 10, "to": 10}
     assert memories["sha256"]["from"] == memories["sha256"]["to"]
     back = tmp_path / "back.db"
     assert main(["migrate", "--from", postgres_url, "--to", str(back)]) == 0
@@ -184,4 +192,4 @@ def test_cli_migrate_reports_counts_and_hashes(
     assert again["memory_digest"] == report["memory_digest"]
     # A second run into the now non-empty palace is refused, exit 1.
     assert main(["migrate", "--from", str(db), "--to", str(back)]) == 1
-    assert "already holds 6 memories" in capsys.readouterr().err
+    assert "already holds 10 memories" in capsys.readouterr().err

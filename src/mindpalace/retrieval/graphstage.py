@@ -97,9 +97,19 @@ def expand(
         if warm is not None and visible is not None and dense_index is not None:
             wanted = [n for n in dict.fromkeys(norms) if n not in counted]
             if wanted:
-                counted.update(
-                    warm.members(wanted, visible, dense_index.table.ids, max_degree=max_degree)
+                # The warm index keys mentions by the name they use: an
+                # entity's members are those of the short names linked to it too.
+                linked = store.linked_names(wanted, scope)
+                keys = list(
+                    dict.fromkeys([*wanted, *(s for n in wanted for s in linked.get(n, []))])
                 )
+                found = warm.members(keys, visible, dense_index.table.ids, max_degree=max_degree)
+                for n in wanted:
+                    counted_n = _joined(
+                        [found[k] for k in (n, *linked.get(n, [])) if k in found], max_degree
+                    )
+                    if counted_n is not None:
+                        counted[n] = counted_n
             return {n: counted[n] for n in dict.fromkeys(norms) if n in counted}
         known = graph.members or {}
         return {norm: known[norm] for norm in dict.fromkeys(norms) if norm in known}
@@ -187,6 +197,21 @@ def untold(
         for norm, (degree, _) in members.items()
         if norm not in entities or entities[norm].kind == "date" or degree > limit
     )
+
+
+def _joined(
+    parts: Sequence[tuple[int, list[str]]], max_degree: int
+) -> tuple[int, list[str]] | None:
+    """One entity's (degree, members) from those of its names (a hub's
+    degree is ``max_degree + 1``, its members unlisted)."""
+    if not parts:
+        return None
+    if len(parts) == 1:
+        return parts[0]
+    if any(degree > max_degree for degree, _ in parts):
+        return (max_degree + 1, [])
+    ids = sorted({i for _, found in parts for i in found})
+    return (max_degree + 1, []) if len(ids) > max_degree else (len(ids), ids)
 
 
 def redundant(

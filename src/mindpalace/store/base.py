@@ -24,6 +24,7 @@ import numpy.typing as npt
 from mindpalace.models import (
     EmbeddingConfig,
     Entity,
+    EntityLink,
     Memory,
     MemoryType,
     Mention,
@@ -115,6 +116,10 @@ class Signal:
     query: str | None = None
     data: Mapping[str, Any] = field(default_factory=dict)
     seq: int = 0
+
+
+#: a name as given and the entity keys it may be
+NameKeys = tuple[str, Sequence[str]]
 
 
 class Store(Protocol):
@@ -495,6 +500,20 @@ class Store(Protocol):
 
     def resolve_names(self, norms: Sequence[str], scope: Scope) -> dict[str, set[str]]:
         """For each name, the visible entity keys it names (directly or as alias)."""
+        ...
+
+    def linked_names(self, norms: Sequence[str], scope: Scope) -> dict[str, list[str]]:
+        """Per entity key: the keys of the visible short names linked to it."""
+        ...
+
+    def join_entities(
+        self, short: NameKeys, full: NameKeys, scope: Scope, now: datetime
+    ) -> list[EntityLink]:
+        """Link the entity ``short`` names to the one ``full`` names (store/same_as_sql.py)."""
+        ...
+
+    def separate_entity(self, name: NameKeys, scope: Scope, now: datetime) -> list[EntityLink]:
+        """Undo the links of the entity ``name`` names, for good (store/same_as_sql.py)."""
         ...
 
     def entity_members(

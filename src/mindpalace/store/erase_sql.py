@@ -44,6 +44,7 @@ from mindpalace.store.fragments import (
     row_to_memory,
     to_epoch,
 )
+from mindpalace.store.same_as_sql import NOT_APART
 
 __all__ = ["EraseSql"]
 
@@ -103,7 +104,8 @@ class EraseSql(SqlCore):
         """The memories ``scope`` may change that match ``filters`` (archived
         and superseded ones as ``filters`` says), of ``channel`` ("" for
         unchannelled) and mentioning the entity named ``entity`` (a
-        normalised name or alias), in write order."""
+        normalised name or alias; with the short names linked to it, and the
+        entity a linked short name is the same as), in write order."""
         c_sql, c_params = change_clause(scope)
         f_sql, f_params = filter_clause(filters)
         where, params = [c_sql, f_sql], [*c_params, *f_params]
@@ -111,12 +113,18 @@ class EraseSql(SqlCore):
             where.append("m.channel = ?")
             params.append(channel)
         if entity is not None:
+            # The entities of that name or alias, as readers see them (the
+            # entity a linked name is the same as), then every entity that
+            # is one of those or linked to one.
+            named = (
+                "SELECT COALESCE(n.same_as, n.seq) FROM entities n WHERE n.norm = ? OR n.seq IN"
+                f" (SELECT a.entity_seq FROM entity_aliases a WHERE a.alias = ? AND {NOT_APART})"
+            )
             where.append(
                 "m.seq IN (SELECT x.memory_seq FROM mentions x JOIN entities e"
-                " ON e.seq = x.entity_seq WHERE e.norm = ? OR e.seq IN"
-                " (SELECT a.entity_seq FROM entity_aliases a WHERE a.alias = ?))"
+                f" ON e.seq = x.entity_seq WHERE e.seq IN ({named}) OR e.same_as IN ({named}))"
             )
-            params += [entity, entity]
+            params += [entity, entity, entity, entity]
         with self._read() as cur:
             rows = self._exec(
                 cur,

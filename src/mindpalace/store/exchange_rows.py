@@ -21,6 +21,7 @@ __all__ = [
     "RECORD_NAMES",
     "EdgeRecord",
     "EmbeddingRecord",
+    "EntityLinkRecord",
     "EntityRecord",
     "ErasureRecord",
     "LinkRecord",
@@ -77,6 +78,16 @@ class EntityRecord:
     created_at: float
     updated_at: float
     aliases: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class EntityLinkRecord:
+    """A short name's entity the same as a full one's (``link``:
+    first_name, joined), or kept apart from it for good (``apart``)."""
+
+    entity: str
+    other: str
+    link: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +177,7 @@ class PalaceRecords:
     entities: tuple[EntityRecord, ...] = ()
     mentions: tuple[MentionRecord, ...] = ()
     edges: tuple[EdgeRecord, ...] = ()
+    entity_links: tuple[EntityLinkRecord, ...] = ()
     relations: tuple[RelationRecord, ...] = ()
     signals: tuple[SignalRecord, ...] = ()
     scorers: tuple[ScorerRecord, ...] = ()
@@ -192,6 +204,7 @@ _GROUPS = (
     ("entity", "entities"),
     ("mention", "mentions"),
     ("entity_edge", "edges"),
+    ("entity_link", "entity_links"),
     ("relation", "relations"),
     ("signal", "signals"),
     ("scorer", "scorers"),
@@ -204,12 +217,14 @@ _TYPES: dict[str, type[Any]] = {
     "entity": EntityRecord,
     "mention": MentionRecord,
     "entity_edge": EdgeRecord,
+    "entity_link": EntityLinkRecord,
     "relation": RelationRecord,
     "signal": SignalRecord,
     "scorer": ScorerRecord,
     "erasure": ErasureRecord,
 }
 RECORD_NAMES = tuple(sorted(_TYPES))
+ENTITY_LINKS = ("first_name", "joined", "apart")
 _OPTIONAL = frozenset({"origin", "memory_id:signal", "query"})
 _FLOATS = frozenset({"weight", "created_at", "updated_at", "at", "trained_at"})
 _INTS = frozenset({"mentions", "count", "dimensions"})
@@ -244,6 +259,8 @@ def _value(name: str, key: str, value: Any) -> Any:
         raise ValidationError(key, value, reason=f"{key} must be a string")
     if name == "link" and key == "kind" and value not in LINK_KINDS:
         raise ValidationError(key, value, valid=list(LINK_KINDS))
+    if name == "entity_link" and key == "link" and value not in ENTITY_LINKS:
+        raise ValidationError(key, value, valid=list(ENTITY_LINKS))
     if name == "entity" and key in _ENUMS and value not in _ENUMS[key]:
         raise ValidationError(key, value, valid=list(_ENUMS[key]))
     return value

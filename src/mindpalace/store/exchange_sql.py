@@ -22,6 +22,7 @@ from mindpalace.store.core import Cursor, SqlCore
 from mindpalace.store.exchange_rows import (
     EdgeRecord,
     EmbeddingRecord,
+    EntityLinkRecord,
     EntityRecord,
     ErasureRecord,
     LinkRecord,
@@ -161,6 +162,17 @@ class ExchangeSql(SqlCore):
                 ).fetchall()
                 if r[0] in kept and r[1] in kept
             )
+            entity_links = tuple(
+                EntityLinkRecord(str(r[0]), str(r[1]), str(r[2]))
+                for r in self._exec(
+                    cur,
+                    "SELECT s.id, e.id, s.link FROM entities s JOIN entities e"
+                    " ON e.seq = s.same_as UNION ALL SELECT s.id, e.id, 'apart'"
+                    " FROM entity_apart p JOIN entities s ON s.seq = p.entity_seq"
+                    " JOIN entities e ON e.seq = p.other_seq ORDER BY 1, 2, 3",
+                ).fetchall()
+                if r[0] in kept and r[1] in kept
+            )
             relations = tuple(
                 RelationRecord(*(str(v) for v in r))
                 for r in self._exec(
@@ -211,6 +223,7 @@ class ExchangeSql(SqlCore):
             entities=entities,
             mentions=mentions,
             edges=edges,
+            entity_links=entity_links,
             relations=relations,
             signals=signals,
             scorers=scorers,
@@ -461,6 +474,24 @@ class ExchangeSql(SqlCore):
                 " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 (src, dst, edge.count, edge.weight, edge.updated_at),
             )
+        for link in records.entity_links:
+            # A link (or a pair kept apart) of entities this import wrote.
+            short, other = entity_seq.get(link.entity), entity_seq.get(link.other)
+            if short is None or other is None or link.entity not in created:
+                continue
+            if link.link == "apart":
+                self._exec(
+                    cur,
+                    "INSERT INTO entity_apart (entity_seq, other_seq) VALUES (?, ?)"
+                    " ON CONFLICT DO NOTHING",
+                    (short, other),
+                )
+            else:
+                self._exec(
+                    cur,
+                    "UPDATE entities SET same_as = ?, link = ? WHERE seq = ?",
+                    (other, link.link, short),
+                )
         for relation in records.relations:
             at = seq(relation.memory_id)
             src, dst = entity_seq.get(relation.src), entity_seq.get(relation.dst)

@@ -20,6 +20,7 @@ from itertools import combinations
 from mindpalace.ids import IdGenerator
 from mindpalace.models import (
     Entity,
+    EntityLink,
     Memory,
     MemoryType,
     Mention,
@@ -28,7 +29,7 @@ from mindpalace.models import (
     Scope,
     Visibility,
 )
-from mindpalace.store.core import Cursor, SqlCore
+from mindpalace.store.core import Cursor
 from mindpalace.store.fragments import (
     SELECT_MEMORY,
     filter_clause,
@@ -37,6 +38,7 @@ from mindpalace.store.fragments import (
     scope_clause,
     to_epoch,
 )
+from mindpalace.store.same_as_sql import NOT_APART, SameAsSql, answering
 from mindpalace.store.supersede import FactCandidate, may_replace, replaced_facts
 
 __all__ = [
@@ -61,7 +63,13 @@ _MEMBER_PROBES = 50
 
 _ENTITY_COLUMNS = (
     "e.id, e.name, e.norm, e.type, e.kind, e.mentions, e.agent_id, e.visibility,"
-    " e.group_name, e.channel"
+    " e.group_name, e.channel, (SELECT r.norm FROM entities r WHERE r.seq = e.same_as)"
+)
+# A mention's entity as readers see it: the entity its name is the same as,
+# if linked (``same_as_sql``), else its own (``x`` the mention).
+_ROOT_OF_MENTION = (
+    "JOIN entities e0 ON e0.seq = x.entity_seq"
+    " JOIN entities e ON e.seq = COALESCE(e0.same_as, e0.seq)"
 )
 
 
@@ -74,19 +82,24 @@ class EntityRef:
     type: MemoryType
 
 
-def _entity(row: Sequence[object], aliases: tuple[str, ...] = ()) -> Entity:
+def _entity(
+    row: Sequence[object], aliases: tuple[str, ...] = (), linked: Sequence[EntityLink] = ()
+) -> Entity:
+    mentions = int(str(row[5])) + sum(link.mentions for link in linked)
     return Entity(
         id=str(row[0]),
         name=str(row[1]),
         norm=str(row[2]),
         type=MemoryType(str(row[3])),
         kind=str(row[4]),
-        mentions=int(str(row[5])),
+        mentions=mentions,
         agent_id=str(row[6]),
         visibility=Visibility(str(row[7])),
         group=str(row[8]) or None,
         channel=str(row[9]) or None,
         aliases=aliases,
+        linked=tuple(linked),
+        same_as=None if row[10] is None else str(row[10]),
     )
 
 
@@ -98,14 +111,19 @@ class EntityLookup:
         self._by_norm: dict[tuple[tuple[object, ...], str], int] = {}
         self._by_alias: dict[tuple[tuple[object, ...], str], set[int]] = defaultdict(set)
         self.types: dict[int, str] = {}
+        self.norms: dict[int, str] = {}
 
     def add(self, part: tuple[object, ...], norm: str, seq: int, type_: str) -> None:
         self._by_norm[(part, norm)] = seq
         self.types[seq] = type_
+        self.norms[seq] = norm
 
-    def add_alias(self, part: tuple[object, ...], alias: str, seq: int, type_: str) -> None:
+    def add_alias(
+        self, part: tuple[object, ...], alias: str, seq: int, type_: str, norm: str
+    ) -> None:
         self._by_alias[(part, alias)].add(seq)
         self.types.setdefault(seq, type_)
+        self.norms.setdefault(seq, norm)
 
     def find(self, part: tuple[object, ...], norm: str) -> int | None:
         """The entity of scope ``part`` named ``norm``; else the one entity
@@ -116,6 +134,16 @@ class EntityLookup:
             return seq
         by_alias = self._by_alias.get((part, norm), set())
         return next(iter(by_alias)) if len(by_alias) == 1 else None
+
+    def first_name_of(self, part: tuple[object, ...], mention: Mention) -> bool:
+        """Whether ``mention`` names no entity of ``part`` itself and answers
+        only as the first name of a fuller one ("maria" of "maria lopez"):
+        it gets its own entity then, which the first-name rule links to
+        the fuller one (``SameAsSql``), visibly and reversibly."""
+        if mention.kind != "name" or (part, mention.norm) in self._by_norm:
+            return False
+        seq = self.find(part, mention.norm)
+        return seq is not None and self.norms.get(seq, "").startswith(mention.norm + " ")
 
 
 class LinkWrites:
@@ -152,7 +180,7 @@ class LinkWrites:
         return bool(self.mentions or self.counts or self.edges or self.relations)
 
 
-class GraphSql(SqlCore):
+class GraphSql(SameAsSql):
     """Entity linking and graph reads, written once for every backend."""
 
     _entity_ids = IdGenerator("ent_")
@@ -178,12 +206,14 @@ class GraphSql(SqlCore):
                 lookup.add(tuple(row[2:6]), str(row[6]), int(row[0]), str(row[1]))
             for row in self._exec(
                 cur,
-                "SELECT e.seq, e.type, e.agent_id, e.visibility, e.group_name, e.channel, a.alias"
-                " FROM entity_aliases a JOIN entities e ON e.seq = a.entity_seq"
+                "SELECT e.seq, e.type, e.agent_id, e.visibility, e.group_name, e.channel, a.alias,"
+                " e.norm FROM entity_aliases a JOIN entities e ON e.seq = a.entity_seq"
                 f" WHERE {in_list('a.alias', chunk)}",
                 chunk,
             ).fetchall():
-                lookup.add_alias(tuple(row[2:6]), str(row[6]), int(row[0]), str(row[1]))
+                lookup.add_alias(
+                    tuple(row[2:6]), str(row[6]), int(row[0]), str(row[1]), str(row[7])
+                )
         return lookup
 
     def _link_mentions(
@@ -220,6 +250,8 @@ class GraphSql(SqlCore):
         linked: list[int] = []
         for mention in mentions:
             entity_seq = lookup.find(part, mention.norm)
+            if entity_seq is not None and lookup.first_name_of(part, mention):
+                entity_seq = None
             if entity_seq is None:
                 row = self._exec(
                     cur,
@@ -246,7 +278,8 @@ class GraphSql(SqlCore):
                     [(entity_seq, alias) for alias in mention.aliases],
                 )
                 for alias in mention.aliases:
-                    lookup.add_alias(part, alias, entity_seq, mention.type.value)
+                    lookup.add_alias(part, alias, entity_seq, mention.type.value, mention.norm)
+                self._first_name_rule(cur, part, entity_seq, mention)
             resolved[mention.norm] = entity_seq
             if entity_seq in linked:
                 continue
@@ -374,7 +407,9 @@ class GraphSql(SqlCore):
         """Visible entities, most mentioned first; ``query`` matches names
         and aliases by substring (case-insensitive)."""
         s_sql, s_params = scope_clause(scope, "e")
-        where = [s_sql]
+        # A short name linked to a fuller one is listed with it (``linked``),
+        # its mentions counted there.
+        where = [s_sql, "e.same_as IS NULL"]
         params: list[object] = [*s_params]
         if types:
             where.append(in_list("e.type", types))
@@ -383,18 +418,26 @@ class GraphSql(SqlCore):
             needle = f"%{query.casefold().strip()}%"
             where.append(
                 "(e.norm LIKE ? OR EXISTS (SELECT 1 FROM entity_aliases a"
-                " WHERE a.entity_seq = e.seq AND a.alias LIKE ?))"
+                " WHERE a.entity_seq = e.seq AND a.alias LIKE ?) OR EXISTS (SELECT 1"
+                " FROM entities s WHERE s.same_as = e.seq AND s.norm LIKE ?))"
             )
-            params += [needle, needle]
+            params += [needle, needle, needle]
+        total = (
+            "e.mentions + COALESCE((SELECT SUM(s.mentions) FROM entities s"
+            " WHERE s.same_as = e.seq), 0)"
+        )
         with self._read() as cur:
             rows = self._exec(
                 cur,
-                f"SELECT {_ENTITY_COLUMNS}, e.seq FROM entities e WHERE {' AND '.join(where)}"
-                " ORDER BY e.mentions DESC, e.norm, e.seq LIMIT ? OFFSET ?",
+                f"SELECT {_ENTITY_COLUMNS}, e.seq, {total} AS total FROM entities e"
+                f" WHERE {' AND '.join(where)}"
+                " ORDER BY total DESC, e.norm, e.seq LIMIT ? OFFSET ?",
                 [*params, limit, offset],
             ).fetchall()
-            aliases = self._aliases(cur, [int(r[10]) for r in rows])
-        return [_entity(r, aliases.get(int(r[10]), ())) for r in rows]
+            seqs = [int(r[11]) for r in rows]
+            aliases = self._aliases(cur, seqs)
+            linked = self._linked_to(cur, seqs)
+        return [_entity(r, aliases.get(int(r[11]), ()), linked.get(int(r[11]), ())) for r in rows]
 
     def _aliases(self, cur: Cursor, seqs: Sequence[int]) -> dict[int, tuple[str, ...]]:
         out: dict[int, list[str]] = defaultdict(list)
@@ -419,14 +462,13 @@ class GraphSql(SqlCore):
                 chunk = list(memory_ids[i : i + 500])
                 rows = self._exec(
                     cur,
-                    f"SELECT m.id, {_ENTITY_COLUMNS} FROM mentions x"
-                    " JOIN memories m ON m.seq = x.memory_seq"
-                    " JOIN entities e ON e.seq = x.entity_seq"
+                    f"SELECT DISTINCT m.id, {_ENTITY_COLUMNS}, e.seq FROM mentions x"
+                    f" JOIN memories m ON m.seq = x.memory_seq {_ROOT_OF_MENTION}"
                     f" WHERE {in_list('m.id', chunk)} AND {s_sql} ORDER BY m.id, e.seq",
                     [*chunk, *s_params],
                 ).fetchall()
                 for row in rows:
-                    out[str(row[0])].append(_entity(row[1:]))
+                    out[str(row[0])].append(_entity(row[1:12]))
         return dict(out)
 
     def resolve_names(self, norms: Sequence[str], scope: Scope) -> dict[str, set[str]]:
@@ -437,25 +479,28 @@ class GraphSql(SqlCore):
         s_sql, s_params = scope_clause(scope, "e")
         out: dict[str, set[str]] = defaultdict(set)
         with self._read() as cur:
-            for norm in self._exec(
+            for norm, key in self._exec(
                 cur,
-                f"SELECT DISTINCT e.norm FROM entities e WHERE {in_list('e.norm', norms)}"
-                f" AND {s_sql}",
+                "SELECT DISTINCT e.norm, COALESCE(r.norm, e.norm) FROM entities e"
+                " LEFT JOIN entities r ON r.seq = e.same_as"
+                f" WHERE {in_list('e.norm', norms)} AND {s_sql}",
                 [*norms, *s_params],
             ).fetchall():
-                out[str(norm[0])].add(str(norm[0]))
+                out[str(norm)].add(str(key))
             for alias, norm in self._aliased(cur, norms, scope):
                 out[alias].add(norm)
         return dict(out)
 
     def _aliased(self, cur: Cursor, norms: Sequence[str], scope: Scope) -> list[tuple[str, str]]:
         """(alias, entity key) of each visible entity that answers to one of
-        ``norms`` as an alias."""
+        ``norms`` as an alias (the key of the entity it is the same as, if
+        linked), unless kept apart from the entity of that name."""
         s_sql, s_params = scope_clause(scope, "e")
         rows = self._exec(
             cur,
-            "SELECT DISTINCT a.alias, e.norm FROM entity_aliases a JOIN entities e"
-            f" ON e.seq = a.entity_seq WHERE {in_list('a.alias', norms)} AND {s_sql}",
+            "SELECT DISTINCT a.alias, COALESCE(r.norm, e.norm) FROM entity_aliases a"
+            " JOIN entities e ON e.seq = a.entity_seq LEFT JOIN entities r ON r.seq = e.same_as"
+            f" WHERE {in_list('a.alias', norms)} AND {s_sql} AND {NOT_APART}",
             [*norms, *s_params],
         ).fetchall()
         return [(str(alias), str(norm)) for alias, norm in rows]
@@ -495,13 +540,15 @@ class GraphSql(SqlCore):
                 probes: list[str] = []
                 params: list[object] = []
                 for n, norm in enumerate(chunk):
+                    # The entity of that key, and the short names linked to it.
+                    a_sql, a_params = answering("e", [norm])
                     probes.append(
                         f"SELECT {n} AS probe, p{n}.id FROM (SELECT DISTINCT m.id FROM mentions x"
                         " JOIN entities e ON e.seq = x.entity_seq"
                         " JOIN memories m ON m.seq = x.memory_seq"
-                        f" WHERE e.norm = ? AND {e_sql} AND {s_sql} AND {f_sql} LIMIT ?) AS p{n}"
+                        f" WHERE {a_sql} AND {e_sql} AND {s_sql} AND {f_sql} LIMIT ?) AS p{n}"
                     )
-                    params += [norm, *e_params, *s_params, *f_params, max_degree + 1]
+                    params += [*a_params, *e_params, *s_params, *f_params, max_degree + 1]
                 for probe, memory_id in self._exec(
                     cur, " UNION ALL ".join(probes), params
                 ).fetchall():
@@ -577,17 +624,22 @@ class GraphSql(SqlCore):
         self, norms: Sequence[str], scope: Scope, *, per_entity: int
     ) -> dict[str, list[tuple[str, float]]]:
         s_sql, s_params = scope_clause(scope, "a")
+        a_sql, a_params = answering("a", norms)
         found: dict[str, dict[str, float]] = defaultdict(dict)
-        # Edges are stored once per pair: both directions, in one statement.
+        # Edges are stored once per pair: both directions, in one statement;
+        # each end is read as the entity its name is the same as, if linked.
         directions = [
-            f"SELECT a.norm, b.norm, g.weight FROM entity_edges g"
-            f" JOIN entities a ON a.seq = g.{near} JOIN entities b ON b.seq = g.{far}"
-            f" WHERE {in_list('a.norm', norms)} AND {s_sql}"
+            "SELECT COALESCE(ar.norm, a.norm), COALESCE(br.norm, b.norm), g.weight"
+            f" FROM entity_edges g JOIN entities a ON a.seq = g.{near}"
+            f" JOIN entities b ON b.seq = g.{far} LEFT JOIN entities ar ON ar.seq = a.same_as"
+            f" LEFT JOIN entities br ON br.seq = b.same_as WHERE {a_sql} AND {s_sql}"
             for near, far in (("src_seq", "dst_seq"), ("dst_seq", "src_seq"))
         ]
         with self._read() as cur:
             rows = self._exec(
-                cur, " UNION ALL ".join(directions), [*norms, *s_params, *norms, *s_params]
+                cur,
+                " UNION ALL ".join(directions),
+                [*a_params, *s_params, *a_params, *s_params],
             ).fetchall()
         for a, b, weight in rows:
             if a != b:
@@ -694,6 +746,7 @@ class GraphSql(SqlCore):
             return {}
         s_sql, s_params = scope_clause(scope)
         f_sql, f_params = filter_clause(filters)
+        a_sql, a_params = answering("e", norms)
         out: dict[str, list[Memory]] = defaultdict(list)
         with self._read() as cur:
             # Constraints are few (a partial index lists them): find them
@@ -710,11 +763,12 @@ class GraphSql(SqlCore):
             among = f" AND {in_list('m.seq', seqs)}" if len(seqs) <= 500 else ""
             rows = self._exec(
                 cur,
-                f"SELECT e.norm, {SELECT_MEMORY} FROM memories m"
+                f"SELECT COALESCE(r.norm, e.norm), {SELECT_MEMORY} FROM memories m"
                 " JOIN mentions x ON x.memory_seq = m.seq JOIN entities e ON e.seq = x.entity_seq"
-                f" WHERE m.is_constraint = 1{among} AND {in_list('e.norm', norms)} AND {s_sql}"
+                " LEFT JOIN entities r ON r.seq = e.same_as"
+                f" WHERE m.is_constraint = 1{among} AND {a_sql} AND {s_sql}"
                 f" AND {f_sql} ORDER BY m.created_at DESC, m.id DESC LIMIT ?",
-                [*(seqs if among else []), *norms, *s_params, *f_params, limit],
+                [*(seqs if among else []), *a_params, *s_params, *f_params, limit],
             ).fetchall()
         for row in rows:
             out[str(row[0])].append(row_to_memory(row[1:]))

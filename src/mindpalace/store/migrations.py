@@ -430,6 +430,30 @@ def _v16_mention_order(d: Dialect) -> list[str]:
     ]
 
 
+def _v17_same_as(d: Dialect) -> list[str]:
+    return [
+        # A one-word name may be the same entity as a longer one of its
+        # scope ("maria" as "maria lopez"): the short entity points at the
+        # full one (``link`` says why: first_name, joined) and readers
+        # follow it; nothing else moves, so separating them is one update.
+        # Deferred: a copy of the palace (transfer.py) writes entities in
+        # key order, and a short name written first points at a later key.
+        f"ALTER TABLE entities ADD COLUMN same_as {d.ref_type}"
+        " REFERENCES entities (seq) ON DELETE SET NULL DEFERRABLE INITIALLY DEFERRED",
+        "ALTER TABLE entities ADD COLUMN link TEXT NOT NULL DEFAULT ''",
+        "CREATE INDEX entities_same_as ON entities (same_as)",
+        # Pairs a person separated: the first-name rule never links them again.
+        f"""
+        CREATE TABLE entity_apart (
+            entity_seq {d.ref_type} NOT NULL REFERENCES entities (seq) ON DELETE CASCADE,
+            other_seq {d.ref_type} NOT NULL REFERENCES entities (seq) ON DELETE CASCADE,
+            PRIMARY KEY (entity_seq, other_seq)
+        )
+        """,
+        "CREATE INDEX entity_apart_other ON entity_apart (other_seq)",
+    ]
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "memories, tags, embeddings, full-text index", _v1_memories),
     Migration(2, "entities, mentions, edges, memory links, signals", _v2_graph),
@@ -447,6 +471,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(14, "the erasure log: receipts without content", _v14_erasures),
     Migration(15, "retention rules: how long memories are kept", _v15_retention),
     Migration(16, "mentions by name, newest first", _v16_mention_order),
+    Migration(17, "a short name the same entity as a full one", _v17_same_as),
 )
 
 

@@ -29,6 +29,7 @@ from mindpalace.store.fragments import (
     scope_clause,
 )
 from mindpalace.store.recall_rows import Hydration, QueryFacts, QueryReads, SeedGraph, TextMatch
+from mindpalace.store.same_as_sql import NOT_APART
 
 __all__ = ["Hydration", "QueryFacts", "QueryReads", "RecallSql", "SeedGraph"]
 
@@ -225,19 +226,23 @@ class RecallSql(SqlCore):
         f_sql, f_params = filter_clause(filters)
         named = in_list("n.norm", names)
         aliased = in_list("a.alias", names)
+        key, n_key = "COALESCE(er.norm, e.norm)", "COALESCE(nr.norm, n.norm)"
+        n_root = "LEFT JOIN entities nr ON nr.seq = n.same_as"
         rows = self._exec(
             cur,
             # Constraints are few (a partial index lists them): they drive
             # the join (CROSS JOIN fixes SQLite's order), not every memory
             # the scope sees (145 ms at 100k memories when SQLite chose that).
-            f"SELECT e.norm, {SELECT_MEMORY} FROM memories k CROSS JOIN memories m"
+            # Entities are read as the entity a linked name is the same as.
+            f"SELECT {key}, {SELECT_MEMORY} FROM memories k CROSS JOIN memories m"
             " CROSS JOIN mentions x CROSS JOIN entities e"
+            " LEFT JOIN entities er ON er.seq = e.same_as"
             " WHERE k.is_constraint = 1 AND m.seq = k.seq AND x.memory_seq = m.seq"
             f" AND e.seq = x.entity_seq AND {s_sql} AND {f_sql}"
-            f" AND e.norm IN (SELECT n.norm FROM entities n WHERE {named} AND {n_sql}"
-            " UNION SELECT n.norm FROM entity_aliases a JOIN entities n ON n.seq = a.entity_seq"
-            f" WHERE {aliased} AND {n_sql})"
-            " ORDER BY m.created_at DESC, m.id DESC, e.norm LIMIT ?",
+            f" AND {key} IN (SELECT {n_key} FROM entities n {n_root} WHERE {named} AND {n_sql}"
+            f" UNION SELECT {n_key} FROM entity_aliases a JOIN entities n ON n.seq = a.entity_seq"
+            f" {n_root} WHERE {aliased} AND {n_sql} AND {NOT_APART})"
+            f" ORDER BY m.created_at DESC, m.id DESC, {key} LIMIT ?",
             [*s_params, *f_params, *names, *n_params, *names, *n_params, limit],
         ).fetchall()
         out: dict[str, tuple[Memory, str]] = {}

@@ -22,6 +22,7 @@ from mindpalace.store.fragments import (
     scope_clause,
 )
 from mindpalace.store.graph_sql import LinkWrites
+from mindpalace.store.same_as_sql import answering
 
 __all__ = ["RelationRow", "RelationsSql"]
 
@@ -74,7 +75,8 @@ class RelationsSql(SqlCore):
         unarchived) memories the scope sees, newest first."""
         if not norms or not kinds:
             return []
-        column = "a.norm" if side == "subject" else "b.norm"
+        # Each end is read as the entity its name is the same as, if linked.
+        n_sql, n_params = answering("a0" if side == "subject" else "b0", norms)
         m_sql, m_params = scope_clause(scope, "m")
         a_sql, a_params = scope_clause(scope, "a")
         b_sql, b_params = scope_clause(scope, "b")
@@ -84,11 +86,13 @@ class RelationsSql(SqlCore):
                 cur,
                 f"SELECT r.kind, a.norm, a.name, b.norm, b.name, r.sentence, {SELECT_MEMORY}"
                 " FROM entity_relations r JOIN memories m ON m.seq = r.memory_seq"
-                " JOIN entities a ON a.seq = r.src_seq JOIN entities b ON b.seq = r.dst_seq"
-                f" WHERE {in_list(column, norms)} AND {in_list('r.kind', kinds)}"
+                " JOIN entities a0 ON a0.seq = r.src_seq JOIN entities b0 ON b0.seq = r.dst_seq"
+                " JOIN entities a ON a.seq = COALESCE(a0.same_as, a0.seq)"
+                " JOIN entities b ON b.seq = COALESCE(b0.same_as, b0.seq)"
+                f" WHERE {n_sql} AND {in_list('r.kind', kinds)}"
                 f" AND {m_sql} AND {a_sql} AND {b_sql} AND {f_sql}"
                 " ORDER BY m.created_at DESC, m.id, a.norm, b.norm LIMIT ?",
-                [*norms, *kinds, *m_params, *a_params, *b_params, *f_params, limit],
+                [*n_params, *kinds, *m_params, *a_params, *b_params, *f_params, limit],
             ).fetchall()
         return [
             RelationRow(

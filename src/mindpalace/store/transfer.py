@@ -30,6 +30,7 @@ TABLE_ORDER = (
     "embedding_config",
     "entities",
     "entity_aliases",
+    "entity_apart",
     "mentions",
     "entity_edges",
     "memory_links",

@@ -262,6 +262,16 @@ def entities_page(ctx: Ctx) -> Page:
                 "td",
                 None,
                 h("a", {"href": url("/entities/graph", name=e.norm), "class": "t"}, e.name),
+                *(
+                    h(
+                        "div",
+                        {"class": "muted"},
+                        f"{link.name}: same as {e.name} ("
+                        + ("first name" if link.link == "first_name" else "joined by hand")
+                        + ")",
+                    )
+                    for link in e.linked
+                ),
             ),
             h("td", None, e.type.value),
             h("td", None, e.kind),
