@@ -99,7 +99,9 @@ def test_import_of_a_file_in_no_format(cli: Cli, tmp_path: Path) -> None:
     path.write_text("name,email\nAna,ana@example.org\n", encoding="utf-8")
     result = cli.run("import", str(path))
     assert result.returncode == 2
-    assert result.stderr.startswith("mindpalace import: error: people.csv is in no format")
+    assert result.stderr.startswith(
+        "mindpalace import: error: --format: people.csv is in none of the formats we read"
+    )
     for name in ("export", "jsonl", "openai", "locomo", "chatgpt", "claude", "mem0", "markdown"):
         assert name in result.stderr
     assert not cli.db.exists() or row_count(cli.db) == 0

@@ -536,6 +536,17 @@ def test_migration_5_marks_earlier_turns_as_messages(store_target: str) -> None:
         old._exec(cur, "DROP INDEX memories_created")  # type: ignore[attr-defined]  # 10
         old._exec(cur, "DROP TABLE part_vectors")  # type: ignore[attr-defined]  # 13
         old._exec(cur, "DROP TABLE erasures")  # type: ignore[attr-defined]  # 14
+        old._exec(cur, "DROP TABLE retention_rules")  # type: ignore[attr-defined]  # 15
+        for statement in (  # 16: mentions by name, newest first
+            "DROP INDEX mentions_entity_memory",
+            "CREATE INDEX mentions_entity ON mentions (entity_seq)",
+            # 17: a short name the same entity as a full one
+            "DROP TABLE entity_apart",
+            "DROP INDEX entities_same_as",
+            "ALTER TABLE entities DROP COLUMN same_as",
+            "ALTER TABLE entities DROP COLUMN link",
+        ):
+            old._exec(cur, statement)  # type: ignore[attr-defined]
         if store_target.startswith("postgresql://"):  # 8: pgvector (nothing on SQLite)
             for statement in (
                 "DROP TRIGGER embedding_config_index ON embedding_config",
@@ -661,11 +672,11 @@ def test_cli_writes_kinds_and_searches_with_attribution(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["remember", "x", "--kind", "diary"], "invalid kind 'diary'; valid options: memory"),
+        (["remember", "x", "--kind", "diary"], "invalid --kind 'diary'; valid options: memory"),
         (["remember", "x", "--completed"], "completed belongs to kind 'issue'"),
         (["personal-search", "x", "--kind", "jornal"], "valid options: memory, journal, node"),
         (["personal-search", "x", "--limit", "0"], "limit"),
-        (["recall", "x", "--kind", "todo"], "invalid kind 'todo'"),
+        (["recall", "x", "--kind", "todo"], "invalid --kind 'todo'"),
     ],
 )
 def test_cli_bad_kind_exits_2_and_writes_nothing(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import socket
 import sys
 import tempfile
@@ -550,6 +551,26 @@ def _open(args: argparse.Namespace) -> Iterator[Palace]:
                 vectorjob.spawn(palace_target(where, os.environ, os.getcwd()))
 
 
+_FIELD_WORD = re.compile(r"(?<![\w-])([a-z]+_[a-z_]+)(?![\w-])")
+
+
+def _as_typed(exc: ValidationError, command: str, subcommand: str | None) -> ValidationError:
+    """``exc`` naming its field, and any other argument its message names
+    ("valid_to is before its valid_from"), as the command line spells them."""
+    option = option_for(exc.field, command, subcommand)
+    out = exc.renamed(option) if option is not None else exc
+    message = str(out)
+    for word in dict.fromkeys(_FIELD_WORD.findall(message)):
+        other = option_for(word, command, subcommand)
+        if other is not None and other != word:
+            message = re.sub(rf"(?<![\w-]){re.escape(word)}(?![\w-])", other, message)
+    if message == str(out):
+        return out
+    renamed = ValidationError(out.field, out.value, reason=message)
+    renamed.valid = out.valid
+    return renamed
+
+
 def _name(args: argparse.Namespace) -> str:
     """The command as typed: ``skills get``, ``retention set``, ``recall``."""
     sub = getattr(args, "skills_command", None) or getattr(args, "retention_command", None)
@@ -631,8 +652,7 @@ def run(args: argparse.Namespace, opener: Opener = _open) -> tuple[int, str, str
             args, "retention_command", None
         )
         if isinstance(exc, ValidationError):  # named as the caller typed it: --after
-            option = option_for(exc.field, args.command, subcommand)
-            exc = exc.renamed(option) if option is not None else exc
+            exc = _as_typed(exc, args.command, subcommand)
         return 2, "", f"mindpalace {_name(args)}: error: {exc}\n"
     except (MindPalaceError, OSError) as exc:
         return 1, "", f"mindpalace {_name(args)}: error: {exc}\n"

@@ -17,7 +17,7 @@ from mindpalace import Palace, PermissionDenied, Selection, ValidationError
 from mindpalace.cli import main
 from mindpalace.config import Settings
 from mindpalace.server.http import build_app
-from mindpalace.server.identity import PalacePool, TokenTable
+from mindpalace.web.identity import PalacePool, TokenTable
 
 
 def _listed(palace: Palace) -> dict[str, tuple[int, list[tuple[str, str]]]]:

@@ -90,7 +90,7 @@ SURROGATE = '"bad \\ud800 text"'  # JSON for a string with a lone surrogate
         ("/v1/messages/search", f'{{"phrase": {SURROGATE}}}', "phrase"),
         ("/v1/context", f'{{"query": {SURROGATE}}}', "query"),
         ("/v1/skills/activate", f'{{"query": {SURROGATE}}}', "query"),
-        ("/v1/feedback", f'{{"memory_id": {SURROGATE}, "useful": true}}', "id"),
+        ("/v1/feedback", f'{{"memory_id": {SURROGATE}, "useful": true}}', "memory_id"),
     ],
 )
 def test_a_lone_surrogate_is_400_and_the_connection_goes_on(

@@ -22,6 +22,7 @@ from mindpalace.errors import ValidationError
 from mindpalace.models import Scope, Visibility
 from mindpalace.safety import QUOTE
 from mindpalace.skills.context import MemoryPiece, SkillPiece, assemble
+from mindpalace.skills.facade import CONTEXT_FLOOR, CONTEXT_MEMORIES
 from mindpalace.skills.model import Section
 from mindpalace.skills.tokens import default_counter
 
@@ -159,8 +160,14 @@ def test_shared_forgeries_cannot_change_the_blocks_structure(
     assert block.tokens == ann.skills.counter.count(block.text) <= budget
     ids = [s.id for s in block.sources]
     assert parse(block.text) == expected(block, category_and_agent(ann, ids))
-    if budget == 8192:  # everything is quoted: the forgeries are in the block
-        assert set(forged) | {honest.id} <= set(ids)
+    if budget == 8192:  # everything relevant enough is quoted: the forgeries among it
+        relevant = {
+            h.memory.id
+            for h in ann.recall("deploy release", limit=CONTEXT_MEMORIES)
+            if h.score >= CONTEXT_FLOOR
+        }
+        assert relevant & set(forged), "a forgery reached the block"
+        assert relevant | {honest.id} <= set(ids)
         names = {s.name for s in block.sources if s.kind == "skill"}
         assert {"deploy-release", "deploy-release-evil", "release-deploy-json"} <= names
 

@@ -274,7 +274,7 @@ def _detect(text: str, where: str) -> tuple[str, Any]:
     raise ValidationError(
         "format",
         "auto",
-        reason=f"{where} is in no format we know; the formats: {_KNOWN} (name one with --format)",
+        reason=f"{where} is in none of the formats we read: {_KNOWN} (name one with --format)",
     )
 
 
