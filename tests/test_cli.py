@@ -514,7 +514,7 @@ INVALID = [
     pytest.param(["remember", "x", "--metadata", "[1]"], ["metadata"], {}, id="metadata-list"),
     pytest.param(
         ["remember", "x", "--valid-from", "2026-02-01", "--valid-to", "2026-01-01"],
-        ["--valid-to", "--valid-from"],
+        ["--valid-to is before --valid-from"],
         {},
         id="valid-range",
     ),

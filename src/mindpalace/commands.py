@@ -556,7 +556,7 @@ _FIELD_WORD = re.compile(r"(?<![\w-])([a-z]+_[a-z_]+)(?![\w-])")
 
 def _as_typed(exc: ValidationError, command: str, subcommand: str | None) -> ValidationError:
     """``exc`` naming its field, and any other argument its message names
-    ("valid_to is before its valid_from"), as the command line spells them."""
+    ("valid_to is before valid_from"), as the command line spells them."""
     option = option_for(exc.field, command, subcommand)
     out = exc.renamed(option) if option is not None else exc
     message = str(out)

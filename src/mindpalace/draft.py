@@ -154,9 +154,7 @@ class Draft:
             and self.valid_to is not None
             and self.valid_to < self.valid_from
         ):
-            raise ValidationError(
-                "valid_to", self.valid_to, reason="valid_to is before its valid_from"
-            )
+            raise ValidationError("valid_to", self.valid_to, reason="valid_to is before valid_from")
         kind, project, completed = check_kind(
             self.kind, category=self.category, project=self.project, completed=self.completed
         )

@@ -113,7 +113,7 @@ def _remember(palace: Palace) -> None:
     )
 
 
-def test_a_warm_hybrid_recall_reads_the_store_five_times(store: Store) -> None:
+def test_a_warm_hybrid_recall_reads_the_store_six_times(store: Store) -> None:
     ann = _palace(store, "ann")
     _remember(ann)
     ann.remember("Never page Alice Moreno at night", constraint=True)
@@ -123,12 +123,14 @@ def test_a_warm_hybrid_recall_reads_the_store_five_times(store: Store) -> None:
         hits = run()
     assert hits and hits.mode == "hybrid"
     assert any(hit.memory.constraint for hit in hits)
-    # What the query decides, the graph's seeds, the names of the entities
-    # its second hop reached (for the reasons a hit gives), the memories,
-    # and the parts of the re-ranker's window.
+    # What the query decides, the graph's seeds, the short names linked to
+    # its entities (the warm mention index keys mentions by the name used),
+    # the names of the entities its second hop reached (for the reasons a
+    # hit gives), the memories, and the parts of the re-ranker's window.
     assert dict(counted.calls) == {
         "query_facts": 1,
         "seed_graph": 1,
+        "linked_names": 1,
         "entities_named": 1,
         "hydrate": 1,
         "part_vectors": 1,

@@ -843,7 +843,7 @@ export interface MemoryFeedbackRequest {
 
 /** The arguments of memory_erase. */
 export interface MemoryEraseRequest {
-  /** What to erase: memory, agent (all yours), channel, session, entity, filter. */
+  /** What to erase. memory: one memory and its older versions (value: its memory_id); agent: every memory of the acting agent; channel: every memory written through one channel (value: the channel); session: every turn of one conversation session (value: the session); entity: every memory that names a person or thing (value: the name); filter: memories matching types, stores, categories and created_before. */
   kind: "memory" | "agent" | "channel" | "session" | "entity" | "filter";
   /** The memory_id, channel, session or entity name. */
   value?: string;
