@@ -21,7 +21,7 @@ from mindpalace.store.fragments import (
     row_to_memory,
     scope_clause,
 )
-from mindpalace.store.graph_sql import LinkWrites
+from mindpalace.store.link_rows import LinkWrites
 from mindpalace.store.same_as_sql import answering
 
 __all__ = ["RelationRow", "RelationsSql"]

@@ -45,8 +45,9 @@ from mindpalace.store.fragments import (
     scope_clause,
     to_epoch,
 )
-from mindpalace.store.graph_sql import EntityLookup, GraphSql, LinkWrites
+from mindpalace.store.graph_sql import GraphSql
 from mindpalace.store.inspect_sql import InspectSql
+from mindpalace.store.link_rows import EntityLookup, LinkWrites
 from mindpalace.store.meta_sql import MetaSql
 from mindpalace.store.reads_sql import ReadsSql
 from mindpalace.store.recall_sql import RecallSql
