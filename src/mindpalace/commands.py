@@ -557,18 +557,12 @@ _FIELD_WORD = re.compile(r"(?<![\w-])([a-z]+_[a-z_]+)(?![\w-])")
 def _as_typed(exc: ValidationError, command: str, subcommand: str | None) -> ValidationError:
     """``exc`` naming its field, and any other argument its message names
     ("valid_to is before valid_from"), as the command line spells them."""
-    option = option_for(exc.field, command, subcommand)
-    out = exc.renamed(option) if option is not None else exc
-    message = str(out)
-    for word in dict.fromkeys(_FIELD_WORD.findall(message)):
-        other = option_for(word, command, subcommand)
-        if other is not None and other != word:
-            message = re.sub(rf"(?<![\w-]){re.escape(word)}(?![\w-])", other, message)
-    if message == str(out):
-        return out
-    renamed = ValidationError(out.field, out.value, reason=message)
-    renamed.valid = out.valid
-    return renamed
+    spelled = {
+        word: option
+        for word in _FIELD_WORD.findall(str(exc))
+        if (option := option_for(word, command, subcommand)) is not None
+    }
+    return exc.renamed(option_for(exc.field, command, subcommand) or exc.field, spelled)
 
 
 def _name(args: argparse.Namespace) -> str:

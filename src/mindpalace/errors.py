@@ -23,7 +23,7 @@ from __future__ import annotations
 import difflib
 import re
 import reprlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 __all__ = [
     "BusyError",
@@ -100,19 +100,26 @@ class ValidationError(MindPalaceError, ValueError):
                     message += f" (did you mean {close[0]!r}?)"
         super().__init__(message)
 
-    def renamed(self, name: str) -> ValidationError:
+    def renamed(self, name: str, others: Mapping[str, str] | None = None) -> ValidationError:
         """The same error, naming the argument as a surface spells it
         (``--after`` on the command line for the library's
         ``created_after``): the field and its first mention in the message
-        (or, when the message does not mention it, a ``name:`` before it)."""
-        if name == self.field:
+        (or, when the message does not mention it, a ``name:`` before it);
+        ``others`` respells every mention of other arguments the message
+        names ("valid_to is before valid_from")."""
+        others = {k: v for k, v in (others or {}).items() if k not in (v, self.field)}
+        if name == self.field and not others:
             return self
         message = str(self)
         mention = re.compile(rf"(?<![\w-]){re.escape(self.field)}(?![\w-])")
-        if mention.search(message):
+        if name == self.field:
+            reason = message
+        elif mention.search(message):
             reason = mention.sub(lambda _: name, message, count=1)
         else:
             reason = f"{name}: {message}"
+        for word, spelled in others.items():
+            reason = re.sub(rf"(?<![\w-]){re.escape(word)}(?![\w-])", spelled, reason)
         out = ValidationError(name, self.value, reason=reason)
         out.valid = self.valid  # (already listed in the message)
         return out
