@@ -82,33 +82,49 @@ def propagate(
     best: dict[str, Reach] = {}
     by_seed: dict[str, dict[str, Reach]] = {}
     told: dict[str, dict[str, Reach]] = {}
+    untold = graph.untold
 
     def offer(
-        memory_id: str, score: float, seed: str, path: tuple[str, ...], keys: tuple[str, ...]
+        mine: dict[str, Reach],
+        members: Sequence[str],
+        score: float,
+        *,
+        seed: str,
+        via: tuple[str, ...],
+        keys: tuple[str, ...],
     ) -> None:
-        if memory_id in seed_ids or score <= 0:
+        """Each of ``members`` reached from ``seed`` through the entities
+        named ``via`` (keys ``keys``) with ``score``."""
+        if score <= 0:
             return
-        reach = Reach(score, seed, path, keys)
-        known = best.get(memory_id)
-        if known is None or score > known.score:
-            best[memory_id] = reach
-        mine = by_seed.setdefault(seed, {})
-        if memory_id not in mine or score > mine[memory_id].score:
-            mine[memory_id] = reach
-        if not graph.untold.intersection(keys):
-            reasons = told.setdefault(memory_id, {})
-            if seed not in reasons or score > reasons[seed].score:
-                reasons[seed] = reach
+        tellable = untold.isdisjoint(keys)  # the same for every member
+        for memory_id in members:
+            if memory_id in seed_ids:
+                continue
+            known = best.get(memory_id)
+            ours = mine.get(memory_id)
+            improves = known is None or score > known.score
+            if not (improves or ours is None or score > ours.score or tellable):
+                continue
+            reach = Reach(score, seed, (seed, *via, memory_id), keys)
+            if improves:
+                best[memory_id] = reach
+            if ours is None or score > ours.score:
+                mine[memory_id] = reach
+            if tellable:
+                reasons = told.setdefault(memory_id, {})
+                if seed not in reasons or score > reasons[seed].score:
+                    reasons[seed] = reach
 
     for seed, seed_score in seeds:
+        mine = by_seed.setdefault(seed, {})
         for key in graph.seed_entities.get(seed, ()):
             degree, members = graph.members.get(key, (0, ()))
             if degree < 2 or degree > max_degree:
                 continue
             name = graph.names.get(key, key)
             weight = seed_score / math.sqrt(degree)
-            for memory_id in members:
-                offer(memory_id, weight, seed, (seed, name, memory_id), (key,))
+            offer(mine, members, weight, seed=seed, via=(name,), keys=(key,))
             if hops < 2:
                 continue
             for other, edge in graph.co.get(key, ()):
@@ -117,6 +133,7 @@ def propagate(
                     continue
                 far = weight * edge / math.sqrt(other_degree)
                 other_name = graph.names.get(other, other)
-                for memory_id in other_members:
-                    offer(memory_id, far, seed, (seed, name, other_name, memory_id), (key, other))
-    return Propagation(best, by_seed, told)
+                offer(
+                    mine, other_members, far, seed=seed, via=(name, other_name), keys=(key, other)
+                )
+    return Propagation(best, {k: v for k, v in by_seed.items() if v}, told)
