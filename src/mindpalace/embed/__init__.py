@@ -11,7 +11,7 @@ from mindpalace.embed.base import Embedder
 from mindpalace.embed.hashing import HashingEmbedder
 from mindpalace.embed.http import HTTPEmbedder
 from mindpalace.embed.local import BGE_DIR, LocalEmbedder
-from mindpalace.embed.static import StaticEmbedder
+from mindpalace.embed.static import StaticEmbedder, WordTable
 from mindpalace.errors import ConfigError
 
 __all__ = [
@@ -20,7 +20,9 @@ __all__ = [
     "HashingEmbedder",
     "LocalEmbedder",
     "StaticEmbedder",
+    "WordTable",
     "from_settings",
+    "word_table",
 ]
 
 
@@ -31,6 +33,15 @@ def _bundled(name: str) -> Embedder:
     if name == "bge":
         return LocalEmbedder(BGE_DIR)
     return LocalEmbedder() if name == "local" else StaticEmbedder()
+
+
+@functools.cache
+def word_table() -> WordTable:
+    """Single words in the bundled static model's table, for the process:
+    the same table a palace of the static model embeds with (loaded once)."""
+    model = _bundled("static")
+    assert isinstance(model, StaticEmbedder)
+    return WordTable(model)
 
 
 def from_settings(settings: Settings) -> Embedder | None:

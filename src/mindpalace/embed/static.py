@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,7 @@ import numpy.typing as npt
 from mindpalace.embed.base import Embedder, Vectors, read_model_config
 from mindpalace.errors import EmbeddingError
 
-__all__ = ["STATIC_DIR", "StaticEmbedder", "WordTable", "word_table"]
+__all__ = ["STATIC_DIR", "StaticEmbedder", "WordTable"]
 
 STATIC_DIR = Path(__file__).parent / "static"
 
@@ -143,9 +142,3 @@ class WordTable:
         for i, (vector, _) in enumerate(pairs):
             matrix[i] = vector
         return matrix, [weight for _, weight in pairs]
-
-
-@lru_cache(maxsize=1)
-def word_table() -> WordTable:
-    """The process's word table over the bundled static model."""
-    return WordTable(StaticEmbedder())

@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from mindpalace.embed.static import word_table
+from mindpalace.embed import word_table
 from mindpalace.models import HitList
 from mindpalace.retrieval.sparse import STOPWORDS
 from mindpalace.store.words import stem, tokens

@@ -36,7 +36,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from mindpalace.retrieval import warm_cache
+from mindpalace.embed import word_table
+from mindpalace.retrieval import answered, warm_cache
 from mindpalace.retrieval.ann import AnnIndex
 from mindpalace.retrieval.dense import DenseIndex, scope_keys, text_columns
 from mindpalace.retrieval.keyword import KeywordIndex
@@ -134,6 +135,10 @@ class WarmBuild:
             self.error = f"{type(exc).__name__}: {exc}"
         finally:
             self._done.set()
+        if answered.marks_for(self.snapshot.model) is not None:
+            # The word table answer support reads: loaded here, off the
+            # first recall's path (once per process).
+            word_table().vectors(["warm"])
         try:
             result = self.result
             if (
