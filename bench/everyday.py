@@ -481,11 +481,13 @@ def measure_palace(
                 notices[q.id][config.name] = None
     product = [c for c in configs if c.options is not None]
     closed: set[str] = set()  # replaced facts the palace's own supersession closed
+    links: dict[str, Any] = {}
     if product:
         p, ids = build_palace(palace, scratch / f"{palace.name}.db", embedder)
         try:
             replaced = {f.replaces for f in palace.facts if f.replaces}
             closed = {k for k in replaced if k and p.get(ids[k]).superseded_by}
+            links = supersession_links(palace, p, ids)
             for config in product:
                 assert config.options is not None
                 p.recall_options = config.options
@@ -514,10 +516,29 @@ def measure_palace(
                 "evidence": list(q.evidence),
                 "stale": list(q.stale),
                 "stale_closed": sorted(set(q.stale) & closed),
+                "links": links,
                 "results": results,
             }
         )
     return rows
+
+
+def supersession_links(palace: EverydayPalace, p: Palace, ids: dict[str, str]) -> dict[str, Any]:
+    """How the palace's own supersession linked its facts: of the facts
+    labelled as replacing another, how many closed it (``linked``), and
+    every other link it made (``wrong``: old key, the key that closed it)."""
+    keys = {memory_id: key for key, memory_id in ids.items()}
+    labelled = {(f.replaces, f.key) for f in palace.facts if f.replaces}
+    made = set()
+    for key, memory_id in ids.items():
+        by = p.get(memory_id).superseded_by
+        if by is not None:
+            made.add((key, keys.get(by, by)))
+    return {
+        "replaced": len(labelled),
+        "linked": len(made & labelled),
+        "wrong": sorted(made - labelled),
+    }
 
 
 def question_metrics(
@@ -718,7 +739,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         closed = {(r["palace"], k) for r in chosen_rows for k in r["stale_closed"]}
         print(
             f"\nReplaced facts asked about that the palace's own supersession closed:"
-            f" {len(closed)} of {len(stale)}.\n"
+            f" {len(closed)} of {len(stale)}."
+        )
+        links = {r["palace"]: r["links"] for r in chosen_rows if r.get("links")}
+        wrong = [(name, *pair) for name, made in links.items() for pair in made["wrong"]]
+        print(
+            f"Replacements linked as superseding: {sum(m['linked'] for m in links.values())}"
+            f" of {sum(m['replaced'] for m in links.values())}; other links: {len(wrong)}"
+            + "".join(f"\n  {name}: {old} closed by {by}" for name, old, by in wrong)
+            + "\n"
         )
     if args.json:
         args.json.write_text(

@@ -379,6 +379,9 @@ class NewMemory:
     kind: MemoryKind = MemoryKind.MEMORY
     project: str | None = None
     completed: bool | None = None  # issues only: None for every other kind
+    #: current memories of its own scope part it replaces, found before the
+    #: write (store/supersede.py, rule 2); the store checks them again
+    restates: tuple[str, ...] = ()
 
     def stored(self, memory_id: str, now: datetime) -> Memory:
         """The memory this becomes when first written as ``memory_id`` at ``now``."""

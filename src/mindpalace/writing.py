@@ -15,16 +15,30 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
+
+import numpy as np
 
 from mindpalace.draft import DRAFT_FIELDS, UPDATE_FIELDS, Changes, Draft
 from mindpalace.embed.texts import embed_text, text_hash
 from mindpalace.errors import NotFoundError, ValidationError, shown
 from mindpalace.graph.relations import extract_graph
-from mindpalace.models import ISSUE_NUMBER, Category, Memory, MemoryKind, NewMemory, Visibility
+from mindpalace.models import (
+    ISSUE_NUMBER,
+    Category,
+    Memory,
+    MemoryKind,
+    NewMemory,
+    RecallFilters,
+    Visibility,
+)
+from mindpalace.retrieval.currency import same_subject_cosine
 from mindpalace.scoping import check_change, write_channel, write_owner
 from mindpalace.seat import Seat
 from mindpalace.store.base import AddResult, VectorBatch
+from mindpalace.store.supersede import may_restate
+from mindpalace.store.words import terms
 from mindpalace.validation import check_content, check_context, check_id, content_hash
 
 __all__ = [
@@ -34,6 +48,7 @@ __all__ = [
     "prepare_many",
     "remember",
     "remember_many",
+    "restating",
     "restore",
     "write_many",
     "write_results",
@@ -106,6 +121,7 @@ def remember(seat: Seat, draft: Draft) -> Memory:
     vectors = engine.semantic.vectors_for([embed_text(new.title, new.content)])
     if vectors is None:  # not embedded: reindex will
         new = replace(new, embed_hash=None)
+    new = restating(seat, new, vectors, now)
     return engine.store.add(
         new,
         memory_id=engine.ids.next(now),
@@ -165,7 +181,57 @@ def remember_many(seat: Seat, records: Iterable[Draft | Mapping[str, Any]]) -> l
     if not news:
         return []
     vectors = seat.engine.semantic.vectors_for([embed_text(n.title, n.content) for n in news])
+    now = seat.engine.now()
+    news = [restating(seat, n, vectors, now) for n in news]
     return write_many(seat, news, vectors)
+
+
+#: how many keyword matches a replacement in other words is looked for among
+RESTATE_CANDIDATES = 5
+
+
+def restating(seat: Seat, new: NewMemory, vectors: VectorBatch | None, now: datetime) -> NewMemory:
+    """``new`` with the current memory it replaces in other words, when
+    there is one (store/supersede.py states the rule, its second): among
+    the best keyword matches of its category in its own scope part,
+    written before it, the one nearest its embedding, if at least the
+    model's same-subject cosine near. Found before the write; the store
+    checks it again in the write's transaction. Memories of the same batch
+    are not candidates for each other (they are not written yet)."""
+    if vectors is None or vectors.pending or not may_restate(new):
+        return new
+    cosine = same_subject_cosine(vectors.model)
+    blob = vectors.vectors.get(new.embed_hash or "")
+    words = terms(new.content)
+    if cosine is None or blob is None or not words:
+        return new
+    store = seat.engine.store
+    filters = RecallFilters(
+        categories=(new.category,), agents=(new.agent_id,), visibilities=(new.visibility,)
+    )
+    written = new.created_at or now
+    olders = [
+        match.memory
+        for match in store.search_text(words, seat.scope, filters, limit=RESTATE_CANDIDATES)
+        if match.memory.kind is not MemoryKind.MESSAGE
+        and (match.memory.group or "") == (new.group or "")
+        and (match.memory.channel or "") == (new.channel or "")
+        and match.memory.created_at < written
+        and match.memory.content_hash != new.content_hash
+    ]
+    if not olders:
+        return new
+    mine = np.frombuffer(blob, dtype=np.float32)
+    best, nearest = cosine, None
+    for memory_id, theirs in store.memory_vectors(vectors.model, [m.id for m in olders]).items():
+        other = np.frombuffer(theirs, dtype=np.float32)
+        if other.shape != mine.shape:
+            continue
+        norms = float(np.linalg.norm(mine) * np.linalg.norm(other)) or 1.0
+        similarity = float(mine @ other) / norms
+        if similarity >= best:
+            best, nearest = similarity, memory_id
+    return new if nearest is None else replace(new, restates=(nearest,))
 
 
 def write_many(seat: Seat, news: list[NewMemory], vectors: VectorBatch | None) -> list[Memory]:

@@ -123,13 +123,16 @@ def test_the_replacement_of_a_decision_comes_first(tmp_path: Path) -> None:
         category="rule",
     )
     when[0] = datetime(2026, 10, 30, 15, 0, tzinfo=timezone.utc)
+    # Said without a word of change, so the write path links nothing and
+    # both are recalled: the newer is placed first.
     new = palace.remember(
-        "New deploy policy from 2 November 2026: production deploys may go out any weekday"
-        " morning before 11 am, Fridays included, if the canary stays green.",
+        "Deploy policy: production deploys may go out any weekday morning before 11 am,"
+        " Fridays included, if the canary stays green.",
         category="rule",
     )
     palace.semantic.wait_for_vectors(timeout=60)
     when[0] = NOW
+    assert palace.get(old.id).superseded_by is None
     hits = palace.recall("can I deploy to production on a Friday?", limit=5)
     assert _keys(hits)[:2] == [new.id, old.id]
     palace.close()

@@ -23,7 +23,7 @@ orders what the write path could not link.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 import numpy as np
@@ -31,7 +31,7 @@ import numpy.typing as npt
 
 from mindpalace.models import Category, Hit, HitList, Memory, MemoryKind
 
-__all__ = ["WINDOW", "newer_first", "same_subject_cosine"]
+__all__ = ["WINDOW", "carried_forward", "newer_first", "same_subject_cosine"]
 
 #: how many of the best hits the rule looks at
 WINDOW = 10
@@ -116,3 +116,44 @@ def _marked(hit: Hit, place: int, score: float, over: str | None) -> Hit:
     ranks = {**hit.ranks, "final": place}
     gates = hit.gates if over is None else (*hit.gates, f"newer: placed above {over}")
     return replace(hit, score=score, ranks=ranks, gates=gates)
+
+
+def carried_forward(
+    hits: HitList,
+    current: Mapping[str, Memory],
+    *,
+    confidence: Callable[[Memory], float],
+) -> HitList:
+    """``hits`` with each replaced memory's place given to the memory that
+    holds now (``current``: a replaced memory's id -> the last of its chain
+    the caller may see), which is dropped from a lower place: what the old
+    statement matched, its replacement answers. A replaced memory whose
+    replacement the caller cannot see is dropped. Scores stay with the
+    places; ``explain`` says which memory a hit took the place of."""
+    if not any(h.memory.superseded_by is not None for h in hits):
+        return hits
+    own = {h.memory.id: h for h in hits}
+    out: list[Hit] = []
+    placed: set[str] = set()
+    for hit in hits:
+        memory = hit.memory
+        if memory.superseded_by is None:
+            if memory.id not in placed:
+                out.append(hit)
+                placed.add(memory.id)
+            continue
+        now = current.get(memory.id)
+        if now is None or now.id in placed:
+            continue
+        taken = own.get(now.id) or Hit(memory=now, score=hit.score, confidence=confidence(now))
+        gate = f"current: replaces {memory.id}, which matched"
+        out.append(replace(taken, gates=(*taken.gates, gate)))
+        placed.add(now.id)
+    scores = [h.score for h in hits[: len(out)]]
+    ranked = [
+        replace(hit, score=score, ranks={**hit.ranks, "final": place})
+        for place, (hit, score) in enumerate(zip(out, scores, strict=True), start=1)
+    ]
+    result = HitList(ranked, mode=hits.mode, notice=hits.notice)
+    result.timings = hits.timings
+    return result

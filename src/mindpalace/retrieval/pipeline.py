@@ -153,17 +153,21 @@ def recall(
     rescored = max(
         learned.DEPTH if scorer is not None else 0, forest.window if forest is not None else 0
     )
+    asked = Asked.of(query, now, options)
+    # Replaced memories are read unless the caller asked for them: a
+    # question about an earlier time is answered by what held then, any
+    # other by what holds now, in the place of what it replaced.
+    replaced = _replaced(asked, filters)
     at = Setting(
         scope=scope,
-        filters=filters,
+        filters=replace(filters, include_superseded=True),
         now=now,
         depths=Depths.of(limit, options, rescored=rescored),
         options=options,
         index=dense_index if query_vector is not None else None,
         in_store=in_store if query_vector is not None and dense_index is None else None,
     )
-    asked = Asked.of(query, now, options)
-    facts = store.query_facts(_reads(asked, at), scope, filters)
+    facts = store.query_facts(_reads(asked, at), scope, at.filters)
     clock.lap(
         "reads",
         terms=len(asked.terms),
@@ -181,7 +185,7 @@ def recall(
             at.in_store,
             query_vector,
             scope=scope,
-            filters=filters,
+            filters=at.filters,
             keyword=facts.keyword,
             allowed=facts.allowed,
             options=options,
@@ -213,13 +217,12 @@ def recall(
         if scorer is not None:
             hits = learned.rescored(hits, scorer, now=now, limit=limit, judgments=ranked.feedback)
             clock.lap("scorer", hits=len(hits))
+    hits = _current(store, hits, at, replaced)
     if len(hits) > limit:  # ranked deeper for the re-ranker or the scorer
         cut = HitList(hits[:limit], mode=hits.mode, notice=hits.notice)
         cut.timings = hits.timings
         hits = cut
-    if asked.salient:
-        passed = f"unknown-entity: named {', '.join(asked.salient)}"
-        hits[:] = [replace(hit, gates=(passed, *hit.gates)) for hit in hits]
+    hits = _gated(hits, asked, looked_back=replaced == "then")
     hits = _with_constraints(hits, facts.constraints, now=now, limit=limit)
     clock.lap("constraints", hits=len(hits))
     if options.answer_support and at.index is not None and query_vector is not None:
@@ -239,6 +242,64 @@ def with_parts(
     if not keys:
         return hits
     return parts.with_parts(hits, store.part_vectors(model, keys), keys, query)
+
+
+def _replaced(asked: Asked, filters: RecallFilters) -> str:
+    """What recall does with replaced memories: ``"asked"`` (the caller
+    asked for them: they are hits like any), ``"then"`` (the question asks
+    about an earlier time: so too, and explain says they were replaced) or
+    ``"now"`` (each gives its place to the memory that replaced it)."""
+    if filters.include_superseded:
+        return "asked"
+    return "then" if asked.time.looks_back else "now"
+
+
+#: how many replacements a chain of versions is followed through
+_CHAIN = 8
+
+
+def _current(store: Store, hits: HitList, at: Setting, replaced: str) -> HitList:
+    """``hits`` with each replaced memory's place given to the memory that
+    holds now (``currency.carried_forward``), when ``replaced`` says so."""
+    if replaced != "now":
+        return hits
+    current: dict[str, Memory] = {}
+    waiting = {h.memory.id: h.memory.superseded_by for h in hits if h.memory.superseded_by}
+    for _ in range(_CHAIN):
+        if not waiting:
+            break
+        found = store.get_many(sorted(set(waiting.values())), at.scope)
+        later: dict[str, str] = {}
+        for old, by in waiting.items():
+            memory = found.get(by)
+            if memory is None or memory.archived:
+                continue
+            if memory.superseded_by is None:
+                current[old] = memory
+            else:
+                later[old] = memory.superseded_by
+        waiting = later
+    return currency.carried_forward(
+        hits, current, confidence=lambda memory: stages.confidence(memory, at.now)
+    )
+
+
+def _gated(hits: HitList, asked: Asked, *, looked_back: bool) -> HitList:
+    """``hits`` with the gates of the whole query (explain): the names the
+    unknown-entity gate found, and, for a question about an earlier time,
+    which hits have been replaced since."""
+    passed = f"unknown-entity: named {', '.join(asked.salient)}" if asked.salient else None
+    if passed is None and not looked_back:
+        return hits
+    out = []
+    for hit in hits:
+        gates = hit.gates if passed is None else (passed, *hit.gates)
+        if looked_back and hit.memory.superseded_by is not None:
+            by = hit.memory.superseded_by
+            gates = (*gates, f"replaced by {by}: the question asks about an earlier time")
+        out.append(replace(hit, gates=gates))
+    hits[:] = out
+    return hits
 
 
 def _vectors_of(index: DenseIndex) -> Callable[[str], npt.NDArray[np.float32] | None]:

@@ -227,6 +227,12 @@ class Store(Protocol):
         them under ``model`` (``VectorBatch.parts``' form)."""
         ...
 
+    def memory_vectors(self, model: str, memory_ids: Sequence[str]) -> dict[str, bytes]:
+        """The ``model`` vectors (float32 bytes) of those of ``memory_ids``
+        that have one, by memory id; unscoped: for ids the caller found
+        through a scoped read."""
+        ...
+
     def pending_vectors(
         self, model: str, *, after_seq: int = 0, limit: int
     ) -> list[tuple[int, str, str | None, str]]:

@@ -335,6 +335,8 @@ class SqlStore(
             # before this one, those of its own batch included.
             self._write_links(cur, links)
         replaced = self._replaced_facts(cur, new, scope)
+        # What the write operation found it says in other words (rule 2).
+        replaced += [old for old in new.restates if old not in replaced]
         memory = new.stored(memory_id, now)
         seq: int | None = None
         if waiting is None or replaced:  # supersession links the row: it is written now

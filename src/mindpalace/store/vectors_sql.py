@@ -54,6 +54,25 @@ class VectorsSql(SqlCore):
         rows = self._keyed(model, "part_vectors", "text_hash, vectors", text_hashes)
         return {str(r[0]): bytes(r[1]) for r in rows}
 
+    def memory_vectors(self, model: str, memory_ids: Sequence[str]) -> dict[str, bytes]:
+        """The ``model`` vectors (float32 bytes) of those of ``memory_ids``
+        that have one, by memory id; unscoped: for ids the caller found
+        through a scoped read."""
+        out: dict[str, bytes] = {}
+        wanted = list(dict.fromkeys(memory_ids))
+        with self._read() as cur:
+            for i in range(0, len(wanted), 500):
+                chunk = wanted[i : i + 500]
+                for memory_id, blob in self._exec(
+                    cur,
+                    "SELECT m.id, e.vector FROM memories m JOIN embeddings e"
+                    " ON e.model = ? AND e.text_hash = m.embed_hash WHERE "
+                    + in_list("m.id", chunk),
+                    [model, *chunk],
+                ).fetchall():
+                    out[str(memory_id)] = bytes(blob)
+        return out
+
     def _keyed(
         self, model: str, table: str, columns: str, text_hashes: Iterable[str]
     ) -> list[tuple[Any, ...]]:

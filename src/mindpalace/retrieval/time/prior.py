@@ -31,6 +31,7 @@ turns only and are unchanged).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -74,12 +75,16 @@ class TimeQuery:
         labels: those times in words, for explain.
         asks_when: whether it asks for a time.
         events: the events it dates things by, not yet looked up.
+        looks_back: whether it asks what held at an earlier time (a window
+            that ended by now, or words such as "before", "used to",
+            "originally"): memories replaced since then answer it too.
     """
 
     windows: tuple[Interval, ...] = ()
     labels: tuple[str, ...] = ()
     asks_when: bool = False
     events: tuple[EventPhrase, ...] = ()
+    looks_back: bool = False
 
     @property
     def active(self) -> bool:
@@ -104,6 +109,14 @@ class Timed:
     boosts: Mapping[str, TimeBoost] = field(default_factory=dict)
 
 
+# Words by which a question asks what held before something changed.
+_LOOKS_BACK = re.compile(
+    r"\b(?:before|previously|used to|originally|formerly|former|earlier|at first|initially"
+    r"|prior to|supposed to|(?:was|were) going to|back then|at the time|old)\b",
+    re.IGNORECASE,
+)
+
+
 def read_query(query: str, now: datetime) -> TimeQuery:
     """The time windows a query names and whether it asks when.
 
@@ -123,6 +136,8 @@ def read_query(query: str, now: datetime) -> TimeQuery:
         labels=tuple(m.label for m in mentions),
         asks_when=asks_when(query),
         events=tuple(find_events(query, mentions)),
+        looks_back=bool(_LOOKS_BACK.search(query))
+        or any(m.interval.end is not None and m.interval.end <= now for m in mentions),
     )
 
 

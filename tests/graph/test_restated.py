@@ -1,0 +1,127 @@
+"""Supersession's second rule: a replacement said in other words
+(``store/supersede.py``, ``writing.restating``), and what recall does with
+replaced memories (``currency.carried_forward``, ``TimeQuery.looks_back``).
+Real palaces on every backend, with the bundled MiniLM model (the rule
+needs a model whose same-subject cosine was measured)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from mindpalace import Palace
+from mindpalace.config import Settings
+from mindpalace.store.supersede import says_change
+
+OLD = "The weekly planning meeting is on Mondays at 10 am in the large meeting room."
+NEW = "From 5 October the weekly planning meeting moves to Tuesdays at 2 pm, in the same room."
+
+
+@pytest.fixture
+def minilm(make_palace: Callable[..., Palace]) -> Callable[..., Palace]:
+    def make(agent_id: str = "default") -> Palace:
+        settings = Settings(agent_id=agent_id, embedder="local", signals=False)
+        return make_palace(agent_id, settings=settings)
+
+    return make
+
+
+@pytest.mark.parametrize(
+    ("text", "changed"),
+    [
+        (NEW, True),
+        ("Marcus took over the on-call rotation from Ingrid.", True),
+        ("The launch was pushed back to 9 November.", True),
+        ("Since 1 May boats are booked in the app.", True),
+        ("Rent went up to £900 a month.", True),
+        ("We use Grafana instead of Datadog.", True),
+        ("The weekly planning meeting lasts one hour.", False),
+        ("We also hold a design review on Tuesdays from 2 pm.", False),  # adds
+        ("The office is open from 8 am to 6 pm.", False),  # a span, not an onset
+        ("Carol moves fast and ships often; she also reviews.", False),  # adds
+    ],
+)
+def test_says_change(text: str, changed: bool) -> None:
+    assert says_change(text) is changed
+
+
+def test_a_replacement_in_other_words_closes_the_old_memory(
+    minilm: Callable[..., Palace], clock: Any
+) -> None:
+    palace = minilm()
+    old = palace.remember(OLD, category="decision")
+    clock.now += timedelta(days=30)
+    new = palace.remember(NEW, category="decision")
+    closed = palace.get(old.id)
+    assert closed.superseded_by == new.id
+    assert [m.id for m in palace.graph.history(old.id)] == [old.id, new.id]
+    # what the old text matched, the current one answers, in its place
+    hits = palace.recall("which day is the weekly planning meeting")
+    ids = [h.memory.id for h in hits]
+    assert ids[0] == new.id and old.id not in ids
+    # a question about before the change is answered by what held then
+    hits = palace.recall("which day was the planning meeting before October?")
+    then = next(h for h in hits if h.memory.id == old.id)
+    assert f"replaced by {new.id}: the question asks about an earlier time" in then.gates
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The weekly planning meeting lasts one hour.",  # close, but says no change
+        "We also hold a weekly design review on Tuesdays at 2 pm.",  # adds
+        "From 5 October the support rota moves to a two-week cycle.",  # another subject
+    ],
+)
+def test_what_is_not_a_replacement_closes_nothing(
+    minilm: Callable[..., Palace], clock: Any, text: str
+) -> None:
+    palace = minilm()
+    old = palace.remember(OLD, category="decision")
+    clock.now += timedelta(days=30)
+    palace.remember(text, category="decision")
+    assert palace.get(old.id).superseded_by is None
+
+
+def test_the_rule_stays_within_its_scope_category_and_kind(
+    minilm: Callable[..., Palace], clock: Any
+) -> None:
+    alice, bob = minilm("alice"), minilm("bob")
+    shared = alice.remember(OLD, category="decision", visibility="shared")
+    other_category = alice.remember(OLD + " ", category="rule")
+    clock.now += timedelta(days=30)
+    bob.remember(NEW, category="decision")  # another agent's memory
+    assert alice.get(shared.id).superseded_by is None
+    alice.remember(NEW, category="decision")  # isolated: not the shared memory's part
+    assert alice.get(shared.id).superseded_by is None
+    assert alice.get(other_category.id).superseded_by is None
+    lesson = alice.remember(OLD, category="lesson")
+    alice.remember(NEW + " Noted.", category="lesson")  # lessons add up, none replaces
+    assert alice.get(lesson.id).superseded_by is None
+
+
+def test_remember_many_links_to_what_was_written_before(
+    minilm: Callable[..., Palace], clock: Any
+) -> None:
+    palace = minilm()
+    old = palace.remember(OLD, category="decision")
+    clock.now += timedelta(days=30)
+    written = palace.remember_many(
+        [{"content": NEW, "category": "decision"}, {"content": "Lunch is at noon."}]
+    )
+    assert palace.get(old.id).superseded_by == written[0].id
+
+
+def test_the_test_model_links_nothing_by_this_rule(
+    make_palace: Callable[..., Palace], clock: Any
+) -> None:
+    """A model whose same-subject cosine was not measured (the hashing test
+    model) gets no second rule."""
+    palace = make_palace(settings=Settings(embedder="hashing", signals=False))
+    old = palace.remember(OLD, category="decision")
+    clock.now += timedelta(days=30)
+    palace.remember(NEW, category="decision")
+    assert palace.get(old.id).superseded_by is None
