@@ -57,15 +57,16 @@ from mindpalace.retrieval import scorer as learned
 from mindpalace.retrieval.dense import DenseIndex
 from mindpalace.retrieval.pipeline import RecallOptions
 from mindpalace.store import Store
-from mindpalace.store.base import Store as StoreProtocol
+from mindpalace.store.base import ROLES
 from mindpalace.store.postgres import PostgresStore
 from mindpalace.store.sqlite import SQLiteStore
 
-#: the Store protocol's methods (what recall may call)
+#: the methods of the roles the Store protocol composes (what recall may call)
 METHODS = tuple(
     sorted(
         name
-        for name, value in vars(StoreProtocol).items()
+        for role in ROLES
+        for name, value in vars(role).items()
         if callable(value) and not name.startswith("_")
     )
 )

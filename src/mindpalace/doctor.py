@@ -43,7 +43,7 @@ import sqlite3
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from mindpalace import embed, extras
 from mindpalace.config import Settings
@@ -53,8 +53,9 @@ from mindpalace.engine import Engine
 from mindpalace.errors import ConfigError, EmbeddingError
 from mindpalace.models import Scope
 from mindpalace.retrieval import warm_cache
-from mindpalace.store.base import SERVER_SCHEMES, Store, redact_url
+from mindpalace.store.base import SERVER_SCHEMES, redact_url
 from mindpalace.store.migrations import latest_version
+from mindpalace.store.roles import Handle, VectorRows
 from mindpalace.store.sqlite import SQLiteStore
 
 __all__ = ["QUICK_BYTES", "Check", "DoctorReport", "before_opening", "examine"]
@@ -168,7 +169,12 @@ def check_model(
     return Check("model", True, f"{name} loads{where}")
 
 
-def check_palace_model(store: Store, embedder: Embedder | None) -> Check:
+class _ModelRecord(VectorRows, Handle, Protocol):
+    """What ``check_palace_model`` reads: the model recorded for the
+    palace's vectors, and where the palace is (for the command to run)."""
+
+
+def check_palace_model(store: _ModelRecord, embedder: Embedder | None) -> Check:
     """The model the palace's vectors come from against the configured one."""
     recorded = store.embedding_config()
     if recorded is None:
@@ -230,7 +236,7 @@ def _integrity(result: str, location: str) -> Check:
     )
 
 
-def check_integrity(store: Store) -> Check:
+def check_integrity(store: Handle) -> Check:
     """SQLite's integrity check of the file; for PostgreSQL, that it answers."""
     if not isinstance(store, SQLiteStore):
         try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -37,7 +37,8 @@ from mindpalace.models import (
     Scope,
 )
 from mindpalace.retrieval.dense import DenseIndex
-from mindpalace.store.base import Store
+from mindpalace.store.roles import MemoryRows
+from mindpalace.store.roles_palace import Upkeep
 from mindpalace.store.upkeep_sql import ConsolidationPlan, partition_key
 from mindpalace.validation import check_id, check_limit, check_query, parse_many
 
@@ -277,7 +278,12 @@ def _keys(name: str, field: str) -> tuple[str, list[str]]:
     return name, keys
 
 
-def _partitions(store: Store, scope: Scope) -> list[tuple[str, str]]:
+class _Consolidating(Upkeep, MemoryRows, Protocol):
+    """What consolidating a partition reads and writes: its candidates,
+    feedback and edges (upkeep), and the texts of possible duplicates."""
+
+
+def _partitions(store: Upkeep, scope: Scope) -> list[tuple[str, str]]:
     """The (agent, channel) partitions ``scope`` may see and change."""
     if scope.unscoped:
         return store.partitions()
@@ -287,7 +293,7 @@ def _partitions(store: Store, scope: Scope) -> list[tuple[str, str]]:
 
 
 def _plan(
-    store: Store, dense: DenseIndex | None, agent: str, channel: str, now: datetime
+    store: _Consolidating, dense: DenseIndex | None, agent: str, channel: str, now: datetime
 ) -> tuple[ConsolidationPlan, ConsolidationReport]:
     report = ConsolidationReport()
     day = int(now.timestamp() // 86400)
@@ -333,7 +339,7 @@ def _plan(
 
 
 def _duplicates(
-    store: Store, dense: DenseIndex, agent: str, channel: str
+    store: MemoryRows, dense: DenseIndex, agent: str, channel: str
 ) -> list[tuple[str, str, float]]:
     table = dense.table
     mask = dense.mask(Scope.management(), RecallFilters()) & dense.embedded

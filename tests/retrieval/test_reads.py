@@ -19,11 +19,15 @@ from mindpalace.config import Settings
 from mindpalace.models import HitList, RecallFilters
 from mindpalace.retrieval import pipeline
 from mindpalace.store import Store
-from mindpalace.store.base import Store as StoreProtocol
+from mindpalace.store.base import ROLES
 
 QUERY = "What did Alice Moreno decide about the Kafka rollout?"
+#: the methods of every role ``Store`` composes
 METHODS = sorted(
-    name for name, value in vars(StoreProtocol).items() if callable(value) and name[0] != "_"
+    name
+    for role in ROLES
+    for name, value in vars(role).items()
+    if callable(value) and name[0] != "_"
 )
 
 

@@ -18,7 +18,7 @@ from mindpalace.models import Association, Entity, RecallFilters, Scope
 from mindpalace.retrieval.dense import DenseIndex, few_rows_product
 from mindpalace.retrieval.propagate import GraphSlice, Reach, propagate
 from mindpalace.retrieval.sparse import query_terms
-from mindpalace.store.base import Store
+from mindpalace.store.roles import GraphRows
 
 __all__ = [
     "Candidate",
@@ -66,7 +66,7 @@ class Expansion:
 
 
 def expand(
-    store: Store,
+    store: GraphRows,
     candidates: list[Candidate],
     *,
     scope: Scope,
@@ -235,7 +235,7 @@ def query_names(query: str) -> list[str]:
     return sorted(names)
 
 
-def query_entities(store: Store, query: str, scope: Scope) -> dict[str, set[str]]:
+def query_entities(store: GraphRows, query: str, scope: Scope) -> dict[str, set[str]]:
     """The visible entities a query names: its capitalised names, words and
     word pairs, resolved through names and aliases (name -> entity keys)."""
     return store.resolve_names(query_names(query), scope)

@@ -12,6 +12,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -32,10 +33,11 @@ from mindpalace.retrieval import ann, parts, warm_cache
 from mindpalace.retrieval.dense import DenseIndex
 from mindpalace.retrieval.mentions import MentionIndex
 from mindpalace.retrieval.upgrading import VectorUpgrade
-from mindpalace.retrieval.warming import WarmBuild
-from mindpalace.store.base import Store, VectorBatch
+from mindpalace.retrieval.warming import WarmBuild, WarmReads
+from mindpalace.store.base import VectorBatch
+from mindpalace.store.roles import MemoryRows, VectorRows
 
-__all__ = ["BULK_TEXTS", "SemanticIndex", "Usable"]
+__all__ = ["BULK_TEXTS", "SemanticIndex", "SemanticStore", "Usable"]
 
 _QUERY_VECTORS = 512  # query vectors kept, most recently asked first
 #: rows written during a background build of the warm indexes that the next
@@ -52,6 +54,12 @@ STOP_WAIT = 30.0
 #: looks whether another process wrote since it last looked (a write whose
 #: texts may wait for their vectors)
 PENDING_LOOK = 30.0
+
+
+class SemanticStore(WarmReads, VectorRows, MemoryRows, Protocol):
+    """The store's roles the embedding side uses: the vectors, the texts
+    and mentions its warm indexes are built from (``WarmReads``), and the
+    memories a reindex reads."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +100,7 @@ class SemanticIndex:
 
     def __init__(
         self,
-        store: Store,
+        store: SemanticStore,
         embedder: Embedder | None,
         *,
         ann_rows: int = DEFAULT_ANN_ROWS,

@@ -33,7 +33,8 @@ from mindpalace.models import RecallFilters, Scope
 from mindpalace.retrieval import hybrid
 from mindpalace.retrieval.dense import DenseIndex, DenseView
 from mindpalace.retrieval.options import Depths, RecallOptions
-from mindpalace.store.base import DenseRows, Store, TextMatch
+from mindpalace.store.base import DenseRows, TextMatch
+from mindpalace.store.roles import VectorRows
 
 __all__ = ["Found", "candidates"]
 
@@ -56,7 +57,7 @@ def _found(rows: DenseRows, model: str, low: float | None) -> Found:
 
 
 def candidates(
-    store: Store,
+    store: VectorRows,
     model: str,
     query: npt.NDArray[np.float32],
     *,

@@ -41,7 +41,7 @@ from datetime import datetime
 
 from mindpalace.errors import ValidationError
 from mindpalace.models import Category, Hit, HitList, Memory, MemoryType, Scope, StoreKind
-from mindpalace.store.base import Store
+from mindpalace.store.roles import GraphRows
 
 __all__ = ["DEFAULT_MODE", "MODES", "ModePrior", "apply_mode", "check_mode"]
 
@@ -157,7 +157,7 @@ def apply_mode(
     hits: HitList,
     prior: ModePrior,
     *,
-    store: Store,
+    store: GraphRows,
     scope: Scope,
     now: datetime,
     limit: int,

@@ -31,6 +31,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -55,13 +56,29 @@ from mindpalace.retrieval.options import Depths, RecallOptions
 from mindpalace.retrieval.sparse import gate_terms, query_terms
 from mindpalace.retrieval.time import prior
 from mindpalace.retrieval.time.anchors import SEARCH_LIMIT, EventPhrase, TextSearch, best_anchor
-from mindpalace.store.base import Store, TextMatch
+from mindpalace.store.base import TextMatch
 from mindpalace.store.recall_sql import QueryFacts, QueryReads
+from mindpalace.store.roles import GraphRows, MemoryRows, TextIndex, VectorRows
+from mindpalace.store.roles_palace import SignalRows
 
-__all__ = ["NOTHING_RELEVANT", "TEXT_ONLY_NOTICE", "RecallOptions", "recall", "warm_text_search"]
+__all__ = [
+    "NOTHING_RELEVANT",
+    "TEXT_ONLY_NOTICE",
+    "RecallOptions",
+    "RecallReads",
+    "recall",
+    "warm_text_search",
+]
 
 TEXT_ONLY_NOTICE = "Using text search (semantic search is not available)."
 NOTHING_RELEVANT = "Nothing relevant is stored: the query names {terms}, which no memory mentions."
+
+
+class RecallReads(MemoryRows, TextIndex, VectorRows, GraphRows, SignalRows, Protocol):
+    """The store's roles one recall reads: the query's facts (text index),
+    the dense rows or nearest ids and parts' vectors (vectors), the graph
+    around the seeds, the memories ranked, and the caller's feedback for
+    the learned scorer (signals)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +146,7 @@ class Setting:
 
 
 def recall(
-    store: Store,
+    store: RecallReads,
     *,
     query: str,
     scope: Scope,
@@ -233,7 +250,7 @@ def recall(
 
 
 def with_parts(
-    store: Store, hits: HitList, model: str, query: npt.NDArray[np.float32], window: int
+    store: VectorRows, hits: HitList, model: str, query: npt.NDArray[np.float32], window: int
 ) -> HitList:
     """``hits`` whose first ``window`` carry the best cosine of ``query`` to
     a part of their text (``parts.with_parts``), read from the store under
@@ -258,7 +275,7 @@ def _replaced(asked: Asked, filters: RecallFilters) -> str:
 _CHAIN = 8
 
 
-def _current(store: Store, hits: HitList, at: Setting, replaced: str) -> HitList:
+def _current(store: MemoryRows, hits: HitList, at: Setting, replaced: str) -> HitList:
     """``hits`` with each replaced memory's place given to the memory that
     holds now (``currency.carried_forward``), when ``replaced`` says so."""
     if replaced != "now":
@@ -394,7 +411,7 @@ def _text(asked: Asked, facts: QueryFacts, at: Setting) -> HitList:
 
 
 def _hybrid(
-    store: Store,
+    store: RecallReads,
     asked: Asked,
     facts: QueryFacts,
     query_vector: npt.NDArray[np.float32],
@@ -459,7 +476,7 @@ def _hybrid(
 
 
 def _read(
-    store: Store,
+    store: MemoryRows,
     asked: Asked,
     facts: QueryFacts,
     ranked: ranking.Ranked,
@@ -564,7 +581,7 @@ def _with_constraints(
     return result
 
 
-def warm_text_search(store: Store, dense_index: DenseIndex, scope: Scope) -> TextSearch | None:
+def warm_text_search(store: MemoryRows, dense_index: DenseIndex, scope: Scope) -> TextSearch | None:
     """Keyword search for event anchors over the warm keyword index, with the
     store's ``search_text`` scoring (``hybrid.warm_matches``); the matches
     are read with ``get_many``. None without a warm keyword index."""

@@ -37,12 +37,13 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from mindpalace.models import Category, Hit, HitList, Scope, Source
+from mindpalace.store.roles_palace import SignalRows
 
 __all__ = [
     "COLD_START",
@@ -255,12 +256,6 @@ def rerank(
     return out
 
 
-class _Judgments(Protocol):
-    def feedback_counts(
-        self, memory_ids: Sequence[str], *, agent_id: str, channel: str | None
-    ) -> dict[str, tuple[int, int]]: ...
-
-
 def rescored(
     hits: HitList,
     weights: ScorerWeights,
@@ -281,7 +276,7 @@ def rescored(
 
 
 def rescore(
-    store: _Judgments,
+    store: SignalRows,
     hits: HitList,
     weights: ScorerWeights,
     *,

@@ -53,7 +53,8 @@ from mindpalace.retrieval import ann
 from mindpalace.retrieval.dense import DenseIndex, scope_keys
 from mindpalace.retrieval.keyword import KeywordIndex
 from mindpalace.retrieval.mentions import MentionIndex
-from mindpalace.store.base import Store, VectorTable
+from mindpalace.store.base import VectorTable
+from mindpalace.store.roles import Handle
 from mindpalace.store.sqlite import SQLiteStore
 
 __all__ = [
@@ -105,7 +106,7 @@ class Saved:
     mentions: MentionIndex
 
 
-def folder_of(store: Store) -> Path | None:
+def folder_of(store: Handle) -> Path | None:
     """Where ``store``'s warm indexes are kept; None where none are (an
     in-memory or PostgreSQL palace)."""
     if not isinstance(store, SQLiteStore):
@@ -245,7 +246,7 @@ def file_state(folder: Path, name: str) -> tuple[str, dict[str, Any]]:
     return "ok", found[0]
 
 
-def load_text(store: Store, snapshot: DenseIndex) -> Saved | None:
+def load_text(store: Handle, snapshot: DenseIndex) -> Saved | None:
     """The saved keyword and mention indexes of ``snapshot``'s first rows,
     when a file of them matches the palace as it is now; else None."""
     try:
@@ -255,7 +256,7 @@ def load_text(store: Store, snapshot: DenseIndex) -> Saved | None:
 
 
 def _saved(
-    store: Store, snapshot: DenseIndex, name: str, kind: str
+    store: Handle, snapshot: DenseIndex, name: str, kind: str
 ) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]], int] | None:
     """The metadata and arrays of the file ``name`` beside ``store`` and how
     many of ``snapshot``'s first rows it covers, when its ``kind`` record
@@ -269,7 +270,7 @@ def _saved(
     return None if rows is None else (meta, arrays, rows)
 
 
-def _load_text(store: Store, snapshot: DenseIndex) -> Saved | None:
+def _load_text(store: Handle, snapshot: DenseIndex) -> Saved | None:
     saved = _saved(store, snapshot, TEXT, "text")
     if saved is None:
         return None
@@ -286,7 +287,7 @@ def _load_text(store: Store, snapshot: DenseIndex) -> Saved | None:
     return Saved(rows, keyword, mentions)
 
 
-def load_graph(store: Store, snapshot: DenseIndex) -> ann.AnnIndex | None:
+def load_graph(store: Handle, snapshot: DenseIndex) -> ann.AnnIndex | None:
     """The saved HNSW graph of ``snapshot``'s first rows, when a file of it
     matches the palace as it is now (it labels exactly their embedded
     rows); else None."""
@@ -296,7 +297,7 @@ def load_graph(store: Store, snapshot: DenseIndex) -> ann.AnnIndex | None:
         return None
 
 
-def _load_graph(store: Store, snapshot: DenseIndex) -> ann.AnnIndex | None:
+def _load_graph(store: Handle, snapshot: DenseIndex) -> ann.AnnIndex | None:
     if not ann.available() or len(snapshot) == 0:
         return None
     saved = _saved(store, snapshot, GRAPH, "graph")
@@ -368,7 +369,7 @@ def _remove(path: Path) -> None:
         path.unlink()
 
 
-def discard(store: Store) -> int:
+def discard(store: Handle) -> int:
     """Remove the saved indexes beside ``store`` (after an erasure: they
     hold the erased texts' words and vectors); the next process builds them
     again. Returns how many files went."""
@@ -383,7 +384,7 @@ def discard(store: Store) -> int:
     return removed
 
 
-def _current(store: Store, index: DenseIndex) -> bool:
+def _current(store: Handle, index: DenseIndex) -> bool:
     """Whether ``index`` is of the palace as it is now (no erasure, edit or
     delete since it was loaded): a stale one is never saved."""
     try:
@@ -392,7 +393,7 @@ def _current(store: Store, index: DenseIndex) -> bool:
         return False
 
 
-def save_text(store: Store, index: DenseIndex) -> bool:
+def save_text(store: Handle, index: DenseIndex) -> bool:
     """Save ``index``'s keyword and mention indexes (which must cover its
     rows); False when they were not saved (no folder for this palace, a
     string that cannot be stored, a folder that cannot be written)."""
@@ -431,7 +432,7 @@ def save_text(store: Store, index: DenseIndex) -> bool:
     return _write(folder, TEXT, meta, out)
 
 
-def save_graph(store: Store, graph: ann.AnnIndex, index: DenseIndex) -> bool:
+def save_graph(store: Handle, graph: ann.AnnIndex, index: DenseIndex) -> bool:
     """Save ``graph`` when it labels exactly the embedded rows of a prefix
     of ``index`` (no row added twice, none of another epoch); False when it
     was not saved."""
@@ -449,7 +450,7 @@ def save_graph(store: Store, graph: ann.AnnIndex, index: DenseIndex) -> bool:
 
 
 def save_graph_when_built(
-    store: Store, graph: ann.AnnIndex, index: DenseIndex, *, loaded: int = 0
+    store: Handle, graph: ann.AnnIndex, index: DenseIndex, *, loaded: int = 0
 ) -> threading.Thread | None:
     """In a background thread: wait for ``graph``'s build over ``index``,
     then save it, unless it was ``loaded`` from disk with all but a few of

@@ -31,7 +31,7 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -42,10 +42,10 @@ from mindpalace.retrieval.ann import AnnIndex
 from mindpalace.retrieval.dense import DenseIndex, scope_keys, text_columns
 from mindpalace.retrieval.keyword import KeywordIndex
 from mindpalace.retrieval.mentions import MentionIndex
-from mindpalace.store.base import Store
+from mindpalace.store.roles import GraphRows, Handle, TextIndex
 from mindpalace.store.sqlite import SQLiteStore
 
-__all__ = ["CHUNK_ROWS", "PROCESS_ROWS", "WarmBuild"]
+__all__ = ["CHUNK_ROWS", "PROCESS_ROWS", "WarmBuild", "WarmReads"]
 
 #: rows whose texts are read from the store at a time: each read holds the
 #: store's connection, and a recall running beside the build reads it too
@@ -66,6 +66,12 @@ def _stop_children() -> None:
         child.kill()
 
 
+class WarmReads(Handle, TextIndex, GraphRows, Protocol):
+    """What a warm build reads: the texts (text index) and mentions (graph)
+    of the rows it indexes, and where the palace is (its saved indexes
+    beside it, a child process opening it)."""
+
+
 class WarmBuild:
     """One background build of the keyword and mention indexes of
     ``snapshot``'s rows.
@@ -83,7 +89,7 @@ class WarmBuild:
 
     def __init__(
         self,
-        store: Store,
+        store: WarmReads,
         snapshot: DenseIndex,
         *,
         base: DenseIndex | None = None,
@@ -196,7 +202,7 @@ class WarmBuild:
 
 
 def _read(
-    store: Store, seqs: npt.NDArray[np.int64], after: int
+    store: WarmReads, seqs: npt.NDArray[np.int64], after: int
 ) -> tuple[Texts, list[tuple[str, int]]]:
     """The texts and mentions of the rows of ``seqs`` written after
     ``after``, ``CHUNK_ROWS`` at a time."""

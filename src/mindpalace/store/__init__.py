@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mindpalace.errors import ConfigError
 from mindpalace.store.base import (
@@ -17,6 +18,14 @@ from mindpalace.store.base import (
 from mindpalace.store.core import SqlCore
 from mindpalace.store.sqlite import SQLiteStore
 from mindpalace.store.transfer import TransferReport, copy_palace
+
+if TYPE_CHECKING:
+    from mindpalace.store.postgres import PostgresStore
+
+    # mypy checks here that each backend is every role of ``Store``, with
+    # the roles' signatures (a missing or differing method fails the check).
+    _SQLITE_IS_A_STORE: type[Store] = SQLiteStore
+    _POSTGRES_IS_A_STORE: type[Store] = PostgresStore
 
 __all__ = [
     "AddResult",

@@ -19,14 +19,19 @@ from typing import Any
 from mindpalace.errors import StorageError
 from mindpalace.store.dialect import Dialect
 from mindpalace.store.migrations import MIGRATIONS, latest_version
+from mindpalace.store.roles import Handle
 
 __all__ = ["Cursor", "SqlCore"]
 
 Cursor = Any  # a DB-API cursor; sqlite3 and psycopg differ in their stubs
 
 
-class SqlCore(abc.ABC):
-    """Connection contract and schema; subclasses bring connection and dialect."""
+class SqlCore(abc.ABC, Handle):
+    """Connection contract and schema; subclasses bring connection and dialect.
+
+    The ``Handle`` role declares what a backend also supplies (``location``,
+    ``close``, ``disk_bytes``); mypy checks that each backend does.
+    """
 
     dialect: Dialect
 
@@ -61,15 +66,6 @@ class SqlCore(abc.ABC):
     @abc.abstractmethod
     def _is_unique_violation(self, exc: BaseException) -> bool:
         """Whether ``exc`` is the backend's unique-constraint error."""
-
-    @property
-    @abc.abstractmethod
-    def location(self) -> str:
-        """Where the data lives."""
-
-    @abc.abstractmethod
-    def close(self) -> None:
-        """Release connections."""
 
     # -- helpers ------------------------------------------------------------------
 

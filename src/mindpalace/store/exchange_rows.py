@@ -1,6 +1,7 @@
 """The records an export carries besides memories (store/exchange_sql.py
 writes and reads them): skills, links between memories, the entity graph,
-signals, the learned scorer, the erasure log and the embedding configuration.
+signals, the learned scorer, the erasure log and the embedding configuration;
+and what an import of them did (``ImportReport``).
 
 Each record is one JSON object ``{"record": NAME, ...fields}``; rows refer to
 memories by id and to entities by id, never by a palace's own row numbers,
@@ -24,6 +25,7 @@ __all__ = [
     "EntityLinkRecord",
     "EntityRecord",
     "ErasureRecord",
+    "ImportReport",
     "LinkRecord",
     "MentionRecord",
     "PalaceRecords",
@@ -166,6 +168,14 @@ class EmbeddingRecord:
     provider: str
     model: str
     dimensions: int
+
+
+@dataclass(frozen=True, slots=True)
+class ImportReport:
+    """Outcome of an import: rows written and rows already present."""
+
+    inserted: int
+    skipped: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,10 +16,9 @@ query's).
 
 from __future__ import annotations
 
-import abc
 from collections.abc import Callable, Mapping, Sequence
 
-from mindpalace.models import Entity, Memory, RecallFilters, Scope
+from mindpalace.models import Memory, RecallFilters, Scope
 from mindpalace.store.core import Cursor, SqlCore
 from mindpalace.store.fragments import (
     SELECT_MEMORY,
@@ -28,7 +27,9 @@ from mindpalace.store.fragments import (
     row_to_memory,
     scope_clause,
 )
-from mindpalace.store.recall_rows import Hydration, QueryFacts, QueryReads, SeedGraph, TextMatch
+from mindpalace.store.recall_rows import Hydration, QueryFacts, QueryReads, SeedGraph
+from mindpalace.store.roles import GraphRows, MemoryRows, TextIndex
+from mindpalace.store.roles_palace import SignalRows
 from mindpalace.store.same_as_sql import NOT_APART
 
 __all__ = ["Hydration", "QueryFacts", "QueryReads", "RecallSql", "SeedGraph"]
@@ -40,46 +41,17 @@ _PROBES = 50
 FOLLOWED = 24
 
 
-class RecallSql(SqlCore):
+class RecallSql(SqlCore, MemoryRows, TextIndex, GraphRows, SignalRows):
     """``query_facts``, ``seed_graph`` and ``hydrate`` of the ``Store``
-    protocol, over the single-purpose reads the other mixins define; and
-    ``terms_present``, the word probe of ``query_facts`` on its own."""
+    protocol, over the single-purpose reads the other mixins (ReadsSql,
+    GraphSql, SignalStore) and the backend's text search define; and
+    ``terms_present``, the word probe of ``query_facts`` on its own.
 
-    # -- what this composes (ReadsSql, GraphSql, SignalStore define them) ------
-
-    @abc.abstractmethod
-    def search_text(
-        self, terms: Sequence[str], scope: Scope, filters: RecallFilters, *, limit: int
-    ) -> list[TextMatch]: ...
-
-    @abc.abstractmethod
-    def search_substring(
-        self, terms: Sequence[str], scope: Scope, filters: RecallFilters, *, limit: int
-    ) -> list[Memory]: ...
-
-    @abc.abstractmethod
-    def ids_matching(self, scope: Scope, filters: RecallFilters) -> set[str]: ...
-
-    @abc.abstractmethod
-    def get_many(self, memory_ids: Sequence[str], scope: Scope) -> dict[str, Memory]: ...
-
-    @abc.abstractmethod
-    def entities_of(self, memory_ids: Sequence[str], scope: Scope) -> dict[str, list[Entity]]: ...
-
-    @abc.abstractmethod
-    def co_occurring(
-        self, norms: Sequence[str], scope: Scope, *, per_entity: int = 10
-    ) -> dict[str, list[tuple[str, float]]]: ...
-
-    @abc.abstractmethod
-    def entity_members(
-        self, norms: Sequence[str], scope: Scope, filters: RecallFilters, *, max_degree: int
-    ) -> dict[str, tuple[int, list[str]]]: ...
-
-    @abc.abstractmethod
-    def feedback_counts(
-        self, memory_ids: Sequence[str], *, agent_id: str, channel: str | None
-    ) -> dict[str, tuple[int, int]]: ...
+    It names the roles whose reads it composes rather than declaring them
+    again: their signatures are written once, in roles.py, and mypy checks
+    the methods here against them. The roles come after every mixin in a
+    backend's method order (after ``SqlCore``), so a definition always wins.
+    """
 
     # -- the merged reads ----------------------------------------------------------
 

@@ -10,9 +10,8 @@ graph read applies them). A superseded or archived memory answers nothing.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
-from mindpalace.models import Memory, RecallFilters, RelationMention, Scope
+from mindpalace.models import RecallFilters, RelationMention, Scope
 from mindpalace.store.core import SqlCore
 from mindpalace.store.fragments import (
     SELECT_MEMORY,
@@ -21,24 +20,11 @@ from mindpalace.store.fragments import (
     row_to_memory,
     scope_clause,
 )
+from mindpalace.store.graph_rows import RelationRow
 from mindpalace.store.link_rows import LinkWrites
 from mindpalace.store.same_as_sql import answering
 
 __all__ = ["RelationRow", "RelationsSql"]
-
-
-@dataclass(frozen=True, slots=True)
-class RelationRow:
-    """One stated relation as a reader sees it: ``subject`` -kind-> ``object``
-    (entity keys and display names), and the memory stating it."""
-
-    kind: str
-    subject: str
-    subject_name: str
-    object: str
-    object_name: str
-    sentence: str
-    memory: Memory
 
 
 class RelationsSql(SqlCore):

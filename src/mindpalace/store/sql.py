@@ -119,8 +119,8 @@ class SqlStore(
 ):
     """The ``Store`` protocol over SQL; subclasses bring connection and dialect.
 
-    The mixins that define methods come before those that only declare what
-    they compose (``abc.abstractmethod``), so the definitions win.
+    Each mixin defines one part; the roles a mixin names as bases (roles.py)
+    come after every mixin in the method order, so a definition always wins.
     """
 
     def _insert(self, cur: Cursor, memory: Memory, embed_hash: str | None) -> int:

@@ -11,13 +11,12 @@ them.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from itertools import product
 
 from mindpalace.store.core import SqlCore
 from mindpalace.store.fragments import in_list, to_epoch
+from mindpalace.store.upkeep_rows import ConsolidationPlan, DecayCandidate
 
 __all__ = ["ConsolidationPlan", "DecayCandidate", "UpkeepSql", "partition_key"]
 
@@ -28,32 +27,6 @@ def partition_key(name: str, agent_id: str, channel: str) -> str:
     were partitions (``name:agent``)."""
     # \x1f cannot occur in an agent id or a channel (validation.check_identifier).
     return f"{name}:{agent_id}" if not channel else f"{name}:{agent_id}\x1f{channel}"
-
-
-@dataclass(frozen=True, slots=True)
-class DecayCandidate:
-    """A memory's fields decay looks at."""
-
-    id: str
-    strength: float
-    last_used: float  # epoch seconds: last access, else creation
-    exempt: bool  # constraints and pinned memories never decay
-
-
-@dataclass(frozen=True, slots=True)
-class ConsolidationPlan:
-    """What one consolidation writes, for one partition (agent and channel)."""
-
-    agent_id: str
-    day: int  # the day number (days since the epoch) of this run
-    channel: str = ""  # "" for the unchannelled memories
-    strengths: Sequence[tuple[str, float]] = ()  # memory id -> new strength
-    edge_factor: float = 1.0  # multiply stale edges' weights by this
-    edge_floor: float = 0.0
-    stale_before: float = 0.0  # edges not updated since then are stale
-    strengthen: Sequence[tuple[int, int, float]] = ()  # entity seq pairs, new weight
-    merges: Sequence[tuple[str, str]] = ()  # (kept id, merged id)
-    signal_watermark: int | None = None
 
 
 class UpkeepSql(SqlCore):

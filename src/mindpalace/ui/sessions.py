@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from mindpalace.store import Store
+from mindpalace.store.roles_palace import Upkeep
 from mindpalace.web.identity import Caller
 
 __all__ = ["COOKIE", "OneTimeTokens", "Session", "Sessions", "same_token"]
@@ -83,7 +83,7 @@ class Sessions:
 
     def __init__(
         self,
-        store: Store,
+        store: Upkeep,
         *,
         ttl: float = DEFAULT_TTL,
         clock: Callable[[], float] = time.time,

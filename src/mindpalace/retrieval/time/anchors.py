@@ -46,7 +46,8 @@ from mindpalace.retrieval.time.temporal import (
     offset_ending,
     spoken_day,
 )
-from mindpalace.store.base import Store, TextMatch
+from mindpalace.store.base import TextMatch
+from mindpalace.store.roles import TextIndex
 
 __all__ = ["Anchor", "EventPhrase", "best_anchor", "find_anchor", "find_events", "resolve"]
 
@@ -252,7 +253,7 @@ def best_anchor(event: EventPhrase, matches: Sequence[TextMatch]) -> Anchor | No
 
 
 def find_anchor(
-    store: Store, event: EventPhrase, *, scope: Scope, search: TextSearch | None = None
+    store: TextIndex, event: EventPhrase, *, scope: Scope, search: TextSearch | None = None
 ) -> Anchor | None:
     """The memory ``scope`` may see that best dates ``event``, and the
     window it gives; None when no visible memory mentions the event."""
@@ -264,7 +265,7 @@ def find_anchor(
 
 
 def resolve(
-    store: Store,
+    store: TextIndex,
     events: Sequence[EventPhrase],
     *,
     scope: Scope,

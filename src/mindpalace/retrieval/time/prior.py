@@ -45,7 +45,7 @@ from mindpalace.retrieval.time.temporal import (
     find_times,
     overlaps,
 )
-from mindpalace.store.base import Store
+from mindpalace.store.roles import TextIndex
 
 __all__ = [
     "TimeBoost",
@@ -142,7 +142,7 @@ def read_query(query: str, now: datetime) -> TimeQuery:
 
 
 def anchor(
-    store: Store, query: TimeQuery, *, scope: Scope, search: TextSearch | None = None
+    store: TextIndex, query: TimeQuery, *, scope: Scope, search: TextSearch | None = None
 ) -> TimeQuery:
     """``query`` with its events looked up under ``scope``: each event some
     visible memory dates adds its window ("before 'the trip' = 12 July 2023
