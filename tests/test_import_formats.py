@@ -21,6 +21,7 @@ from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.errors import ValidationError
 from mindpalace.formats import load, read_messages
+from mindpalace.formats.chatgpt import read_chatgpt
 from mindpalace.formats.claude import read_claude
 from mindpalace.models import Memory
 from mindpalace.splitting import Part, join_parts
@@ -162,6 +163,56 @@ def claude_chain(count: int) -> list[dict[str, object]]:
         )
         parent = f"m{i}"
     return [{"uuid": "chain", "name": "A long chat", "chat_messages": messages}]
+
+
+def test_one_conversation_reads_the_same_from_either_export() -> None:
+    """Both exports go through one walk: the same conversation, written as
+    ChatGPT and as Claude write it, gives the same turns (session, role,
+    time, ids, first-turn metadata) and the same count of ignored messages."""
+    said = [  # (id, role as the walk gives it, text, seconds since 1970)
+        ("m1", "user", "Which train gets me to Lyon by noon?", 1_700_000_000),
+        ("m2", "system", "You are a travel agent.", 1_700_000_001),
+        ("m3", "assistant", "The 9:04 from Paris.", 1_700_000_002),
+        ("m4", "assistant", "   ", 1_700_000_003),
+    ]
+    nodes: dict[str, object] = {"root": {"message": None, "parent": None}}
+    parent = "root"
+    for key, role, text, at in said:
+        content = {"content_type": "text", "parts": [text]}
+        message = {"id": key, "author": {"role": role}, "create_time": at, "content": content}
+        nodes[key] = {"message": message, "parent": parent}
+        parent = key
+    chatgpt = {"id": "c0ffee12-trip", "title": "Lyon trip", "mapping": nodes, "current_node": "m4"}
+    claude = {
+        "uuid": "c0ffee12-trip",
+        "name": "Lyon trip",
+        "chat_messages": [
+            {
+                "uuid": key,
+                "sender": "human" if role == "user" else role,
+                "text": text,
+                "created_at": datetime.fromtimestamp(at, UTC).isoformat(),
+            }
+            for key, role, text, at in said
+        ],
+    }
+    from_chatgpt = read_chatgpt([chatgpt], name="a", file="conversations.json")
+    from_claude = read_claude([claude], name="b", file="conversations.json")
+    assert from_chatgpt == from_claude
+    turns, ignored = from_claude
+    assert ignored == 2  # the system prompt and the empty message
+    assert [(t.role, t.session, t.metadata) for t in turns] == [
+        (
+            "user",
+            "Lyon trip (c0ffee12)",
+            {
+                "message_id": "m1",
+                "conversation_id": "c0ffee12-trip",
+                "conversation_title": "Lyon trip",
+            },
+        ),
+        ("assistant", "Lyon trip (c0ffee12)", {"message_id": "m3"}),
+    ]
 
 
 def test_a_claude_chain_of_100000_messages_reads_in_linear_time() -> None:

@@ -4,6 +4,7 @@ same error naming what is valid."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -13,7 +14,13 @@ import pytest
 from mindpalace import Palace
 from mindpalace.embed import HashingEmbedder
 from mindpalace.errors import ValidationError
-from mindpalace.integrations.common import MemoryTools, SessionLog, Turn, scoped_palace
+from mindpalace.integrations.common import (
+    TOOL_FAILED,
+    MemoryTools,
+    SessionLog,
+    Turn,
+    scoped_palace,
+)
 
 # (module, builder, positional arguments after the palace)
 BUDGETED = [
@@ -137,3 +144,46 @@ def test_replacing_a_session_archives_the_old_turns_after_the_new_are_in(
     assert not found & {m.id for m in old}
     archived = palace.memories(categories="conversation", include_archived=True)
     assert len(archived) == 3
+
+
+class Told(Exception):
+    """What a framework hands its model (a test's own, as a framework's)."""
+
+
+def test_tool_functions_report_failures_the_framework_s_way(palace: Palace) -> None:
+    store, recall = MemoryTools(palace).functions(bad_arguments=Told, failure=RuntimeError)
+    assert (store.name, recall.name) == ("memory_store", "memory_recall")
+    with pytest.raises(Told, match="valid options: decision") as told:
+        store.function("Dana runs", category="gossip")
+    assert isinstance(told.value.__cause__, ValidationError)
+    saved = asyncio.run(store.coroutine("Dana runs the Berlin marathon", tags=["running"]))
+    assert saved.startswith("Remembered as ")
+    assert "Berlin marathon" in recall.function("Berlin marathon")
+    assert asyncio.run(recall.coroutine("Berlin marathon")) == recall.function("Berlin marathon")
+
+
+def test_tool_functions_raise_as_they_are_unless_told(reopen: Callable[[], Palace]) -> None:
+    closed = reopen()
+    tools = MemoryTools(closed)
+    plain_store, _ = tools.functions()
+    _, opaque_recall = tools.functions(failure=RuntimeError)
+    with pytest.raises(ValidationError, match="category"):
+        plain_store.function("x", category="gossip")
+    closed.close()
+    with pytest.raises(RuntimeError, match=TOOL_FAILED) as failed:
+        opaque_recall.function("anything")
+    assert failed.value.__cause__ is not None  # the original, for the developer
+    with pytest.raises(Exception) as raw:  # whatever a closed palace raises
+        plain_store.function("anything")
+    assert str(raw.value) != TOOL_FAILED  # the original, not the model's opaque line
+
+
+def test_a_framework_message_becomes_a_turn_with_its_tool_plumbing_noted() -> None:
+    called = Turn.of("assistant", " Let me look. ", {"k": 1}, calls=["memory_recall", "web"])
+    assert called.text == "Let me look.\n[called memory_recall, web]"
+    assert Turn.of("tool", "the whole context block", {}, result_of="memory_recall").text == (
+        "[result of memory_recall]"
+    )
+    assert Turn.of("assistant", "  ", {}, speaker="bot") == Turn(
+        role="assistant", text="(empty message)", payload={}, speaker="bot"
+    )

@@ -33,7 +33,8 @@ from typing import Any
 
 from mindpalace.conversations import Message
 from mindpalace.errors import ValidationError
-from mindpalace.formats.base import SessionNames, epoch, mapping, text_or_none
+from mindpalace.formats.base import epoch, mapping, text_or_none
+from mindpalace.formats.walk import Said, Thread, walk_conversations
 
 __all__ = ["looks_like_chatgpt", "read_chatgpt"]
 
@@ -51,13 +52,14 @@ def looks_like_chatgpt(data: object) -> bool:
 def read_chatgpt(data: Any, *, name: str, file: str) -> tuple[list[Message], int]:
     """The turns of a parsed ChatGPT export, conversation by conversation,
     and how many messages were left out."""
-    conversations = data if isinstance(data, list) else [data]
-    turns: list[Message] = []
-    ignored = 0
-    names = SessionNames()
-    for number, raw in enumerate(conversations, start=1):
-        where = f"{file} conversation {number}"
-        conversation = mapping(raw, where, "a conversation")
+    return walk_conversations(data, _ChatGPT(), name=name, file=file)
+
+
+class _ChatGPT:
+    """What a ChatGPT export tells the walk (``walk.ExportReader``): a
+    conversation's messages are the nodes of its kept branch."""
+
+    def thread(self, conversation: Mapping[str, Any], where: str) -> Thread:
         nodes = conversation.get("mapping")
         if not isinstance(nodes, Mapping):
             raise ValidationError(
@@ -66,25 +68,18 @@ def read_chatgpt(data: Any, *, name: str, file: str) -> tuple[list[Message], int
         own_id = text_or_none(conversation.get("conversation_id")) or text_or_none(
             conversation.get("id")
         )
-        title = text_or_none(conversation.get("title"))
-        conversation_id = own_id or f"{name}:{number}"
-        session = names.name(conversation_id, title, whole=own_id is None)
         started = epoch(conversation.get("create_time"), where)
         branch = _branch(nodes, conversation.get("current_node"), where)
-        kept = 0
-        for node_id in branch:
-            turn = _turn(
-                nodes[node_id],
-                f"{where} node {node_id}",
-                started,
-                (session, conversation_id, title),
-                first=not kept,
-            )
-            if turn is not None:
-                turns.append(turn)
-                kept += 1
-        ignored += sum(1 for node in nodes.values() if _has_message(node)) - kept
-    return turns, ignored
+        return Thread(
+            id=own_id,
+            title=text_or_none(conversation.get("title")),
+            messages=[(f"{where} node {node_id}", nodes[node_id]) for node_id in branch],
+            total=sum(1 for node in nodes.values() if _has_message(node)),
+            started=started,
+        )
+
+    def said(self, message: Mapping[str, Any], where: str, started: object) -> Said | None:
+        return _said(message, where, started if isinstance(started, datetime) else None)
 
 
 def _has_message(node: object) -> bool:
@@ -122,15 +117,8 @@ def _branch(nodes: Mapping[str, Any], current: object, where: str) -> list[str]:
     return path
 
 
-def _turn(
-    node: Mapping[str, Any],
-    where: str,
-    started: datetime | None,
-    conversation: tuple[str, str, str | None],
-    first: bool,
-) -> Message | None:
-    """The turn a node holds (None for a message left out), in the
-    ``conversation`` (session, id, title), the first turn kept of it or not."""
+def _said(node: Mapping[str, Any], where: str, started: datetime | None) -> Said | None:
+    """What a node's message said (None for a message left out)."""
     message = node.get("message")
     if not isinstance(message, Mapping):
         return None  # the root, or a node whose message was deleted
@@ -149,21 +137,11 @@ def _turn(
     text = _parts(content.get("parts"), where)
     if not text:
         return None
-    when = epoch(message.get("create_time"), where) or started
-    metadata: dict[str, Any] = {"message_id": str(message.get("id") or node.get("id") or "")}
-    session, conversation_id, title = conversation
-    if first:  # the conversation's id and title once, on its first turn
-        metadata["conversation_id"] = conversation_id
-        if title:
-            metadata["conversation_title"] = title
-    return Message(
-        content=text,
+    return Said(
         role=str(role),
-        session=session,
-        created_at=when,
-        metadata=metadata,
-        conversation_id=conversation_id,
-        origin=where,
+        text=text,
+        when=epoch(message.get("create_time"), where) or started,
+        message_id=str(message.get("id") or node.get("id") or ""),
     )
 
 

@@ -27,7 +27,8 @@ from typing import Any
 
 from mindpalace.conversations import Message
 from mindpalace.errors import ValidationError
-from mindpalace.formats.base import SessionNames, mapping, text_or_none
+from mindpalace.formats.base import mapping, text_or_none
+from mindpalace.formats.walk import Said, Thread, walk_conversations
 from mindpalace.validation import parse_datetime
 
 __all__ = ["looks_like_claude", "read_claude"]
@@ -44,39 +45,41 @@ def looks_like_claude(data: object) -> bool:
 def read_claude(data: Any, *, name: str, file: str) -> tuple[list[Message], int]:
     """The turns of a parsed Claude export, conversation by conversation,
     and how many messages were left out."""
-    conversations = data if isinstance(data, list) else [data]
-    turns: list[Message] = []
-    ignored = 0
-    names = SessionNames()
-    for number, raw in enumerate(conversations, start=1):
-        where = f"{file} conversation {number}"
-        conversation = mapping(raw, where, "a conversation")
+    return walk_conversations(data, _Claude(), name=name, file=file)
+
+
+class _Claude:
+    """What a Claude export tells the walk (``walk.ExportReader``)."""
+
+    def thread(self, conversation: Mapping[str, Any], where: str) -> Thread:
         messages = conversation.get("chat_messages")
         if not isinstance(messages, list):
             raise ValidationError(
                 "chat_messages", None, reason=f"{where}: a conversation has 'chat_messages'"
             )
         items = [mapping(m, f"{where} message {i}", "a message") for i, m in enumerate(messages, 1)]
-        own_id = text_or_none(conversation.get("uuid"))
-        title = text_or_none(conversation.get("name"))
-        conversation_id = own_id or f"{name}:{number}"
-        session = names.name(conversation_id, title, whole=own_id is None)
-        started = conversation.get("created_at")
         branch = _branch(items, conversation.get("current_leaf_message_uuid"))
-        kept = 0
-        for position in branch:
-            turn = _turn(
-                items[position],
-                f"{where} message {position + 1}",
-                started,
-                (session, conversation_id, title),
-                first=not kept,
-            )
-            if turn is not None:
-                turns.append(turn)
-                kept += 1
-        ignored += len(items) - kept
-    return turns, ignored
+        return Thread(
+            id=text_or_none(conversation.get("uuid")),
+            title=text_or_none(conversation.get("name")),
+            messages=[(f"{where} message {at + 1}", items[at]) for at in branch],
+            total=len(items),
+            started=conversation.get("created_at"),
+        )
+
+    def said(self, message: Mapping[str, Any], where: str, started: object) -> Said | None:
+        role = _ROLES.get(str(message.get("sender")))
+        if role is None:
+            return None
+        text = _text(message, where)
+        if not text:
+            return None
+        stamp = message.get("created_at") or started
+        try:
+            when = parse_datetime(stamp, "created_at")
+        except ValidationError as exc:
+            raise ValidationError("created_at", stamp, reason=f"{where}: {exc}") from None
+        return Said(role=role, text=text, when=when, message_id=str(message.get("uuid") or ""))
 
 
 def _branch(items: list[Mapping[str, Any]], leaf: object) -> list[int]:
@@ -94,43 +97,6 @@ def _branch(items: list[Mapping[str, Any]], leaf: object) -> list[int]:
         parent = items[at].get("parent_message_uuid")
         at = where.get(parent) if isinstance(parent, str) else None
     return sorted(path)
-
-
-def _turn(
-    message: Mapping[str, Any],
-    where: str,
-    started: object,
-    conversation: tuple[str, str, str | None],
-    first: bool,
-) -> Message | None:
-    """The turn of a message (None for one left out), in the ``conversation``
-    (session, id, title), the first turn kept of it or not."""
-    role = _ROLES.get(str(message.get("sender")))
-    if role is None:
-        return None
-    text = _text(message, where)
-    if not text:
-        return None
-    stamp = message.get("created_at") or started
-    try:
-        when = parse_datetime(stamp, "created_at")
-    except ValidationError as exc:
-        raise ValidationError("created_at", stamp, reason=f"{where}: {exc}") from None
-    metadata: dict[str, Any] = {"message_id": str(message.get("uuid") or "")}
-    session, conversation_id, title = conversation
-    if first:  # the conversation's id and name once, on its first turn
-        metadata["conversation_id"] = conversation_id
-        if title:
-            metadata["conversation_title"] = title
-    return Message(
-        content=text,
-        role=role,
-        session=session,
-        created_at=when,
-        metadata=metadata,
-        conversation_id=conversation_id,
-        origin=where,
-    )
 
 
 def _text(message: Mapping[str, Any], where: str) -> str:

@@ -25,22 +25,21 @@ from typing import Any
 
 from mindpalace.integrations.common import (
     DEFAULT_CONTEXT_TOKENS,
-    MODEL_FACING_ERRORS,
-    RECALL_DESCRIPTION,
-    REMEMBER_DESCRIPTION,
     MemoryTools,
     PalaceSource,
+    ScopeOptions,
     SessionLog,
     Turn,
+    Unpack,
     check_recall_options,
     hit_metadata,
-    missing_extra,
+    requires_extra,
     scoped_palace,
 )
 from mindpalace.models import Hit, Memory
 from mindpalace.palace import Palace
 
-try:
+with requires_extra(__name__, "langchain-core", "langchain"):
     from langchain_core.callbacks import (
         AsyncCallbackManagerForRetrieverRun,
         CallbackManagerForRetrieverRun,
@@ -60,8 +59,6 @@ try:
     from langchain_core.runnables import RunnableLambda
     from langchain_core.tools import BaseTool, StructuredTool, ToolException
     from pydantic import ConfigDict
-except ImportError as exc:  # pragma: no cover - exercised without the extra
-    raise missing_extra(__name__, "langchain-core", "langchain") from exc
 
 __all__ = [
     "MindPalaceChatMessageHistory",
@@ -75,21 +72,15 @@ _ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"
 
 
 def _turn(message: BaseMessage) -> Turn:
-    # Tool plumbing is kept (in the payload) but indexed as a short note: a
-    # tool's result, the context block of recall above all, must not come
-    # back as a memory of its own.
-    role = _ROLES.get(message.type, message.type)
-    text = message.text.strip()
-    if isinstance(message, AIMessage) and message.tool_calls:
-        names = ", ".join(call["name"] for call in message.tool_calls)
-        text = f"{text}\n[called {names}]".strip()
-    if message.type == "tool":
-        text = f"[result of {message.name or 'a tool'}]"
-    return Turn(
-        role=role,
-        text=text or "(empty message)",
-        payload=message_to_dict(message),
-        speaker=None if message.type == "tool" else message.name,
+    tool = message.type == "tool"
+    calls = message.tool_calls if isinstance(message, AIMessage) else ()
+    return Turn.of(
+        _ROLES.get(message.type, message.type),
+        message.text,
+        message_to_dict(message),
+        calls=[call["name"] for call in calls],
+        result_of=(message.name or "a tool") if tool else None,
+        speaker=None if tool else message.name,
     )
 
 
@@ -137,15 +128,10 @@ class MindPalaceChatMessageHistory(BaseChatMessageHistory):
         palace: PalaceSource,
         session_id: str,
         *,
-        agent_id: str | None = None,
-        groups: Iterable[str] | None = None,
-        channel: str | None = None,
-        peer: bool | None = None,
         max_messages: int | None = None,
+        **scope: Unpack[ScopeOptions],
     ) -> None:
-        self.palace = scoped_palace(
-            palace, agent_id=agent_id, groups=groups, channel=channel, peer=peer
-        )
+        self.palace = scoped_palace(palace, **scope)
         self.session_id = session_id
         self.max_messages = max_messages
         self.log = SessionLog(self.palace, session_id)
@@ -218,7 +204,7 @@ class MindPalaceRetriever(BaseRetriever):
         groups: Iterable[str] | None = None,
         channel: str | None = None,
         peer: bool | None = None,
-        **fields: Any,
+        **fields: Any,  # the retriever's pydantic fields: so the scope is named here
     ) -> None:
         view = scoped_palace(palace, agent_id=agent_id, groups=groups, channel=channel, peer=peer)
         check_recall_options(fields.get("k", 4), fields.get("mode"), fields.get("categories"))
@@ -243,13 +229,10 @@ class MindPalaceRetriever(BaseRetriever):
 def memory_tools(
     palace: PalaceSource,
     *,
-    agent_id: str | None = None,
-    groups: Iterable[str] | None = None,
-    channel: str | None = None,
-    peer: bool | None = None,
     max_tokens: int = DEFAULT_CONTEXT_TOKENS,
     visibility: str = "isolated",
     group: str | None = None,
+    **scope: Unpack[ScopeOptions],
 ) -> list[BaseTool]:
     """``memory_store`` and ``memory_recall`` tools for a tool-calling model.
 
@@ -264,58 +247,25 @@ def memory_tools(
         agent_id / groups / channel / peer: the scope (``Palace.for_agent``).
     """
     tools = MemoryTools(
-        scoped_palace(palace, agent_id=agent_id, groups=groups, channel=channel, peer=peer),
-        max_tokens=max_tokens,
-        visibility=visibility,
-        group=group,
+        scoped_palace(palace, **scope), max_tokens=max_tokens, visibility=visibility, group=group
     )
-
-    def memory_store(content: str, category: str = "fact", tags: list[str] | None = None) -> str:
-        try:
-            return tools.memory_store(content, category, tags or ())
-        except MODEL_FACING_ERRORS as exc:
-            raise ToolException(str(exc)) from exc
-
-    def memory_recall(query: str) -> str:
-        try:
-            return tools.memory_recall(query)
-        except MODEL_FACING_ERRORS as exc:
-            raise ToolException(str(exc)) from exc
-
-    async def amemory_store(
-        content: str, category: str = "fact", tags: list[str] | None = None
-    ) -> str:
-        return await asyncio.to_thread(memory_store, content, category, tags)
-
-    async def amemory_recall(query: str) -> str:
-        return await asyncio.to_thread(memory_recall, query)
-
     return [
         StructuredTool.from_function(
-            memory_store,
-            coroutine=amemory_store,
-            name="memory_store",
-            description=REMEMBER_DESCRIPTION,
+            tool.function,
+            coroutine=tool.coroutine,
+            name=tool.name,
+            description=tool.description,
             handle_tool_error=True,
-        ),
-        StructuredTool.from_function(
-            memory_recall,
-            coroutine=amemory_recall,
-            name="memory_recall",
-            description=RECALL_DESCRIPTION,
-            handle_tool_error=True,
-        ),
+        )
+        for tool in tools.functions(bad_arguments=ToolException)
     ]
 
 
 def context_runnable(
     palace: PalaceSource,
     *,
-    agent_id: str | None = None,
-    groups: Iterable[str] | None = None,
-    channel: str | None = None,
-    peer: bool | None = None,
     max_tokens: int = DEFAULT_CONTEXT_TOKENS,
+    **scope: Unpack[ScopeOptions],
 ) -> RunnableLambda[str, str]:
     """A runnable from a question to the context block for it (at most
     ``max_tokens`` tokens), e.g. ``{"context": context_runnable(palace),
@@ -326,10 +276,7 @@ def context_runnable(
         palace: a ``Palace`` or a target (SQLite path, ``postgresql://`` URL).
         agent_id / groups / channel / peer: the scope (``Palace.for_agent``).
     """
-    tools = MemoryTools(
-        scoped_palace(palace, agent_id=agent_id, groups=groups, channel=channel, peer=peer),
-        max_tokens=max_tokens,
-    )
+    tools = MemoryTools(scoped_palace(palace, **scope), max_tokens=max_tokens)
 
     async def acontext(question: str) -> str:
         return await asyncio.to_thread(tools.context, question)

@@ -24,25 +24,22 @@ or a target: a SQLite path or a ``postgresql://`` URL.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from mindpalace.integrations.common import (
     DEFAULT_CONTEXT_TOKENS,
     MAX_SESSION_TURNS,
-    MODEL_FACING_ERRORS,
-    RECALL_DESCRIPTION,
-    REMEMBER_DESCRIPTION,
-    TOOL_FAILED,
     MemoryTools,
     PalaceSource,
+    ScopeOptions,
     SessionLog,
     Turn,
+    Unpack,
     check_max_tokens,
     check_recall_options,
     hit_metadata,
-    missing_extra,
+    requires_extra,
     scoped_palace,
 )
 from mindpalace.listing import encode_cursor
@@ -50,7 +47,7 @@ from mindpalace.models import Hit, Memory
 from mindpalace.palace import Palace
 from mindpalace.skills.context import MIN_TOKENS
 
-try:
+with requires_extra(__name__, "llama-index-core", "llama-index"):
     from llama_index.core.base.base_retriever import BaseRetriever
     from llama_index.core.base.llms.types import (
         ChatMessage,
@@ -63,8 +60,6 @@ try:
     from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
     from llama_index.core.storage.chat_store.base import BaseChatStore
     from llama_index.core.tools import FunctionTool
-except ImportError as exc:  # pragma: no cover - exercised without the extra
-    raise missing_extra(__name__, "llama-index-core", "llama-index") from exc
 
 __all__ = [
     "MindPalaceChatStore",
@@ -96,21 +91,14 @@ def _call_name(call: Any) -> str:
 
 
 def _turn(message: ChatMessage) -> Turn:
-    # Tool plumbing is kept (in the payload) but indexed as a short note: a
-    # tool's result, the context block of recall above all, must not come
-    # back as a memory of its own.
-    role = message.role.value
-    text = _text(message)
     calls = [b.tool_name for b in message.blocks if isinstance(b, ToolCallBlock)]
     calls += [_call_name(call) for call in message.additional_kwargs.get("tool_calls") or ()]
-    if calls:
-        text = f"{text}\n[called {', '.join(calls)}]".strip()
-    if message.role == MessageRole.TOOL:
-        text = "[result of a tool]"
-    return Turn(
-        role=role,
-        text=text or "(empty message)",
-        payload=message.model_dump(mode="json"),
+    return Turn.of(
+        message.role.value,
+        _text(message),
+        message.model_dump(mode="json"),
+        calls=calls,
+        result_of="a tool" if message.role == MessageRole.TOOL else None,
     )
 
 
@@ -182,7 +170,7 @@ class MindPalaceMemoryBlock(BaseMemoryBlock[str]):
         channel: str | None = None,
         peer: bool | None = None,
         max_tokens: int = DEFAULT_CONTEXT_TOKENS,
-        **fields: Any,
+        **fields: Any,  # the block's pydantic fields: so the scope is named here
     ) -> None:
         check_max_tokens(max_tokens)
         view = scoped_palace(palace, agent_id=agent_id, groups=groups, channel=channel, peer=peer)
@@ -251,14 +239,9 @@ class MindPalaceChatStore(BaseChatStore):
     def __init__(
         self,
         palace: PalaceSource,
-        *,
-        agent_id: str | None = None,
-        groups: Iterable[str] | None = None,
-        channel: str | None = None,
-        peer: bool | None = None,
+        **scope: Unpack[ScopeOptions],
     ) -> None:
-        view = scoped_palace(palace, agent_id=agent_id, groups=groups, channel=channel, peer=peer)
-        super().__init__(palace=view)  # type: ignore[call-arg]
+        super().__init__(palace=scoped_palace(palace, **scope))  # type: ignore[call-arg]
 
     @classmethod
     def class_name(cls) -> str:
@@ -369,7 +352,7 @@ class MindPalaceRetriever(BaseRetriever):
         k: int = 4,
         mode: str | None = None,
         categories: Sequence[str] | None = None,
-        **options: Any,
+        **options: Any,  # BaseRetriever's own: so the scope is named here
     ) -> None:
         self.palace = scoped_palace(
             palace, agent_id=agent_id, groups=groups, channel=channel, peer=peer
@@ -395,28 +378,13 @@ class ToolFailure(RuntimeError):
     the message of a tool's exception back to the model."""
 
 
-@contextmanager
-def _tool_errors() -> Iterator[None]:
-    # Bad arguments: what was wrong and what is valid; anything else opaque
-    # to the model (the original stays chained, for the developer).
-    try:
-        yield
-    except MODEL_FACING_ERRORS:
-        raise
-    except Exception as exc:
-        raise ToolFailure(TOOL_FAILED) from exc
-
-
 def memory_tools(
     palace: PalaceSource,
     *,
-    agent_id: str | None = None,
-    groups: Iterable[str] | None = None,
-    channel: str | None = None,
-    peer: bool | None = None,
     max_tokens: int = DEFAULT_CONTEXT_TOKENS,
     visibility: str = "isolated",
     group: str | None = None,
+    **scope: Unpack[ScopeOptions],
 ) -> list[FunctionTool]:
     """``memory_store`` and ``memory_recall`` tools for a LlamaIndex agent
     (``FunctionAgent(tools=...)``).
@@ -436,36 +404,13 @@ def memory_tools(
     Raises:
         ValidationError: a budget outside 256-8192, a bad scope.
     """
-    view = scoped_palace(palace, agent_id=agent_id, groups=groups, channel=channel, peer=peer)
+    view = scoped_palace(palace, **scope)
     memory = MemoryTools(view, max_tokens=max_tokens, visibility=visibility, group=group)
-
-    def memory_store(content: str, category: str = "fact", tags: list[str] | None = None) -> str:
-        with _tool_errors():
-            return memory.memory_store(content, category, tags or ())
-
-    def memory_recall(query: str) -> str:
-        with _tool_errors():
-            return memory.memory_recall(query)
-
-    async def amemory_store(
-        content: str, category: str = "fact", tags: list[str] | None = None
-    ) -> str:
-        return await asyncio.to_thread(memory_store, content, category, tags)
-
-    async def amemory_recall(query: str) -> str:
-        return await asyncio.to_thread(memory_recall, query)
-
+    # Bad arguments reach the model as they are (what was wrong, what is
+    # valid); anything else as a ToolFailure that says no more.
     return [
         FunctionTool.from_defaults(
-            memory_store,
-            async_fn=amemory_store,
-            name="memory_store",
-            description=REMEMBER_DESCRIPTION,
-        ),
-        FunctionTool.from_defaults(
-            memory_recall,
-            async_fn=amemory_recall,
-            name="memory_recall",
-            description=RECALL_DESCRIPTION,
-        ),
+            tool.function, async_fn=tool.coroutine, name=tool.name, description=tool.description
+        )
+        for tool in memory.functions(failure=ToolFailure)
     ]

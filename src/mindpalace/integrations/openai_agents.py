@@ -23,27 +23,23 @@ from typing import Any
 from mindpalace.integrations.common import (
     DEFAULT_CONTEXT_TOKENS,
     MODEL_FACING_ERRORS,
-    RECALL_DESCRIPTION,
-    REMEMBER_DESCRIPTION,
     TOOL_FAILED,
     MemoryTools,
     PalaceSource,
+    ScopeOptions,
     SessionLog,
     Turn,
-    missing_extra,
+    Unpack,
+    requires_extra,
     scoped_palace,
 )
 
-try:
+with requires_extra(__name__, "openai-agents", "openai-agents"):
     from agents import Agent, FunctionTool, RunContextWrapper, TResponseInputItem, function_tool
     from agents.memory import SessionSettings
     from agents.memory.session_settings import resolve_session_limit
-except ImportError as exc:  # pragma: no cover - exercised without the extra
-    raise missing_extra(__name__, "openai-agents", "openai-agents") from exc
 
 __all__ = ["MindPalaceSession", "item_text", "memory_instructions", "memory_tools"]
-
-HEADING = "Memories that may help (from earlier conversations):"
 
 
 def _content_text(content: object) -> str:
@@ -98,15 +94,10 @@ class MindPalaceSession:
         palace: PalaceSource,
         session_id: str,
         *,
-        agent_id: str | None = None,
-        groups: Iterable[str] | None = None,
-        channel: str | None = None,
-        peer: bool | None = None,
         session_settings: SessionSettings | None = None,
+        **scope: Unpack[ScopeOptions],
     ) -> None:
-        self.palace = scoped_palace(
-            palace, agent_id=agent_id, groups=groups, channel=channel, peer=peer
-        )
+        self.palace = scoped_palace(palace, **scope)
         self.session_id = session_id
         self.session_settings = session_settings
         self.log = SessionLog(self.palace, session_id)
@@ -144,13 +135,10 @@ class MindPalaceSession:
 def memory_tools(
     palace: PalaceSource,
     *,
-    agent_id: str | None = None,
-    groups: Iterable[str] | None = None,
-    channel: str | None = None,
-    peer: bool | None = None,
     max_tokens: int = DEFAULT_CONTEXT_TOKENS,
     visibility: str = "isolated",
     group: str | None = None,
+    **scope: Unpack[ScopeOptions],
 ) -> list[FunctionTool]:
     """``memory_store`` and ``memory_recall`` function tools for an ``Agent(tools=...)``.
 
@@ -164,32 +152,18 @@ def memory_tools(
         max_tokens: the budget of memory_recall's context block (256-8192 tokens).
         visibility / group: what ``memory_store`` writes (isolated, shared, group).
     """
-    view = scoped_palace(palace, agent_id=agent_id, groups=groups, channel=channel, peer=peer)
+    view = scoped_palace(palace, **scope)
     memory = MemoryTools(view, max_tokens=max_tokens, visibility=visibility, group=group)
-
     # Coroutines: the SDK awaits them on its loop; the palace's work runs
-    # in a worker thread.
-    async def memory_store(
-        content: str, category: str = "fact", tags: list[str] | None = None
-    ) -> str:
-        return await asyncio.to_thread(memory.memory_store, content, category, tags or ())
-
-    async def memory_recall(query: str) -> str:
-        return await asyncio.to_thread(memory.memory_recall, query)
-
+    # in a worker thread. Failures reach the model through _tool_error.
     return [
         function_tool(
-            memory_store,
-            name_override="memory_store",
-            description_override=REMEMBER_DESCRIPTION,
+            tool.coroutine,
+            name_override=tool.name,
+            description_override=tool.description,
             failure_error_function=_tool_error,
-        ),
-        function_tool(
-            memory_recall,
-            name_override="memory_recall",
-            description_override=RECALL_DESCRIPTION,
-            failure_error_function=_tool_error,
-        ),
+        )
+        for tool in memory.functions()
     ]
 
 
@@ -213,11 +187,8 @@ def memory_instructions(
     palace: PalaceSource,
     instructions: str = "",
     *,
-    agent_id: str | None = None,
-    groups: Iterable[str] | None = None,
-    channel: str | None = None,
-    peer: bool | None = None,
     max_tokens: int = DEFAULT_CONTEXT_TOKENS,
+    **scope: Unpack[ScopeOptions],
 ) -> Callable[[RunContextWrapper[Any], Agent[Any]], Awaitable[str]]:
     """Dynamic instructions for ``Agent(instructions=...)``: ``instructions``
     followed by the context block (at most ``max_tokens`` tokens) for the
@@ -229,17 +200,16 @@ def memory_instructions(
         instructions: the agent's own instructions.
         agent_id / groups / channel / peer: the scope (``Palace.for_agent``).
     """
-    view = scoped_palace(palace, agent_id=agent_id, groups=groups, channel=channel, peer=peer)
-    memory = MemoryTools(view, max_tokens=max_tokens)
+    memory = MemoryTools(scoped_palace(palace, **scope), max_tokens=max_tokens)
 
     async def with_memories(ctx: RunContextWrapper[Any], agent: Agent[Any]) -> str:
         query = _latest_user_text(ctx.turn_input)
         if not query:
             return instructions
         # The SDK calls instructions on its event loop: recall in a thread.
-        block = await asyncio.to_thread(memory.palace.context, query, max_tokens=memory.max_tokens)
-        if not block.sources:
+        found = await asyncio.to_thread(memory.instructions, query)
+        if found is None:
             return instructions
-        return f"{instructions}\n\n{HEADING}\n{block.text}".lstrip()
+        return f"{instructions}\n\n{found}".lstrip()
 
     return with_memories

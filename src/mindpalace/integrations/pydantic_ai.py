@@ -13,28 +13,23 @@ or a target: a SQLite path or a ``postgresql://`` URL.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from mindpalace.integrations.common import (
     DEFAULT_CONTEXT_TOKENS,
-    MODEL_FACING_ERRORS,
-    RECALL_DESCRIPTION,
-    REMEMBER_DESCRIPTION,
     MemoryTools,
     PalaceSource,
-    missing_extra,
+    ScopeOptions,
+    Unpack,
+    requires_extra,
     scoped_palace,
 )
 
-try:
+with requires_extra(__name__, "pydantic-ai-slim", "pydantic-ai"):
     from pydantic_ai import FunctionToolset, ModelRetry, RunContext, Tool
-except ImportError as exc:  # pragma: no cover - exercised without the extra
-    raise missing_extra(__name__, "pydantic-ai-slim", "pydantic-ai") from exc
 
 __all__ = ["MindPalaceToolset", "memory_instructions", "prompt_text"]
-
-HEADING = "Memories that may help (from earlier conversations):"
 
 
 def prompt_text(prompt: str | Sequence[object] | None) -> str:
@@ -49,10 +44,7 @@ def prompt_text(prompt: str | Sequence[object] | None) -> str:
 def _instructions(tools: MemoryTools) -> Callable[[RunContext[Any]], str | None]:
     def mindpalace_context(ctx: RunContext[Any]) -> str | None:
         query = prompt_text(ctx.prompt).strip()
-        if not query:
-            return None
-        block = tools.palace.context(query, max_tokens=tools.max_tokens)
-        return f"{HEADING}\n{block.text}" if block.sources else None
+        return tools.instructions(query) if query else None
 
     return mindpalace_context
 
@@ -60,11 +52,8 @@ def _instructions(tools: MemoryTools) -> Callable[[RunContext[Any]], str | None]
 def memory_instructions(
     palace: PalaceSource,
     *,
-    agent_id: str | None = None,
-    groups: Iterable[str] | None = None,
-    channel: str | None = None,
-    peer: bool | None = None,
     max_tokens: int = DEFAULT_CONTEXT_TOKENS,
+    **scope: Unpack[ScopeOptions],
 ) -> Callable[[RunContext[Any]], str | None]:
     """An instruction function: the context block (at most ``max_tokens``
     tokens) for the run's prompt, or nothing when no memory is relevant.
@@ -77,8 +66,7 @@ def memory_instructions(
         palace: a ``Palace`` or a target (SQLite path, ``postgresql://`` URL).
         agent_id / groups / channel / peer: the scope (``Palace.for_agent``).
     """
-    view = scoped_palace(palace, agent_id=agent_id, groups=groups, channel=channel, peer=peer)
-    return _instructions(MemoryTools(view, max_tokens=max_tokens))
+    return _instructions(MemoryTools(scoped_palace(palace, **scope), max_tokens=max_tokens))
 
 
 class MindPalaceToolset(FunctionToolset[Any]):
@@ -106,47 +94,19 @@ class MindPalaceToolset(FunctionToolset[Any]):
         self,
         palace: PalaceSource,
         *,
-        agent_id: str | None = None,
-        groups: Iterable[str] | None = None,
-        channel: str | None = None,
-        peer: bool | None = None,
         max_tokens: int = DEFAULT_CONTEXT_TOKENS,
         context: bool = True,
         visibility: str = "isolated",
         group: str | None = None,
+        **scope: Unpack[ScopeOptions],
     ) -> None:
-        view = scoped_palace(palace, agent_id=agent_id, groups=groups, channel=channel, peer=peer)
+        view = scoped_palace(palace, **scope)
         self.memory = MemoryTools(view, max_tokens=max_tokens, visibility=visibility, group=group)
-        memory = self.memory
-
-        def memory_store(
-            content: str, category: str = "fact", tags: list[str] | None = None
-        ) -> str:
-            try:
-                return memory.memory_store(content, category, tags or ())
-            except MODEL_FACING_ERRORS as exc:
-                raise ModelRetry(str(exc)) from exc
-
-        def memory_recall(query: str) -> str:
-            try:
-                return memory.memory_recall(query)
-            except MODEL_FACING_ERRORS as exc:
-                raise ModelRetry(str(exc)) from exc
-
+        # Pydantic AI runs a plain function in its own threads.
         super().__init__(
             [
-                Tool(
-                    memory_store,
-                    takes_ctx=False,
-                    name="memory_store",
-                    description=REMEMBER_DESCRIPTION,
-                ),
-                Tool(
-                    memory_recall,
-                    takes_ctx=False,
-                    name="memory_recall",
-                    description=RECALL_DESCRIPTION,
-                ),
+                Tool(tool.function, takes_ctx=False, name=tool.name, description=tool.description)
+                for tool in self.memory.functions(bad_arguments=ModelRetry)
             ],
-            instructions=_instructions(memory) if context else None,
+            instructions=_instructions(self.memory) if context else None,
         )

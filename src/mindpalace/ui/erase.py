@@ -17,6 +17,7 @@ from mindpalace.errors import ValidationError
 from mindpalace.models import Category, MemoryType, StoreKind
 from mindpalace.receipts import Receipt
 from mindpalace.selection import SELECTION_KINDS, Selection, parse_selection
+from mindpalace.ui.components import Column, fields, table
 from mindpalace.ui.html import Markup, h, join
 from mindpalace.ui.layout import Ctx, Page, csrf_form, enum_values, options, when
 
@@ -106,11 +107,8 @@ def _form(ctx: Ctx) -> Markup:
 
 
 def _counts(receipt: Receipt) -> Markup:
-    rows = [
-        h("tr", None, h("th", None, kind.replace("_", " ")), h("td", {"class": "num"}, str(n)))
-        for kind, n in receipt.counts.to_dict().items()
-    ]
-    return h("table", {"class": "fields", "id": "counts"}, h("tbody", None, rows))
+    pairs = [(kind.replace("_", " "), str(n)) for kind, n in receipt.counts.to_dict().items()]
+    return fields(pairs, attrs={"id": "counts"}, value_class="num")
 
 
 def _shown(selection: object) -> str:
@@ -123,37 +121,18 @@ def _shown(selection: object) -> str:
 
 def _log(ctx: Ctx) -> Markup:
     receipts = ctx.palace.erasures(limit=_LOG)
-    if not receipts:
-        return h("p", {"class": "muted"}, "No erasure yet.")
-    return h(
-        "table",
-        {"id": "erasures"},
-        h(
-            "thead",
-            None,
-            h(
-                "tr",
-                None,
-                *(h("th", None, c) for c in ("when", "by", "selection", "memories", "receipt")),
-            ),
-        ),
-        h(
-            "tbody",
-            None,
-            (
-                h(
-                    "tr",
-                    None,
-                    h("td", {"class": "nowrap"}, when(r.at)),
-                    h("td", {"class": "t"}, r.agent_id),
-                    h("td", {"class": "t"}, _shown(dict(r.selection))),
-                    h("td", {"class": "num"}, str(r.counts.memories)),
-                    h("td", {"class": "mono small"}, r.id or ""),
-                )
-                for r in receipts
-            ),
-        ),
-    )
+    columns = [
+        Column("when", "nowrap"),
+        Column("by", "t"),
+        Column("selection", "t"),
+        Column("memories", "num"),
+        Column("receipt", "mono small"),
+    ]
+    rows = [
+        (when(r.at), r.agent_id, _shown(dict(r.selection)), str(r.counts.memories), r.id or "")
+        for r in receipts
+    ]
+    return table(columns, rows, attrs={"id": "erasures"}, empty="No erasure yet.")
 
 
 def erase_page(ctx: Ctx) -> Page:

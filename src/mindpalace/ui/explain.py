@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from mindpalace.models import Hit, HitList
+from mindpalace.ui.components import Column, table
 from mindpalace.ui.html import Markup, h, join, url
 from mindpalace.ui.layout import Ctx, memory_link, short, tags, when
 
@@ -45,29 +46,15 @@ def _stages(hit: Hit) -> list[str]:
 def stage_table(hit: Hit) -> Markup:
     """Rank and score of a hit in each stage that saw it."""
     rows = [
-        h(
-            "tr",
-            None,
-            h("th", {"scope": "row"}, name),
-            h("td", {"class": "num"}, hit.ranks.get(name, "")),
-            h(
-                "td",
-                {"class": "num"},
-                f"{hit.stage_scores[name]:.4f}" if name in hit.stage_scores else "",
-            ),
+        (
+            name,
+            hit.ranks.get(name, ""),
+            f"{hit.stage_scores[name]:.4f}" if name in hit.stage_scores else "",
         )
         for name in _stages(hit)
     ]
-    return h(
-        "table",
-        {"class": "stages"},
-        h(
-            "thead",
-            None,
-            h("tr", None, h("th", None, "stage"), h("th", None, "rank"), h("th", None, "score")),
-        ),
-        h("tbody", None, rows),
-    )
+    columns = [Column("stage", row_heading=True), Column("rank", "num"), Column("score", "num")]
+    return table(columns, rows, attrs={"class": "stages"})
 
 
 def _path(path: Sequence[str], ids: set[str]) -> Markup:

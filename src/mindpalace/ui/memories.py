@@ -11,6 +11,7 @@ from mindpalace.draft import UPDATE_FIELDS, Changes
 from mindpalace.errors import PermissionDenied, ValidationError
 from mindpalace.models import Category, Memory, MemoryType, StoreKind
 from mindpalace.scoping import check_change
+from mindpalace.ui.components import Column, fields, table
 from mindpalace.ui.explain import hit_list
 from mindpalace.ui.html import Markup, h, join, url
 from mindpalace.ui.layout import (
@@ -116,7 +117,16 @@ def _filters(ctx: Ctx) -> dict[str, Any]:
     }
 
 
-def _row(ctx: Ctx, m: Memory) -> Markup:
+_COLUMNS = [
+    Column("created", "nowrap"),
+    Column("id"),
+    Column("kind", "muted"),
+    Column("agent", "t"),
+    Column("memory", "content"),
+]
+
+
+def _row(ctx: Ctx, m: Memory) -> tuple[object, ...]:
     flags = [
         h("span", {"class": "badge"}, name)
         for name, on in (
@@ -126,16 +136,12 @@ def _row(ctx: Ctx, m: Memory) -> Markup:
         )
         if on
     ]
-    return h(
-        "tr",
-        None,
-        h("td", {"class": "nowrap"}, when(m.created_at)),
-        h("td", None, memory_link(m)),
-        h("td", {"class": "muted"}, f"{m.category.value} · {m.store.value} · {m.type.value}"),
-        h("td", {"class": "t"}, m.agent_id),
-        h(
-            "td",
-            {"class": "content"},
+    return (
+        when(m.created_at),
+        memory_link(m),
+        f"{m.category.value} · {m.store.value} · {m.type.value}",
+        m.agent_id,
+        join(
             h("b", {"class": "t"}, m.title, ": ") if m.title else None,
             h("span", {"class": "t"}, short(m.content)),
             " ",
@@ -177,25 +183,9 @@ def memories_page(ctx: Ctx) -> Page:
             {"href": url("/memories", **params), "class": "more", "rel": "next"},
             "Older memories →",
         )
-    table = (
-        h(
-            "table",
-            {"class": "memories"},
-            h(
-                "thead",
-                None,
-                h(
-                    "tr",
-                    None,
-                    *(h("th", None, c) for c in ("created", "id", "kind", "agent", "memory")),
-                ),
-            ),
-            h("tbody", None, [_row(ctx, m) for m in page]),
-        )
-        if page
-        else h("p", {"class": "muted"}, "No memory matches.")
-    )
-    return Page("Memories", join(_filter_form(ctx), table, more), "memories")
+    rows = [_row(ctx, m) for m in page]
+    listed = table(_COLUMNS, rows, attrs={"class": "memories"}, empty="No memory matches.")
+    return Page("Memories", join(_filter_form(ctx), listed, more), "memories")
 
 
 def _refusal(ctx: Ctx, m: Memory, action: str) -> str | None:
@@ -344,11 +334,7 @@ def _fields(m: Memory) -> Markup:
                 ),
             )
         )
-    return h(
-        "table",
-        {"class": "fields"},
-        h("tbody", None, [h("tr", None, h("th", None, k), h("td", None, v)) for k, v in rows]),
-    )
+    return fields(rows)
 
 
 def memory_page(ctx: Ctx) -> Page:
@@ -385,19 +371,14 @@ def memory_page(ctx: Ctx) -> Page:
         for e in entities
     ]
     signal_rows = [
-        h(
-            "tr",
-            None,
-            h("td", {"class": "nowrap"}, when(s.at)),
-            h("td", None, s.kind),
-            h("td", {"class": "t"}, s.agent_id),
-            h(
-                "td",
-                {"class": "t mono small"},
-                ", ".join(f"{k}={v}" for k, v in sorted(s.data.items())),
-            ),
-        )
+        (when(s.at), s.kind, s.agent_id, ", ".join(f"{k}={v}" for k, v in sorted(s.data.items())))
         for s in signals
+    ]
+    signal_columns = [
+        Column("at", "nowrap"),
+        Column("kind"),
+        Column("agent", "t"),
+        Column("data", "t mono small"),
     ]
     body = join(
         h("h1", {"class": "t"}, m.title or "Memory"),
@@ -415,18 +396,7 @@ def memory_page(ctx: Ctx) -> Page:
         else h("p", {"class": "muted"}, "None linked."),
         h("h2", None, "Signals"),
         h("p", None, f"feedback: {useful} useful, {useless} not useful"),
-        h(
-            "table",
-            {"class": "signals"},
-            h(
-                "thead",
-                None,
-                h("tr", None, *(h("th", None, c) for c in ("at", "kind", "agent", "data"))),
-            ),
-            h("tbody", None, signal_rows),
-        )
-        if signal_rows
-        else h("p", {"class": "muted"}, "No signal recorded."),
+        table(signal_columns, signal_rows, attrs={"class": "signals"}, empty="No signal recorded."),
     )
     return Page(m.title or f"Memory {m.id}", body, "memories")
 

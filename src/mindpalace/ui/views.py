@@ -9,6 +9,7 @@ from mindpalace.errors import ValidationError
 from mindpalace.listing import encode_cursor
 from mindpalace.models import MemoryType
 from mindpalace.retrieval.modes import MODES
+from mindpalace.ui.components import Column, table
 from mindpalace.ui.explain import hit_list
 from mindpalace.ui.html import Markup, h, join, url
 from mindpalace.ui.layout import Ctx, Page, enum_values, memory_link, options, short, tags, when
@@ -255,12 +256,8 @@ def entities_page(ctx: Ctx) -> Page:
         ),
     )
     rows = [
-        h(
-            "tr",
-            None,
-            h(
-                "td",
-                None,
+        (
+            join(
                 h("a", {"href": url("/entities/graph", name=e.norm), "class": "t"}, e.name),
                 *(
                     h(
@@ -273,36 +270,24 @@ def entities_page(ctx: Ctx) -> Page:
                     for link in e.linked
                 ),
             ),
-            h("td", None, e.type.value),
-            h("td", None, e.kind),
-            h("td", {"class": "num"}, e.mentions),
-            h("td", {"class": "t"}, e.agent_id),
-            h("td", None, e.visibility.value),
+            e.type.value,
+            e.kind,
+            e.mentions,
+            e.agent_id,
+            e.visibility.value,
         )
         for e in found
     ]
-    table = (
-        h(
-            "table",
-            None,
-            h(
-                "thead",
-                None,
-                h(
-                    "tr",
-                    None,
-                    *(
-                        h("th", None, c)
-                        for c in ("name", "type", "found as", "mentions", "agent", "visibility")
-                    ),
-                ),
-            ),
-            h("tbody", None, rows),
-        )
-        if rows
-        else h("p", {"class": "muted"}, "No entity.")
-    )
-    return Page("Entities", join(h("h1", None, "Entities"), form, table), "entities")
+    columns: list[Column | str] = [
+        "name",
+        "type",
+        "found as",
+        Column("mentions", "num"),
+        Column("agent", "t"),
+        "visibility",
+    ]
+    listed = table(columns, rows, empty="No entity.")
+    return Page("Entities", join(h("h1", None, "Entities"), form, listed), "entities")
 
 
 def graph_page(ctx: Ctx) -> Page:
@@ -366,39 +351,22 @@ def skills_page(ctx: Ctx) -> Page:
     found = ctx.palace.memories(types="skill", limit=1000)
     found.sort(key=lambda m: (m.title or "", m.id))
     rows = [
-        h(
-            "tr",
-            None,
-            h(
-                "td",
-                None,
-                h("a", {"href": url("/skills", m.title or m.id), "class": "t"}, m.title or m.id),
-            ),
-            h("td", {"class": "t"}, short(m.content, 160)),
-            h("td", None, tags(m.tags)),
-            h("td", {"class": "t"}, m.agent_id),
+        (
+            h("a", {"href": url("/skills", m.title or m.id), "class": "t"}, m.title or m.id),
+            short(m.content, 160),
+            tags(m.tags),
+            m.agent_id,
         )
         for m in found
     ]
-    table = (
-        h(
-            "table",
-            None,
-            h(
-                "thead",
-                None,
-                h(
-                    "tr",
-                    None,
-                    *(h("th", None, c) for c in ("skill", "what it does", "tags", "agent")),
-                ),
-            ),
-            h("tbody", None, rows),
-        )
-        if rows
-        else h("p", {"class": "muted"}, "No skill.")
-    )
-    return Page("Skills", join(h("h1", None, "Skills"), table), "skills")
+    columns: list[Column | str] = [
+        "skill",
+        Column("what it does", "t"),
+        "tags",
+        Column("agent", "t"),
+    ]
+    listed = table(columns, rows, empty="No skill.")
+    return Page("Skills", join(h("h1", None, "Skills"), listed), "skills")
 
 
 def skill_page(ctx: Ctx) -> Page:
@@ -415,16 +383,15 @@ def skill_page(ctx: Ctx) -> Page:
         for s in skill.sections
     ]
     correlations = [
-        h(
-            "tr",
-            None,
-            h("td", None, h("a", {"href": url("/skills", c.name), "class": "t"}, c.name)),
-            h("td", {"class": "num"}, f"{c.weight:.3f}"),
-            h("td", {"class": "num"}, f"{c.declared:.3f}"),
-            h("td", {"class": "num"}, f"{c.learned:.3f}"),
+        (
+            h("a", {"href": url("/skills", c.name), "class": "t"}, c.name),
+            f"{c.weight:.3f}",
+            f"{c.declared:.3f}",
+            f"{c.learned:.3f}",
         )
         for c in skill.correlations
     ]
+    weights = [Column(name, "num") for name in ("weight", "declared", "learned")]
     body = join(
         h("h1", {"class": "t"}, skill.name),
         h("p", {"class": "t"}, skill.description),
@@ -444,22 +411,7 @@ def skill_page(ctx: Ctx) -> Page:
         h("h2", None, "Sections"),
         sections or h("p", {"class": "muted"}, "None."),
         h("h2", None, "Correlated skills"),
-        h(
-            "table",
-            None,
-            h(
-                "thead",
-                None,
-                h(
-                    "tr",
-                    None,
-                    *(h("th", None, c) for c in ("skill", "weight", "declared", "learned")),
-                ),
-            ),
-            h("tbody", None, correlations),
-        )
-        if correlations
-        else h("p", {"class": "muted"}, "None."),
+        table(["skill", *weights], correlations, empty="None."),
     )
     return Page(f"Skill: {skill.name}", body, "skills")
 
@@ -490,43 +442,22 @@ def conversations_page(ctx: Ctx) -> Page:
         else None
     )
     rows = [
-        h(
-            "tr",
-            None,
+        (
             h(
-                "td",
-                None,
-                h(
-                    "a",
-                    {"href": url("/conversations/turns", session=s.session), "class": "t"},
-                    s.session,
-                ),
+                "a",
+                {"href": url("/conversations/turns", session=s.session), "class": "t"},
+                s.session,
             ),
-            h("td", {"class": "num"}, s.turns),
-            h("td", None, when(s.first_at)),
-            h("td", None, when(s.last_at)),
+            s.turns,
+            when(s.first_at),
+            when(s.last_at),
         )
         for s in page
     ]
     body = join(
         h("h1", None, "Conversations"),
         sessions_svg(page),
-        h(
-            "table",
-            None,
-            h(
-                "thead",
-                None,
-                h(
-                    "tr",
-                    None,
-                    *(h("th", None, c) for c in ("session", "memories", "first", "last")),
-                ),
-            ),
-            h("tbody", None, rows),
-        )
-        if rows
-        else None,
+        table(["session", Column("memories", "num"), "first", "last"], rows) if rows else None,
         more,
     )
     return Page("Conversations", body, "conversations")
@@ -574,11 +505,14 @@ def turns_page(ctx: Ctx) -> Page:
 
 
 def _counts(title: str, counts: dict[str, int]) -> Markup:
-    rows = [
-        h("tr", None, h("td", {"class": "t"}, k), h("td", {"class": "num"}, v))
-        for k, v in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-    ]
-    return h("table", {"class": "counts"}, h("caption", None, title), h("tbody", None, rows))
+    rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return table(
+        [Column("name", "t"), Column("count", "num")],
+        rows,
+        attrs={"class": "counts"},
+        caption=title,
+        head=False,
+    )
 
 
 def stats_page(ctx: Ctx) -> Page:
