@@ -145,3 +145,22 @@ def test_the_rule_runs_only_for_models_it_was_measured_on() -> None:
     assert same_subject_cosine("bge-small-en-v1.5-int8") == 0.7
     assert same_subject_cosine("hashing/hashing-v1/256") is None
     assert same_subject_cosine("http/text-embedding-3-small/1536") is None
+
+
+def test_a_replaced_memory_is_placed_above_its_replacement_when_asked_about_before() -> None:
+    from mindpalace.retrieval.currency import older_first
+
+    old = replace(_hit("old", 0, 0.5).memory, superseded_by="new")
+    hits = HitList(
+        [
+            _hit("new", 10, 0.9),
+            _hit("other", 5, 0.8),
+            replace(_hit("old", 0, 0.5), memory=old),
+        ]
+    )
+    out = older_first(hits)
+    assert _keys(out) == ["old", "new", "other"]
+    assert [h.score for h in out] == [0.9, 0.8, 0.5]
+    assert "older: placed above new" in out[0].gates
+    # a replaced memory whose replacement ranks below it stays where it is
+    assert _keys(older_first(HitList([out[0], out[2]]))) == ["old", "other"]

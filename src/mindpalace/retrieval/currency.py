@@ -31,7 +31,7 @@ import numpy.typing as npt
 
 from mindpalace.models import Category, Hit, HitList, Memory, MemoryKind
 
-__all__ = ["WINDOW", "carried_forward", "newer_first", "same_subject_cosine"]
+__all__ = ["WINDOW", "carried_forward", "newer_first", "older_first", "same_subject_cosine"]
 
 #: how many of the best hits the rule looks at
 WINDOW = 10
@@ -104,18 +104,12 @@ def newer_first(
         return hits
     scores = [h.score for h in hits[:window]]
     out = [
-        _marked(hit, place, score, placed_above.get(hit.memory.id))
+        _placed(hit, place, score, placed_above.get(hit.memory.id), "newer: placed above")
         for place, (hit, score) in enumerate(zip(head, scores, strict=True), start=1)
     ]
     result = HitList([*out, *hits[window:]], mode=hits.mode, notice=hits.notice)
     result.timings = hits.timings
     return result
-
-
-def _marked(hit: Hit, place: int, score: float, over: str | None) -> Hit:
-    ranks = {**hit.ranks, "final": place}
-    gates = hit.gates if over is None else (*hit.gates, f"newer: placed above {over}")
-    return replace(hit, score=score, ranks=ranks, gates=gates)
 
 
 def carried_forward(
@@ -157,3 +151,37 @@ def carried_forward(
     result = HitList(ranked, mode=hits.mode, notice=hits.notice)
     result.timings = hits.timings
     return result
+
+
+def older_first(hits: HitList, *, window: int = WINDOW) -> HitList:
+    """``hits`` with each replaced memory among the first ``window`` placed
+    just above the memory that replaced it, where that one ranks above it:
+    a question about what held before a change is answered by the old
+    statement first. Scores stay with the places; ``explain`` says so."""
+    head = list(hits[:window])
+    placed_above: dict[str, str] = {}
+    for old in sorted(
+        (h for h in head if h.memory.superseded_by is not None),
+        key=lambda h: h.memory.created_at,
+    ):
+        at = next(i for i, h in enumerate(head) if h.memory.id == old.memory.id)
+        above = next((j for j in range(at) if head[j].memory.id == old.memory.superseded_by), None)
+        if above is not None:
+            head.insert(above, head.pop(at))
+            placed_above[old.memory.id] = head[above + 1].memory.id
+    if not placed_above:
+        return hits
+    scores = [h.score for h in hits[:window]]
+    out = [
+        _placed(hit, place, score, placed_above.get(hit.memory.id), "older: placed above")
+        for place, (hit, score) in enumerate(zip(head, scores, strict=True), start=1)
+    ]
+    result = HitList([*out, *hits[window:]], mode=hits.mode, notice=hits.notice)
+    result.timings = hits.timings
+    return result
+
+
+def _placed(hit: Hit, place: int, score: float, over: str | None, why: str) -> Hit:
+    ranks = {**hit.ranks, "final": place}
+    gates = hit.gates if over is None else (*hit.gates, f"{why} {over}")
+    return replace(hit, score=score, ranks=ranks, gates=gates)

@@ -234,7 +234,7 @@ def recall(
         if scorer is not None:
             hits = learned.rescored(hits, scorer, now=now, limit=limit, judgments=ranked.feedback)
             clock.lap("scorer", hits=len(hits))
-    hits = _current(store, hits, at, replaced)
+    hits = _current(store, hits, at, replaced, asked)
     if len(hits) > limit:  # ranked deeper for the re-ranker or the scorer
         cut = HitList(hits[:limit], mode=hits.mode, notice=hits.notice)
         cut.timings = hits.timings
@@ -275,9 +275,13 @@ def _replaced(asked: Asked, filters: RecallFilters) -> str:
 _CHAIN = 8
 
 
-def _current(store: MemoryRows, hits: HitList, at: Setting, replaced: str) -> HitList:
-    """``hits`` with each replaced memory's place given to the memory that
-    holds now (``currency.carried_forward``), when ``replaced`` says so."""
+def _current(store: MemoryRows, hits: HitList, at: Setting, replaced: str, asked: Asked) -> HitList:
+    """``hits`` as ``replaced`` says: each replaced memory's place given to
+    the memory that holds now (``"now"``: ``currency.carried_forward``), or,
+    for a question about what held before a change, each replaced memory
+    placed above what replaced it (``currency.older_first``)."""
+    if replaced == "then" and asked.time.asks_before:
+        return currency.older_first(hits)
     if replaced != "now":
         return hits
     current: dict[str, Memory] = {}

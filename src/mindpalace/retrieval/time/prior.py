@@ -76,8 +76,11 @@ class TimeQuery:
         asks_when: whether it asks for a time.
         events: the events it dates things by, not yet looked up.
         looks_back: whether it asks what held at an earlier time (a window
-            that ended by now, or words such as "before", "used to",
-            "originally"): memories replaced since then answer it too.
+            that ended by now, or ``asks_before``): memories replaced since
+            then answer it too.
+        asks_before: whether its words ask what held before a change
+            ("before", "used to", "originally", ...): a replaced memory
+            answers it before the memory that replaced it.
     """
 
     windows: tuple[Interval, ...] = ()
@@ -85,6 +88,7 @@ class TimeQuery:
     asks_when: bool = False
     events: tuple[EventPhrase, ...] = ()
     looks_back: bool = False
+    asks_before: bool = False
 
     @property
     def active(self) -> bool:
@@ -125,6 +129,7 @@ def read_query(query: str, now: datetime) -> TimeQuery:
     names an absolute date are resolved against that date.
     """
     mentions = find_times(query, now, prefer="past")
+    before = bool(_LOOKS_BACK.search(query))
     absolute = [m for m in mentions if not m.relative]
     if absolute and len(absolute) < len(mentions):
         anchor = absolute[0].interval.start or absolute[0].interval.end
@@ -136,8 +141,9 @@ def read_query(query: str, now: datetime) -> TimeQuery:
         labels=tuple(m.label for m in mentions),
         asks_when=asks_when(query),
         events=tuple(find_events(query, mentions)),
-        looks_back=bool(_LOOKS_BACK.search(query))
+        looks_back=before
         or any(m.interval.end is not None and m.interval.end <= now for m in mentions),
+        asks_before=before,
     )
 
 
