@@ -17,13 +17,14 @@ from typing import Any
 
 import pytest
 
-from mindpalace import Palace, Selection, parse_selection
+from mindpalace import Palace, Selection, erasure, parse_selection
 from mindpalace.arguments import build_parser
 from mindpalace.commands import run
 from mindpalace.conversations import Message
 from mindpalace.embed.texts import embed_text, text_hash
 from mindpalace.errors import NotFoundError, PermissionDenied, ValidationError
 from mindpalace.receipts import ids_digest
+from mindpalace.seat import Seat
 from mindpalace.selection import SELECTION_KINDS
 from mindpalace.store import Store
 
@@ -407,3 +408,23 @@ def test_cli_erase_refuses_bad_input_before_opening(
     code, out, err = _cli(db, *argv)
     assert code == 2 and out == "" and says in err
     assert not db.exists()
+
+
+def test_erase_runs_in_a_seat_as_the_other_operations_do(
+    make_palace: Callable[..., Palace],
+) -> None:
+    """``erasure.erase(seat, selection)``: the seat's scope decides what it
+    reaches, as ``Palace.erase`` (which delegates to it) does."""
+    ann, bob = make_palace("ann"), make_palace("bob")
+    mine = ann.remember("ann's note", session="s-1")
+    theirs = bob.remember("bob's note", session="s-1")
+    seat = Seat(ann.engine, ann.scope)
+    dry = erasure.erase(seat, Selection.session("s-1"))
+    assert dry.id is None and dry.counts.memories == 1
+    receipt = erasure.erase(seat, Selection.session("s-1"), confirm=True)
+    assert receipt.counts.memories == 1 and receipt.agent_id == "ann"
+    with pytest.raises(NotFoundError):
+        ann.get(mine.id)
+    assert bob.get(theirs.id).id == theirs.id
+    with pytest.raises(NotFoundError):
+        erasure.forget_hard(seat, theirs.id)  # bob's isolated note: ann cannot see it

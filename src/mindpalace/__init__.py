@@ -59,6 +59,7 @@ if TYPE_CHECKING:
         PersonalHit,
         SearchResults,
     )
+    from mindpalace.recall_request import RecallRequest
     from mindpalace.receipts import ErasureTally, Receipt
     from mindpalace.retention import Retention
     from mindpalace.retention_rules import RetentionRule
@@ -129,6 +130,7 @@ __all__ = [
     "PersonalHit",
     "RecallFilters",
     "RecallOptions",
+    "RecallRequest",
     "Receipt",
     "Retention",
     "RetentionRule",
@@ -199,6 +201,7 @@ _HOMES = {
     "MemoryType": "mindpalace.models",
     "MessageMatch": "mindpalace.models",
     "RecallFilters": "mindpalace.models",
+    "RecallRequest": "mindpalace.recall_request",
     "Scope": "mindpalace.models",
     "Source": "mindpalace.models",
     "Stats": "mindpalace.models",

@@ -94,6 +94,8 @@ def _common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
 
 
 def _filter_options(parser: argparse.ArgumentParser) -> None:
+    # Each option's dest is the name of its recall filter
+    # (``recall_request.FILTER_FIELDS``; tests/test_recall_request.py holds them).
     parser.add_argument("--type", dest="types", help=f"comma-separated: {_values(MemoryType)}")
     parser.add_argument("--store", dest="stores", help=f"comma-separated: {_values(StoreKind)}")
     parser.add_argument(
@@ -101,13 +103,15 @@ def _filter_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--tags", help="comma-separated; matches memories with any of them")
     parser.add_argument("--visibility", help=f"comma-separated: {_values(Visibility)}")
-    parser.add_argument("--after", help="created at or after (ISO 8601)")
-    parser.add_argument("--before", help="created before (ISO 8601)")
+    parser.add_argument("--after", dest="created_after", help="created at or after (ISO 8601)")
+    parser.add_argument("--before", dest="created_before", help="created before (ISO 8601)")
     parser.add_argument(
         "--include-archived", action="store_true", help="also show archived memories"
     )
     parser.add_argument("--kind", dest="kinds", help=f"comma-separated: {_values(MemoryKind)}")
-    parser.add_argument("--project", help="only memories of this project (exact name)")
+    parser.add_argument(
+        "--project", dest="projects", help="only memories of this project (exact name)"
+    )
 
 
 def _progress_option(parser: argparse.ArgumentParser) -> None:
@@ -194,7 +198,10 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one line per o
         help="show how each hit's relevance was reached: stage ranks, scores, gates",
     )
     p.add_argument(
-        "--no-expand", action="store_true", help="no graph propagation (no associative_context)"
+        "--no-expand",
+        dest="expand",
+        action="store_false",
+        help="no graph propagation (no associative_context)",
     )
     p.add_argument(
         "--mode",

@@ -24,7 +24,7 @@ from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
-from mindpalace import plain, retention, writing
+from mindpalace import plain, reading, retention, writing
 from mindpalace.arguments import ENTITY_ACTIONS, option_for
 from mindpalace.config import Settings, default_db_path
 from mindpalace.daemonctl import daemon_command
@@ -47,6 +47,7 @@ from mindpalace.models import (
 )
 from mindpalace.palace import Palace
 from mindpalace.progress import ProgressLine
+from mindpalace.recall_request import FILTER_FIELDS, RECALL_FIELDS, RecallRequest
 from mindpalace.retention_rules import parse_days, rule_key
 from mindpalace.retrieval.modes import check_mode
 from mindpalace.safety import one_line
@@ -111,29 +112,16 @@ def _remember(palace: Palace, args: argparse.Namespace) -> Any:
     return writing.remember(palace.seat, Draft.of(**sent)).to_dict()
 
 
-def _filters(args: argparse.Namespace) -> dict[str, Any]:
-    return {
-        "types": args.types,
-        "stores": args.stores,
-        "categories": args.categories,
-        "tags": args.tags,
-        "visibility": args.visibility,
-        "include_archived": args.include_archived,
-        "created_after": args.after,
-        "created_before": args.before,
-        "kinds": args.kinds,
-        "projects": [args.project] if args.project else None,
-    }
+def _named(args: argparse.Namespace, names: tuple[str, ...]) -> dict[str, Any]:
+    """The options named after ``names`` (a request's fields or filters)."""
+    sent = {name: value for name, value in vars(args).items() if name in names}
+    if "projects" in sent:
+        sent["projects"] = sent["projects"] or None  # --project '' names no project
+    return sent
 
 
 def _recall(palace: Palace, args: argparse.Namespace) -> Any:
-    hits = palace.recall(
-        args.query,
-        limit=args.limit,
-        expand=not args.no_expand,
-        mode=args.mode,
-        **_filters(args),
-    )
+    hits = reading.recall(palace.seat, RecallRequest.of(**_named(args, RECALL_FIELDS)))
     if hits.notice:
         print(f"mindpalace recall: {hits.notice}", file=sys.stderr)
     return [hit.to_dict(explain=args.explain) for hit in hits]
@@ -156,7 +144,7 @@ def _list(palace: Palace, args: argparse.Namespace) -> Any:
         offset=args.offset,
         sources=args.sources,
         include_superseded=args.include_superseded,
-        **_filters(args),
+        **_named(args, FILTER_FIELDS),
     )
     return [m.to_dict() for m in memories]
 

@@ -13,7 +13,8 @@ once.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -29,7 +30,7 @@ from mindpalace.retrieval.indexing import SemanticIndex
 from mindpalace.retrieval.pipeline import RecallOptions
 from mindpalace.store import Store, open_store
 
-__all__ = ["Clock", "Engine", "utcnow"]
+__all__ = ["Clock", "Engine", "RecallLog", "utcnow"]
 
 Clock = Callable[[], datetime]
 
@@ -37,6 +38,46 @@ Clock = Callable[[], datetime]
 def utcnow() -> datetime:
     """The wall clock, in UTC (the default ``Clock``)."""
     return datetime.now(timezone.utc)
+
+
+class RecallLog:
+    """What this process remembers of the recalls it served: which recall
+    last returned a memory to an agent (through a channel), so that the
+    agent's feedback on it names that recall, and how many outcomes were
+    not recorded because another writer held the palace.
+
+    Held by the engine, not by one view, so that every view of an agent
+    (a server makes them per call, or keeps a few) shares it.
+    """
+
+    # Past this many remembered returns the log starts afresh (feedback then
+    # names no recall, as after a restart).
+    LIMIT = 10_000
+
+    def __init__(self) -> None:
+        self.ids = IdGenerator("rcl_")
+        #: recall outcomes not recorded because the palace was busy
+        self.dropped = 0
+        self._last: dict[tuple[str, str | None, str], str] = {}
+        self._lock = threading.Lock()
+
+    def returned(
+        self, agent_id: str, channel: str | None, memory_ids: Iterable[str], recall_id: str
+    ) -> None:
+        """Note that ``recall_id`` returned ``memory_ids`` to this agent."""
+        with self._lock:
+            if len(self._last) > self.LIMIT:
+                self._last.clear()
+            self._last.update(((agent_id, channel, m), recall_id) for m in memory_ids)
+
+    def last_recall(self, agent_id: str, channel: str | None, memory_id: str) -> str | None:
+        """The last recall that returned ``memory_id`` to this agent, if any."""
+        return self._last.get((agent_id, channel, memory_id))
+
+    def drop(self) -> None:
+        """Count an outcome that was not recorded."""
+        with self._lock:
+            self.dropped += 1
 
 
 class Engine:
@@ -105,6 +146,8 @@ class Engine:
         self.ids = IdGenerator()
         #: this process's recall and write timings (``mindpalace.metrics``)
         self.metrics = Registry()
+        #: the recalls this process served, for feedback to name
+        self.recalls = RecallLog()
 
     def now(self) -> datetime:
         """The engine's clock (tests inject a fixed one)."""

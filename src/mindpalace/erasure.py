@@ -1,10 +1,14 @@
-"""Forgetting for good: ``Palace.erase`` and ``Palace.forget(hard=True)``.
+"""Forgetting for good: ``erase(seat, selection)``, behind ``Palace.erase``
+and ``Palace.forget(hard=True)``.
 
-An erasure reaches the memories of a ``Selection`` that the view may
-change, and every older version of each (the memories it replaced by an
-update or a supersession, and the duplicates merged into it): forgetting
-the current version of a fact forgets what it said before too. A newer
-version is a statement of its own and stays; forget it to forget both.
+Like the other operations (``writing.remember(seat, draft)``,
+``reading.recall(seat, request)``), an erasure runs in a seat with a value
+built at the edge: a ``Selection``. It reaches the memories of the
+selection that the seat may change, and every older version of each (the
+memories it replaced by an update or a supersession, and the duplicates
+merged into it): forgetting the current version of a fact forgets what it
+said before too. A newer version is a statement of its own and stays;
+forget it to forget both.
 Each memory passes ``scoping.check_change`` (``erase``, or ``forget`` for a
 hard forget) before anything is written; one refusal refuses the whole.
 
@@ -29,8 +33,9 @@ from mindpalace.models import Memory, RecallFilters, Scope
 from mindpalace.receipts import ErasureTally, Receipt, Sweep, ids_digest
 from mindpalace.retrieval import warm_cache
 from mindpalace.scoping import check_change
+from mindpalace.seat import Seat
 from mindpalace.selection import Selection
-from mindpalace.view import View
+from mindpalace.validation import check_id
 
 __all__ = ["erase", "erase_memories", "forget_hard"]
 
@@ -39,12 +44,25 @@ def _everything(**narrowing: object) -> RecallFilters:
     return RecallFilters(include_archived=True, include_superseded=True, **narrowing)  # type: ignore[arg-type]
 
 
-def _chosen(view: View, selection: Selection, action: str) -> list[Memory]:
-    """The memories ``selection`` names that ``view`` may change."""
-    scope, store = view.scope, view.engine.store
+def _visible(seat: Seat, memory_id: str) -> Memory:
+    """The memory ``seat`` sees under this id.
+
+    Raises:
+        ValidationError: an id that is not a non-empty string.
+        NotFoundError: none.
+    """
+    memory = seat.engine.store.get(check_id(memory_id), seat.scope)
+    if memory is None:
+        raise NotFoundError(memory_id)
+    return memory
+
+
+def _chosen(seat: Seat, selection: Selection, action: str) -> list[Memory]:
+    """The memories ``selection`` names that ``seat`` may change."""
+    scope, store = seat.scope, seat.engine.store
     kind, value = selection.kind, selection.value or ""
     if kind == "memory":
-        memory = view.get(value)
+        memory = _visible(seat, value)
         check_change(scope, memory, action)
         return [memory]
     if kind == "agent":
@@ -88,9 +106,10 @@ def _sweep(scope: Scope, selection: Selection) -> Sweep | None:
 
 
 def erase(
-    view: View, selection: Selection, *, confirm: bool = False, action: str = "erase"
+    seat: Seat, selection: Selection, *, confirm: bool = False, action: str = "erase"
 ) -> Receipt:
-    """See ``Palace.erase``; ``action`` is what ``check_change`` is asked."""
+    """Erase what ``selection`` names that ``seat`` may change (see
+    ``Palace.erase``); ``action`` is what ``check_change`` is asked."""
     if not isinstance(selection, Selection):
         raise ValidationError(
             "selection",
@@ -100,19 +119,19 @@ def erase(
         )
     if not isinstance(confirm, bool):
         raise ValidationError("confirm", confirm, valid=["true", "false"])
-    chosen = _chosen(view, selection, action)
+    chosen = _chosen(seat, selection, action)
     return erase_memories(
-        view,
+        seat,
         chosen,
         selection.to_dict(),
         confirm=confirm,
         action=action,
-        sweep=_sweep(view.scope, selection),
+        sweep=_sweep(seat.scope, selection),
     )
 
 
 def erase_memories(
-    view: View,
+    seat: Seat,
     chosen: list[Memory],
     selection: Mapping[str, Any],
     *,
@@ -120,10 +139,10 @@ def erase_memories(
     action: str = "erase",
     sweep: Sweep | None = None,
 ) -> Receipt:
-    """Erase ``chosen`` (memories ``view`` sees) and their older versions,
+    """Erase ``chosen`` (memories ``seat`` sees) and their older versions,
     each passing ``check_change``; the receipt names ``selection``. A dry
     run unless ``confirm``."""
-    scope, engine = view.scope, view.engine
+    scope, engine = seat.scope, seat.engine
     older = engine.store.versions([m.id for m in chosen], scope)
     memories = [*chosen, *older]
     for memory in memories:
@@ -134,7 +153,7 @@ def erase_memories(
         selection=selection,
         counts=ErasureTally(versions=len(older)),
         digest=ids_digest(ids),
-        at=view.now(),
+        at=seat.now(),
         agent_id=scope.agent_id,
         channel=scope.channel,
     )
@@ -144,23 +163,23 @@ def erase_memories(
     # A receipt's id is an id of the engine's, so unique and ordered as theirs.
     receipt = replace(receipt, id="era_" + engine.ids.next(receipt.at).partition("_")[2])
     tally = engine.store.erase(ids, sweep=sweep, text_hashes=hashes, receipt=receipt)
-    _scrub(view)
+    _scrub(seat)
     return replace(receipt, counts=tally)
 
 
-def forget_hard(view: View, memory_id: str) -> Memory:
+def forget_hard(seat: Seat, memory_id: str) -> Memory:
     """See ``Palace.forget``: the memory and its older versions, erased."""
-    memory = view.get(memory_id)
-    check_change(view.scope, memory, "forget")
-    receipt = erase(view, Selection.memory(memory.id), confirm=True, action="forget")
+    memory = _visible(seat, memory_id)
+    check_change(seat.scope, memory, "forget")
+    receipt = erase(seat, Selection.memory(memory.id), confirm=True, action="forget")
     if receipt.counts.memories == 0:  # deleted by someone else in between
         raise NotFoundError(memory_id)
     return memory
 
 
-def _scrub(view: View) -> None:
+def _scrub(seat: Seat) -> None:
     """What is left on disk of the erased rows goes (the module's docstring)."""
-    engine = view.engine
+    engine = seat.engine
     engine.store.scrub()
     warm_cache.discard(engine.store)
     engine.semantic.forget_queries()

@@ -11,7 +11,6 @@ backup.
 from __future__ import annotations
 
 import functools
-import time
 from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime
@@ -19,7 +18,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
-from mindpalace import backup, importing, listing, telemetry, transcripts
+from mindpalace import backup, importing, listing, reading, telemetry, transcripts
 from mindpalace.config import Settings
 from mindpalace.conversations import Message
 from mindpalace.doctor import DoctorReport, examine
@@ -46,8 +45,9 @@ from mindpalace.models import (
 )
 from mindpalace.palace_writes import PalaceWrites
 from mindpalace.personal import Personal, SearchResults
+from mindpalace.recall_request import RecallRequest
 from mindpalace.retention import Retention
-from mindpalace.retrieval import modes, pipeline
+from mindpalace.retrieval import pipeline
 from mindpalace.retrieval.indexing import SemanticIndex
 from mindpalace.scoping import build_scope
 from mindpalace.seat import Seat
@@ -60,12 +60,10 @@ from mindpalace.validation import (
     check_id,
     check_limit,
     check_names,
-    check_query,
 )
 
 __all__ = ["EXPORT_FORMAT", "Palace"]
 
-MAX_RECALL_LIMIT = 100
 MAX_LIST_LIMIT = 10_000
 
 
@@ -353,67 +351,9 @@ class Palace(PalaceWrites):
         Raises:
             ValidationError: on an invalid filter, limit or mode.
         """
-        check_query(query)
-        check_limit(limit, low=1, high=MAX_RECALL_LIMIT)
-        prior = modes.check_mode(mode)
-        filters = listing.recall_filters(
-            types=types,
-            stores=stores,
-            categories=categories,
-            tags=tags,
-            visibility=visibility,
-            include_archived=include_archived,
-            created_after=created_after,
-            created_before=created_before,
-            kinds=kinds,
-            projects=projects,
-            completed=completed,
-            agents=agents,
-        )
-        if not query.strip():
-            return HitList([], mode="hybrid" if self.semantic.available else "text")
-        started = time.perf_counter()
-        with telemetry.span("recall", limit=limit, expand=expand) as trace:
-            # The palace's recorded model is read once per recall, here.
-            usable = self.semantic.usable()
-            with telemetry.span("recall.embed"):
-                vector = None if usable is None else self.semantic.embed_query(usable, query)
-            embedded = time.perf_counter()
-            in_store = None
-            dense = None
-            if usable is not None and vector is not None:
-                in_store = self.semantic.database_key(usable)
-                dense = None if in_store else self.semantic.dense_index(usable)
-            # A mode re-ranks a deeper list than it returns.
-            depth = limit if prior.neutral else min(MAX_RECALL_LIMIT, max(3 * limit, 30))
-            hits = pipeline.recall(
-                self.store,
-                query=query,
-                scope=self.scope,
-                filters=filters,
-                limit=depth,
-                now=self.now(),
-                query_vector=vector,
-                dense_index=dense,
-                in_store=in_store,
-                options=self.recall_options
-                if expand
-                else replace(self.recall_options, expand=False),
-                scorer=self.signals.active_scorer(),
-            )
-            if not prior.neutral:
-                hits = modes.apply_mode(
-                    hits, prior, store=self.store, scope=self.scope, now=self.now(), limit=limit
-                )
-            trace.count(mode=hits.mode, hits=len(hits))
-        timings = {"embed": (embedded - started) * 1000, **hits.timings}
-        self.engine.metrics.recall(timings, mode=hits.mode, seconds=time.perf_counter() - started)
-        if hits.mode == "text" and hits.notice == pipeline.TEXT_ONLY_NOTICE:
-            reason = self.semantic.failure
-            if reason:
-                hits.notice = f"{pipeline.TEXT_ONLY_NOTICE} Reason: {reason}."
-        self.signals.record_recall(query, hits)
-        return hits
+        # The arguments are the request's fields, by name (tests hold them equal).
+        given = {name: value for name, value in locals().items() if name != "self"}
+        return reading.recall(self.seat, RecallRequest.of(**given), options=self.recall_options)
 
     def feedback(self, memory_id: str, *, useful: bool) -> Signal | None:
         """Judge a recalled memory useful or not (``Signals.feedback``)."""

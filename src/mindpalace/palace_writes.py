@@ -182,7 +182,7 @@ class PalaceWrites:
                 (``scoping.check_change``), for it or any older version.
         """
         if hard:
-            return erasure.forget_hard(self, memory_id)
+            return erasure.forget_hard(self.seat, memory_id)
         return writing.forget(self.seat, memory_id)
 
     def erase(self: View, selection: Selection, *, confirm: bool = False) -> Receipt:
@@ -219,9 +219,9 @@ class PalaceWrites:
                 change (``scoping.check_change``); nothing is erased.
         """
         if confirm is not True:  # a dry run writes nothing; erase refuses a non-bool
-            return erasure.erase(self, selection, confirm=confirm)
+            return erasure.erase(self.seat, selection, confirm=confirm)
         with telemetry.write(self.engine.metrics, "erase") as trace:
-            receipt = erasure.erase(self, selection, confirm=True)
+            receipt = erasure.erase(self.seat, selection, confirm=True)
             trace.count(memories=receipt.counts.memories)
         return receipt
 

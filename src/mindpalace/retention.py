@@ -166,7 +166,7 @@ def apply_rules(view: View, rules: list[RetentionRule], *, confirm: bool) -> Rec
             }
         )
     selection = {"kind": "retention", "rules": reached}
-    return erase_memories(view, list(chosen.values()), selection, confirm=confirm)
+    return erase_memories(view.seat, list(chosen.values()), selection, confirm=confirm)
 
 
 def run_due(view: View, *, every: int, now: datetime | None = None) -> Receipt | None:

@@ -27,17 +27,25 @@ from datetime import datetime
 from typing import IO, TYPE_CHECKING, Any
 
 from mindpalace.errors import BusyError, ValidationError
-from mindpalace.ids import IdGenerator
 from mindpalace.models import HitList, Scope
 from mindpalace.retrieval import scorer as learned
 from mindpalace.scoping import check_change
+from mindpalace.seat import Seat
 from mindpalace.store.base import Signal
 from mindpalace.validation import check_limit
 
 if TYPE_CHECKING:
     from mindpalace.view import View
 
-__all__ = ["Signals", "TrainingPair", "TrainingReport", "training_examples"]
+__all__ = [
+    "Signals",
+    "TrainingPair",
+    "TrainingReport",
+    "active_scorer",
+    "record_recall",
+    "scorer_weights",
+    "training_examples",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,61 +110,84 @@ class TrainingReport:
         }
 
 
+def record_recall(seat: Seat, query: str, hits: HitList) -> None:
+    """Record what a recall in ``seat`` returned: ids, final ranks and
+    scores (nothing when signals are off). Never waits for a writer: while
+    another process holds the write lock the outcome is dropped, and
+    counted (``engine.recalls.dropped``)."""
+    engine = seat.engine
+    if not engine.settings.signals:
+        return
+    scope = seat.scope
+    at = seat.now()
+    recall_id = engine.recalls.ids.next(at)
+    engine.recalls.returned(scope.agent_id, scope.channel, (h.memory.id for h in hits), recall_id)
+    signal = Signal(
+        kind="recall",
+        agent_id=scope.agent_id,
+        at=at,
+        channel=scope.channel,
+        query=query,
+        data={
+            "recall": recall_id,
+            "mode": hits.mode,
+            "features": list(learned.HIT_FEATURES),
+            "hits": [
+                {
+                    "id": h.memory.id,
+                    "rank": rank,
+                    "score": round(h.score, 6),
+                    # what the scorer trains on, as it was at this recall
+                    "f": [round(v, 6) for v in learned.hit_features(h, at)],
+                }
+                for rank, h in enumerate(hits, start=1)
+            ],
+        },
+    )
+    try:
+        engine.store.record_signals([signal], wait=False)
+    except BusyError:
+        engine.recalls.drop()
+
+
+def scorer_weights(seat: Seat) -> learned.ScorerWeights | None:
+    """The seat's agent's trained scorer weights (its channel), or None."""
+    scope = seat.scope
+    if scope.unscoped:
+        return None
+    data = seat.engine.store.load_scorer(agent_id=scope.agent_id, channel=scope.channel)
+    return learned.ScorerWeights.from_dict(data) if data else None
+
+
+def active_scorer(seat: Seat) -> learned.ScorerWeights | None:
+    """The weights a recall in ``seat`` uses: its agent's trained scorer
+    when ``MINDPALACE_SCORER=on``, else None (the pipeline's order)."""
+    if not seat.engine.settings.scorer:
+        return None
+    weights = scorer_weights(seat)
+    return weights if weights is not None and weights.trained else None
+
+
 class Signals:
     """The signals side of a palace (``palace.signals``)."""
 
     def __init__(self, palace: View) -> None:
         self._palace = palace
-        self.dropped = 0  # recall outcomes not recorded because the palace was busy
-        self._recall_ids = IdGenerator("rcl_")
-        # memory id -> the latest recall (in this process) that returned it, so
-        # feedback can say which recall it judges (consolidation pairs the
-        # memories judged useful for one recall).
-        self._last_recall: dict[str, str] = {}
 
     @property
     def enabled(self) -> bool:
         """Whether this palace records signals (``MINDPALACE_SIGNALS``)."""
         return self._palace.engine.settings.signals
 
+    @property
+    def dropped(self) -> int:
+        """Recall outcomes not recorded because the palace was busy (this
+        process, every view of the engine)."""
+        return self._palace.engine.recalls.dropped
+
     def record_recall(self, query: str, hits: HitList) -> None:
         """Record what a recall returned: ids, final ranks and scores."""
-        if not self.enabled:
-            return
-        scope = self._palace.scope
-        at = self._palace.now()
-        recall_id = self._recall_ids.next(at)
-        if len(self._last_recall) > 10_000:
-            self._last_recall.clear()
-        self._last_recall.update((h.memory.id, recall_id) for h in hits)
-        signal = Signal(
-            kind="recall",
-            agent_id=scope.agent_id,
-            at=at,
-            channel=scope.channel,
-            query=query,
-            data={
-                "recall": recall_id,
-                "mode": hits.mode,
-                "features": list(learned.HIT_FEATURES),
-                "hits": [
-                    {
-                        "id": h.memory.id,
-                        "rank": rank,
-                        "score": round(h.score, 6),
-                        # what the scorer trains on, as it was at this recall
-                        "f": [round(v, 6) for v in learned.hit_features(h, at)],
-                    }
-                    for rank, h in enumerate(hits, start=1)
-                ],
-            },
-        )
-        try:
-            self._palace.engine.store.record_signals([signal], wait=False)
-        except BusyError:
-            # A recall never waits for a writer to record its statistics: while
-            # another process holds the write lock, this outcome is dropped.
-            self.dropped += 1
+        record_recall(self._palace.seat, query, hits)
 
     def feedback(self, memory_id: str, *, useful: bool) -> Signal | None:
         """Record that a recalled memory helped (``useful``) or not.
@@ -183,7 +214,12 @@ class Signals:
             at=self._palace.now(),
             channel=scope.channel,
             memory_id=memory.id,
-            data={"useful": useful, "recall": self._last_recall.get(memory.id)},
+            data={
+                "useful": useful,
+                "recall": self._palace.engine.recalls.last_recall(
+                    scope.agent_id, scope.channel, memory.id
+                ),
+            },
         )
         self._palace.engine.store.record_signals([signal])
         return signal
@@ -305,19 +341,12 @@ class Signals:
 
     def weights(self) -> learned.ScorerWeights | None:
         """This agent's trained scorer weights (this channel), or None."""
-        scope = self._palace.scope
-        if scope.unscoped:
-            return None
-        data = self._palace.engine.store.load_scorer(agent_id=scope.agent_id, channel=scope.channel)
-        return learned.ScorerWeights.from_dict(data) if data else None
+        return scorer_weights(self._palace.seat)
 
     def active_scorer(self) -> learned.ScorerWeights | None:
         """The weights recall should use: this agent's trained scorer when
         ``MINDPALACE_SCORER=on``, else None (the pipeline's order)."""
-        if not self._palace.engine.settings.scorer:
-            return None
-        weights = self.weights()
-        return weights if weights is not None and weights.trained else None
+        return active_scorer(self._palace.seat)
 
 
 def training_examples(pairs: Sequence[TrainingPair]) -> list[learned.Example]:

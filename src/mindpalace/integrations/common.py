@@ -39,7 +39,8 @@ from mindpalace.conversations import Message
 from mindpalace.embed.base import Embedder
 from mindpalace.errors import ConfigError, NotFoundError, PermissionDenied, ValidationError
 from mindpalace.models import Category, Hit, Memory
-from mindpalace.palace import MAX_RECALL_LIMIT, Palace
+from mindpalace.palace import Palace
+from mindpalace.recall_request import MAX_RECALL_LIMIT
 from mindpalace.retrieval.modes import check_mode
 from mindpalace.skills.context import MAX_TOKENS, MIN_TOKENS
 from mindpalace.validation import check_agent_id, check_identifier, check_limit, parse_many

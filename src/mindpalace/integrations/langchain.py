@@ -23,6 +23,7 @@ import asyncio
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from mindpalace import reading
 from mindpalace.integrations.common import (
     DEFAULT_CONTEXT_TOKENS,
     MemoryTools,
@@ -38,6 +39,7 @@ from mindpalace.integrations.common import (
 )
 from mindpalace.models import Hit, Memory
 from mindpalace.palace import Palace
+from mindpalace.recall_request import RecallRequest
 
 with requires_extra(__name__, "langchain-core", "langchain"):
     from langchain_core.callbacks import (
@@ -223,7 +225,8 @@ class MindPalaceRetriever(BaseRetriever):
         return [document(hit) for hit in hits]
 
     def _recall(self, query: str) -> list[Hit]:
-        return self.palace.recall(query, limit=self.k, mode=self.mode, categories=self.categories)
+        request = RecallRequest.of(query, limit=self.k, mode=self.mode, categories=self.categories)
+        return reading.recall(self.palace.seat, request)
 
 
 def memory_tools(

@@ -27,6 +27,7 @@ import asyncio
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from mindpalace import reading
 from mindpalace.integrations.common import (
     DEFAULT_CONTEXT_TOKENS,
     MAX_SESSION_TURNS,
@@ -45,6 +46,7 @@ from mindpalace.integrations.common import (
 from mindpalace.listing import encode_cursor
 from mindpalace.models import Hit, Memory
 from mindpalace.palace import Palace
+from mindpalace.recall_request import RecallRequest
 from mindpalace.skills.context import MIN_TOKENS
 
 with requires_extra(__name__, "llama-index-core", "llama-index"):
@@ -364,9 +366,10 @@ class MindPalaceRetriever(BaseRetriever):
         super().__init__(**options)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        hits = self.palace.recall(
+        request = RecallRequest.of(
             query_bundle.query_str, limit=self.k, mode=self.mode, categories=self.categories
         )
+        hits = reading.recall(self.palace.seat, request)
         return [node(hit) for hit in hits]
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:

@@ -13,10 +13,11 @@ from typing import Annotated, Any, cast
 
 from pydantic import Field, Strict
 
-from mindpalace import listing, writing
+from mindpalace import listing, reading, writing
 from mindpalace.draft import Changes
 from mindpalace.models import Category, MemoryKind, MemoryType, Source, StoreKind, Visibility
 from mindpalace.palace import Palace
+from mindpalace.recall_request import RECALL_FIELDS, RecallRequest
 from mindpalace.selection import SELECTION_KINDS, parse_selection
 from mindpalace.server import shapes
 from mindpalace.server.channels import Channel, on_channel
@@ -174,19 +175,10 @@ def memory_search(
     """Search memories by meaning and keywords, best first. Each has score
     (relevance to the query) and confidence (trust in the memory itself), both
     0-1; an empty list means nothing relevant is stored."""
+    # The arguments but the channel are the request's fields, by name.
+    given = {name: value for name, value in locals().items() if name in RECALL_FIELDS}
     on_channel(palace, channel)
-    hits = palace.recall(
-        query,
-        limit=limit,
-        mode=mode,
-        types=types,
-        stores=stores,
-        categories=categories,
-        tags=tags,
-        expand=expand,
-        include_archived=include_archived,
-    )
-    return hits_json(hits)
+    return hits_json(reading.recall(palace.seat, RecallRequest.of(**given)))
 
 
 def memory_get(palace: Palace, *, memory_id: MemoryId) -> shapes.MemoryResult:

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from mindpalace import listing, writing
+from mindpalace import listing, reading, writing
 from mindpalace.draft import UPDATE_FIELDS, Changes
 from mindpalace.errors import PermissionDenied, ValidationError
 from mindpalace.models import Category, Memory, MemoryType, StoreKind
+from mindpalace.recall_request import RecallRequest
 from mindpalace.scoping import check_change
 from mindpalace.ui.components import Column, fields, table
 from mindpalace.ui.explain import hit_list
@@ -162,7 +163,7 @@ def memories_page(ctx: Ctx) -> Page:
             notes.append(
                 h("p", {"class": "notice"}, "The session filter applies to the list only.")
             )
-        hits = ctx.palace.recall(query, limit=PAGE, **filters)
+        hits = reading.recall(ctx.palace.seat, RecallRequest.of(query, limit=PAGE, **filters))
         body = join(_filter_form(ctx), notes, hit_list(ctx, hits))
         return Page(f"Search: {short(query, 60)}", body, "memories")
     session = ctx.arg("session")

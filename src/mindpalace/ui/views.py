@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from mindpalace import reading
 from mindpalace.errors import ValidationError
 from mindpalace.listing import encode_cursor
 from mindpalace.models import MemoryType
+from mindpalace.recall_request import RecallRequest
 from mindpalace.retrieval.modes import MODES
 from mindpalace.ui.components import Column, table
 from mindpalace.ui.explain import hit_list
@@ -175,7 +177,7 @@ def recall_page(ctx: Ctx) -> Page:
     )
     if not query:
         return Page("Recall", join(h("h1", None, "Recall playground"), form), "recall")
-    hits = ctx.palace.recall(query, limit=limit, mode=mode)
+    hits = reading.recall(ctx.palace.seat, RecallRequest.of(query, limit=limit, mode=mode))
     block = ctx.palace.context(query, max_tokens=max_tokens)
     sources = [
         h(
