@@ -367,7 +367,7 @@ def _duplicates(
                 constraints.add(memory.id)
         return cache[i]
 
-    pairs = near_duplicates(text_of, groups, table.matrix[rows])
+    pairs = near_duplicates(text_of, groups, dense.vectors_of(rows))
     return [
         (ids[k], ids[m], c)
         for k, m, c in pairs

@@ -24,6 +24,7 @@ from __future__ import annotations
 import atexit
 import threading
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -155,10 +156,17 @@ class AnnIndex:
         found = table.seq[rows] == seqs if len(table) else np.zeros(seqs.shape[0], dtype=bool)
         return np.where(found, rows, -1)
 
-    def sync(self, table: VectorTable, *, wait: bool = False) -> None:
+    def sync(
+        self,
+        table: VectorTable,
+        *,
+        wait: bool = False,
+        vectors: Callable[[npt.NDArray[np.int64]], npt.NDArray[np.float32]] | None = None,
+    ) -> None:
         """Extend the graph with ``table``'s embedded rows past
         ``covered_seq``: in a background thread, unless ``wait`` or there
-        are few of them."""
+        are few of them. ``vectors`` reads rows' vectors where the table's
+        matrix does not hold them (a compact index's)."""
         with self._syncing:  # two recalls at once must not add the same rows twice
             if self.building:
                 return
@@ -166,7 +174,8 @@ class AnnIndex:
             rows = np.flatnonzero(table.embedded[start:]) + start
             if rows.shape[0] == 0:
                 return
-            matrix = np.ascontiguousarray(table.matrix[rows], dtype=np.float32)
+            found = vectors(rows) if vectors is not None else table.matrix[rows]
+            matrix = np.ascontiguousarray(found, dtype=np.float32)
             seqs = table.seq[rows].astype(np.int64)
             if wait or rows.shape[0] <= STEP_ROWS:
                 self._add(matrix, seqs)

@@ -17,6 +17,7 @@ from threadpoolctl import ThreadpoolController
 
 from mindpalace.models import RecallFilters, Scope, Visibility
 from mindpalace.retrieval.ann import TAIL_ROWS, AnnIndex
+from mindpalace.retrieval.compact import CompactVectors, lowest, shortlist
 from mindpalace.retrieval.keyword import KeywordIndex
 from mindpalace.retrieval.mentions import MentionIndex
 from mindpalace.retrieval.stages import SessionLayout
@@ -35,6 +36,15 @@ _FARTHEST = 8
 #: up to this many visible rows (or a quarter of the index), dense search
 #: scores just them, exactly, rather than asking a graph
 GATHER_ROWS = 20_000
+#: from this many rows an index keeps its vectors compact (``compact.py``):
+#: int8 codes scanned, floats read only for the rows re-scored. The size
+#: from which a palace keeps an HNSW graph (``DEFAULT_ANN_ROWS``): its
+#: recalls are then scored as the graph's are, partially, whether the
+#: graph or the codes propose the rows; a smaller palace scores every row.
+COMPACT_ROWS = 50_000
+#: rows an int8 scan re-scores exactly at least (more when the codes'
+#: error bounds say more may belong among the best)
+EXACT_WINDOW = 400
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +102,8 @@ class DenseIndex:
         ann: AnnIndex | None = None,
         model: str = "",
         vectors: int = 0,
+        compact: CompactVectors | None = None,
+        compact_rows: int | None = None,
     ) -> None:
         #: which rows mention which entity (None: ask the store)
         self.mentions = mentions
@@ -113,6 +125,14 @@ class DenseIndex:
             keyword = KeywordIndex(table.texts, scopes=scope_keys(table))
         self.keyword = keyword if keyword is not None and len(keyword) == len(table) else None
         table = replace(table, texts=None) if table.texts is not None else table
+        threshold = COMPACT_ROWS if compact_rows is None else compact_rows
+        if compact is None and len(table) >= threshold and table.matrix.shape[1]:
+            compact = CompactVectors.of(table.matrix)
+        #: the vectors as int8 codes and float rows, when kept compact; the
+        #: table's matrix then has no columns (``vectors`` reads a row)
+        self.compact = compact
+        if compact is not None and table.matrix.shape[1]:
+            table = replace(table, matrix=np.empty((len(table), 0), dtype=np.float32))
         self.table = table
         self.embedded: Mask = (
             table.embedded if table.embedded.shape[0] == len(table) else np.ones(len(table), bool)
@@ -148,6 +168,10 @@ class DenseIndex:
         for offset, memory_id in enumerate(more.ids):
             row_of[str(memory_id)] = start + offset
         keyword = None
+        compact = self.compact
+        if compact is not None:
+            compact = compact.extended(more.matrix)
+            more = replace(more, matrix=np.empty((len(more), 0), dtype=np.float32))
         table = self.table.extend(replace(more, texts=None))
         if self.keyword is not None and more.texts is not None:
             keyword = self.keyword.extended(more.texts, scope_keys(table, start))
@@ -163,6 +187,7 @@ class DenseIndex:
             ann=self.ann,
             model=self.model,
             vectors=self.vectors,
+            compact=compact,
         )
         index.store_ann = self.store_ann
         return index
@@ -216,9 +241,49 @@ class DenseIndex:
             ann=self.ann,
             model=self.model,
             vectors=self.vectors,
+            compact=self.compact,
         )
         index.store_ann = self.store_ann
         return index
+
+    def with_compact(self, compact: CompactVectors) -> DenseIndex:
+        """This index with its vectors read from ``compact`` (the same rows'
+        vectors, held elsewhere: mapped from a warm file)."""
+        if len(compact) != len(self):
+            raise ValueError("the compact vectors hold other rows")
+        index = DenseIndex(
+            self.table,
+            generation=self.generation,
+            epoch=self.epoch,
+            row_of=self._row_of,
+            keyword=self.keyword,
+            mentions=self.mentions,
+            ann=self.ann,
+            model=self.model,
+            vectors=self.vectors,
+            compact=compact,
+        )
+        index.store_ann = self.store_ann
+        return index
+
+    @property
+    def dimensions(self) -> int:
+        """The vectors' size (0 when the rows were loaded without them)."""
+        return self.compact.dimensions if self.compact is not None else self.table.matrix.shape[1]
+
+    def vectors_of(self, rows: Rows | Sequence[int]) -> npt.NDArray[np.float32]:
+        """The float vectors of ``rows`` (0 for a row without one)."""
+        picked = np.asarray(rows, dtype=np.int64)
+        if self.compact is not None:
+            return self.compact.floats(picked)
+        found: npt.NDArray[np.float32] = self.table.matrix[picked]
+        return found
+
+    def float_table(self) -> VectorTable:
+        """The table with every vector in its matrix (a copy, when compact)."""
+        if self.compact is None:
+            return self.table
+        return replace(self.table, matrix=self.compact.all_floats())
 
     def _more_mentions(
         self, more: VectorTable, pairs: Sequence[tuple[str, int]] | None
@@ -307,6 +372,13 @@ class DenseIndex:
         """Cosine of ``query`` to every row (mask it before use)."""
         if len(self.table) == 0:
             return np.zeros(0, dtype=np.float32)
+        if self.compact is not None:
+            step = 8_192
+            out = np.empty(len(self.table), dtype=np.float32)
+            for start in range(0, len(self.table), step):
+                rows = np.arange(start, min(start + step, len(self.table)), dtype=np.int64)
+                out[start : start + rows.shape[0]] = few_rows_product(self.vectors_of(rows), query)
+            return out
         if len(self.table) >= _THREADED_ROWS:
             product: npt.NDArray[np.float32] = self.table.matrix @ query
             return product
@@ -325,7 +397,7 @@ class DenseIndex:
         table = self.table
         start = int(np.searchsorted(table.seq, ann.covered_seq, side="right"))
         if len(table) - start > TAIL_ROWS:
-            ann.sync(table)  # catch up in the background; exact meanwhile
+            ann.sync(table, vectors=self.vectors_of)  # catch up in the background; exact meanwhile
             return None
         size, labels = self._labels
         if size != len(ann):
@@ -341,10 +413,10 @@ class DenseIndex:
         found, far = both
         low = self._low(query, allowed)
         if far.shape[0]:
-            low = min(low, float(few_rows_product(table.matrix[far], query).min()))
+            low = min(low, float(few_rows_product(self.vectors_of(far), query).min()))
         tail = np.flatnonzero(allowed[start:]) + start
         if tail.shape[0]:
-            sims = few_rows_product(table.matrix[tail], query)
+            sims = few_rows_product(self.vectors_of(tail), query)
             low = min(low, float(sims.min()))
             if tail.shape[0] > k:
                 tail = tail[np.argpartition(-sims, k - 1)[:k]]
@@ -370,7 +442,7 @@ class DenseIndex:
             size = min(SAMPLE_ROWS, len(self.table))
             picked = rng.choice(len(self.table), size=size, replace=False)
             self._sample = np.sort(picked).astype(np.int64)
-            self._sample_matrix = np.ascontiguousarray(self.table.matrix[self._sample])
+            self._sample_matrix = np.ascontiguousarray(self.vectors_of(self._sample))
         keep = allowed[self._sample]
         if not keep.any():
             return -1.0
@@ -399,7 +471,9 @@ class DenseView:
     Partial: only the rows an approximate search proposed, the ``extra``
     rows (keyword matches) and whatever ``fill`` is later asked for are
     scored, exactly; the others read -1 (below every floor), and ``low``
-    estimates the minimum for range normalisation.
+    estimates the minimum for range normalisation. A compact index
+    (``compact.py``) proposes rows from its int8 codes where no graph
+    does, with the exact minimum (``_from_codes``).
 
     Args:
         index: the dense index.
@@ -421,25 +495,32 @@ class DenseView:
         extra: Rows,
         external: Callable[[int], Sequence[str] | None] | None = None,
     ) -> None:
-        self._matrix = index.table.matrix
+        self._index = index
         self._query = query
         self.low: float | None = None
         self.known: Mask | None = None
         near = None
         count = int(allowed.sum()) if candidates > 0 else 0
-        if candidates > 0 and count <= max(GATHER_ROWS, len(index) // 4):
+        few = candidates > 0 and count <= max(GATHER_ROWS, len(index) // 4)
+        if index.compact is not None and candidates == 0:
+            self._from_codes(allowed, candidates, extra)
+            return
+        if few:
             # Few rows visible (a narrow scope or filter): score just those,
             # exactly; a graph search under so selective a filter may come
             # up short, and gathering them costs less than the graph walk.
             rows = np.flatnonzero(allowed)
             self.sims = np.full(len(index), -1.0, dtype=np.float32)
             if rows.shape[0]:
-                self.sims[rows] = few_rows_product(self._matrix[rows], query)
+                self.sims[rows] = few_rows_product(index.vectors_of(rows), query)
             return
         if candidates > 0 and external is not None:
             near = index.nearest_of(external(candidates), query, allowed)
         elif candidates > 0:
             near = index.nearest(query, allowed, candidates)
+        if near is None and index.compact is not None:
+            self._from_codes(allowed, candidates, extra)
+            return
         if near is None:
             self.sims = index.scores(query)
             return
@@ -457,7 +538,7 @@ class DenseView:
         ranks: every row is scored, and ``low`` is the lowest cosine over
         every row the caller may see (the index's own lowest when None)."""
         view = cls.__new__(cls)
-        view._matrix = index.table.matrix
+        view._index = index
         view._query = np.zeros(0, dtype=np.float32)
         view.sims = np.asarray(sims, dtype=np.float32)
         view.known = np.ones(len(index), dtype=bool)
@@ -477,9 +558,39 @@ class DenseView:
         rows = np.unique(rows)
         rows = rows[~self.known[rows]]
         if rows.shape[0]:
-            self.sims[rows] = few_rows_product(self._matrix[rows], self._query)
+            self.sims[rows] = few_rows_product(self._index.vectors_of(rows), self._query)
             self.known[rows] = True
         return rows
+
+    def _from_codes(self, allowed: Mask, candidates: int, extra: Rows) -> None:
+        """Scores from an int8 scan of every row (``compact.py``), re-scored
+        exactly wherever the order or the range reads them: every allowed
+        row that may be among the ``EXACT_WINDOW`` (or ``candidates``) best
+        or be the lowest, and ``extra``. Those rows, their order and the
+        lowest cosine equal an exact search's.
+
+        With ``candidates`` (weighted fusion) the view is partial, as after
+        a graph's proposals: other rows are scored when ``fill`` asks. For
+        RRF (no ``candidates``) every allowed row reads its estimate and
+        the best their exact cosines (RRF reads the best ranks alone)."""
+        index, query = self._index, self._query
+        compact = index.compact
+        assert compact is not None
+        approx, bound = compact.estimates(query)
+        approx = np.where(allowed, approx, -np.inf).astype(np.float32)
+        best = shortlist(approx, bound, max(EXACT_WINDOW, candidates))
+        least = lowest(approx, bound)
+        exact = np.concatenate((best, least, extra.astype(np.int64)))
+        if candidates == 0:
+            self.sims = np.where(allowed, approx, np.float32(-1.0)).astype(np.float32)
+            exact = np.unique(exact)
+            if exact.shape[0]:
+                self.sims[exact] = few_rows_product(index.vectors_of(exact), query)
+            return
+        self.sims = np.full(len(index), -1.0, dtype=np.float32)
+        self.known = np.zeros(len(index), dtype=bool)
+        self.fill(exact)
+        self.low = float(self.sims[least].min()) if least.shape[0] else None
 
 
 # Below this many rows the product runs on one BLAS thread: OpenBLAS's

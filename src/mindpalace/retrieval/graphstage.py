@@ -221,8 +221,9 @@ def redundant(
     within ``threshold`` cosine of one already chosen."""
     if row is None or dense_index is None or not chosen_rows:
         return False
-    matrix = dense_index.table.matrix
-    sims = few_rows_product(matrix[list(chosen_rows)], matrix[row])
+    sims = few_rows_product(
+        dense_index.vectors_of(list(chosen_rows)), dense_index.vectors_of([row])[0]
+    )
     return bool(np.max(sims) >= threshold)
 
 

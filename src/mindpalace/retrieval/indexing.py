@@ -29,7 +29,7 @@ from mindpalace.embed.base import Embedder
 from mindpalace.embed.texts import Progress, embed_text, text_hash, vector_key
 from mindpalace.errors import ConfigError, EmbeddingError, EmbeddingMismatch, StorageError
 from mindpalace.models import Scope
-from mindpalace.retrieval import ann, parts, warm_cache
+from mindpalace.retrieval import ann, parts, warm_cache, warm_vectors
 from mindpalace.retrieval.dense import DenseIndex
 from mindpalace.retrieval.mentions import MentionIndex
 from mindpalace.retrieval.upgrading import VectorUpgrade
@@ -148,6 +148,8 @@ class SemanticIndex:
         self._uses = 0  # recalls (dense(), or database-mode looks); warm from the 2nd
         self._warming: WarmBuild | None = None  # the background build of the warm indexes
         self._saved_graph: ann.AnnIndex | None = None  # the graph an adopted build found on disk
+        # (vectors' key, epoch) whose vectors were last mapped from disk, or tried
+        self._mapped: tuple[str, int] | None = None
         #: called in the thread that builds the warm indexes once it has read
         #: the palace, before it indexes it (tests hold a build open with it)
         self.warm_hook: Callable[[], None] | None = None
@@ -512,7 +514,7 @@ class SemanticIndex:
                 if self._key != key:
                     self._ann = None
                 elif index is not None and self._ann is not None:
-                    self._ann.refresh(index.table, table)
+                    self._ann.refresh(index.float_table(), table)
                 index = DenseIndex(
                     table,
                     generation=generation,
@@ -542,6 +544,12 @@ class SemanticIndex:
             # Like the warm indexes, the graph is not for a process that
             # recalls once; its build waits for theirs (two cores shared by
             # two builds and the recalls leave each slow).
+            if warm and index.compact is not None and self._mapped != (key, index.epoch):
+                # Once per load of a process that recalls again: the vectors
+                # from the shared file beside the palace (written if none
+                # matches), not this process's own copy.
+                self._mapped = (key, index.epoch)
+                index = warm_vectors.mapped(self.store, index)
             building = self._warming is not None and self._warming.error is None
             if warm and (index.keyword is not None or not building):
                 index = self._with_graph(index)
@@ -559,8 +567,9 @@ class SemanticIndex:
         indexes kept (the rows are the same) and extended by rows written
         since. Called under ``_lock``."""
         table = self.store.load_vectors(index.model)
+        self._mapped = None  # the vectors on disk are of the rows before
         if self._ann is not None:
-            self._ann.refresh(index.table, table)
+            self._ann.refresh(index.float_table(), table)
         fresh = DenseIndex(
             table,
             generation=generation,
@@ -655,8 +664,8 @@ class SemanticIndex:
             return index
         if not ann.available():
             return index
-        self._ann = saved if saved is not None else ann.AnnIndex(index.table.matrix.shape[1])
-        self._ann.sync(index.table)
+        self._ann = saved if saved is not None else ann.AnnIndex(index.dimensions)
+        self._ann.sync(index.table, vectors=index.vectors_of)
         warm_cache.save_graph_when_built(
             self.store, self._ann, index, loaded=len(saved) if saved is not None else 0
         )
@@ -671,7 +680,7 @@ class SemanticIndex:
         if graph is None or index is None:
             return False
         graph.wait()
-        graph.sync(index.table, wait=True)
+        graph.sync(index.table, wait=True, vectors=index.vectors_of)
         return True
 
     # -- maintenance -----------------------------------------------------------------
@@ -712,6 +721,7 @@ class SemanticIndex:
                 progress(min(start + batch, len(memories)), len(memories))
         self.store.set_embedding_config(self.embedder.config, drop_vectors_except=model)
         self._dense = None
+        self._mapped = None
         self._ann = None
         self._warming = None
         self._saved_graph = None

@@ -330,7 +330,7 @@ def _vectors_of(index: DenseIndex) -> Callable[[str], npt.NDArray[np.float32] | 
         row = index.row_of(memory_id)
         if row is None or not index.embedded[row]:
             return None
-        vector: npt.NDArray[np.float32] = index.table.matrix[row]
+        vector: npt.NDArray[np.float32] = index.vectors_of([row])[0]
         return vector
 
     return vector_of

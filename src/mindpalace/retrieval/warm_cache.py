@@ -41,7 +41,7 @@ import stat
 import tempfile
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -53,7 +53,6 @@ from mindpalace.retrieval import ann
 from mindpalace.retrieval.dense import DenseIndex, scope_keys
 from mindpalace.retrieval.keyword import KeywordIndex
 from mindpalace.retrieval.mentions import MentionIndex
-from mindpalace.store.base import VectorTable
 from mindpalace.store.roles import Handle
 from mindpalace.store.sqlite import SQLiteStore
 
@@ -63,14 +62,19 @@ __all__ = [
     "RESAVE_ROWS",
     "SAVE_ROWS",
     "SUFFIX",
+    "VECTORS",
     "Saved",
     "discard",
     "file_state",
     "folder_of",
     "load_graph",
     "load_text",
+    "matches",
+    "meta_of",
     "save_graph_when_built",
     "save_text",
+    "trusted",
+    "write_file",
 ]
 
 #: the folder's name is the palace file's with this after it
@@ -91,7 +95,9 @@ _STALE_TEMP_S = 3_600.0
 
 TEXT = "text.npz"
 GRAPH = "graph.npz"
-#: the files a folder may hold
+#: the vectors as int8 codes and floats, memory-mapped (``warm_vectors.py``)
+VECTORS = "vectors.bin"
+#: the numpy files a folder may hold
 FILES = (TEXT, GRAPH)
 
 Arrays = Mapping[str, npt.NDArray[Any]]
@@ -117,20 +123,22 @@ def folder_of(store: Handle) -> Path | None:
     return Path(location + SUFFIX)
 
 
-def fingerprint(table: VectorTable, rows: int) -> str:
-    """A digest naming the first ``rows`` rows of ``table``: their seqs,
+def fingerprint(index: DenseIndex, rows: int) -> str:
+    """A digest naming the first ``rows`` rows of ``index``: their seqs,
     ids, which have a vector, and a sample of the vectors."""
+    table = index.table
     digest = hashlib.blake2b(digest_size=20)
     digest.update(np.ascontiguousarray(table.seq[:rows], dtype=np.int64).tobytes())
     digest.update("\0".join(str(i) for i in table.ids[:rows].tolist()).encode("utf-8"))
     embedded = table.embedded[:rows] if table.embedded.shape[0] else np.ones(rows, dtype=bool)
     digest.update(np.ascontiguousarray(embedded).tobytes())
     step = max(1, rows // _SAMPLE_ROWS)
-    digest.update(np.ascontiguousarray(table.matrix[:rows:step], dtype=np.float32).tobytes())
+    sample = index.vectors_of(np.arange(0, rows, step, dtype=np.int64))
+    digest.update(np.ascontiguousarray(sample, dtype=np.float32).tobytes())
     return digest.hexdigest()
 
 
-def _meta(index: DenseIndex, rows: int, kind: str) -> dict[str, Any]:
+def meta_of(index: DenseIndex, rows: int, kind: str) -> dict[str, Any]:
     return {
         "format": FORMAT,
         "kind": kind,
@@ -138,11 +146,11 @@ def _meta(index: DenseIndex, rows: int, kind: str) -> dict[str, Any]:
         "epoch": index.epoch,
         "rows": rows,
         "last_seq": int(index.table.seq[rows - 1]) if rows else 0,
-        "fingerprint": fingerprint(index.table, rows),
+        "fingerprint": fingerprint(index, rows),
     }
 
 
-def _matches(meta: Mapping[str, Any], kind: str, snapshot: DenseIndex) -> int | None:
+def matches(meta: Mapping[str, Any], kind: str, snapshot: DenseIndex) -> int | None:
     """The rows of ``snapshot`` a file of ``meta`` covers, or None when it
     is not a file of ``snapshot``'s palace as it is now."""
     rows = meta.get("rows")
@@ -156,7 +164,7 @@ def _matches(meta: Mapping[str, Any], kind: str, snapshot: DenseIndex) -> int | 
         or meta.get("last_seq") != int(snapshot.table.seq[rows - 1])
     ):
         return None
-    if meta.get("fingerprint") != fingerprint(snapshot.table, rows):
+    if meta.get("fingerprint") != fingerprint(snapshot, rows):
         return None
     return rows
 
@@ -202,7 +210,7 @@ def _own_folder(folder: Path) -> bool:
     return stat.S_ISDIR(info.st_mode) and _own(info)
 
 
-def _trusted(folder: Path, handle: IO[bytes]) -> bool:
+def trusted(folder: Path, handle: IO[bytes]) -> bool:
     """Whether an opened cache file and its folder are this user's alone: a
     file planted by another user is ignored."""
     return _own_folder(folder) and _own(os.fstat(handle.fileno()))
@@ -213,7 +221,7 @@ def _read(folder: Path, name: str) -> tuple[dict[str, Any], dict[str, npt.NDArra
     untrusted or unreadable."""
     try:
         with open(folder / name, "rb") as handle:
-            if not _trusted(folder, handle):
+            if not trusted(folder, handle):
                 return None
             with np.load(handle, allow_pickle=False) as npz:
                 arrays = {key: npz[key] for key in npz.files}
@@ -234,7 +242,7 @@ def file_state(folder: Path, name: str) -> tuple[str, dict[str, Any]]:
     loaded."""
     try:
         with open(folder / name, "rb") as handle:
-            if not _trusted(folder, handle):
+            if not trusted(folder, handle):
                 return "untrusted", {}
     except FileNotFoundError:
         return "absent", {}
@@ -266,7 +274,7 @@ def _saved(
     if found is None:
         return None
     meta, arrays = found
-    rows = _matches(meta, kind, snapshot)
+    rows = matches(meta, kind, snapshot)
     return None if rows is None else (meta, arrays, rows)
 
 
@@ -309,7 +317,7 @@ def _load_graph(store: Handle, snapshot: DenseIndex) -> ann.AnnIndex | None:
         table = snapshot.table
         if not np.array_equal(seqs, table.seq[:rows][snapshot.embedded[:rows]]):
             return None
-        return ann.AnnIndex.restored(table.matrix.shape[1], arrays["graph"], seqs)
+        return ann.AnnIndex.restored(snapshot.dimensions, arrays["graph"], seqs)
     except (KeyError, ValueError, TypeError):
         return None
 
@@ -320,6 +328,18 @@ def _load_graph(store: Handle, snapshot: DenseIndex) -> ann.AnnIndex | None:
 def _write(folder: Path, name: str, meta: dict[str, Any], arrays: Arrays) -> bool:
     """Write a cache file atomically; False when the folder cannot be
     written (nothing is left behind), or the palace file is gone."""
+
+    def dump(handle: IO[bytes]) -> None:
+        members: dict[str, Any] = {"meta": np.array(json.dumps(meta)), **arrays}
+        np.savez(handle, allow_pickle=False, **members)
+
+    return write_file(folder, name, dump)
+
+
+def write_file(folder: Path, name: str, dump: Callable[[IO[bytes]], None]) -> bool:
+    """Write the file ``name`` in ``folder`` atomically with ``dump``: under
+    a temporary name, synced, renamed into place. False when the folder
+    cannot be written (nothing is left behind), or the palace file is gone."""
     if not Path(str(folder)[: -len(SUFFIX)]).is_file():
         return False  # removed while a build ran: no folder for nothing
     try:
@@ -332,8 +352,7 @@ def _write(folder: Path, name: str, meta: dict[str, Any], arrays: Arrays) -> boo
         return False
     try:
         with os.fdopen(fd, "wb") as handle:
-            members: dict[str, Any] = {"meta": np.array(json.dumps(meta)), **arrays}
-            np.savez(handle, allow_pickle=False, **members)
+            dump(handle)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temp, folder / name)
@@ -377,7 +396,7 @@ def discard(store: Handle) -> int:
     if folder is None or not _own_folder(folder):
         return 0
     removed = 0
-    for path in [folder / TEXT, folder / GRAPH, *folder.glob(".*.tmp")]:
+    for path in [folder / TEXT, folder / GRAPH, folder / VECTORS, *folder.glob(".*.tmp")]:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
             removed += 1
@@ -427,7 +446,7 @@ def save_text(store: Handle, index: DenseIndex) -> bool:
         mention_offsets=offsets,
         mention_rows=rows.astype(np.int32 if len(index) < 2**31 else np.int64),
     )
-    meta = _meta(index, len(index), "text")
+    meta = meta_of(index, len(index), "text")
     meta.update(terms=len(terms), mention_keys=len(keys))
     return _write(folder, TEXT, meta, out)
 
@@ -446,7 +465,7 @@ def save_graph(store: Handle, graph: ann.AnnIndex, index: DenseIndex) -> bool:
     rows = int(np.searchsorted(index.table.seq, seqs[-1], side="right"))
     if not np.array_equal(seqs, index.table.seq[:rows][index.embedded[:rows]]):
         return False
-    return _write(folder, GRAPH, _meta(index, rows, "graph"), {"graph": data, "seqs": seqs})
+    return _write(folder, GRAPH, meta_of(index, rows, "graph"), {"graph": data, "seqs": seqs})
 
 
 def save_graph_when_built(
