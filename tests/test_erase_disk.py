@@ -237,3 +237,23 @@ def test_postgres_keeps_no_trace_after_a_retention_run(postgres_url: str) -> Non
         assert palace.retention.apply(confirm=True).counts.memories == 3
         cleaned_up(palace)
         assert _pg_holding(postgres_url, secret) == []
+
+
+def test_the_log_and_doctor_say_when_the_cleanup_is_done(folder: Path) -> None:
+    with _open(folder) as palace:
+        palace.remember("A note to erase")
+        receipt = palace.erase(Selection.agent(), confirm=True)
+        assert receipt.cleanup == "pending" and receipt.to_dict()["cleanup"] == "pending"
+        cleaned_up(palace)
+        found = {c.name: c for c in palace.doctor().checks}["erasure_cleanup"]
+        assert found.ok and found.detail == "done after every erasure"
+        # As if the process that erased had stopped before its cleanup ran.
+        with palace.store._write() as cur:  # type: ignore[attr-defined]
+            cur.execute("UPDATE palace_meta SET value = 1 WHERE key = 'erasure_cleanup_from'")
+        assert [r.cleanup for r in palace.erasures()] == ["pending"]
+        found = {c.name: c for c in palace.doctor().checks}["erasure_cleanup"]
+        assert found.ok and "1 erasures' cleanup pending" in found.detail
+        palace.remember("Another note")
+        palace.erase(Selection.agent(), confirm=True)  # cleans up after both
+        cleaned_up(palace)
+        assert [r.cleanup for r in palace.erasures()] == ["done", "done"]
