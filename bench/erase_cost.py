@@ -6,8 +6,13 @@ writes, and the time of an erasure.
   alternating, median of ``--repeat`` runs;
 - erase: a palace of ``--memories`` memories spread over ``--agents``
   agents; the time of a dry run and of ``erase(Selection.agent())`` for one
-  of them (``--memories / --agents`` memories), and of one hard forget in
-  what is left, on SQLite and (``--postgres``) PostgreSQL.
+  of them (``--memories / --agents`` memories): to its commit, and to its
+  background cleanup done (the erasure log says so); the longest stall of a
+  writer on another connection writing all through it, and any error it
+  got; whether the other agents' recall of a fixed query set returns the
+  same hits before and after; one hard forget in what is left; on SQLite
+  and (``--postgres``) PostgreSQL. The goal's shape is ``--memories 1000000
+  --agents 10``.
 
 The ``hashing`` embedder keeps the model's time out of it::
 
@@ -23,6 +28,7 @@ import json
 import random
 import statistics
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -66,9 +72,54 @@ def insert_rate(folder: Path, count: int, *, secure: bool) -> float:
         return count / (time.perf_counter() - start)
 
 
+_QUERIES = tuple(f"{a} {b} {c}" for a, b, c in zip(_WORDS, _WORDS[5:], _WORDS[11:], strict=False))[
+    :8
+] + tuple(f"what did {name} say" for name in _NAMES[:4])
+
+
+def _recalls(palace: Palace, agents: list[str]) -> dict[str, list[list[str]]]:
+    """Each agent's hits (ids, in order) for the fixed query set, once the
+    warm indexes are built (a recall before that reads the store's own
+    text index, ranked a little differently)."""
+    palace.recall(_QUERIES[0])
+    palace.engine.semantic.wait_for_warm()
+    return {
+        agent: [
+            [h.memory.id for h in palace.for_agent(agent).recall(q, limit=10)] for q in _QUERIES
+        ]
+        for agent in agents
+    }
+
+
+class _Writer(threading.Thread):
+    """Writes one memory after another (as another process's writer would,
+    through its own connection) and keeps the longest wait and any error."""
+
+    def __init__(self, target: str) -> None:
+        super().__init__(daemon=True)
+        self.target = target
+        self.stop = threading.Event()
+        self.longest = 0.0
+        self.writes = 0
+        self.errors: list[str] = []
+
+    def run(self) -> None:
+        with _palace(self.target, "writer") as palace:
+            while not self.stop.is_set():
+                began = time.perf_counter()
+                try:
+                    palace.remember(f"writer note {self.writes} during the erasure")
+                except Exception as exc:  # the measurement: any failure is reported
+                    self.errors.append(repr(exc))
+                self.longest = max(self.longest, time.perf_counter() - began)
+                self.writes += 1
+                time.sleep(0.01)
+
+
 def erase_times(target: str, memories: int, agents: int) -> dict[str, Any]:
-    """Fill ``target``, then time a dry run, the erasure of one agent, and a
-    hard forget."""
+    """Fill ``target``, then time a dry run and the erasure of one agent
+    (to its commit and to its cleanup done) while another connection
+    writes, check the other agents' recall, and time a hard forget."""
     rnd = random.Random(11)
     per = memories // agents
     start = time.perf_counter()
@@ -78,25 +129,25 @@ def erase_times(target: str, memories: int, agents: int) -> dict[str, Any]:
             for i in range(0, per, 2000):
                 palace.remember_many(records[i : i + 2000])
     filled = time.perf_counter() - start
+    others = [f"agent{n}" for n in range(1, min(agents, 4))]
     with _palace(target, "agent0") as palace:
-        store = palace.store
-        scrub = store.scrub
-        scrubbed: list[float] = []
-
-        def timed_scrub() -> bool:
-            began = time.perf_counter()
-            try:
-                return scrub()
-            finally:
-                scrubbed.append(time.perf_counter() - began)
-
-        store.scrub = timed_scrub  # type: ignore[method-assign]
+        before = _recalls(palace, others)
         start = time.perf_counter()
         preview = palace.erase(Selection.agent())
         dry = time.perf_counter() - start
+        writer = _Writer(target)
+        writer.start()
+        time.sleep(0.5)
         start = time.perf_counter()
         receipt = palace.erase(Selection.agent(), confirm=True)
-        done = time.perf_counter() - start
+        committed = time.perf_counter() - start
+        while palace.erasures(limit=1)[0].cleanup != "done":
+            time.sleep(0.05)
+        cleaned = time.perf_counter() - start
+        time.sleep(0.5)
+        writer.stop.set()
+        writer.join()
+        after = _recalls(palace, others)
         other = palace.for_agent("agent1")
         victim = other.memories(limit=1)[0]
         start = time.perf_counter()
@@ -105,12 +156,21 @@ def erase_times(target: str, memories: int, agents: int) -> dict[str, Any]:
         left = palace.store.size()
     return {
         "memories": memories,
+        "agents": agents,
         "erased": receipt.counts.to_dict(),
         "same_as_dry_run": preview.counts == receipt.counts,
         "fill_s": round(filled, 1),
         "dry_run_s": round(dry, 3),
-        "erase_s": round(done, 3),
-        "of_which_scrub_s": round(scrubbed[0], 3),
+        "erase_to_commit_s": round(committed, 3),
+        "erase_to_cleanup_done_s": round(cleaned, 3),
+        "receipt_cleanup": receipt.cleanup,
+        "writer": {
+            "writes": writer.writes,
+            "errors": writer.errors[:3],
+            "longest_stall_s": round(writer.longest, 3),
+        },
+        "other_agents_same_hits": before == after,
+        "recall_queries": len(_QUERIES) * len(others),
         "hard_forget_s": round(forget, 3),
         "left": left,
     }

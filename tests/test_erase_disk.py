@@ -1,4 +1,6 @@
-"""Nothing readable left: after an erasure, no byte of the palace's files
+"""Nothing readable left: after an erasure and its cleanup (which runs in
+the background once the erasure committed: the receipt says "pending", the
+erasure log "done" when it finished), no byte of the palace's files
 (SQLite: the database, its WAL and shared memory, the warm indexes saved
 beside it) holds the erased text, in any form the index keeps it; on
 PostgreSQL no table holds it and the touched tables hold no dead tuples.
@@ -8,6 +10,7 @@ from __future__ import annotations
 
 import secrets
 import string
+import time
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
@@ -63,6 +66,17 @@ def _fill(palace: Palace, secret: str) -> str:
     return new.id
 
 
+def cleaned_up(palace: Palace, *, within: float = 60.0) -> None:
+    """Wait until the erasure log says every erasure's cleanup is done."""
+    deadline = time.monotonic() + within
+    while True:
+        receipts = palace.erasures()
+        if receipts and all(r.cleanup == "done" for r in receipts):
+            return
+        assert time.monotonic() < deadline, [r.cleanup for r in receipts]
+        time.sleep(0.02)
+
+
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
     place = tmp_path / "palace"
@@ -88,10 +102,12 @@ def test_no_byte_of_the_erased_text_is_left_in_the_files(folder: Path, how: str)
         if how.startswith("hard"):
             palace.forget(newest, hard=True)
         else:
-            palace.erase(Selection.agent(), confirm=True)
+            assert palace.erase(Selection.agent(), confirm=True).cleanup == "pending"
+        cleaned_up(palace)
         assert _holding(folder, secret) == []  # open: WAL truncated, pages zeroed
         wal = folder / "memories.db-wal"
-        assert not wal.exists() or wal.stat().st_size == 0
+        # Truncated; then the cleanup wrote its own mark (a page or two).
+        assert not wal.exists() or wal.stat().st_size < 3 * 4096
         assert palace.store.integrity_check() == "ok"  # type: ignore[attr-defined]
     finally:
         palace.close()
@@ -154,6 +170,7 @@ def _erase_on_postgres(palace: Palace, url: str) -> None:
 
     assert "memories" in holding()
     palace.forget(newest.id, hard=True)
+    cleaned_up(palace)
     assert holding() == []
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("CREATE EXTENSION IF NOT EXISTS pgstattuple")
@@ -201,6 +218,7 @@ def test_no_byte_is_left_after_a_retention_run(folder: Path) -> None:
         palace.retention.set(30, store="episodic")
         receipt = palace.retention.apply(confirm=True)
         assert receipt.counts.memories == 3  # the turn and both versions of the note
+        cleaned_up(palace)
         assert _holding(folder, secret) == []  # open: WAL truncated, pages zeroed
         assert len(palace.memories()) == 10
     assert _holding(folder, secret) == []
@@ -217,4 +235,25 @@ def test_postgres_keeps_no_trace_after_a_retention_run(postgres_url: str) -> Non
         assert "memories" in _pg_holding(postgres_url, secret)
         palace.retention.set(30, store="episodic")
         assert palace.retention.apply(confirm=True).counts.memories == 3
+        cleaned_up(palace)
         assert _pg_holding(postgres_url, secret) == []
+
+
+def test_the_log_and_doctor_say_when_the_cleanup_is_done(folder: Path) -> None:
+    with _open(folder) as palace:
+        palace.remember("A note to erase")
+        receipt = palace.erase(Selection.agent(), confirm=True)
+        assert receipt.cleanup == "pending" and receipt.to_dict()["cleanup"] == "pending"
+        cleaned_up(palace)
+        found = {c.name: c for c in palace.doctor().checks}["erasure_cleanup"]
+        assert found.ok and found.detail == "done after every erasure"
+        # As if the process that erased had stopped before its cleanup ran.
+        with palace.store._write() as cur:  # type: ignore[attr-defined]
+            cur.execute("UPDATE palace_meta SET value = 1 WHERE key = 'erasure_cleanup_from'")
+        assert [r.cleanup for r in palace.erasures()] == ["pending"]
+        found = {c.name: c for c in palace.doctor().checks}["erasure_cleanup"]
+        assert found.ok and "1 erasures' cleanup pending" in found.detail
+        palace.remember("Another note")
+        palace.erase(Selection.agent(), confirm=True)  # cleans up after both
+        cleaned_up(palace)
+        assert [r.cleanup for r in palace.erasures()] == ["done", "done"]

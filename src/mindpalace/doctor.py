@@ -26,6 +26,8 @@ for a problem, the command that fixes it. The checks:
 ``retention``       the retention rules, when retention last ran, and how many
                     memories have outlived a rule (a problem when some have
                     and no run happened in twice the background period)
+``erasure_cleanup`` whether the disk cleanup after each erasure finished (a
+                    problem when one is still pending after 10 minutes)
 ``extra:NAME``      each optional extra, installed or not (informational:
                     always ``ok``; ``fix`` installs a missing one)
 =================== ==========================================================
@@ -370,6 +372,29 @@ def check_retention(engine: Engine) -> Check:
     return Check("retention", True, detail)
 
 
+# A cleanup after an erasure pending this long is not running any more.
+_CLEANUP_LATE = 600.0
+
+
+def check_erasure_cleanup(engine: Engine) -> Check:
+    """Whether the disk cleanup after each erasure has finished."""
+    receipts = engine.store.erasures(Scope.management())
+    pending = [r for r in receipts if r.cleanup == "pending"]
+    if not pending:
+        return Check("erasure_cleanup", True, "done after every erasure" if receipts else "none")
+    oldest = min(r.at for r in pending)
+    detail = f"{len(pending)} erasures' cleanup pending since {oldest:%Y-%m-%d %H:%M} UTC"
+    if engine.clock().timestamp() - oldest.timestamp() < _CLEANUP_LATE:
+        return Check("erasure_cleanup", True, detail + " (running in the process that erased)")
+    return Check(
+        "erasure_cleanup",
+        False,
+        detail + " (the process that erased stopped first; any erasure cleans up after"
+        " every earlier one)",
+        _command(engine.store.location, "--all-agents retention apply --yes"),
+    )
+
+
 def check_extras() -> list[Check]:
     """Each optional extra, installed or not (informational)."""
     checks = []
@@ -409,6 +434,7 @@ def examine(engine: Engine) -> DoctorReport:
         check_warm_cache(engine),
         *check_telemetry(),
         check_retention(engine),
+        check_erasure_cleanup(engine),
         *check_extras(),
     ]
     return DoctorReport(store.location, tuple(checks))

@@ -21,6 +21,7 @@ from pathlib import Path
 from mindpalace import embed
 from mindpalace.config import Settings, default_db_path
 from mindpalace.embed.base import Embedder
+from mindpalace.erase_cleanup import Cleanup
 from mindpalace.errors import EmbeddingError
 from mindpalace.graph.extract import Extractor
 from mindpalace.graph.llm import llm_extractor
@@ -148,14 +149,18 @@ class Engine:
         self.metrics = Registry()
         #: the recalls this process served, for feedback to name
         self.recalls = RecallLog()
+        #: the disk cleanup after erasures, in the background (erase_cleanup.py)
+        self.cleanup = Cleanup(store)
 
     def now(self) -> datetime:
         """The engine's clock (tests inject a fixed one)."""
         return self.clock()
 
     def close(self) -> None:
-        """Stop the background embedding after its step, close the store. Idempotent."""
+        """Stop the background embedding after its step, finish the cleanup
+        after erasures, close the store. Idempotent."""
         self.semantic.stop_upgrade()
+        self.cleanup.close()
         self.store.close()
 
     def __repr__(self) -> str:

@@ -14,10 +14,13 @@ hard forget) before anything is written; one refusal refuses the whole.
 
 The store removes the rows and every record derived from them in one
 transaction that also writes the receipt (store/erase_sql.py lists the
-tables). Then what is left on disk goes: SQLite's WAL is checkpointed and
-truncated (its pages are zeroed on delete: ``secure_delete``), PostgreSQL's
-touched tables are vacuumed, and the warm indexes saved beside a SQLite
-palace are removed (the next process builds them again).
+tables). The warm indexes saved beside a SQLite palace are removed at once
+(the next process builds them again). What else is left on disk goes after
+the call returns, in the background (erase_cleanup.py): SQLite's text
+indexes are merged and its WAL checkpointed and truncated (its pages are
+zeroed on delete: ``secure_delete``), PostgreSQL's touched tables are
+vacuumed. The receipt says ``cleanup: "pending"``; the erasure log says
+"done" once that finished.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from mindpalace.embed.texts import embed_text, text_hash
 from mindpalace.errors import NotFoundError, ValidationError
 from mindpalace.graph.extract import normalise_name
 from mindpalace.models import Memory, RecallFilters, Scope
-from mindpalace.receipts import ErasureTally, Receipt, Sweep, ids_digest
+from mindpalace.receipts import CLEANUP_PENDING, ErasureTally, Receipt, Sweep, ids_digest
 from mindpalace.retrieval import warm_cache
 from mindpalace.scoping import check_change
 from mindpalace.seat import Seat
@@ -164,7 +167,7 @@ def erase_memories(
     receipt = replace(receipt, id="era_" + engine.ids.next(receipt.at).partition("_")[2])
     tally = engine.store.erase(ids, sweep=sweep, text_hashes=hashes, receipt=receipt)
     _scrub(seat)
-    return replace(receipt, counts=tally)
+    return replace(receipt, counts=tally, cleanup=CLEANUP_PENDING)
 
 
 def forget_hard(seat: Seat, memory_id: str) -> Memory:
@@ -178,8 +181,10 @@ def forget_hard(seat: Seat, memory_id: str) -> Memory:
 
 
 def _scrub(seat: Seat) -> None:
-    """What is left on disk of the erased rows goes (the module's docstring)."""
+    """What is left of the erased rows goes: the warm indexes' files and
+    cached queries now, the rest on disk in the background (the module's
+    docstring)."""
     engine = seat.engine
-    engine.store.scrub()
     warm_cache.discard(engine.store)
     engine.semantic.forget_queries()
+    engine.cleanup.request()

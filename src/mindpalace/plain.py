@@ -474,6 +474,11 @@ def _receipt(receipt: Mapping[str, Any]) -> str:
             f"{INDENT}selection: {_selection(receipt['selection'])}",
             f"{INDENT}at: {_one(receipt['at'])}",
             f"{INDENT}digest of the ids: {_one(receipt['digest'])}",
+            *(
+                [f"{INDENT}disk cleanup: {_one(receipt['cleanup'])}"]
+                if receipt.get("cleanup")
+                else []
+            ),
         ]
     )
 
@@ -487,10 +492,11 @@ def _receipts(receipts: Sequence[Mapping[str, Any]]) -> str:
             _date(r["at"]),
             _clip(_selection(r["selection"]), 60),
             str(r["counts"]["memories"]),
+            _one(r.get("cleanup") or ""),
         ]
         for r in receipts
     ]
-    return _table(rows, ["receipt", "at", "selection", "memories"])
+    return _table(rows, ["receipt", "at", "selection", "memories", "cleanup"])
 
 
 def _updated(memory: Mapping[str, Any]) -> str:

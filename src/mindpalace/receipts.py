@@ -16,7 +16,11 @@ from dataclasses import asdict, dataclass, fields
 from datetime import datetime
 from typing import Any
 
-__all__ = ["ErasureTally", "Receipt", "Sweep", "ids_digest"]
+__all__ = ["CLEANUP_DONE", "CLEANUP_PENDING", "ErasureTally", "Receipt", "Sweep", "ids_digest"]
+
+# A receipt's ``cleanup``: the erasure's disk cleanup is still to come, or done.
+CLEANUP_PENDING = "pending"
+CLEANUP_DONE = "done"
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +106,10 @@ class Receipt:
         channel: the channel it acted through, if any.
         id: the receipt's id in the erasure log; None for a dry run, which
             erased nothing.
+        cleanup: after the erasure's transaction, what is left on disk of
+            the erased rows (SQLite's WAL and index pages, PostgreSQL's dead
+            tuples) is cleaned in the background: "pending" until that is
+            done, then "done"; None for a dry run.
     """
 
     selection: Mapping[str, Any]
@@ -111,6 +119,7 @@ class Receipt:
     agent_id: str
     channel: str | None = None
     id: str | None = None
+    cleanup: str | None = None
 
     @property
     def erased(self) -> bool:
@@ -128,6 +137,7 @@ class Receipt:
             "selection": dict(self.selection),
             "counts": self.counts.to_dict(),
             "digest": self.digest,
+            "cleanup": self.cleanup,
         }
 
 

@@ -268,6 +268,10 @@ class Receipt(TypedDict):
     """Records removed (or that would be), by kind of record."""
     digest: str
     """SHA-256 (hex) over the erased memories' ids, sorted, one a line."""
+    cleanup: str | None
+    """The cleanup of what the erased rows left on disk, after the
+    erasure's transaction: "pending" until done in the background, then
+    "done"; absent for a dry run."""
 
 
 @with_config(_SHAPE)

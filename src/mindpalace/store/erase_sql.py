@@ -21,7 +21,11 @@ The tables an erasure touches (migrations.py has them all):
 - ``erasures``: the receipt, written in the same transaction.
 
 What is left on disk after the transaction is the backend's to clean
-(``scrub``: SQLite checkpoints and truncates its WAL, PostgreSQL vacuums).
+(``scrub``, run in the background after the commit: SQLite merges its text
+indexes and checkpoints and truncates its WAL, PostgreSQL vacuums). Until
+a cleanup that began after an erasure's commit is done, the erasure's
+receipt says its cleanup is pending: ``palace_meta`` keeps the log's first
+such receipt (``erasure_cleanup_from``; 0 or absent: none).
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from dataclasses import replace
 from typing import Any
 
 from mindpalace.models import Memory, RecallFilters, Scope
-from mindpalace.receipts import ErasureTally, Receipt, Sweep
+from mindpalace.receipts import CLEANUP_DONE, CLEANUP_PENDING, ErasureTally, Receipt, Sweep
 from mindpalace.store.core import Cursor, SqlCore
 from mindpalace.store.erase_plan import ErasePlan, contexts_cut, edge_changes, returned
 from mindpalace.store.fragments import (
@@ -46,7 +50,7 @@ from mindpalace.store.fragments import (
 )
 from mindpalace.store.same_as_sql import NOT_APART
 
-__all__ = ["EraseSql"]
+__all__ = ["LOOKUPS", "EraseSql"]
 
 _CHUNK = 500
 # Up to this many erased ids, recall signals are narrowed in SQL first.
@@ -55,6 +59,27 @@ _LIKE_IDS = 50
 # (src replaced dst) and ``merged`` (dst, a duplicate, was merged into src).
 _VERSION_LINKS = ("supersedes", "merged")
 _VECTOR_TABLES = ("embeddings", "part_vectors")
+# palace_meta: the seq of the first receipt whose disk cleanup is pending.
+_CLEANUP_FROM = "erasure_cleanup_from"
+
+# The statements an erasure of many memories runs once per chunk of keys
+# (``{}``: the chunk's placeholders): each must find its rows by index, not
+# scan a table per chunk (tests/store/test_erase_plans.py EXPLAINs them on
+# both backends). In the write transaction: all but ``superseded``.
+LOOKUPS: dict[str, str] = {
+    "erased": "SELECT seq, id, agent_id, channel, session_id, content, embed_hash"
+    " FROM memories WHERE id IN ({}) ORDER BY seq",
+    "superseded": f"SELECT {SELECT_MEMORY} FROM memories m WHERE m.superseded_by IN ({{}})",
+    "tags": "SELECT COUNT(*) FROM memory_tags WHERE memory_seq IN ({})",
+    "relations": "SELECT COUNT(*) FROM entity_relations WHERE memory_seq IN ({})",
+    "skills": "SELECT COUNT(*) FROM skills WHERE memory_seq IN ({})",
+    "links_from": "SELECT src_seq, dst_seq, kind FROM memory_links WHERE src_seq IN ({})",
+    "links_to": "SELECT src_seq, dst_seq, kind FROM memory_links WHERE dst_seq IN ({})",
+    "mentions": "SELECT memory_seq, entity_seq FROM mentions WHERE memory_seq IN ({})",
+    "signals": "SELECT seq FROM signals WHERE memory_id IN ({})",
+    "shared_vectors": "SELECT embed_hash, seq FROM memories WHERE embed_hash IN ({})",
+    "delete": "DELETE FROM memories WHERE seq IN ({})",
+}
 
 
 def _chunks(values: Sequence[Any]) -> Iterator[list[Any]]:
@@ -147,10 +172,10 @@ class EraseSql(SqlCore):
             while frontier:
                 rows: list[Any] = []
                 for chunk in _chunks(frontier):
+                    marks = ", ".join("?" for _ in chunk)
                     rows += self._exec(
                         cur,
-                        f"SELECT {SELECT_MEMORY} FROM memories m"
-                        f" WHERE {in_list('m.superseded_by', chunk)} AND {c_sql}",
+                        LOOKUPS["superseded"].format(marks) + f" AND {c_sql}",
                         [*chunk, *c_params],
                     ).fetchall()
                     rows += self._exec(
@@ -202,9 +227,29 @@ class EraseSql(SqlCore):
         return tally
 
     def scrub(self) -> bool:
-        """After an erasure, outside its transaction: make what the deleted
-        rows held unreadable on disk as far as the backend can (nothing to
-        do by default); False when it could not finish now."""
+        """After erasures, outside their transactions (in the background,
+        erase_cleanup.py): make what the deleted rows held unreadable on
+        disk as far as the backend can (``_clean_disk``), then mark every
+        erasure committed before it began as cleaned up; False when it
+        could not finish now (those stay pending)."""
+        with self._read() as cur:
+            row = self._exec(cur, "SELECT MAX(seq) FROM erasures").fetchone()
+        through = int(row[0] or 0) if row is not None else 0
+        if not self._clean_disk():
+            return False
+        with self._write() as cur:
+            # Erasures committed since it began wait for the next cleanup.
+            self._exec(
+                cur,
+                "UPDATE palace_meta SET value ="
+                " COALESCE((SELECT MIN(seq) FROM erasures WHERE seq > ?), 0) WHERE key = ?",
+                (through, _CLEANUP_FROM),
+            )
+        return True
+
+    def _clean_disk(self) -> bool:
+        """The backend's cleanup of deleted rows on disk (nothing to do by
+        default); False when it could not finish now."""
         return True
 
     def _after_erase(self, cur: Cursor) -> None:
@@ -257,30 +302,17 @@ class EraseSql(SqlCore):
         text_hashes: Collection[str],
     ) -> ErasePlan:
         plan = ErasePlan()
-        found = self._rows(
-            cur,
-            "SELECT seq, id, agent_id, channel, session_id, content, embed_hash"
-            " FROM memories WHERE id IN ({}) ORDER BY seq",
-            sorted(set(memory_ids)),
-        )
+        found = self._rows(cur, LOOKUPS["erased"], sorted(set(memory_ids)))
         plan.seqs = [int(r[0]) for r in found]
         plan.ids = [str(r[1]) for r in found]
         seqs, erased = plan.seqs, set(plan.seqs)
-        plan.tags = self._count(
-            cur, "SELECT COUNT(*) FROM memory_tags WHERE memory_seq IN ({})", seqs
-        )
-        plan.relations = self._count(
-            cur, "SELECT COUNT(*) FROM entity_relations WHERE memory_seq IN ({})", seqs
-        )
-        plan.skills = self._count(cur, "SELECT COUNT(*) FROM skills WHERE memory_seq IN ({})", seqs)
+        plan.tags = self._count(cur, LOOKUPS["tags"], seqs)
+        plan.relations = self._count(cur, LOOKUPS["relations"], seqs)
+        plan.skills = self._count(cur, LOOKUPS["skills"], seqs)
         links = {
             (int(a), int(b), str(k))
-            for column in ("src_seq", "dst_seq")
-            for a, b, k in self._rows(
-                cur,
-                f"SELECT src_seq, dst_seq, kind FROM memory_links WHERE {column} IN ({{}})",
-                seqs,
-            )
+            for lookup in ("links_from", "links_to")
+            for a, b, k in self._rows(cur, LOOKUPS[lookup], seqs)
         }
         plan.links = len(links)
         self._plan_graph(cur, plan)
@@ -289,9 +321,7 @@ class EraseSql(SqlCore):
         hashes = {str(r[6]) for r in found if r[6]} | set(text_hashes)
         still = {
             str(h)
-            for h, seq in self._rows(
-                cur, "SELECT embed_hash, seq FROM memories WHERE embed_hash IN ({})", sorted(hashes)
-            )
+            for h, seq in self._rows(cur, LOOKUPS["shared_vectors"], sorted(hashes))
             if int(seq) not in erased
         }
         plan.vector_hashes = sorted(hashes - still)
@@ -318,14 +348,7 @@ class EraseSql(SqlCore):
 
     def _plan_graph(self, cur: Cursor, plan: ErasePlan) -> None:
         """Mentions, entities left without one, edges left without support."""
-        pairs = [
-            (int(m), int(e))
-            for m, e in self._rows(
-                cur,
-                "SELECT memory_seq, entity_seq FROM mentions WHERE memory_seq IN ({})",
-                plan.seqs,
-            )
-        ]
+        pairs = [(int(m), int(e)) for m, e in self._rows(cur, LOOKUPS["mentions"], plan.seqs)]
         plan.mentions = len(pairs)
         lost = Counter(e for _, e in pairs)
         touched = sorted(lost)
@@ -354,10 +377,7 @@ class EraseSql(SqlCore):
     def _plan_signals(self, cur: Cursor, plan: ErasePlan, sweep: Sweep | None) -> None:
         """Signals about the memories, of the swept scope, and recalls that
         returned an erased memory; the swept scope's scorer weights."""
-        gone = {
-            int(r[0])
-            for r in self._rows(cur, "SELECT seq FROM signals WHERE memory_id IN ({})", plan.ids)
-        }
+        gone = {int(r[0]) for r in self._rows(cur, LOOKUPS["signals"], plan.ids)}
         if sweep is not None:
             where, params = _sweep_clause(sweep)
             gone |= {
@@ -427,7 +447,7 @@ class EraseSql(SqlCore):
             [(c, s) for s, c in sorted(plan.contexts.items())],
         )
         for chunk in _chunks(plan.seqs):
-            self._exec(cur, f"DELETE FROM memories WHERE {in_list('seq', chunk)}", chunk)
+            self._exec(cur, LOOKUPS["delete"].format(", ".join("?" for _ in chunk)), chunk)
         orphans = plan.orphans
         for chunk in _chunks(orphans):
             self._exec(cur, f"DELETE FROM entities WHERE {in_list('seq', chunk)}", chunk)
@@ -474,6 +494,15 @@ class EraseSql(SqlCore):
                 receipt.digest,
             ),
         )
+        row = self._exec(cur, "SELECT seq FROM erasures WHERE id = ?", (receipt.id,)).fetchone()
+        # The first pending receipt stays the first; none pending: this one.
+        self._exec(
+            cur,
+            "INSERT INTO palace_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE"
+            " SET value = CASE WHEN palace_meta.value > 0 THEN palace_meta.value"
+            " ELSE excluded.value END",
+            (_CLEANUP_FROM, int(row[0])),
+        )
 
     def erasures(self, scope: Scope, *, limit: int = 100) -> list[Receipt]:
         """The receipts of the erasures ``scope``'s agent made (of its
@@ -483,12 +512,17 @@ class EraseSql(SqlCore):
         with self._read() as cur:
             rows = self._exec(
                 cur,
-                "SELECT r.id, r.at, r.agent_id, r.channel, r.selection, r.counts, r.digest"
-                f" FROM erasures r WHERE {where} ORDER BY r.seq DESC LIMIT ?",
+                "SELECT r.id, r.at, r.agent_id, r.channel, r.selection, r.counts, r.digest,"
+                f" r.seq FROM erasures r WHERE {where} ORDER BY r.seq DESC LIMIT ?",
                 [*params, limit],
             ).fetchall()
+            mark = self._exec(
+                cur, "SELECT value FROM palace_meta WHERE key = ?", (_CLEANUP_FROM,)
+            ).fetchone()
+        pending_from = int(mark[0]) if mark is not None else 0
         out: list[Receipt] = []
-        for receipt_id, at, agent, channel, selection, counts, digest in rows:
+        for receipt_id, at, agent, channel, selection, counts, digest, seq in rows:
+            pending = 0 < pending_from <= int(seq)
             when = from_epoch(at)
             assert when is not None
             out.append(
@@ -500,6 +534,7 @@ class EraseSql(SqlCore):
                     selection=json.loads(selection),
                     counts=ErasureTally.from_dict(json.loads(counts)),
                     digest=str(digest),
+                    cleanup=CLEANUP_PENDING if pending else CLEANUP_DONE,
                 )
             )
         return out

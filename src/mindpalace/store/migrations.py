@@ -454,6 +454,20 @@ def _v17_same_as(d: Dialect) -> list[str]:
     ]
 
 
+def _v18_erase_lookups(d: Dialect) -> list[str]:
+    # An erasure finds the older versions of what it erases (the rows
+    # superseded by one, erase_sql.versions) and whether a remaining memory
+    # still uses an erased text's vectors (by embed_hash): by index, not a
+    # scan of every memory per chunk of ids (a 1M-memory palace).
+    statements = [
+        "CREATE INDEX memories_superseded_by ON memories (superseded_by)"
+        " WHERE superseded_by IS NOT NULL"
+    ]
+    if d.name == "sqlite":  # PostgreSQL has one since its vectors (pg_vectors.py)
+        statements.append("CREATE INDEX memories_by_embed_hash ON memories (embed_hash)")
+    return statements
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "memories, tags, embeddings, full-text index", _v1_memories),
     Migration(2, "entities, mentions, edges, memory links, signals", _v2_graph),
@@ -472,6 +486,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(15, "retention rules: how long memories are kept", _v15_retention),
     Migration(16, "mentions by name, newest first", _v16_mention_order),
     Migration(17, "a short name the same entity as a full one", _v17_same_as),
+    Migration(18, "erasure look-ups by index: older versions, shared vectors", _v18_erase_lookups),
 )
 
 

@@ -499,7 +499,7 @@ class PostgresStore(DatabaseDense, ScopeKeyTextSearch, SqlStore):
         """Scope partitions of the keyword index left without rows go."""
         cur.execute("DELETE FROM text_scopes WHERE docs <= 0")
 
-    def scrub(self) -> bool:
+    def _clean_disk(self) -> bool:
         """VACUUM the tables an erasure touches (outside any transaction),
         so the deleted rows' dead tuples and index entries go; False when
         it failed (e.g. no permission). A transaction still open elsewhere

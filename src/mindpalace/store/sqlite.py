@@ -67,6 +67,10 @@ _BM25_WEIGHTS = (1.5, 1.0, 0.5, 1.0)
 
 # How long a write that may be dropped (a recall's signal) waits for the lock.
 _BRIEF_WAIT = 0.05
+# The erasure cleanup's merge of the text indexes: pages a step writes (one
+# short write transaction each), and at most this many steps per index.
+_MERGE_PAGES = 2000
+_MERGE_STEPS = 100_000
 
 
 class SQLiteDialect(Dialect):
@@ -270,7 +274,7 @@ class SQLiteStore(PartitionedTextSearch, SqlStore):
             " AND m.channel = memories_fts_parts.channel)"
         )
 
-    def scrub(self) -> bool:
+    def _clean_disk(self) -> bool:
         """Merge both FTS5 indexes into one segment each, so the erased rows'
         terms leave the index's pages (a delete only adds delete markers);
         then copy the committed pages into the file and truncate the WAL,
@@ -278,15 +282,28 @@ class SQLiteStore(PartitionedTextSearch, SqlStore):
         old text). True when done, False when another process's reader
         still needed the WAL (the next checkpoint overwrites it).
 
-        The merge is a transaction of its own: in the erasure's, SQLite
-        3.40's FTS5 left the contentless index malformed (test_leaks.py)."""
-        with self._write() as cur:
-            cur.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
-            cur.execute("INSERT INTO memories_fts_scoped (memories_fts_scoped) VALUES ('optimize')")
+        Run after the erasure's commit, in the background: each merge step
+        is a short transaction of its own (``_MERGE_PAGES`` pages), so a
+        writer waits for one step, never for the whole merge; the first
+        checkpoint copies pages without taking the write lock, so the one
+        that truncates has little left to copy. (In the erasure's
+        transaction, SQLite 3.40's FTS5 left the contentless index
+        malformed: test_leaks.py.)"""
+        for table in ("memories_fts", "memories_fts_scoped"):
+            for _ in range(_MERGE_STEPS):
+                with self._write() as cur:
+                    before = self._conn.total_changes
+                    cur.execute(
+                        f"INSERT INTO {table} ({table}, rank) VALUES ('merge', ?)", (-_MERGE_PAGES,)
+                    )
+                    # Fewer than two changes: nothing was left to merge (FTS5's 'merge').
+                    if self._conn.total_changes - before < 2:
+                        break
         if self._path == ":memory:":
             return True
         with self._lock:
             try:
+                self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
                 row = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
             except sqlite3.OperationalError:
                 return False
