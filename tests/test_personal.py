@@ -545,6 +545,8 @@ def test_migration_5_marks_earlier_turns_as_messages(store_target: str) -> None:
             "DROP INDEX entities_same_as",
             "ALTER TABLE entities DROP COLUMN same_as",
             "ALTER TABLE entities DROP COLUMN link",
+            # 18: erasure look-ups by index
+            "DROP INDEX memories_superseded_by",
         ):
             old._exec(cur, statement)  # type: ignore[attr-defined]
         if store_target.startswith("postgresql://"):  # 8: pgvector (nothing on SQLite)
@@ -566,6 +568,7 @@ def test_migration_5_marks_earlier_turns_as_messages(store_target: str) -> None:
                 old._exec(cur, statement)  # type: ignore[attr-defined]
         else:  # 9: the per-scope keyword index (SQLite only)
             for statement in (
+                "DROP INDEX memories_by_embed_hash",  # 18
                 "DROP TRIGGER memories_fts_scoped_insert",
                 "DROP TRIGGER memories_fts_scoped_delete",
                 "DROP TRIGGER memories_fts_scoped_update",

@@ -505,6 +505,12 @@ export interface Receipt {
   counts: { [key: string]: number };
   /** SHA-256 (hex) over the erased memories' ids, sorted, one a line. */
   digest: string;
+  /**
+   * The cleanup of what the erased rows left on disk, after the
+   * erasure's transaction: "pending" until done in the background, then
+   * "done"; absent for a dry run.
+   */
+  cleanup?: string;
 }
 
 /** A skill in full. */
