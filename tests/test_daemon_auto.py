@@ -88,9 +88,9 @@ def test_a_killed_daemon_loses_no_write(launcher: Launcher) -> None:
     assert _until(lambda: not _alive(pid))
     assert os.path.exists(launcher.socket())  # stale: nobody listens
     # A running daemon only (``on``): the call runs here.
-    here = launcher.run("--agent", "alice", "remember", "The audit moved to Tuesday")
+    here = launcher.run("--agent", "alice", "remember", "The auditors arrive by train")
     assert here.returncode == 0, here.stderr
-    assert _stored(launcher.db, "The audit moved to Tuesday") == 1
+    assert _stored(launcher.db, "The auditors arrive by train") == 1
     # ``auto``: a new daemon takes the stale socket's place and answers.
     again = _auto(launcher, "--agent", "alice", "remember", "The audit ends on Friday")
     assert again.returncode == 0, again.stderr

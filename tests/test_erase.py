@@ -296,11 +296,12 @@ def test_receipts_hold_no_content_and_are_listed_newest_first(palace: Palace) ->
     second = palace.erase(Selection.memory(b.id), confirm=True)
     log = palace.erasures()
     assert [r.id for r in log] == [second.id, first.id]
-    assert log[0] == second
+    # the same receipt, but for the disk cleanup, which may have finished since
+    assert replace(log[0], cleanup=second.cleanup) == second
     text = json.dumps([r.to_dict() for r in log]).lower()
     assert "zebra" not in text and "quartz" not in text
     assert first.digest == hashlib.sha256(a.id.encode()).hexdigest()
-    assert palace.erasures(limit=1) == [second]
+    assert [replace(r, cleanup=second.cleanup) for r in palace.erasures(limit=1)] == [second]
 
 
 def test_the_erasure_log_is_exported_and_imported(
