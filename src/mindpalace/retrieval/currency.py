@@ -100,16 +100,7 @@ def newer_first(
                 head.insert(j, head.pop(at))
                 placed_above[newer.memory.id] = older.id
                 break
-    if not placed_above:
-        return hits
-    scores = [h.score for h in hits[:window]]
-    out = [
-        _placed(hit, place, score, placed_above.get(hit.memory.id), "newer: placed above")
-        for place, (hit, score) in enumerate(zip(head, scores, strict=True), start=1)
-    ]
-    result = HitList([*out, *hits[window:]], mode=hits.mode, notice=hits.notice)
-    result.timings = hits.timings
-    return result
+    return _reordered(hits, head, placed_above, "newer: placed above")
 
 
 def carried_forward(
@@ -169,19 +160,20 @@ def older_first(hits: HitList, *, window: int = WINDOW) -> HitList:
         if above is not None:
             head.insert(above, head.pop(at))
             placed_above[old.memory.id] = head[above + 1].memory.id
+    return _reordered(hits, head, placed_above, "older: placed above")
+
+
+def _reordered(hits: HitList, head: list[Hit], placed_above: dict[str, str], why: str) -> HitList:
+    """``hits`` with its first ``len(head)`` in ``head``'s order, the scores
+    staying with the places, and each hit moved above another saying so
+    (``why`` and the other's id)."""
     if not placed_above:
         return hits
-    scores = [h.score for h in hits[:window]]
-    out = [
-        _placed(hit, place, score, placed_above.get(hit.memory.id), "older: placed above")
-        for place, (hit, score) in enumerate(zip(head, scores, strict=True), start=1)
-    ]
-    result = HitList([*out, *hits[window:]], mode=hits.mode, notice=hits.notice)
+    out = []
+    for place, (hit, score) in enumerate(zip(head, (h.score for h in hits), strict=False), start=1):
+        over = placed_above.get(hit.memory.id)
+        gates = hit.gates if over is None else (*hit.gates, f"{why} {over}")
+        out.append(replace(hit, score=score, ranks={**hit.ranks, "final": place}, gates=gates))
+    result = HitList([*out, *hits[len(head) :]], mode=hits.mode, notice=hits.notice)
     result.timings = hits.timings
     return result
-
-
-def _placed(hit: Hit, place: int, score: float, over: str | None, why: str) -> Hit:
-    ranks = {**hit.ranks, "final": place}
-    gates = hit.gates if over is None else (*hit.gates, f"{why} {over}")
-    return replace(hit, score=score, ranks=ranks, gates=gates)
