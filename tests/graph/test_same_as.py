@@ -43,6 +43,19 @@ def test_the_rule_links_a_first_name_whichever_comes_first(
     assert _listed(palace)["Maria Lopez"][0] == 3
 
 
+def test_a_longer_first_word_is_another_name(palace: Palace) -> None:
+    """The first word is matched whole: "Mariah Stone" is no full name of
+    "Maria" (the prefix is read as a range of the entities' key index)."""
+    for text in (
+        "Mariah Stone leads the design team",
+        "Maria-Jose Ortega runs the front desk",
+        "Maria Lopez owns the billing service",
+        "Maria: I will take it",
+    ):
+        palace.remember(text)
+    assert _listed(palace)["Maria Lopez"][1] == [("Maria", "first_name")]
+
+
 @pytest.mark.parametrize("short_at", [0, 1, 2])
 def test_two_full_names_of_one_first_name_link_nothing(palace: Palace, short_at: int) -> None:
     texts = ["Maria Lopez owns the billing service", "Maria Chen leads the search team"]

@@ -128,11 +128,21 @@ class SameAsSql(SqlCore):
     def _fulls(self, cur: Cursor, part: tuple[object, ...], first: str) -> list[int]:
         """The multi-word person entities of ``part`` whose first word is
         ``first`` and that are linked to none (two at most: more is ambiguity too)."""
+        # SQLite's LIKE ignores case, so no index serves it: the same prefix
+        # as a range of the part's key index (norms are lower case; " " is
+        # followed by "!"), where a write's cost no longer grows with the
+        # part's entities. PostgreSQL keeps LIKE: a range under its
+        # collation need not be a prefix.
+        prefix: tuple[str, tuple[str, ...]] = (
+            ("norm >= ? AND norm < ?", (f"{first} ", f"{first}!"))
+            if self.dialect.name == "sqlite"
+            else ("norm LIKE ?", (f"{first} %",))
+        )
         rows = self._exec(
             cur,
-            f"SELECT seq FROM entities WHERE {_PART} AND type = ? AND kind = 'name'"
-            " AND same_as IS NULL AND norm LIKE ? ORDER BY seq LIMIT 2",
-            (*part, MemoryType.PERSON.value, f"{first} %"),
+            f"SELECT seq FROM entities WHERE {_PART} AND {prefix[0]} AND type = ?"
+            " AND kind = 'name' AND same_as IS NULL ORDER BY seq LIMIT 2",
+            (*part, *prefix[1], MemoryType.PERSON.value),
         ).fetchall()
         return [int(r[0]) for r in rows]
 
