@@ -551,6 +551,7 @@ def test_migration_5_marks_earlier_turns_as_messages(store_target: str) -> None:
             old._exec(cur, statement)  # type: ignore[attr-defined]
         if store_target.startswith("postgresql://"):  # 8: pgvector (nothing on SQLite)
             for statement in (
+                "DROP INDEX entities_name_prefix",  # 19
                 "DROP TRIGGER embedding_config_index ON embedding_config",
                 "DROP TRIGGER embeddings_vec ON embeddings",
                 "DROP FUNCTION mp_embedding_config_index(), mp_vector_index(INTEGER),"

@@ -468,6 +468,19 @@ def _v18_erase_lookups(d: Dialect) -> list[str]:
     return statements
 
 
+def _v19_name_prefix(d: Dialect) -> list[str]:
+    # The first-name rule reads a part's person entities by first word
+    # (same_as_sql._fulls): SQLite by a range of entities_key; PostgreSQL's
+    # LIKE 'maria %' needs pattern order to use an index (its collation's
+    # order is not bytewise).
+    if d.name == "sqlite":
+        return []
+    return [
+        "CREATE INDEX entities_name_prefix ON entities"
+        " (agent_id, visibility, group_name, channel, norm text_pattern_ops)"
+    ]
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "memories, tags, embeddings, full-text index", _v1_memories),
     Migration(2, "entities, mentions, edges, memory links, signals", _v2_graph),
@@ -487,6 +500,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(16, "mentions by name, newest first", _v16_mention_order),
     Migration(17, "a short name the same entity as a full one", _v17_same_as),
     Migration(18, "erasure look-ups by index: older versions, shared vectors", _v18_erase_lookups),
+    Migration(19, "person entities by first word (PostgreSQL)", _v19_name_prefix),
 )
 
 

@@ -24,7 +24,15 @@ from mindpalace.models import EntityLink, MemoryType, Mention, Scope, Visibility
 from mindpalace.store.core import Cursor, SqlCore
 from mindpalace.store.fragments import in_list, scope_clause, to_epoch
 
-__all__ = ["FIRST_NAME", "JOINED", "NOT_APART", "SameAsSql", "answering", "own_clause"]
+__all__ = [
+    "FIRST_NAME",
+    "JOINED",
+    "NOT_APART",
+    "SameAsSql",
+    "answering",
+    "fulls_query",
+    "own_clause",
+]
 
 FIRST_NAME = "first_name"
 JOINED = "joined"
@@ -92,6 +100,29 @@ _LINK_COLUMNS = (
 )
 
 
+def fulls_query(
+    dialect: str, part: tuple[object, ...], first: str
+) -> tuple[str, tuple[object, ...]]:
+    """The statement (and its parameters) that reads the person entities of
+    ``part`` whose first word is ``first``, by index on each backend.
+
+    SQLite's LIKE ignores case, so no index serves it: the same prefix as a
+    range of the part's key index (norms are lower case; " " is followed by
+    "!"), so that a write's cost does not grow with the part's entities.
+    PostgreSQL keeps LIKE, served by a pattern-order index (migration 19):
+    a range under its collation need not be a prefix."""
+    prefix, bounds = (
+        ("norm >= ? AND norm < ?", (f"{first} ", f"{first}!"))
+        if dialect == "sqlite"
+        else ("norm LIKE ?", (f"{first} %",))
+    )
+    sql = (
+        f"SELECT seq FROM entities WHERE {_PART} AND {prefix} AND type = ?"
+        " AND kind = 'name' AND same_as IS NULL ORDER BY seq LIMIT 2"
+    )
+    return sql, (*part, *bounds, MemoryType.PERSON.value)
+
+
 class SameAsSql(SqlCore):
     """Links between short and full names of one entity, for every backend."""
 
@@ -128,23 +159,8 @@ class SameAsSql(SqlCore):
     def _fulls(self, cur: Cursor, part: tuple[object, ...], first: str) -> list[int]:
         """The multi-word person entities of ``part`` whose first word is
         ``first`` and that are linked to none (two at most: more is ambiguity too)."""
-        # SQLite's LIKE ignores case, so no index serves it: the same prefix
-        # as a range of the part's key index (norms are lower case; " " is
-        # followed by "!"), where a write's cost no longer grows with the
-        # part's entities. PostgreSQL keeps LIKE: a range under its
-        # collation need not be a prefix.
-        prefix: tuple[str, tuple[str, ...]] = (
-            ("norm >= ? AND norm < ?", (f"{first} ", f"{first}!"))
-            if self.dialect.name == "sqlite"
-            else ("norm LIKE ?", (f"{first} %",))
-        )
-        rows = self._exec(
-            cur,
-            f"SELECT seq FROM entities WHERE {_PART} AND {prefix[0]} AND type = ?"
-            " AND kind = 'name' AND same_as IS NULL ORDER BY seq LIMIT 2",
-            (*part, *prefix[1], MemoryType.PERSON.value),
-        ).fetchall()
-        return [int(r[0]) for r in rows]
+        sql, params = fulls_query(self.dialect.name, part, first)
+        return [int(r[0]) for r in self._exec(cur, sql, params).fetchall()]
 
     def _set_link(self, cur: Cursor, short: int, full: int, link: str) -> None:
         self._exec(
