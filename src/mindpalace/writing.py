@@ -192,10 +192,10 @@ RESTATE_CANDIDATES = 5
 
 def restating(seat: Seat, new: NewMemory, vectors: VectorBatch | None, now: datetime) -> NewMemory:
     """``new`` with the current memory it replaces in other words, when
-    there is one (store/supersede.py states the rule, its second): among
-    the best keyword matches of its category in its own scope part,
-    written before it, the one nearest its embedding, if at least the
-    model's same-subject cosine near. Found before the write; the store
+    there is one (store/supersede.py states the rule, its second): the
+    best keyword match of its category in its own scope part, written
+    before it, when it is also the nearest of the five best to its
+    embedding, and at least the model's same-subject cosine near. Found before the write; the store
     checks it again in the write's transaction. Memories of the same batch
     are not candidates for each other (they are not written yet)."""
     if vectors is None or vectors.pending or not may_restate(new):
@@ -223,15 +223,20 @@ def restating(seat: Seat, new: NewMemory, vectors: VectorBatch | None, now: date
         return new
     mine = np.frombuffer(blob, dtype=np.float32)
     best, nearest = cosine, None
-    for memory_id, theirs in store.memory_vectors(vectors.model, [m.id for m in olders]).items():
-        other = np.frombuffer(theirs, dtype=np.float32)
-        if other.shape != mine.shape:
+    stored = store.memory_vectors(vectors.model, [m.id for m in olders])
+    for memory in olders:
+        theirs = stored.get(memory.id)
+        other = None if theirs is None else np.frombuffer(theirs, dtype=np.float32)
+        if other is None or other.shape != mine.shape:
             continue
         norms = float(np.linalg.norm(mine) * np.linalg.norm(other)) or 1.0
         similarity = float(mine @ other) / norms
         if similarity >= best:
-            best, nearest = similarity, memory_id
-    return new if nearest is None else replace(new, restates=(nearest,))
+            best, nearest = similarity, memory
+    # The two signs agree: the nearest is also the best keyword match.
+    if nearest is None or nearest is not olders[0]:
+        return new
+    return replace(new, restates=(nearest.id,))
 
 
 def write_many(seat: Seat, news: list[NewMemory], vectors: VectorBatch | None) -> list[Memory]:
