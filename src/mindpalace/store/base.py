@@ -83,14 +83,4 @@ class Store(
 
 
 #: the roles ``Store`` composes, each method declared by exactly one
-ROLES: tuple[type, ...] = (
-    Handle,
-    MemoryRows,
-    TextIndex,
-    VectorRows,
-    GraphRows,
-    SkillRows,
-    SignalRows,
-    Exchange,
-    Upkeep,
-)
+ROLES: tuple[type, ...] = tuple(base for base in Store.__bases__ if base is not Protocol)
