@@ -120,28 +120,18 @@ def carried_forward(
     own = {h.memory.id: h for h in hits}
     out: list[Hit] = []
     placed: set[str] = set()
+    notes: dict[str, str] = {}
     for hit in hits:
-        memory = hit.memory
-        if memory.superseded_by is None:
-            if memory.id not in placed:
-                out.append(hit)
-                placed.add(memory.id)
-            continue
-        now = current.get(memory.id)
+        now = hit.memory if hit.memory.superseded_by is None else current.get(hit.memory.id)
         if now is None or now.id in placed:
             continue
-        taken = own.get(now.id) or Hit(memory=now, score=hit.score, confidence=confidence(now))
-        gate = f"current: replaces {memory.id}, which matched"
-        out.append(replace(taken, gates=(*taken.gates, gate)))
         placed.add(now.id)
-    scores = [h.score for h in hits[: len(out)]]
-    ranked = [
-        replace(hit, score=score, ranks={**hit.ranks, "final": place})
-        for place, (hit, score) in enumerate(zip(out, scores, strict=True), start=1)
-    ]
-    result = HitList(ranked, mode=hits.mode, notice=hits.notice)
-    result.timings = hits.timings
-    return result
+        if now is hit.memory:
+            out.append(hit)
+            continue
+        out.append(own.get(now.id) or Hit(memory=now, score=hit.score, confidence=confidence(now)))
+        notes[now.id] = f"current: replaces {hit.memory.id}, which matched"
+    return _placed(hits, out, notes)
 
 
 def older_first(hits: HitList, *, window: int = WINDOW) -> HitList:
@@ -164,16 +154,23 @@ def older_first(hits: HitList, *, window: int = WINDOW) -> HitList:
 
 
 def _reordered(hits: HitList, head: list[Hit], placed_above: dict[str, str], why: str) -> HitList:
-    """``hits`` with its first ``len(head)`` in ``head``'s order, the scores
-    staying with the places, and each hit moved above another saying so
-    (``why`` and the other's id)."""
+    """``hits`` with its first ``len(head)`` in ``head``'s order, each hit
+    moved above another saying so (``why`` and the other's id)."""
     if not placed_above:
         return hits
+    notes = {key: f"{why} {over}" for key, over in placed_above.items()}
+    return _placed(hits, [*head, *hits[len(head) :]], notes)
+
+
+def _placed(hits: HitList, ordered: list[Hit], notes: Mapping[str, str]) -> HitList:
+    """``ordered`` (``hits`` reordered, some perhaps left out) in the places
+    of ``hits``: the scores stay with the places, and a hit ``notes`` names
+    says why it is where it is."""
     out = []
-    for place, (hit, score) in enumerate(zip(head, (h.score for h in hits), strict=False), start=1):
-        over = placed_above.get(hit.memory.id)
-        gates = hit.gates if over is None else (*hit.gates, f"{why} {over}")
+    for place, (hit, score) in enumerate(zip(ordered, (h.score for h in hits), strict=False), 1):
+        note = notes.get(hit.memory.id)
+        gates = hit.gates if note is None else (*hit.gates, note)
         out.append(replace(hit, score=score, ranks={**hit.ranks, "final": place}, gates=gates))
-    result = HitList([*out, *hits[len(head) :]], mode=hits.mode, notice=hits.notice)
+    result = HitList(out, mode=hits.mode, notice=hits.notice)
     result.timings = hits.timings
     return result
