@@ -29,7 +29,7 @@ from mindpalace.embed.base import Embedder
 from mindpalace.embed.texts import Progress, embed_text, text_hash, vector_key
 from mindpalace.errors import ConfigError, EmbeddingError, EmbeddingMismatch, StorageError
 from mindpalace.models import Scope
-from mindpalace.retrieval import ann, parts, warm_cache, warm_vectors
+from mindpalace.retrieval import ann, heap, parts, warm_cache, warm_vectors
 from mindpalace.retrieval.dense import DenseIndex
 from mindpalace.retrieval.mentions import MentionIndex
 from mindpalace.retrieval.upgrading import VectorUpgrade
@@ -494,6 +494,7 @@ class SemanticIndex:
                 model=key,
                 vectors=vectors,
             )
+        replaced = False  # whether large arrays were dropped (``heap.release``)
         with self._lock:
             self._uses += 1
             at_once = self.store.warm_at_once
@@ -524,6 +525,7 @@ class SemanticIndex:
                     model=key,
                     vectors=vectors,
                 )
+                replaced = True
             elif index.generation != generation:
                 more = self.store.load_vectors(
                     key, after_seq=index.last_seq, texts=index.keyword is not None
@@ -541,6 +543,7 @@ class SemanticIndex:
                     )
                 else:
                     index = self._adopt_warm(index)
+                replaced = replaced or index.keyword is not None
             # Like the warm indexes, the graph is not for a process that
             # recalls once; its build waits for theirs (two cores shared by
             # two builds and the recalls leave each slow).
@@ -550,10 +553,13 @@ class SemanticIndex:
                 # matches), not this process's own copy.
                 self._mapped = (key, index.epoch)
                 index = warm_vectors.mapped(self.store, index)
+                replaced = True
             building = self._warming is not None and self._warming.error is None
             if warm and (index.keyword is not None or not building):
                 index = self._with_graph(index)
             self._dense, self._key = index, key
+        if replaced:
+            heap.release()
         if warm and generation != self._upgrade_looked and not bool(index.embedded.all()):
             # Memories wait for their vectors (a bulk write's, perhaps of
             # another process): a process that recalls repeatedly embeds them.
