@@ -1,6 +1,6 @@
 """The warm keyword index scores as SQLite's FTS5 ``bm25()`` does (checked
 against FTS5 itself), keeps scores equal when rows arrive later, counts idf
-over what the caller sees, and orders ties as the SQL does."""
+and mean length over what the caller sees, and orders ties as the SQL does."""
 
 from __future__ import annotations
 
@@ -94,28 +94,34 @@ def test_rows_added_later_score_as_a_fresh_build(chunks: list[int]) -> None:
         )
 
 
-def test_idf_counts_only_visible_rows() -> None:
+def test_a_scope_scores_as_an_index_of_its_rows_alone() -> None:
     rows = _corpus(300)
-    db = _fts5(rows)
     index = KeywordIndex(rows)
     visible = np.zeros(len(rows), dtype=bool)
     visible[::3] = True
-    words = ["billing", "kafka", "freeze"]
-    got = index.scores(words, visible)
-    # What ScopedTextSearch computes: each term's FTS5 score re-weighted by
-    # idf over the visible rows / idf over the index (avgdl stays global).
-    expected = np.zeros(len(rows))
-    for word in words:
-        alone = _reference(db, [word], len(rows))
-        hits_all = int((alone > 0).sum())
-        hits_seen = int(((alone > 0) & visible).sum())
-        weight = fts5_idf(int(visible.sum()), hits_seen) / fts5_idf(len(rows), hits_all)
-        expected += alone * weight
-    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
+    own = [row for row, seen in zip(rows, visible, strict=True) if seen]
+    for words in QUERIES:
+        got = index.scores(words, visible)[visible]
+        # FTS5 over the visible rows alone: idf and mean length are theirs.
+        expected = _reference(_fts5(own), words, len(own))
+        np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
     # A word seen only outside the scope adds nothing to anyone.
     hidden = KeywordIndex([(None, "secret word", None, "[]"), (None, "plain", None, "[]")])
     scores = hidden.scores(["secret"], np.array([False, True]))
     assert scores.tolist() == [0.0, 0.0]
+
+
+def test_rows_outside_the_scope_move_no_score() -> None:
+    # Another agent's rows, long or short, written or erased, change
+    # neither the scores nor the order of this scope's rows.
+    rows = _corpus(200)
+    mine = np.ones(len(rows), dtype=bool)
+    alone = KeywordIndex(rows).scores(["billing", "falcon"], mine)
+    for others in (_corpus(50, seed=1), [(None, "falcon", None, "[]")] * 40):
+        index = KeywordIndex(rows).extended(others)
+        visible = np.concatenate((mine, np.zeros(len(others), dtype=bool)))
+        got = index.scores(["billing", "falcon"], visible)[: len(rows)]
+        np.testing.assert_allclose(got, alone, rtol=1e-12)
 
 
 def test_top_rows_order_best_then_newest_then_highest_id() -> None:

@@ -117,8 +117,9 @@ class DenseIndex:
         self._labels: tuple[int, Rows] = (-1, np.empty(0, dtype=np.int64))
         self._sample: Rows | None = None
         self._sample_matrix = np.empty((0, 0), dtype=np.float32)
-        # Scope masks of this (immutable) index, by scope.
+        # Scope masks of this (immutable) index, by scope, and their rows' tokens.
         self._scopes: dict[Scope, Mask] = {}
+        self._scope_tokens: dict[Scope, float] = {}
         # The keyword index is built from the rows' texts, which are then
         # dropped: the store keeps them, the index needs only its postings.
         if keyword is None and table.texts is not None:
@@ -337,6 +338,19 @@ class DenseIndex:
             self._scopes[scope] = cached
         fresh: Mask = cached.copy()
         return fresh
+
+    def keyword_scores(self, terms: Sequence[str], scope: Scope) -> npt.NDArray[np.float64]:
+        """BM25 of every row for ``terms`` (``KeywordIndex.scores``), its
+        statistics those of the rows ``scope`` sees; mask before use."""
+        assert self.keyword is not None
+        visible = self.scope_mask(scope)
+        tokens = self._scope_tokens.get(scope)
+        if tokens is None:
+            tokens = self.keyword.tokens_of(visible)
+            if len(self._scope_tokens) >= 64:
+                self._scope_tokens.clear()
+            self._scope_tokens[scope] = tokens
+        return self.keyword.scores(terms, visible, visible_tokens=tokens)
 
     def _scope_mask(self, scope: Scope) -> Mask:
         t = self.table

@@ -95,7 +95,7 @@ def warm_keywords(
     best visible rows."""
     assert index.keyword is not None
     bm25 = np.zeros(len(index), dtype=np.float64)
-    scored = index.keyword.scores(terms, index.scope_mask(scope))
+    scored = index.keyword_scores(terms, scope)
     table = index.table
     best = top_rows(scored, shown.rows, created_at=table.created_at, ids=table.ids, limit=depth)
     rank: dict[str, int] = {}
@@ -135,7 +135,7 @@ def warm_matches(
     best rows."""
     assert index.keyword is not None
     table = index.table
-    scored = index.keyword.scores(terms, index.scope_mask(scope))
+    scored = index.keyword_scores(terms, scope)
     shown = index.mask(scope, RecallFilters())
     rows = top_rows(scored, shown, created_at=table.created_at, ids=table.ids, limit=limit)
     return [(str(table.ids[row]), float(scored[row])) for row in rows]

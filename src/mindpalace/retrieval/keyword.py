@@ -10,11 +10,13 @@ tags, weighted 1.5 / 1.0 / 0.5 / 1.0), cut into the same terms
                idf(p) * f(p, d) * (k1 + 1) / (f(p, d) + k1 * (1 - b + b * |d| / avgdl))
 
 with ``f(p, d)`` the column-weighted count of ``p`` in ``d``, ``|d|`` its
-length in tokens over every column, ``avgdl`` the mean length over the whole
-index, k1 = 1.2, b = 0.75, and ``idf(p) = ln((N - n + 0.5) / (n + 0.5))``
-floored at 1e-6. As in ``store/scoped_text.py``, N and n count only the rows
-the caller's scope may see, so other agents' memories never move a score;
-what stays global is ``avgdl``, one aggregate number.
+length in tokens over every column, k1 = 1.2, b = 0.75, and ``idf(p) =
+ln((N - n + 0.5) / (n + 0.5))`` floored at 1e-6. N, n and ``avgdl`` (the
+mean length) count only the rows the caller's scope may see, so what other
+agents write or erase never moves a score or an order of this one's hits.
+Where the scope sees every row, these are FTS5's own figures; where it sees
+fewer, FTS5 (the store's search before this index is warm) keeps the whole
+index's mean length, the one difference between the two.
 
 Against FTS5 on disk, this index answers in a few milliseconds at 100k
 memories where FTS5 spends most of a recall computing ``bm25()`` for every
@@ -362,14 +364,27 @@ class KeywordIndex:
             return found[0]
         return np.concatenate([r for r, _ in found]), np.concatenate([t for _, t in found])
 
-    def scores(self, query_words: Sequence[str], visible: Mask) -> Floats:
+    def tokens_of(self, visible: Mask) -> float:
+        """The ``visible`` rows' lengths summed (what ``scores`` divides by
+        their count for the mean length)."""
+        return float(self.lengths.sum(where=visible))
+
+    def scores(
+        self, query_words: Sequence[str], visible: Mask, *, visible_tokens: float | None = None
+    ) -> Floats:
         """BM25 of every row for ``query_words`` (each an FTS5 phrase of one
-        word), idf counted over the ``visible`` rows. Rows outside
-        ``visible`` are scored too: mask them before use."""
+        word), idf and mean length counted over the ``visible`` rows
+        (``visible_tokens``: their ``tokens_of``, computed when None). Rows
+        outside ``visible`` are scored too: mask them before use."""
         rows_total = len(self)
         out = np.zeros(rows_total, dtype=np.float64)
         seen = int(np.count_nonzero(visible))
         whole = seen == rows_total
+        # k1 (1 - b + b |d| / avgdl) = base + per_token * |d|, avgdl the visible rows' own
+        if visible_tokens is None:
+            visible_tokens = self.tokens_of(visible) if not whole else 0.0
+        avgdl = visible_tokens / seen if visible_tokens > 0 else 1.0
+        base, per_token = K1 * (1.0 - B), K1 * B / avgdl
         # The partitions holding a visible row: only their postings are read.
         allowed = (
             None
@@ -393,7 +408,8 @@ class KeywordIndex:
                     if not hits:
                         continue
                     idf = fts5_idf(max(seen, hits), hits)
-                out[rows] += idf * tf * (K1 + 1.0) / (tf + self._norm[rows])
+                norm = self._norm[rows] if whole else base + per_token * self.lengths[rows]
+                out[rows] += idf * tf * (K1 + 1.0) / (tf + norm)
         return out
 
 
