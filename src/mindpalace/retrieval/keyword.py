@@ -15,8 +15,8 @@ ln((N - n + 0.5) / (n + 0.5))`` floored at 1e-6. N, n and ``avgdl`` (the
 mean length) count only the rows the caller's scope may see, so what other
 agents write or erase never moves a score or an order of this one's hits.
 Where the scope sees every row, these are FTS5's own figures; where it sees
-fewer, FTS5 (the store's search before this index is warm) keeps the whole
-index's mean length, the one difference between the two.
+fewer, the store's search before this index is warm re-scores FTS5's answers
+with the same figures (``store/sqlite_text.py``), to the same floats.
 
 Against FTS5 on disk, this index answers in a few milliseconds at 100k
 memories where FTS5 spends most of a recall computing ``bm25()`` for every

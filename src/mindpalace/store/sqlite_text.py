@@ -11,22 +11,36 @@ memories is a term of its own. A search enumerates the partitions the
 caller may see (``memories_fts_parts``, scope clause applied), and counts
 and ranks each one's term alone: nothing of another partition is read.
 
-Scores stay FTS5's BM25 with per-scope idf, as ``scoped_text.py`` defines
-them: each partition's ``bm25()`` is re-weighted by
-``idf_scope(t) / idf_partition(t)``; row lengths and the average length are
-the main index's (the same tokens are indexed, one for one).
+Scores are FTS5's BM25 with the scope's figures, as the warm index
+(``retrieval/keyword.py``) computes them: idf and the mean length count the
+rows the caller may see, so what other agents write or erase moves no score.
+Each partition's ``bm25()`` is solved for the term's weighted count
+(``fts5_bm25.py``) and scored again with the scope's idf and mean length;
+row lengths are the index's own (the same tokens as the main index, one
+for one). Where the scope sees every row, FTS5's single query answers.
 """
 
 from __future__ import annotations
 
 import hashlib
+import heapq
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from mindpalace.models import RecallFilters, Scope
 from mindpalace.store import words
 from mindpalace.store.base import TextMatch
 from mindpalace.store.core import Cursor
 from mindpalace.store.fragments import filter_clause, scope_clause
+from mindpalace.store.fts5_bm25 import (
+    bm25_term,
+    index_lengths,
+    most_after_rescoring,
+    term_frequency,
+    tokens_in,
+    varints,
+)
 from mindpalace.store.scoped_text import ScopedTextSearch, fts5_idf
 
 __all__ = ["PARTITIONED_TEXT_SCHEMA", "PartitionedTextSearch", "scoped_terms"]
@@ -126,17 +140,24 @@ def _phrase(key: str, term: str) -> str | None:
 class PartitionedTextSearch(ScopedTextSearch):
     """``search_text`` over the caller's partitions of ``memories_fts_scoped``."""
 
+    # The first window of a phrase's best matches ranked by FTS5 (then
+    # multiplied by 8 until it holds the answer): ``limit`` times this, or
+    # at least ``_WINDOW_FLOOR``.
+    _WINDOW_PER_HIT = 4
+    _WINDOW_FLOOR = 256
+
     def search_text(
         self, terms: Sequence[str], scope: Scope, filters: RecallFilters, *, limit: int
     ) -> list[TextMatch]:
-        """BM25 with per-scope idf, reading only the partitions ``scope``
-        sees (where it sees every row, FTS5's single query over the main
-        index, as ``ScopedTextSearch`` does)."""
+        """BM25 whose idf and mean length count the rows ``scope`` sees,
+        reading only the partitions it sees (where it sees every row, FTS5's
+        single query over the main index: the figures are the index's)."""
         if scope.unscoped or len(terms) < 1:
             return super().search_text(terms, scope, filters, limit=limit)
-        _, total, seen = self._collection_sizes(scope)
+        generation, total, seen = self._collection_sizes(scope)
         if seen == total:
             return super().search_text(terms, scope, filters, limit=limit)
+        avgdl = self._scope_avgdl(scope, generation)
         s_sql, s_params = scope_clause(scope)
         scores: dict[str, float] = {}
         created: dict[str, float] = {}
@@ -153,15 +174,22 @@ class PartitionedTextSearch(ScopedTextSearch):
                 scope_hits = sum(n for _, n in counts)
                 if not scope_hits:
                     continue
-                idf = fts5_idf(max(seen, scope_hits), scope_hits)
+                # Sizes are cached per generation; a write racing this read
+                # may have added matches since: never count fewer rows than hits.
+                scoring = _Scoring(fts5_idf(max(seen, scope_hits), scope_hits), avgdl)
                 for phrase, hits in counts:
                     if not hits:
                         continue
-                    weight = idf / fts5_idf(max(total, hits), hits)
-                    for memory_id, score, at in self._phrase_top(
-                        cur, phrase, hits=hits, scope=scope, filters=filters, limit=limit
+                    for score, at, memory_id in self._phrase_top(
+                        cur,
+                        phrase,
+                        hits=hits,
+                        scoring=scoring,
+                        scope=scope,
+                        filters=filters,
+                        limit=limit,
                     ):
-                        scores[memory_id] = scores.get(memory_id, 0.0) + score * weight
+                        scores[memory_id] = scores.get(memory_id, 0.0) + score
                         created[memory_id] = at
         # The SQL's order: best first, then newest, then id descending.
         ranked = sorted(scores, reverse=True)
@@ -184,28 +212,132 @@ class PartitionedTextSearch(ScopedTextSearch):
         phrase: str,
         *,
         hits: int,
+        scoring: _Scoring,
         scope: Scope,
         filters: RecallFilters,
         limit: int,
-    ) -> list[tuple[str, float, float]]:
+    ) -> list[tuple[float, float, str]]:
         """The ``limit`` best rows of one partition's ``phrase`` that pass
-        ``filters``: (id, score, created_at). The best ``window`` matches
-        are ranked in the index and joined to their rows; the window grows
-        until ``limit`` rows pass or it holds all ``hits``."""
+        ``filters`` under the scope's figures: (score, created_at, id), best
+        first.
+
+        FTS5 ranks the best ``window`` matches by its own score (the whole
+        index's idf and mean length); they are joined to their rows and
+        re-scored in that order. Re-scoring moves rows, but no further than
+        ``most_after_rescoring`` allows: once the ``limit``-th best so far
+        beats what any row FTS5 ranked lower could reach, the rest are
+        never read. Where the window runs out first it grows (times 8)
+        until that holds or it holds all ``hits``, so the answer is the
+        one ranking every match would give, ties included.
+        """
+        if limit < 1:
+            return []
         s_sql, s_params = scope_clause(scope)  # the partition's: kept as every read's
         f_sql, f_params = filter_clause(filters)
-        window = max(limit * 4, 256)
+        passes = (f"({s_sql}) AND ({f_sql})", [*s_params, *f_params])
+        window = max(limit * self._WINDOW_PER_HIT, self._WINDOW_FLOOR)
         while True:
-            rows = self._exec(
-                cur,
-                f"SELECT m.id, f.score, m.created_at FROM (SELECT rowid AS seq,"
-                f" -bm25(memories_fts_scoped, {_WEIGHTS}) AS score FROM memories_fts_scoped"
-                " WHERE memories_fts_scoped MATCH ? ORDER BY score DESC LIMIT ?) f"
-                f" JOIN memories m ON m.seq = f.seq WHERE {s_sql} AND {f_sql}"
-                " ORDER BY f.score DESC LIMIT ?",
-                [phrase, window, *s_params, *f_params, limit],
-            ).fetchall()
-            if len(rows) >= limit or window >= hits:
-                break
+            best, settled = self._window_top(
+                cur, phrase, window=window, hits=hits, scoring=scoring, passes=passes, limit=limit
+            )
+            if settled or window >= hits:
+                return sorted(best, reverse=True)
             window *= 8
-        return [(str(r[0]), float(r[1]), float(r[2])) for r in rows]
+
+    def _window_top(
+        self,
+        cur: Cursor,
+        phrase: str,
+        *,
+        window: int,
+        hits: int,
+        scoring: _Scoring,
+        passes: tuple[str, list[Any]],
+        limit: int,
+    ) -> tuple[list[tuple[float, float, str]], bool]:
+        """The best ``limit`` rows of FTS5's best ``window`` for ``phrase``
+        that ``passes`` (scope and filters), re-scored; and whether no match
+        past those read could displace them. Rows that do not pass are read
+        too: their FTS5 scores bound those of the rows after them."""
+        rows = self._exec(
+            cur,
+            f"SELECT f.score, m.created_at, m.id, d.sz, {passes[0]},"
+            " (SELECT block FROM memories_fts_scoped_data WHERE id = 1)"
+            f" FROM (SELECT rowid AS seq, -bm25(memories_fts_scoped, {_WEIGHTS}) AS score"
+            " FROM memories_fts_scoped WHERE memories_fts_scoped MATCH ?"
+            " ORDER BY score DESC LIMIT ?) f"
+            " JOIN memories m ON m.seq = f.seq"
+            " JOIN memories_fts_scoped_docsize d ON d.id = f.seq"
+            " ORDER BY f.score DESC",
+            [*passes[1], phrase, window],
+        )
+        best: list[tuple[float, float, str]] = []  # a min-heap of the best ``limit``
+        index: _IndexFigures | None = None
+        for score, at, memory_id, size, admitted, averages in rows:
+            if index is None:  # one statement, one snapshot: FTS5's own figures
+                index = _IndexFigures.of(averages, phrase_hits=hits)
+            if len(best) >= limit and scoring.most(score, index) < best[0][0]:
+                return best, True
+            if not admitted:
+                continue
+            found = (scoring.rescore(score, sum(varints(size)), index), float(at), str(memory_id))
+            if len(best) < limit:
+                heapq.heappush(best, found)
+            elif found > best[0]:
+                heapq.heapreplace(best, found)
+        return best, False
+
+    def _scope_avgdl(self, scope: Scope, generation: int) -> float:
+        """The mean length in tokens of the rows ``scope`` sees (1.0 where
+        they hold none, as ``KeywordIndex.scores``), cached until the next write."""
+        lengths = self._length_cache()
+        cached = lengths.get(scope)
+        if cached is not None and cached[0] == generation:
+            return cached[1]
+        s_sql, s_params = scope_clause(scope)
+        with self._read() as cur:
+            sizes = [
+                bytes(r[0])
+                for r in self._exec(
+                    cur,
+                    "SELECT d.sz FROM memories m"
+                    f" JOIN memories_fts_scoped_docsize d ON d.id = m.seq WHERE {s_sql}",
+                    s_params,
+                ).fetchall()
+            ]
+        tokens = tokens_in(sizes)
+        avgdl = tokens / len(sizes) if tokens > 0 else 1.0
+        if len(lengths) >= 256:
+            lengths.clear()
+        lengths[scope] = (generation, avgdl)
+        return avgdl
+
+
+@dataclass(frozen=True, slots=True)
+class _IndexFigures:
+    """What FTS5 scored one phrase with: its idf and the index's mean length."""
+
+    idf: float
+    avgdl: float
+
+    @classmethod
+    def of(cls, averages: bytes | None, *, phrase_hits: int) -> _IndexFigures:
+        rows, avgdl = index_lengths(averages)
+        return cls(fts5_idf(rows, phrase_hits), avgdl)
+
+
+@dataclass(frozen=True, slots=True)
+class _Scoring:
+    """A term's figures over the scope: its idf and the rows' mean length."""
+
+    idf: float
+    avgdl: float
+
+    def rescore(self, score: float, length: int, index: _IndexFigures) -> float:
+        """FTS5's ``score`` of a row of ``length`` tokens, under these figures."""
+        tf = term_frequency(score, index.idf, length, index.avgdl)
+        return bm25_term(self.idf, tf, length, self.avgdl)
+
+    def most(self, score: float, index: _IndexFigures) -> float:
+        """The best ``rescore`` of any row FTS5 scored ``score`` or less."""
+        return most_after_rescoring(score, index.idf, self.idf, index.avgdl / self.avgdl)
