@@ -551,6 +551,11 @@ def test_migration_5_marks_earlier_turns_as_messages(store_target: str) -> None:
             old._exec(cur, statement)  # type: ignore[attr-defined]
         if store_target.startswith("postgresql://"):  # 8: pgvector (nothing on SQLite)
             for statement in (
+                # 20: the text statistics' triggers as before (text_scopes'
+                # lengths go with the table, below)
+                "DROP TRIGGER memories_text_stats ON memories",
+                "CREATE TRIGGER memories_text_stats AFTER INSERT OR DELETE OR UPDATE OF fts_len"
+                " ON memories FOR EACH ROW EXECUTE FUNCTION mp_text_stats()",
                 "DROP INDEX entities_name_prefix",  # 19
                 "DROP TRIGGER embedding_config_index ON embedding_config",
                 "DROP TRIGGER embeddings_vec ON embeddings",

@@ -58,13 +58,14 @@ def _shape(store: PostgresStore) -> dict[str, Any]:
         scopes = sorted(
             tuple(r)
             for r in store._exec(
-                cur, f"SELECT {_SCOPE}, docs FROM text_scopes WHERE docs > 0"
+                cur, f"SELECT {_SCOPE}, docs, tokens FROM text_scopes WHERE docs > 0"
             ).fetchall()
         )
         scopes_recount = sorted(
             tuple(r)
             for r in store._exec(
-                cur, f"SELECT {_SCOPE}, COUNT(*) FROM memories GROUP BY {_SCOPE}"
+                cur,
+                f"SELECT {_SCOPE}, COUNT(*), SUM(fts_len) FROM memories GROUP BY {_SCOPE}",
             ).fetchall()
         )
     return {

@@ -1,6 +1,7 @@
-"""PostgreSQL's scope-first keyword search: the same BM25 as SQLite's
-partitioned search across scopes, per-partition counts kept on every
-write, and an old palace keyed on upgrade."""
+"""PostgreSQL's scope-first keyword search: the same BM25 as the warm
+keyword index across scopes (idf and mean length of the rows the caller
+sees), untouched by other agents' writes, per-partition counts and lengths
+kept on every write, and an old palace keyed and measured on upgrade."""
 
 from __future__ import annotations
 
@@ -8,11 +9,17 @@ from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 
+import numpy as np
 import psycopg
 import pytest
 
 from bench.pgserver import ThrowawayPostgres, database_url
+from mindpalace import Palace, Selection
+from mindpalace.config import Settings
+from mindpalace.conversations import Message
+from mindpalace.embed import HashingEmbedder
 from mindpalace.models import NewMemory, RecallFilters, Scope, Visibility
+from mindpalace.retrieval.keyword import KeywordIndex
 from mindpalace.store import Store, core
 from mindpalace.store.migrations import MIGRATIONS
 from mindpalace.store.postgres import PostgresStore
@@ -40,20 +47,28 @@ READERS = [
 ]
 
 
+QUERIES = [["tea"], ["green", "tea"], ["morning", "coffee"], ["release"], ["run", "running"]]
+
+
+def _add(store: Store, key: str, row: tuple[str, str, str, str]) -> None:
+    agent, visibility, group, text = row
+    store.add(
+        NewMemory(
+            content=text,
+            content_hash=content_hash(text),
+            agent_id=agent,
+            visibility=Visibility(visibility),
+            group=group or None,
+        ),
+        memory_id=key,
+        now=NOW,
+        scope=Scope(agent_id=agent),
+    )
+
+
 def _fill(store: Store) -> None:
-    for n, (agent, visibility, group, text) in enumerate(CORPUS):
-        store.add(
-            NewMemory(
-                content=text,
-                content_hash=content_hash(text),
-                agent_id=agent,
-                visibility=Visibility(visibility),
-                group=group or None,
-            ),
-            memory_id=f"mem_{n}",
-            now=NOW,
-            scope=Scope(agent_id=agent),
-        )
+    for n, row in enumerate(CORPUS):
+        _add(store, f"mem_{n}", row)
 
 
 @pytest.fixture
@@ -67,21 +82,82 @@ def both(tmp_path: Path, postgres_url: str) -> Iterator[tuple[SQLiteStore, Postg
     postgres.close()
 
 
+def _warm_scores(store: Store, terms: list[str], reader: Scope) -> dict[str, float]:
+    """The warm keyword index's BM25 (``retrieval/keyword.py``, itself
+    checked against FTS5's ``bm25()``) of every row ``reader`` sees, its
+    idf and mean length counted over those rows."""
+    visible = {m.id for m in store.iter_memories(reader)}
+    ids = [f"mem_{n}" for n in range(len(CORPUS))]
+    index = KeywordIndex([(None, text, None, "[]") for *_, text in CORPUS])
+    mask = np.array([key in visible for key in ids], dtype=bool)
+    scores = index.scores(terms, mask)
+    return {key: float(scores[n]) for n, key in enumerate(ids) if mask[n] and scores[n] > 0}
+
+
+@pytest.mark.parametrize("terms", [*QUERIES, ["zzz"]])
 @pytest.mark.parametrize(
-    "terms",
-    [["tea"], ["green", "tea"], ["morning", "coffee"], ["release"], ["run", "running"], ["zzz"]],
+    "reader",
+    [*READERS, Scope.management()],
+    ids=[*(s.agent_id for s in READERS), "management"],
 )
-@pytest.mark.parametrize("reader", READERS, ids=lambda s: s.agent_id)
-def test_scoped_bm25_equals_sqlite_across_scopes(
+def test_scoped_bm25_equals_the_warm_index_across_scopes(
     both: tuple[SQLiteStore, PostgresStore], terms: list[str], reader: Scope
 ) -> None:
-    """Per-scope idf, global mean length, every visible match: the same
-    ids in the same order and the same scores as SQLite's partitioned search."""
+    """Per-scope idf and mean length, every visible match: the scores of
+    the warm keyword index over the rows the reader sees, in its order."""
+    _, postgres = both
+    found = postgres.search_text(terms, reader, RecallFilters(), limit=50)
+    expected = _warm_scores(postgres, terms, reader)
+    assert {m.memory.id: m.bm25 for m in found} == pytest.approx(expected, rel=1e-9)
+    assert [m.bm25 for m in found] == sorted((m.bm25 for m in found), reverse=True)
+
+
+def test_the_palace_wide_search_equals_sqlites(both: tuple[SQLiteStore, PostgresStore]) -> None:
+    """Where the reader sees every row, the statistics are the palace's:
+    SQLite's FTS5 scores, the same on both backends."""
     sqlite, postgres = both
-    a = sqlite.search_text(terms, reader, RecallFilters(), limit=50)
-    b = postgres.search_text(terms, reader, RecallFilters(), limit=50)
-    assert [m.memory.id for m in a] == [m.memory.id for m in b]
-    assert [m.bm25 for m in a] == pytest.approx([m.bm25 for m in b], rel=1e-9)
+    for terms in QUERIES:
+        a = sqlite.search_text(terms, Scope.management(), RecallFilters(), limit=50)
+        b = postgres.search_text(terms, Scope.management(), RecallFilters(), limit=50)
+        assert [m.memory.id for m in a] == [m.memory.id for m in b]
+        assert [m.bm25 for m in a] == pytest.approx([m.bm25 for m in b], rel=1e-9)
+
+
+def _answers(store: PostgresStore, reader: Scope) -> list[list[tuple[str, float]]]:
+    return [
+        [(m.memory.id, m.bm25) for m in store.search_text(terms, reader, RecallFilters(), limit=50)]
+        for terms in QUERIES
+    ]
+
+
+def test_other_agents_writes_and_erasures_move_no_score(postgres_url: str) -> None:
+    """What bob and cy write in partitions ann cannot see, long rows or
+    short, with her query's words or without, and then delete, leaves
+    every one of her scores and their order as they were."""
+    store = PostgresStore(postgres_url, max_connections=2)
+    try:
+        _fill(store)
+        ann = Scope(agent_id="ann")
+        before = _answers(store, ann)
+        assert all(before[:3])  # her queries find her rows
+        others = [
+            ("bob", "isolated", "", " ".join(["tea morning coffee green"] * 60)),
+            ("bob", "isolated", "", "tea"),
+            ("cy", "group", "ops", "green"),
+            ("cy", "isolated", "", " ".join(["unrelated words of a long note"] * 80)),
+        ]
+        for n, row in enumerate(others):
+            _add(store, f"other_{n}", row)
+        assert _answers(store, ann) == before
+        # Their rows moved the mean length of a reader who sees them.
+        bob = Scope(agent_id="bob")
+        _, all_rows, seen = store._collection_sizes(bob)
+        assert seen < all_rows and _answers(store, bob) != before
+        for n, (agent, *_) in enumerate(others):
+            assert store.delete(f"other_{n}", owner=agent)
+        assert _answers(store, ann) == before
+    finally:
+        store.close()
 
 
 def test_the_scoped_path_is_the_one_measured(both: tuple[SQLiteStore, PostgresStore]) -> None:
@@ -113,17 +189,24 @@ def test_word_probes_see_only_the_callers_partitions(
 
 
 def _scope_counts(store: PostgresStore) -> dict[tuple[str, str, str, str], int]:
+    """Each partition's row count, checked with its length (and the
+    palace's, ``text_stats``) against a recount of the rows."""
     with store._read() as cur:
         rows = cur.execute(
-            "SELECT agent_id, visibility, group_name, channel, docs FROM text_scopes WHERE docs > 0"
+            "SELECT agent_id, visibility, group_name, channel, docs, tokens FROM text_scopes"
+            " WHERE docs > 0"
         ).fetchall()
         truth = cur.execute(
-            "SELECT agent_id, visibility, group_name, channel, COUNT(*) FROM memories"
-            " GROUP BY agent_id, visibility, group_name, channel"
+            "SELECT agent_id, visibility, group_name, channel, COUNT(*), SUM(fts_len)"
+            " FROM memories GROUP BY agent_id, visibility, group_name, channel"
         ).fetchall()
-    counts = {tuple(r[:4]): int(r[4]) for r in rows}
-    assert counts == {tuple(r[:4]): int(r[4]) for r in truth}
-    return counts  # type: ignore[return-value]
+        stats = cur.execute("SELECT docs, tokens FROM text_stats WHERE id = 1").fetchone()
+        whole = cur.execute("SELECT COUNT(*), COALESCE(SUM(fts_len), 0) FROM memories").fetchone()
+    assert {tuple(r[:4]): (int(r[4]), int(r[5])) for r in rows} == {
+        tuple(r[:4]): (int(r[4]), int(r[5])) for r in truth
+    }
+    assert tuple(stats) == tuple(whole)
+    return {tuple(r[:4]): int(r[4]) for r in rows}  # type: ignore[misc]
 
 
 def test_partition_counts_follow_every_write(postgres_url: str) -> None:
@@ -142,8 +225,55 @@ def test_partition_counts_follow_every_write(postgres_url: str) -> None:
         # A hard delete takes the row out of its partition's count.
         assert store.delete("mem_2", owner="bob")
         assert _scope_counts(store)[("bob", "isolated", "", "")] == 1
+        # An edit of a text changes the row's length (the BEFORE trigger
+        # sets fts_len, which the UPDATE itself does not name); an edit of
+        # both scope and text moves the new length to the new partition.
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            conn.execute(
+                "UPDATE memories SET content = content || ' and more words' WHERE id = 'mem_4'"
+            )
+            conn.execute(
+                "UPDATE memories SET title = 'a long title of many words' WHERE id = 'mem_6'"
+            )
+            conn.execute(
+                "UPDATE memories SET tags = '[\"kettle\"]', context = 'the kitchen'"
+                " WHERE id = 'mem_7'"
+            )
+            conn.execute("UPDATE memories SET agent_id = 'cy', content = 'tea' WHERE id = 'mem_1'")
+        _scope_counts(store)
     finally:
         store.close()
+
+
+def _length(store: PostgresStore, memory_id: str) -> int:
+    with store._read() as cur:
+        row = cur.execute("SELECT fts_len FROM memories WHERE id = %s", (memory_id,)).fetchone()
+    return int(row[0])
+
+
+def test_partition_lengths_follow_an_erasure_that_rewrites_a_turn(postgres_url: str) -> None:
+    """Erasing a turn rewrites the ``context`` of the next turn of its
+    session (it held the erased turn's start): that row's length changes,
+    and its partition's with it."""
+    settings = Settings(agent_id="ann", signals=False)
+    with Palace(
+        postgres_url, agent_id="ann", settings=settings, embedder=HashingEmbedder(dimensions=16)
+    ) as palace:
+        store = palace.store
+        assert isinstance(store, PostgresStore)
+        turns = palace.add_messages(
+            [
+                Message("my locker code is 4417 and the gym is on Elm street", speaker="ann"),
+                Message("noted, I will remember the locker", speaker="bot"),
+                Message("thanks", speaker="ann"),
+            ],
+            session="gym",
+        )
+        assert sum(_scope_counts(store).values()) == 3
+        long = _length(store, turns[1].id)
+        palace.erase(Selection.memory(turns[0].id), confirm=True)
+        assert _length(store, turns[1].id) < long
+        assert sum(_scope_counts(store).values()) == 2
 
 
 def test_an_old_palace_is_keyed_on_upgrade(
@@ -170,6 +300,43 @@ def test_an_old_palace_is_keyed_on_upgrade(
             assert sum(_scope_counts(store).values()) == len(CORPUS)
             found = store.search_text(["release"], Scope(agent_id="cy"), RecallFilters(), limit=5)
             assert [m.memory.id for m in found] == ["mem_6"]
+        finally:
+            store.close()
+    finally:
+        postgres_server.drop(url)
+
+
+def test_an_older_palace_gets_its_partition_lengths_on_upgrade(
+    postgres_server: ThrowawayPostgres, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A palace written before the partition lengths (schema 19), with an
+    edit of a text its triggers did not count, gets every partition's
+    length and the palace's counted when opened, and searches with them."""
+    name = f"{postgres_server.prefix}prelengths"
+    with psycopg.connect(postgres_server.url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    url = database_url(postgres_server.url, name)
+    old_version = max(m.version for m in MIGRATIONS if m.version < 20)
+    try:
+        with monkeypatch.context() as old:
+            old.setattr(core, "MIGRATIONS", tuple(m for m in MIGRATIONS if m.version < 20))
+            old.setattr(core, "latest_version", lambda: old_version)
+            store = PostgresStore(url)
+            assert store.schema_version() == old_version
+            _fill(store)
+            _add(store, "edited", ("bob", "isolated", "", "short"))
+            store.close()
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("UPDATE memories SET content = %s WHERE id = 'edited'", ("long " * 50,))
+        store = PostgresStore(url)
+        try:
+            assert store.schema_version() == MIGRATIONS[-1].version
+            assert sum(_scope_counts(store).values()) == len(CORPUS) + 1
+            ann = Scope(agent_id="ann")
+            for terms in QUERIES:
+                found = store.search_text(terms, ann, RecallFilters(), limit=50)
+                expected = _warm_scores(store, terms, ann)
+                assert {m.memory.id: m.bm25 for m in found} == pytest.approx(expected, rel=1e-9)
         finally:
             store.close()
     finally:

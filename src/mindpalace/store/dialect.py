@@ -91,6 +91,12 @@ class Dialect(abc.ABC):
         ``scoped_text_schema``)."""
         return []
 
+    def scope_tokens_schema(self) -> list[str]:
+        """Statements keeping each partition's total length beside its row
+        count (``scope_key_schema``), backfilled, so a search's mean length
+        is that of the rows its caller sees (none by default)."""
+        return []
+
     def vector_storage_schema(self) -> list[str]:
         """Statements tuning how stored vectors are laid out (none by default)."""
         return []

@@ -481,6 +481,13 @@ def _v19_name_prefix(d: Dialect) -> list[str]:
     ]
 
 
+def _v20_scope_tokens(d: Dialect) -> list[str]:
+    # BM25's mean length over the rows the caller sees, as its idf: each
+    # scope partition's total length kept with its row count (PostgreSQL;
+    # SQLite's partitioned index has nothing to add).
+    return d.scope_tokens_schema()
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "memories, tags, embeddings, full-text index", _v1_memories),
     Migration(2, "entities, mentions, edges, memory links, signals", _v2_graph),
@@ -501,6 +508,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(17, "a short name the same entity as a full one", _v17_same_as),
     Migration(18, "erasure look-ups by index: older versions, shared vectors", _v18_erase_lookups),
     Migration(19, "person entities by first word (PostgreSQL)", _v19_name_prefix),
+    Migration(20, "text lengths by scope partition (PostgreSQL)", _v20_scope_tokens),
 )
 
 

@@ -16,8 +16,9 @@ HNSW graph does not fit it, and the build is then much slower.
 The copy also sends each vector's pgvector form (``embeddings.vec``) in
 binary itself, as the write path does, instead of leaving the trigger to
 decode the bytes in SQL (about 5x the cost per row, pg_vectors.py), and
-counts the BM25 statistics (``text_stats``, ``text_scopes``) once from the
-copied rows rather than through their per-row triggers.
+counts the BM25 statistics (``text_stats``, ``text_scopes``: rows and their
+lengths) once from the copied rows rather than through their per-row
+triggers.
 """
 
 from __future__ import annotations
@@ -99,8 +100,9 @@ AFTER_BULK_INSERT = [
                 WHERE text_stats.id = 1;
             ELSE
                 DELETE FROM text_scopes;
-                INSERT INTO text_scopes ({_SCOPE}, docs)
-                SELECT {_SCOPE}, COUNT(*) FROM memories GROUP BY {_SCOPE};
+                INSERT INTO text_scopes ({_SCOPE}, docs, tokens)
+                SELECT {_SCOPE}, COUNT(*), COALESCE(SUM(fts_len), 0)
+                FROM memories GROUP BY {_SCOPE};
             END IF;
             EXECUTE format('ALTER TABLE memories ENABLE TRIGGER %I', name);
         END LOOP;

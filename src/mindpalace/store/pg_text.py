@@ -9,17 +9,19 @@ partition (agent, visibility, group, channel): a second GIN index, over
 ``mp_text_keys(...)``, holds one 64-bit key per (partition, lexeme), so the
 lexeme "falcon" of agent a's isolated memories is a key of its own. A
 search lists the partitions the caller may see (``text_scopes``, scope
-clause applied, each with its row count kept by a trigger on write), and
-counts and ranks only the keys of those partitions: nothing of another
-partition is read.
+clause applied, each with its row count and total length kept by a trigger
+on write), and counts and ranks only the keys of those partitions: nothing
+of another partition is read.
 
-Scores are BM25 with per-scope idf, as ``scoped_text.py`` and SQLite's
-search define them: ``idf(N_scope, n_scope) * f (k1 + 1) / (f + k1 (1 - b +
-b |D| / avgdl))`` summed over the query's terms, with N and n counted over
-the rows the caller may see, ``f`` the column-weighted count and ``avgdl``
-the whole palace's mean length (one aggregate number, no word of anyone's).
-Every visible match is scored, so the result is exact, not the union of
-each term's best rows.
+Scores are BM25 with per-scope statistics, as the warm keyword index
+(``retrieval/keyword.py``) defines them: ``idf(N_scope, n_scope) * f (k1 +
+1) / (f + k1 (1 - b + b |D| / avgdl_scope))`` summed over the query's
+terms, with N, n and the mean length ``avgdl_scope`` (the partitions'
+summed lengths over their summed row counts) counted over the rows the
+caller may see, and ``f`` the column-weighted count. So what another agent
+writes or erases in its own partitions moves neither a score nor the order
+of this caller's hits. Every visible match is scored, so the result is
+exact, not the union of each term's best rows.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from mindpalace.store.core import Cursor
 from mindpalace.store.fragments import SELECT_MEMORY, filter_clause, row_to_memory, scope_clause
 from mindpalace.store.sql import SqlStore
 
-__all__ = ["SCOPE_KEY_SCHEMA", "ScopeKeyTextSearch"]
+__all__ = ["SCOPE_KEY_SCHEMA", "SCOPE_TOKENS_SCHEMA", "ScopeKeyTextSearch"]
 
 _SCOPE = "agent_id, visibility, group_name, channel"
 
@@ -112,6 +114,65 @@ SCOPE_KEY_SCHEMA = [
     """,
 ]
 
+# Schema 20: each partition's total length (the sum of its rows' ``fts_len``)
+# beside its row count, so a search's mean length is that of the rows its
+# caller sees. The trigger also fires on the text columns, whose update
+# changes ``fts_len`` through the BEFORE trigger ``mp_memories_fts``: a
+# column trigger sees only the columns an UPDATE names, never those a BEFORE
+# trigger sets, so ``UPDATE OF fts_len`` alone missed every edit of a text
+# (as ``text_stats``' trigger did; it is mended here too, and recounted).
+_TEXTS = "title, content, context, tags, fts_len"
+SCOPE_TOKENS_SCHEMA = [
+    "ALTER TABLE text_scopes ADD COLUMN tokens BIGINT NOT NULL DEFAULT 0",
+    f"""
+    CREATE OR REPLACE FUNCTION mp_text_scopes() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF TG_OP = 'UPDATE'
+            AND (OLD.agent_id, OLD.visibility, OLD.group_name, OLD.channel, OLD.fts_len)
+            IS NOT DISTINCT FROM (NEW.agent_id, NEW.visibility, NEW.group_name, NEW.channel,
+                                  NEW.fts_len)
+        THEN
+            RETURN NULL;
+        END IF;
+        IF TG_OP IN ('UPDATE', 'DELETE') THEN
+            UPDATE text_scopes SET docs = docs - 1, tokens = tokens - OLD.fts_len
+            WHERE ({_SCOPE}) = (OLD.agent_id, OLD.visibility, OLD.group_name, OLD.channel);
+        END IF;
+        IF TG_OP IN ('UPDATE', 'INSERT') THEN
+            INSERT INTO text_scopes ({_SCOPE}, docs, tokens)
+            VALUES (NEW.agent_id, NEW.visibility, NEW.group_name, NEW.channel, 1, NEW.fts_len)
+            ON CONFLICT ({_SCOPE}) DO UPDATE
+            SET docs = text_scopes.docs + 1, tokens = text_scopes.tokens + excluded.tokens;
+        END IF;
+        RETURN NULL;
+    END
+    $$
+    """,
+    "DROP TRIGGER memories_text_scopes ON memories",
+    f"""
+    CREATE TRIGGER memories_text_scopes AFTER INSERT OR DELETE OR UPDATE OF {_SCOPE}, {_TEXTS}
+        ON memories FOR EACH ROW EXECUTE FUNCTION mp_text_scopes()
+    """,
+    "DROP TRIGGER memories_text_stats ON memories",
+    f"""
+    CREATE TRIGGER memories_text_stats AFTER INSERT OR DELETE OR UPDATE OF {_TEXTS}
+        ON memories FOR EACH ROW EXECUTE FUNCTION mp_text_stats()
+    """,
+    # The rows already written: their lengths, and the palace's recounted.
+    f"""
+    UPDATE text_scopes SET docs = s.docs, tokens = s.tokens
+    FROM (SELECT {_SCOPE}, COUNT(*) AS docs, COALESCE(SUM(fts_len), 0) AS tokens
+          FROM memories GROUP BY {_SCOPE}) AS s
+    WHERE (text_scopes.agent_id, text_scopes.visibility, text_scopes.group_name,
+           text_scopes.channel) = (s.agent_id, s.visibility, s.group_name, s.channel)
+    """,
+    """
+    UPDATE text_stats SET docs = s.docs, tokens = s.tokens
+    FROM (SELECT COUNT(*) AS docs, COALESCE(SUM(fts_len), 0) AS tokens FROM memories) AS s
+    WHERE text_stats.id = 1
+    """,
+]
+
 # FTS5's bm25() constants and column weights (tsvector weights A-D: title,
 # content, context, tags), as postgres.py's.
 _K1 = 1.2
@@ -120,19 +181,22 @@ _WEIGHT_CASE = "CASE w WHEN 'A' THEN 1.5 WHEN 'B' THEN 1.0 WHEN 'C' THEN 0.5 ELS
 
 # The query's lexemes, one row per (term, lexeme) in term order, each with
 # its keys in the partitions the caller sees; then each lexeme's visible
-# document count (read from those keys' posting lists alone) and idf.
+# document count (read from those keys' posting lists alone) and idf, and
+# the mean length of the visible rows (the partitions' sums, as the warm
+# index's ``KeywordIndex.scores``: 1 where they hold no token).
 # Parameters: the scope (text_scopes), the terms, the scope (memories) per
 # count. ``{scope_p}`` / ``{scope_m}`` are the scope clauses.
 _QUERY_SIDE = """
 WITH p AS MATERIALIZED (
-    SELECT p.agent_id, p.visibility, p.group_name, p.channel, p.docs
+    SELECT p.agent_id, p.visibility, p.group_name, p.channel, p.docs, p.tokens
     FROM text_scopes p WHERE {scope_p} AND p.docs > 0
 ),
 s AS MATERIALIZED (
-    SELECT (SELECT docs FROM text_stats WHERE id = 1) AS total,
-           (SELECT COALESCE(SUM(docs), 0) FROM p) AS seen,
-           (SELECT GREATEST(tokens, 1)::DOUBLE PRECISION / GREATEST(docs, 1)
-            FROM text_stats WHERE id = 1) AS avgdl
+    SELECT COALESCE(SUM(p.docs), 0) AS seen,
+           CASE WHEN SUM(p.tokens) > 0
+                THEN SUM(p.tokens)::DOUBLE PRECISION / SUM(p.docs)::DOUBLE PRECISION
+                ELSE 1.0 END AS avgdl
+    FROM p
 ),
 q AS MATERIALIZED (
     SELECT t.ord, l.lexeme, ARRAY(

@@ -31,7 +31,7 @@ from mindpalace.store.base import SERVER_SCHEMES, VectorBatch, redact_url
 from mindpalace.store.core import Cursor
 from mindpalace.store.dialect import Dialect, TextQuery
 from mindpalace.store.fragments import filter_clause, scope_clause
-from mindpalace.store.pg_text import SCOPE_KEY_SCHEMA, ScopeKeyTextSearch
+from mindpalace.store.pg_text import SCOPE_KEY_SCHEMA, SCOPE_TOKENS_SCHEMA, ScopeKeyTextSearch
 from mindpalace.store.sql import SqlStore
 
 try:
@@ -231,6 +231,10 @@ class PostgresDialect(Dialect):
         """The scope-partitioned keys of each row's lexemes (pg_text.py)."""
         return list(SCOPE_KEY_SCHEMA)
 
+    def scope_tokens_schema(self) -> list[str]:
+        """Each partition's total length, for its mean length (pg_text.py)."""
+        return list(SCOPE_TOKENS_SCHEMA)
+
     def vector_storage_schema(self) -> list[str]:
         """Vectors in their rows, not TOAST (pg_vectors.py)."""
         return pg_vectors.storage_schema()
@@ -247,6 +251,13 @@ class PostgresDialect(Dialect):
         comparison), so the score is BM25 itself, as SQLite FTS5's:
         ``mp_bm25_query`` computes each query lexeme's IDF once, and a
         subquery scores each matching row.
+
+        Its idf and mean length count every row of the palace, whoever owns
+        it (``text_stats``), so no scoped search may use it:
+        ``PostgresStore``'s keyword search and word probes are
+        ``ScopeKeyTextSearch``'s (pg_text.py), whose statistics are the
+        caller's partitions'. This form is the ``Dialect`` contract's, for
+        ``SqlStore``'s unpartitioned defaults, which ``PostgresStore`` overrides.
         """
         words = [w for term in terms for w in _WORD.findall(term)]
         # Every word quoted: no user text is tsquery syntax.
