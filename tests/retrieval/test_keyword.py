@@ -10,7 +10,7 @@ import sqlite3
 import numpy as np
 import pytest
 
-from mindpalace.retrieval.keyword import COLUMN_WEIGHTS, KeywordIndex, fts5_idf, top_rows
+from mindpalace.retrieval.keyword import COLUMN_WEIGHTS, KeywordIndex, top_rows
 
 VOCAB = (
     "billing billed bills invoice invoices deploy deploying deployed postgres kafka "
