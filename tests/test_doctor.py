@@ -207,8 +207,8 @@ def test_a_damaged_warm_cache_file_is_found(db: Path, doctor: Doctor, damage: st
         index = palace.semantic.wait_for_warm()
         assert index is not None and warm_cache.save_text(palace.store, index)
     code, report = doctor(db)
-    assert code == 0 and "text.npz matches (2 rows)" in check(report, "warm_cache")["detail"]
-    saved = Path(f"{db}-warm") / "text.npz"
+    assert code == 0 and "text.bin matches (2 rows)" in check(report, "warm_cache")["detail"]
+    saved = Path(f"{db}-warm") / "text.bin"
     data = saved.read_bytes()
     if damage == "truncate":
         saved.write_bytes(data[: len(data) // 2])
@@ -218,7 +218,7 @@ def test_a_damaged_warm_cache_file_is_found(db: Path, doctor: Doctor, damage: st
     code, report = doctor(db)
     found = check(report, "warm_cache")
     assert code == 1 and problems(report) == ["warm_cache"]
-    assert "text.npz is damaged" in found["detail"]
+    assert "text.bin is damaged" in found["detail"]
     assert found["fix"] == f"rm -r {db}-warm"
     shutil.rmtree(f"{db}-warm")  # the fix
     assert doctor(db)[0] == 0
@@ -331,12 +331,12 @@ def test_an_untrusted_warm_cache_file_is_found(db: Path, doctor: Doctor) -> None
     with Palace(db, settings=HASHING) as palace:
         index = palace.semantic.wait_for_warm()
         assert index is not None and warm_cache.save_text(palace.store, index)
-    saved = Path(f"{db}-warm") / "text.npz"
+    saved = Path(f"{db}-warm") / "text.bin"
     saved.chmod(0o666)
     code, report = doctor(db)
     found = check(report, "warm_cache")
     assert code == 1 and problems(report) == ["warm_cache"]
-    assert "text.npz is untrusted" in found["detail"]
+    assert "text.bin is untrusted" in found["detail"]
     assert found["fix"] == f"rm -r {db}-warm"
     shutil.rmtree(f"{db}-warm")
     assert doctor(db)[0] == 0

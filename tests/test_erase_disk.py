@@ -97,7 +97,7 @@ def test_no_byte_of_the_erased_text_is_left_in_the_files(folder: Path, how: str)
         _open_bob = palace.for_agent("bob")
         _open_bob.remember("Bob keeps his own notes about the garden")
         held = _holding(folder, secret)
-        assert "memories.db-warm/text.npz" in held  # the scan sees what is there
+        assert "memories.db-warm/text.bin" in held  # the scan sees what is there
         assert any(name.startswith("memories.db") and "warm" not in name for name in held)
         if how.startswith("hard"):
             palace.forget(newest, hard=True)
@@ -128,7 +128,7 @@ def test_a_stale_warm_index_is_never_saved_after_an_erasure(folder: Path) -> Non
         assert index is not None
         palace.forget(memory.id, hard=True)
         assert not warm_cache.save_text(palace.store, index)
-        assert not (folder / "memories.db-warm" / "text.npz").exists()
+        assert not (folder / "memories.db-warm" / "text.bin").exists()
 
 
 def test_postgres_keeps_no_trace_in_tables_or_dead_tuples(postgres_url: str) -> None:
@@ -214,7 +214,7 @@ def test_no_byte_is_left_after_a_retention_run(folder: Path) -> None:
             )
         index = palace.engine.semantic.wait_for_warm()
         assert index is not None and warm_cache.save_text(palace.store, index)
-        assert "memories.db-warm/text.npz" in _holding(folder, secret)
+        assert "memories.db-warm/text.bin" in _holding(folder, secret)
         palace.retention.set(30, store="episodic")
         receipt = palace.retention.apply(confirm=True)
         assert receipt.counts.memories == 3  # the turn and both versions of the note

@@ -19,12 +19,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tests.retrieval.test_warm_arrays import _file_backed
 
 from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.embed import HashingEmbedder
 from mindpalace.models import HitList
-from mindpalace.retrieval import warm_cache, warming
+from mindpalace.retrieval import warm_arrays, warm_cache, warming
 from mindpalace.retrieval.dense import DenseIndex
 from mindpalace.retrieval.warming import WarmBuild
 from mindpalace.store.sqlite import SQLiteStore
@@ -262,13 +263,25 @@ def test_rows_changed_after_the_save_make_it_stale(path: Path, change: str) -> N
         reopened.close()
 
 
-def _rewrite(file: Path, edit: Callable[[dict[str, object], dict[str, np.ndarray]], None]) -> None:
+def _arrays(file: Path) -> tuple[dict[str, object], dict[str, np.ndarray]]:
+    """A cache file's metadata and arrays (copies), of either layout."""
+    if file.name == warm_cache.TEXT:
+        with open(file, "rb") as handle:
+            meta, mapped = warm_arrays.load(handle)
+        return meta, {key: np.array(value) for key, value in mapped.items()}
     with np.load(file, allow_pickle=False) as npz:
         arrays = {key: npz[key] for key in npz.files}
-    meta = json.loads(str(arrays.pop("meta")))
+    return json.loads(str(arrays.pop("meta"))), arrays
+
+
+def _rewrite(file: Path, edit: Callable[[dict[str, object], dict[str, np.ndarray]], None]) -> None:
+    meta, arrays = _arrays(file)
     edit(meta, arrays)
     with open(file, "wb") as handle:
-        np.savez(handle, meta=np.array(json.dumps(meta)), **arrays)
+        if file.name == warm_cache.TEXT:
+            warm_arrays.dump(handle, meta, arrays)
+        else:
+            np.savez(handle, meta=np.array(json.dumps(meta)), **arrays)
 
 
 def _truncate(file: Path) -> None:
@@ -305,12 +318,17 @@ def _out_of_range(file: Path) -> None:
 
 
 def _pickled(file: Path) -> None:
-    def edit(meta: dict[str, object], arrays: dict[str, np.ndarray]) -> None:
-        arrays["lengths" if "lengths" in arrays else "seqs"] = np.array([{"x": 1}], dtype=object)
-
+    if file.name == warm_cache.TEXT:  # an array of objects named in the header
+        data = file.read_bytes()
+        size = int.from_bytes(data[8:16], "little")
+        header = json.loads(data[16 : 16 + size])
+        header["arrays"]["lengths"]["dtype"] = "|O"
+        raw = json.dumps(header).encode("utf-8").ljust(size)
+        file.write_bytes(data[:16] + raw + data[16 + size :])
+        return
     with np.load(file, allow_pickle=False) as npz:
         arrays = {key: npz[key] for key in npz.files}
-    edit({}, arrays)
+    arrays["seqs"] = np.array([{"x": 1}], dtype=object)
     with open(file, "wb") as handle:
         np.savez(handle, allow_pickle=True, **arrays)
 
@@ -532,8 +550,8 @@ def test_saved_postings_score_as_built(path: Path) -> None:
         index = palace.semantic.wait_for_warm()
         assert index is not None and index.keyword is not None and index.mentions is not None
         assert warm_cache.save_text(palace.store, index)
-        with np.load(Path(str(path) + warm_cache.SUFFIX, warm_cache.TEXT)) as npz:
-            assert npz["segment0_tf"].dtype == np.float32
+        _, arrays = _arrays(Path(str(path) + warm_cache.SUFFIX, warm_cache.TEXT))
+        assert arrays["segment0_tf"].dtype == np.float32
         saved = warm_cache.load_text(palace.store, index)
         assert saved is not None and saved.rows == len(index)
         visible = index.scope_mask(palace.scope)
@@ -544,6 +562,35 @@ def test_saved_postings_score_as_built(path: Path) -> None:
         assert saved.mentions.members(names, visible, index.table.ids, max_degree=5) == (
             index.mentions.members(names, visible, index.table.ids, max_degree=5)
         )
+    finally:
+        palace.close()
+
+
+def test_loaded_indexes_are_mapped_from_the_file(path: Path) -> None:
+    """The postings and the mentions a process loads are the file's pages
+    (shared by every process mapping it), not copies; the file of the
+    older layout goes at the next save."""
+    palace = _open(path)
+    try:
+        _warm(palace)
+        index = palace.semantic.wait_for_warm()
+        assert index is not None
+        folder = Path(str(path) + warm_cache.SUFFIX)
+        (folder / warm_cache.OLD_TEXT).write_bytes(b"an older layout")
+        assert warm_cache.save_text(palace.store, index)
+        assert not (folder / warm_cache.OLD_TEXT).exists()
+        saved = warm_cache.load_text(palace.store, index)
+        assert saved is not None
+        keyword = saved.keyword
+        arrays = [keyword.lengths, keyword.row_parts]
+        for segment in keyword._segments:
+            arrays += [segment.rows, segment.tf, segment.parts, segment.start]
+        arrays += list(saved.mentions._rows.values())
+        assert all(_file_backed(a) and not a.flags.writeable for a in arrays)
+        (folder / warm_cache.OLD_TEXT).write_bytes(b"an older layout")
+        assert warm_cache.discard(palace.store) >= 2
+        assert not (folder / warm_cache.OLD_TEXT).exists()
+        assert not (folder / warm_cache.TEXT).exists()
     finally:
         palace.close()
 

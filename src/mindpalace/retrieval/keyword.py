@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -43,6 +44,10 @@ B = 0.75
 #: rows tokenised at a time while building
 CHUNK_ROWS = 1_000
 _WEIGHTS = np.array(COLUMN_WEIGHTS, dtype=np.float64)
+#: what a restored index's counts may be kept as (all hold sums of halves)
+_COUNT_TYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+#: postings checked at a time when an index is restored
+_CHECK_ROWS = 1 << 20
 
 Rows = npt.NDArray[np.int32]
 Floats = npt.NDArray[np.float64]
@@ -59,7 +64,10 @@ class _Segment:
     """Postings of a run of rows, grouped by term, and within a term by the
     rows' scope partition: term ``t``'s rows are ``rows[start[t]:start[t + 1]]``
     (by partition, then ascending), with weighted counts ``tf`` and their
-    partitions ``parts``."""
+    partitions ``parts``. A restored segment's arrays may be read-only
+    mappings of a file, and its ``tf`` a narrower float than float64
+    (``KeywordIndex.postings`` widens what a query reads): nothing writes
+    into a segment's arrays; a merge makes new ones."""
 
     __slots__ = ("parts", "rows", "start", "tf")
 
@@ -73,7 +81,7 @@ class _Segment:
     ) -> None:
         order = np.lexsort((parts, terms))  # stable: rows stay ascending within
         self.rows: Rows = rows[order]
-        self.tf: Floats = tf[order]
+        self.tf: npt.NDArray[np.floating[Any]] = tf[order]
         self.parts: npt.NDArray[np.int32] = parts[order]
         counts = np.bincount(terms, minlength=vocab) if terms.size else np.zeros(vocab, np.int64)
         self.start = np.zeros(vocab + 1, dtype=np.int64)
@@ -84,7 +92,7 @@ class _Segment:
 
     def postings(
         self, term: int, allowed: npt.NDArray[np.int64] | None = None
-    ) -> tuple[Rows, Floats]:
+    ) -> tuple[Rows, npt.NDArray[np.floating[Any]]]:
         """The term's postings, only those of the ``allowed`` partitions
         (sorted) when given: their runs are found by binary search, so the
         work grows with the allowed partitions' postings alone."""
@@ -266,9 +274,9 @@ class KeywordIndex:
     def state(self) -> tuple[list[str], dict[str, npt.NDArray[np.generic]]]:
         """What ``restored`` rebuilds this index from: its terms (by term
         id) and its arrays (per-row lengths and partitions, each segment's
-        postings). Scope keys are not kept: ``restored`` takes the rows'
-        keys of the table it is restored for; nor the postings' partitions,
-        which are their rows' ones."""
+        postings and their partitions, which a load would otherwise
+        compute). Scope keys are not kept: ``restored`` takes the rows' keys
+        of the table it is restored for."""
         terms = [""] * len(self._vocab)
         for term, number in self._vocab.items():
             terms[number] = term
@@ -280,6 +288,7 @@ class KeywordIndex:
             arrays[f"segment{i}_rows"] = segment.rows
             arrays[f"segment{i}_tf"] = segment.tf
             arrays[f"segment{i}_start"] = segment.start
+            arrays[f"segment{i}_parts"] = segment.parts
         return terms, arrays
 
     @classmethod
@@ -291,15 +300,22 @@ class KeywordIndex:
     ) -> KeywordIndex:
         """The index ``state`` described, for rows of scope keys ``scopes``.
 
+        The arrays are kept as they are, never copied: a memory-mapped
+        file's stay its pages, shared by every process that maps it. Each
+        must be of the type ``state`` gives it (a count any float type);
+        every posting is checked once, a chunk at a time.
+
         Raises:
-            ValueError: the state is inconsistent (a posting outside the
-                rows, a term outside the terms), or its partitions do not
-                group ``scopes``'s rows one key to one partition.
+            ValueError: the state is inconsistent (an array of another type,
+                a posting outside the rows, a term outside the terms, a
+                count that is not positive, a posting's partition not its
+                row's), or its partitions do not group ``scopes``'s rows one
+                key to one partition.
         """
-        lengths = np.asarray(arrays["lengths"], dtype=np.float64)
-        row_parts = np.asarray(arrays["row_parts"], dtype=np.int32)
+        lengths = _typed(arrays["lengths"], np.float64)
+        row_parts = _typed(arrays["row_parts"], np.int32)
         count = int(lengths.shape[0])
-        if lengths.ndim != 1 or row_parts.shape != (count,) or scopes.shape != (count,):
+        if row_parts.shape != (count,) or scopes.shape != (count,):
             raise ValueError("rows, lengths and partitions disagree")
         # Scope keys are codes of the names in the table they came from, which
         # a later load of the palace may number differently: the partitions
@@ -317,29 +333,27 @@ class KeywordIndex:
         vocab = len(terms)
         i = 0
         while f"segment{i}_rows" in arrays:
-            rows = np.asarray(arrays[f"segment{i}_rows"], dtype=np.int32)
-            tf = np.asarray(arrays[f"segment{i}_tf"], dtype=np.float64)
-            start = np.asarray(arrays[f"segment{i}_start"], dtype=np.int64)
+            rows = _typed(arrays[f"segment{i}_rows"], np.int32)
+            tf = np.asarray(arrays[f"segment{i}_tf"])
+            start = _typed(arrays[f"segment{i}_start"], np.int64)
+            seg_parts = _typed(arrays[f"segment{i}_parts"], np.int32)
             size = rows.shape[0]
             if (
-                rows.ndim != 1
+                tf.dtype not in _COUNT_TYPES
                 or tf.shape != (size,)
+                or seg_parts.shape != (size,)
                 or start.shape != (vocab + 1,)
-                or (size and (int(rows.min()) < 0 or int(rows.max()) >= count))
                 or int(start[0]) != 0
                 or int(start[-1]) != size
                 or bool(np.any(np.diff(start) < 0))
-                or not bool(np.all(tf > 0))
+                or not _postings_hold(rows, tf, seg_parts, start, row_parts)
             ):
                 raise ValueError(f"segment {i} is inconsistent")
-            seg_parts = row_parts[rows]
-            if not _grouped(seg_parts, start):
-                raise ValueError(f"segment {i} is not grouped by partition")
             segment = _Segment.__new__(_Segment)
             segment.rows, segment.tf, segment.parts, segment.start = rows, tf, seg_parts, start
             segments.append(segment)
             i += 1
-        if len(set(terms)) != vocab or not bool(np.all(lengths >= 0)):
+        if len(set(terms)) != vocab or not bool(np.all((lengths >= 0) & (lengths < np.inf))):
             raise ValueError("terms repeat, or lengths are negative")
         index = cls.__new__(cls)
         index._vocab = {term: number for number, term in enumerate(terms)}
@@ -361,8 +375,12 @@ class KeywordIndex:
             return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float64)
         found = [segment.postings(term, allowed) for segment in self._segments]
         if len(found) == 1:
-            return found[0]
-        return np.concatenate([r for r, _ in found]), np.concatenate([t for _, t in found])
+            rows, tf = found[0]
+        else:
+            rows = np.concatenate([r for r, _ in found])
+            tf = np.concatenate([t for _, t in found])
+        # Counts may be kept narrower (exactly); scores add float64s.
+        return rows, tf.astype(np.float64, copy=False)
 
     def tokens_of(self, visible: Mask) -> float:
         """The ``visible`` rows' lengths summed (what ``scores`` divides by
@@ -413,14 +431,45 @@ class KeywordIndex:
         return out
 
 
-def _grouped(parts: npt.NDArray[np.int32], start: npt.NDArray[np.int64]) -> bool:
-    """Whether each term's postings are ordered by partition (what
-    ``_Segment.postings`` searches)."""
-    falls = np.diff(parts) < 0
-    cuts = start[1:-1]
-    cuts = cuts[(cuts > 0) & (cuts < parts.shape[0])] - 1
-    falls[cuts] = False  # a new term may start at any partition
-    return not bool(falls.any())
+def _typed(array: npt.NDArray[Any], dtype: type[np.generic]) -> npt.NDArray[Any]:
+    """``array`` itself when it is one-dimensional of ``dtype``: a restored
+    array is never converted (a copy would be this process's own memory,
+    and a narrowing one could wrap a bad value into range)."""
+    array = np.asarray(array)
+    if array.dtype != dtype or array.ndim != 1:
+        raise ValueError(f"{array.dtype} x {array.shape} where {np.dtype(dtype)} rows belong")
+    return array
+
+
+def _postings_hold(
+    rows: Rows,
+    tf: npt.NDArray[np.floating[Any]],
+    parts: npt.NDArray[np.int32],
+    start: npt.NDArray[np.int64],
+    row_parts: npt.NDArray[np.int32],
+) -> bool:
+    """Whether restored postings are sound: rows inside the index, counts
+    positive and finite, each posting's partition its row's, and each
+    term's postings ordered by partition (what ``_Segment.postings``
+    searches). Checked ``_CHECK_ROWS`` at a time, so a check holds no more
+    than a few megabytes besides the arrays."""
+    count = row_parts.shape[0]
+    for lo in range(0, rows.shape[0], _CHECK_ROWS):
+        hi = min(lo + _CHECK_ROWS, rows.shape[0])
+        chunk = rows[lo:hi]
+        if int(chunk.min()) < 0 or int(chunk.max()) >= count:
+            return False
+        counts = tf[lo:hi]
+        if not bool(np.all((counts > 0) & (counts < np.inf))):
+            return False
+        if not np.array_equal(parts[lo:hi], row_parts[chunk]):
+            return False
+        # A fall in partition numbers only where a term's postings begin.
+        first = max(lo - 1, 0)
+        falls = np.flatnonzero(np.diff(parts[first:hi]) < 0) + first + 1
+        if falls.shape[0] and not np.array_equal(start[np.searchsorted(start, falls)], falls):
+            return False
+    return True
 
 
 def _norms(lengths: Floats) -> Floats:

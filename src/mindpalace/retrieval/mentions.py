@@ -17,10 +17,14 @@ import numpy.typing as npt
 __all__ = ["MentionIndex"]
 
 Rows = npt.NDArray[np.int64]
+#: what a restored index's rows may be kept as
+_ROW_TYPES = (np.dtype(np.int32), np.dtype(np.int64))
 
 
 class MentionIndex:
-    """Entity key -> rows of the memories mentioning it (ascending)."""
+    """Entity key -> rows of the memories mentioning it (ascending). A
+    restored index's rows are views of the array it was restored from (a
+    memory-mapped file's, shared between processes), never written into."""
 
     def __init__(self, rows: dict[str, Rows] | None = None) -> None:
         self._rows: dict[str, Rows] = rows if rows is not None else {}
@@ -84,16 +88,21 @@ class MentionIndex:
     def restored(
         cls, keys: Sequence[str], offsets: npt.NDArray[np.int64], rows: Rows, count: int
     ) -> MentionIndex:
-        """The index ``state`` described, over ``count`` rows.
+        """The index ``state`` described, over ``count`` rows. ``rows`` (of
+        int32 or int64) is kept as it is, not copied: each key's rows are
+        a view of it.
 
         Raises:
-            ValueError: the state is inconsistent (a row outside ``count``,
-                a key's rows not ascending, keys repeated).
+            ValueError: the state is inconsistent (rows of another type, a
+                row outside ``count``, a key's rows not ascending, keys
+                repeated).
         """
-        offsets = np.asarray(offsets, dtype=np.int64)
-        rows = np.asarray(rows, dtype=np.int64)
+        offsets = np.asarray(offsets)
+        rows = np.asarray(rows)
         if (
-            offsets.shape != (len(keys) + 1,)
+            offsets.dtype != np.int64
+            or rows.dtype not in _ROW_TYPES
+            or offsets.shape != (len(keys) + 1,)
             or rows.ndim != 1
             or int(offsets[0]) != 0
             or int(offsets[-1]) != rows.shape[0]

@@ -6,24 +6,33 @@ every new process would otherwise spend again, recalling slowly meanwhile.
 After a build, a background thread saves what it built in a folder next to
 the palace file, ``<palace file>-warm/``:
 
-- ``text.npz``: the keyword postings and the entity mentions;
+- ``text.bin``: the keyword postings and the entity mentions, in the
+  layout of ``warm_arrays.py``;
 - ``graph.npz``: the HNSW graph in faiss's own format, and its labels.
 
 The next process opening the palace loads them (well under a second) in
-place of the build. Each file covers a prefix of the palace's rows and says
-which: the vectors' model key, the palace's epoch (bumped by every write that
-changes existing rows: archive, delete, edit, re-embedding), the number of
-rows, and a fingerprint of them (their write sequences, ids, which have a
-vector and a sample of the vectors). A file is used only when all of these
-match the palace as it is now; rows written after it was saved are then
-indexed on top of it, as rows written during a build are. Anything else (a
-stale, truncated, corrupt or foreign file, another model's, a file not owned
-by this user or writable by others) is ignored, and the indexes are built
-as if there were none and saved again.
+place of the build. The postings and mentions are memory-mapped, not read:
+their pages are the file cache, shared by every process of the host that
+opens the palace, where each process held its own copy before (a quarter
+of a worker's memory at 100,000 memories). What a load would compute from
+them (each posting's scope partition) is in the file too, and counts are
+kept in the narrowest float that holds them exactly, widened per query.
 
-The files hold numbers and strings only: numpy arrays read with
-``allow_pickle=False``, JSON, and faiss's binary graph format (read with
-faiss's own checks), so no code runs from them. They are written under a
+Each file covers a prefix of the palace's rows and says which: the vectors'
+model key, the palace's epoch (bumped by every write that changes existing
+rows: archive, delete, edit, re-embedding), the number of rows, and a
+fingerprint of them (their write sequences, ids, which have a vector and a
+sample of the vectors). A file is used only when all of these match the
+palace as it is now; rows written after it was saved are then indexed on top
+of it, as rows written during a build are. Anything else (a stale,
+truncated, corrupt or foreign file, another model's, a file not owned by
+this user or writable by others) is ignored, and the indexes are built as if
+there were none and saved again.
+
+The files hold numbers and strings only: plain numeric arrays (numpy's
+read with ``allow_pickle=False``), JSON, and faiss's binary graph format
+(read with faiss's own checks), so no code runs from them; every array's
+checksum is checked when it is read or mapped. They are written under a
 temporary name, synced, and renamed into place: a reader sees a whole file
 or the previous one, and two processes saving at once leave one whole file.
 A folder that cannot be created or written (a read-only place) just means
@@ -49,7 +58,7 @@ from typing import IO, Any
 import numpy as np
 import numpy.typing as npt
 
-from mindpalace.retrieval import ann
+from mindpalace.retrieval import ann, warm_arrays
 from mindpalace.retrieval.dense import DenseIndex, scope_keys
 from mindpalace.retrieval.keyword import KeywordIndex
 from mindpalace.retrieval.mentions import MentionIndex
@@ -59,9 +68,11 @@ from mindpalace.store.sqlite import SQLiteStore
 __all__ = [
     "FILES",
     "FORMAT",
+    "OLD_TEXT",
     "RESAVE_ROWS",
     "SAVE_ROWS",
     "SUFFIX",
+    "TEXT",
     "VECTORS",
     "Saved",
     "discard",
@@ -93,7 +104,10 @@ _SAMPLE_ROWS = 1_024
 #: mid-save
 _STALE_TEMP_S = 3_600.0
 
-TEXT = "text.npz"
+TEXT = "text.bin"
+#: where the postings were kept (read into memory) before they were mapped;
+#: never read, removed by a save and by ``discard``
+OLD_TEXT = "text.npz"
 GRAPH = "graph.npz"
 #: the vectors as int8 codes and floats, memory-mapped (``warm_vectors.py``)
 VECTORS = "vectors.bin"
@@ -217,12 +231,15 @@ def trusted(folder: Path, handle: IO[bytes]) -> bool:
 
 
 def _read(folder: Path, name: str) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]]] | None:
-    """The metadata and arrays of a cache file; None when it is absent,
-    untrusted or unreadable."""
+    """The metadata and arrays of a cache file (``TEXT``'s memory-mapped,
+    an ``.npz``'s read); None when it is absent, untrusted or unreadable."""
     try:
         with open(folder / name, "rb") as handle:
             if not trusted(folder, handle):
                 return None
+            if name == TEXT:
+                meta, arrays = warm_arrays.load(handle)
+                return meta, arrays
             with np.load(handle, allow_pickle=False) as npz:
                 arrays = {key: npz[key] for key in npz.files}
         meta = json.loads(str(arrays.pop("meta")))
@@ -396,7 +413,8 @@ def discard(store: Handle) -> int:
     if folder is None or not _own_folder(folder):
         return 0
     removed = 0
-    for path in [folder / TEXT, folder / GRAPH, folder / VECTORS, *folder.glob(".*.tmp")]:
+    names = (TEXT, OLD_TEXT, GRAPH, VECTORS)
+    for path in [*(folder / name for name in names), *folder.glob(".*.tmp")]:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
             removed += 1
@@ -430,7 +448,8 @@ def save_text(store: Handle, index: DenseIndex) -> bool:
     out: dict[str, npt.NDArray[Any]] = dict(arrays)
     for name, array in arrays.items():
         # Weighted counts are sums of halves: exact in a narrower float (a
-        # quarter of the disk), unless a word repeats a thousand times.
+        # quarter of the file, and of the pages a query reads), unless a
+        # word repeats a thousand times; a query widens what it reads.
         if name.endswith("_tf"):
             out[name] = next(
                 (
@@ -448,7 +467,14 @@ def save_text(store: Handle, index: DenseIndex) -> bool:
     )
     meta = meta_of(index, len(index), "text")
     meta.update(terms=len(terms), mention_keys=len(keys))
-    return _write(folder, TEXT, meta, out)
+
+    def dump(handle: IO[bytes]) -> None:
+        warm_arrays.dump(handle, meta, out)
+
+    if not write_file(folder, TEXT, dump):
+        return False
+    _remove(folder / OLD_TEXT)
+    return True
 
 
 def save_graph(store: Handle, graph: ann.AnnIndex, index: DenseIndex) -> bool:
