@@ -16,7 +16,7 @@ from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.embed import HashingEmbedder
 from mindpalace.models import HitList
-from mindpalace.retrieval import ann, dense
+from mindpalace.retrieval import ann, dense, warm_arrays
 from mindpalace.retrieval.dense import DenseIndex, DenseView
 from mindpalace.retrieval.pipeline import RecallOptions
 from mindpalace.store.base import VectorTable
@@ -95,6 +95,37 @@ def test_the_graph_finds_the_exact_neighbours() -> None:
         exact = np.argsort(-np.where(allowed, matrix @ matrix[q], -np.inf))[:10]
         recall.append(len(set(found.tolist()) & set(exact.tolist())) / 10)
     assert np.mean(recall) >= 0.95
+
+
+def test_a_graph_read_in_place_from_a_file_searches_and_grows(tmp_path: Path) -> None:
+    # A warm file's graph is read by faiss where the file is mapped (no
+    # copy); growing it copies it first, as faiss aborts the process when
+    # asked to grow a graph it reads in place. The same answers either way.
+    matrix = _unit(1_500, dims=48, seed=4)
+    built = ann.AnnIndex(matrix.shape[1])
+    built.sync(_table(matrix[:1_000]), wait=True)
+    saved = built.saved()
+    assert saved is not None
+    file = tmp_path / "graph.bin"
+    with open(file, "wb") as handle:
+        warm_arrays.dump(handle, {}, {"graph": saved[0], "seqs": saved[1]})
+    with open(file, "rb") as handle:
+        _, arrays = warm_arrays.load(handle)
+    graph = ann.AnnIndex.restored(matrix.shape[1], arrays["graph"], arrays["seqs"])
+    assert graph._view is not None and not graph._view.flags.writeable
+    first = _table(matrix[:1_000])
+    allowed = np.ones(1_000, dtype=bool)
+    for q in range(0, 1_000, 97):
+        mapped = graph.search(matrix[q], allowed, graph.labels_of(first), 10)
+        own = built.search(matrix[q], allowed, built.labels_of(first), 10)
+        assert mapped is not None and own is not None and mapped.tolist() == own.tolist()
+    whole = _table(matrix)
+    graph.sync(whole, wait=True)  # 500 rows past the file
+    assert graph._view is None and len(graph) == 1_500
+    found = graph.search(matrix[1_200], np.ones(1_500, dtype=bool), graph.labels_of(whole), 1)
+    assert found is not None and found.tolist() == [1_200]
+    with open(file, "rb") as handle:  # the file was never written
+        assert warm_arrays.load(handle)[1]["graph"].tobytes() == saved[0].tobytes()
 
 
 def test_labels_follow_deleted_rows_and_new_vectors() -> None:

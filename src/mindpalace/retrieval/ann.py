@@ -22,6 +22,7 @@ compares against approximate vectors, the exact re-scoring fixes the order.
 from __future__ import annotations
 
 import atexit
+import mmap
 import threading
 import weakref
 from collections.abc import Callable
@@ -62,6 +63,15 @@ def _stop_all() -> None:
         graph.stop()
 
 
+def _is_mapped(data: npt.NDArray[Any]) -> bool:
+    """Whether ``data`` is a read-only view of a memory mapping (a warm
+    file's bytes), which faiss may read in place."""
+    base: Any = data
+    while isinstance(base, (np.ndarray, memoryview)):
+        base = base.base if isinstance(base, np.ndarray) else base.obj
+    return isinstance(base, mmap.mmap) and data.dtype == np.uint8 and data.flags.c_contiguous
+
+
 def available() -> bool:
     """Whether the ANN library loaded."""
     return _FAISS is not None
@@ -91,6 +101,9 @@ class AnnIndex:
         self._builder: threading.Thread | None = None
         self._stopping = threading.Event()
         self.error: str | None = None  # why the last background step failed
+        #: the mapped bytes the graph is read from in place, kept alive with
+        #: it (None once it is this process's own, or when it always was)
+        self._view: npt.NDArray[np.uint8] | None = None
         # (labels array, whether label i is row i): see _allowed_labels
         self._identity: tuple[npt.NDArray[np.int64], bool] | None = None
         _GRAPHS.add(self)
@@ -120,8 +133,16 @@ class AnnIndex:
         seqs = np.asarray(seqs, dtype=np.int64)
         if seqs.ndim != 1 or not seqs.shape[0] or bool(np.any(np.diff(seqs) <= 0)):
             raise ValueError("the graph's labels are not ascending seqs")
+        mapped = _is_mapped(data)
         try:
-            index = _FAISS.deserialize_index(np.ascontiguousarray(data, dtype=np.uint8))
+            if mapped:
+                # Read in place: the graph's arrays are views of the mapping
+                # (file pages, shared by every process that maps the file),
+                # not a copy in this process's memory.
+                reader = _FAISS.ZeroCopyIOReader(_FAISS.swig_ptr(data), data.shape[0])
+                index = _FAISS.read_index(reader, _FAISS.IO_FLAG_MMAP_IFC)
+            else:
+                index = _FAISS.deserialize_index(np.ascontiguousarray(data, dtype=np.uint8))
         except RuntimeError as exc:  # faiss's "read error" and the like
             raise ValueError(f"not a saved graph: {exc}") from exc
         if not isinstance(index, _FAISS.IndexHNSWSQ):
@@ -131,6 +152,9 @@ class AnnIndex:
         index.hnsw.efConstruction = EF_CONSTRUCTION
         graph = cls(dimensions)
         graph._index = index
+        # faiss cannot grow a graph it reads in place (it aborts the
+        # process): ``_add`` copies it into memory first.
+        graph._view = data if mapped else None
         graph._seqs = seqs
         graph._covered = int(seqs[-1])
         return graph
@@ -247,6 +271,9 @@ class AnnIndex:
                 with self._lock:
                     if self._index is None:
                         self._index = self._new_index(matrix)
+                    elif self._view is not None:
+                        self._index = _FAISS.deserialize_index(_FAISS.serialize_index(self._index))
+                        self._view = None
                     self._index.add(matrix[start : start + STEP_ROWS])
                     step = seqs[start : start + STEP_ROWS]
                     self._seqs = np.concatenate((self._seqs, step))

@@ -6,15 +6,16 @@ every new process would otherwise spend again, recalling slowly meanwhile.
 After a build, a background thread saves what it built in a folder next to
 the palace file, ``<palace file>-warm/``:
 
-- ``text.bin``: the keyword postings and the entity mentions, in the
-  layout of ``warm_arrays.py``;
-- ``graph.npz``: the HNSW graph in faiss's own format, and its labels.
+- ``text.bin``: the keyword postings and the entity mentions;
+- ``graph.bin``: the HNSW graph in faiss's own format, and its labels;
 
-The next process opening the palace loads them (well under a second) in
-place of the build. The postings and mentions are memory-mapped, not read:
-their pages are the file cache, shared by every process of the host that
-opens the palace, where each process held its own copy before (a quarter
-of a worker's memory at 100,000 memories). What a load would compute from
+both in the layout of ``warm_arrays.py``. The next process opening the
+palace loads them (well under a second) in place of the build. They are
+memory-mapped, not read: their pages are the file cache, shared by every
+process of the host that opens the palace, where each process held its own
+copy before (at 100,000 memories, the postings were a quarter of a worker's
+memory and the graph a fifth; faiss reads the mapped graph in place,
+``ann.AnnIndex.restored``). What a load would compute from
 them (each posting's scope partition) is in the file too, and counts are
 kept in the narrowest float that holds them exactly, widened per query.
 
@@ -44,7 +45,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import stat
 import tempfile
@@ -68,6 +68,7 @@ from mindpalace.store.sqlite import SQLiteStore
 __all__ = [
     "FILES",
     "FORMAT",
+    "OLD_GRAPH",
     "OLD_TEXT",
     "RESAVE_ROWS",
     "SAVE_ROWS",
@@ -108,7 +109,10 @@ TEXT = "text.bin"
 #: where the postings were kept (read into memory) before they were mapped;
 #: never read, removed by a save and by ``discard``
 OLD_TEXT = "text.npz"
-GRAPH = "graph.npz"
+GRAPH = "graph.bin"
+#: where the graph was kept (read into memory) before it was mapped; never
+#: read, removed by a save and by ``discard``
+OLD_GRAPH = "graph.npz"
 #: the vectors as int8 codes and floats, memory-mapped (``warm_vectors.py``)
 VECTORS = "vectors.bin"
 #: the numpy files a folder may hold
@@ -231,18 +235,13 @@ def trusted(folder: Path, handle: IO[bytes]) -> bool:
 
 
 def _read(folder: Path, name: str) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]]] | None:
-    """The metadata and arrays of a cache file (``TEXT``'s memory-mapped,
-    an ``.npz``'s read); None when it is absent, untrusted or unreadable."""
+    """The metadata and memory-mapped arrays of a cache file; None when it
+    is absent, untrusted or unreadable."""
     try:
         with open(folder / name, "rb") as handle:
             if not trusted(folder, handle):
                 return None
-            if name == TEXT:
-                meta, arrays = warm_arrays.load(handle)
-                return meta, arrays
-            with np.load(handle, allow_pickle=False) as npz:
-                arrays = {key: npz[key] for key in npz.files}
-        meta = json.loads(str(arrays.pop("meta")))
+            meta, arrays = warm_arrays.load(handle)
     except FileNotFoundError:
         return None
     except Exception:  # any damage means no cache
@@ -342,17 +341,6 @@ def _load_graph(store: Handle, snapshot: DenseIndex) -> ann.AnnIndex | None:
 # -- writing -------------------------------------------------------------------------
 
 
-def _write(folder: Path, name: str, meta: dict[str, Any], arrays: Arrays) -> bool:
-    """Write a cache file atomically; False when the folder cannot be
-    written (nothing is left behind), or the palace file is gone."""
-
-    def dump(handle: IO[bytes]) -> None:
-        members: dict[str, Any] = {"meta": np.array(json.dumps(meta)), **arrays}
-        np.savez(handle, allow_pickle=False, **members)
-
-    return write_file(folder, name, dump)
-
-
 def write_file(folder: Path, name: str, dump: Callable[[IO[bytes]], None]) -> bool:
     """Write the file ``name`` in ``folder`` atomically with ``dump``: under
     a temporary name, synced, renamed into place. False when the folder
@@ -413,7 +401,7 @@ def discard(store: Handle) -> int:
     if folder is None or not _own_folder(folder):
         return 0
     removed = 0
-    names = (TEXT, OLD_TEXT, GRAPH, VECTORS)
+    names = (TEXT, OLD_TEXT, GRAPH, OLD_GRAPH, VECTORS)
     for path in [*(folder / name for name in names), *folder.glob(".*.tmp")]:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
@@ -491,7 +479,15 @@ def save_graph(store: Handle, graph: ann.AnnIndex, index: DenseIndex) -> bool:
     rows = int(np.searchsorted(index.table.seq, seqs[-1], side="right"))
     if not np.array_equal(seqs, index.table.seq[:rows][index.embedded[:rows]]):
         return False
-    return _write(folder, GRAPH, meta_of(index, rows, "graph"), {"graph": data, "seqs": seqs})
+    meta = meta_of(index, rows, "graph")
+
+    def dump(handle: IO[bytes]) -> None:
+        warm_arrays.dump(handle, meta, {"graph": data, "seqs": seqs})
+
+    if not write_file(folder, GRAPH, dump):
+        return False
+    _remove(folder / OLD_GRAPH)
+    return True
 
 
 def save_graph_when_built(
