@@ -506,7 +506,23 @@ class SemanticIndex:
                 # an upgrade stored vectors for rows this index holds
                 index = self._with_new_vectors(index, generation, vectors)
             if index is None or index.epoch != epoch or self._key != key:
-                table = self.store.load_vectors(key, texts=warm and at_once)
+                # The vectors from the file beside the palace where one
+                # matches (no float read but the rows written since); not
+                # where a graph is refreshed from every row's new vector.
+                refresh = index is not None and self._ann is not None and self._key == key
+                first = (
+                    None
+                    if refresh
+                    else warm_vectors.first_load(
+                        self.store, key, epoch=epoch, texts=warm and at_once
+                    )
+                )
+                table, compact = first or (
+                    self.store.load_vectors(key, texts=warm and at_once),
+                    None,
+                )
+                if compact is not None:
+                    self._mapped = (key, epoch)
                 mentions = (
                     MentionIndex.build(self.store.load_mentions(), table.seq)
                     if warm and at_once
@@ -524,6 +540,7 @@ class SemanticIndex:
                     ann=self._ann,
                     model=key,
                     vectors=vectors,
+                    compact=compact,
                 )
                 replaced = True
             elif index.generation != generation:
