@@ -228,3 +228,24 @@ def test_keyset_listing_pages_newest_first(store: Store) -> None:
     assert walked == full
     assert store.list_memories(Scope(agent_id="other"), ANY, limit=10, before=before) == []
     assert made and twin
+
+
+def test_rows_without_their_floats_and_the_vectors_of_some(store: Store) -> None:
+    vector = np.arange(4, dtype=np.float32).tobytes()
+    batch = VectorBatch("t/t/4", {"h_done": vector})
+    store.add(new("has a vector", embed_hash="h_done"), memory_id="m1", now=T0, scope=OWNER,
+              vectors=batch)  # fmt: skip
+    store.add(new("waits for one", embed_hash="h_wait"), memory_id="m2", now=T0, scope=OWNER)
+    store.add(new("has none at all"), memory_id="m3", now=T0, scope=OWNER)
+    store.add(new("the same text again", embed_hash="h_done"), memory_id="m4", now=T0,
+              scope=OWNER)  # fmt: skip
+    whole = store.load_vectors("t/t/4")
+    bare = store.load_vectors("t/t/4", floats=False)
+    assert bare.matrix.shape == (4, 0) and whole.matrix.shape == (4, 4)
+    assert bare.embedded.tolist() == whole.embedded.tolist() == [True, False, False, True]
+    assert bare.ids.tolist() == whole.ids.tolist() and np.array_equal(bare.seq, whole.seq)
+    later = store.load_vectors("t/t/4", after_seq=int(bare.seq[1]), floats=False)
+    assert later.ids.tolist() == ["m3", "m4"] and later.matrix.shape == (2, 0)
+    found = store.memory_vectors("t/t/4", ["m4", "m2", "m3", "m1", "m1", "absent"])
+    assert found == {"m1": vector, "m4": vector}
+    assert store.memory_vectors("other/model/4", ["m1"]) == {}

@@ -30,11 +30,12 @@ from mindpalace.embed.texts import Progress, embed_text, text_hash, vector_key
 from mindpalace.errors import ConfigError, EmbeddingError, EmbeddingMismatch, StorageError
 from mindpalace.models import Scope
 from mindpalace.retrieval import ann, heap, parts, warm_cache, warm_vectors
+from mindpalace.retrieval.compact import CompactVectors
 from mindpalace.retrieval.dense import DenseIndex
 from mindpalace.retrieval.mentions import MentionIndex
 from mindpalace.retrieval.upgrading import VectorUpgrade
 from mindpalace.retrieval.warming import WarmBuild, WarmReads
-from mindpalace.store.base import VectorBatch
+from mindpalace.store.base import VectorBatch, VectorTable
 from mindpalace.store.roles import MemoryRows, VectorRows
 
 __all__ = ["BULK_TEXTS", "SemanticIndex", "SemanticStore", "Usable"]
@@ -506,7 +507,8 @@ class SemanticIndex:
                 # an upgrade stored vectors for rows this index holds
                 index = self._with_new_vectors(index, generation, vectors)
             if index is None or index.epoch != epoch or self._key != key:
-                table = self.store.load_vectors(key, texts=warm and at_once)
+                refresh = index is not None and self._ann is not None and self._key == key
+                table, compact = self._load(key, epoch, texts=warm and at_once, refresh=refresh)
                 mentions = (
                     MentionIndex.build(self.store.load_mentions(), table.seq)
                     if warm and at_once
@@ -524,6 +526,7 @@ class SemanticIndex:
                     ann=self._ann,
                     model=key,
                     vectors=vectors,
+                    compact=compact,
                 )
                 replaced = True
             elif index.generation != generation:
@@ -566,6 +569,21 @@ class SemanticIndex:
             self._upgrade_looked = generation
             self._start_upgrade()
         return index
+
+    def _load(
+        self, key: str, epoch: int, *, texts: bool, refresh: bool
+    ) -> tuple[VectorTable, CompactVectors | None]:
+        """The palace's rows for a new index, and their vectors where the
+        file beside the palace matches it (mapped; only rows written since
+        it was saved are read whole): not when the graph is ``refresh``ed
+        from every row's new vector. Called under ``_lock``."""
+        found = (
+            None if refresh else warm_vectors.first_load(self.store, key, epoch=epoch, texts=texts)
+        )
+        if found is None:
+            return self.store.load_vectors(key, texts=texts), None
+        self._mapped = (key, epoch)
+        return found
 
     def _with_new_vectors(self, index: DenseIndex, generation: int, vectors: int) -> DenseIndex:
         """``index`` reloaded after vectors were added for its rows (an

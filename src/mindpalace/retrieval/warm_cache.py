@@ -53,7 +53,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -64,6 +64,7 @@ from mindpalace.retrieval.keyword import KeywordIndex
 from mindpalace.retrieval.mentions import MentionIndex
 from mindpalace.store.roles import Handle
 from mindpalace.store.sqlite import SQLiteStore
+from mindpalace.store.vector_rows import VectorTable
 
 __all__ = [
     "FILES",
@@ -76,6 +77,7 @@ __all__ = [
     "TEXT",
     "VECTORS",
     "Saved",
+    "Snapshot",
     "discard",
     "file_state",
     "folder_of",
@@ -130,6 +132,25 @@ class Saved:
     mentions: MentionIndex
 
 
+class Snapshot(Protocol):
+    """The rows of a palace a file is checked against: a dense index, or
+    the rows loaded without their vectors, which it reads on demand
+    (``warm_vectors.first_load``)."""
+
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def epoch(self) -> int: ...
+
+    @property
+    def table(self) -> VectorTable: ...
+
+    def __len__(self) -> int: ...
+
+    def vectors_of(self, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]: ...
+
+
 def folder_of(store: Handle) -> Path | None:
     """Where ``store``'s warm indexes are kept; None where none are (an
     in-memory or PostgreSQL palace)."""
@@ -141,7 +162,7 @@ def folder_of(store: Handle) -> Path | None:
     return Path(location + SUFFIX)
 
 
-def fingerprint(index: DenseIndex, rows: int) -> str:
+def fingerprint(index: Snapshot, rows: int) -> str:
     """A digest naming the first ``rows`` rows of ``index``: their seqs,
     ids, which have a vector, and a sample of the vectors."""
     table = index.table
@@ -168,7 +189,7 @@ def meta_of(index: DenseIndex, rows: int, kind: str) -> dict[str, Any]:
     }
 
 
-def matches(meta: Mapping[str, Any], kind: str, snapshot: DenseIndex) -> int | None:
+def matches(meta: Mapping[str, Any], kind: str, snapshot: Snapshot) -> int | None:
     """The rows of ``snapshot`` a file of ``meta`` covers, or None when it
     is not a file of ``snapshot``'s palace as it is now."""
     rows = meta.get("rows")

@@ -349,11 +349,15 @@ class VectorRows(Protocol):
         while the model was unavailable or failed, for ``reindex`` to embed."""
         ...
 
-    def load_vectors(self, model: str, *, after_seq: int = 0, texts: bool = False) -> VectorTable:
+    def load_vectors(
+        self, model: str, *, after_seq: int = 0, texts: bool = False, floats: bool = True
+    ) -> VectorTable:
         """Every memory written after ``after_seq``, in write order, with its
         vector for ``model`` (a zero row and ``embedded`` false when it has
         none), its scope and filter columns and, with ``texts``, its indexed
-        text."""
+        text. Without ``floats`` no vector is read: the matrix has no
+        columns, ``embedded`` still says which rows have one, and
+        ``memory_vectors`` reads those of the rows wanted."""
         ...
 
     def dense_rows(

@@ -85,11 +85,14 @@ class VectorTable:
         return int(self.ids.shape[0])
 
     @classmethod
-    def from_rows(cls, rows: Sequence[Sequence[Any]], dimensions: int = 0) -> VectorTable:
+    def from_rows(
+        cls, rows: Sequence[Sequence[Any]], dimensions: int = 0, *, floats: bool = True
+    ) -> VectorTable:
         """Build from rows of (id, agent, visibility, group, channel, archived,
         superseded, type, store, category, created_at, vector bytes, session, source,
         seq, kind, project, content length[, title, content, context, tags]),
-        in write order."""
+        in write order. Without ``floats`` the vector column only says
+        whether a row has one (not NULL), and the matrix has no columns."""
 
         def factor(index: int) -> tuple[npt.NDArray[np.int32], tuple[str, ...]]:
             # Codes into the sorted distinct names (what np.unique gives),
@@ -106,8 +109,12 @@ class VectorTable:
 
         count = len(rows)
         embedded = np.fromiter((r[11] is not None for r in rows), dtype=bool, count=count)
-        dims = next((len(r[11]) // 4 for r in rows if r[11] is not None), dimensions)
-        if count and embedded.all():
+        dims = (
+            next((len(r[11]) // 4 for r in rows if r[11] is not None), dimensions) if floats else 0
+        )
+        if not floats:  # the column holds the vector's key: no width to read from it
+            matrix = np.empty((count, 0), dtype=np.float32)
+        elif count and embedded.all():
             matrix = np.frombuffer(b"".join(r[11] for r in rows), dtype=np.float32)
             matrix = matrix.reshape(count, dims)
         else:
