@@ -5,6 +5,7 @@ row the caller may not see; it follows writes, deletions and re-embeddings."""
 from __future__ import annotations
 
 import random
+from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -235,9 +236,12 @@ def _shape(hits: HitList) -> list[tuple[str, float]]:
 
 def test_recall_through_the_graph_answers_as_exact_recall(tmp_path: Path) -> None:
     """900 memories over three agents: every agent's recall is the same with
-    the graph proposing 150 candidates (of about 500 visible) as with every row scored."""
+    the graph proposing 150 candidates (of about 500 visible) as with every row scored.
+    One fixed clock: recency would otherwise move the scores between the two
+    recalls by the time a loaded machine takes between them."""
     store = SQLiteStore(tmp_path / "ann.db")
     embedder = HashingEmbedder()
+    now = datetime(2026, 11, 27, 12, 0, tzinfo=timezone.utc)
     palaces = {}
     for agent, groups in AGENTS:
         palace = Palace(
@@ -246,6 +250,7 @@ def test_recall_through_the_graph_answers_as_exact_recall(tmp_path: Path) -> Non
             groups=groups,
             settings=Settings(agent_id=agent, signals=False),
             embedder=embedder,
+            clock=lambda: now,
         )
         palace.semantic.ann_rows = 1
         palaces[agent] = palace
