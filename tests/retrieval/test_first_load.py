@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tests.retrieval.test_compact import WORDS
 
 from mindpalace import Palace
 from mindpalace.config import Settings
@@ -25,10 +26,6 @@ from mindpalace.retrieval import dense, warm_cache, warm_vectors
 from mindpalace.retrieval.dense import DenseIndex
 from mindpalace.store.sqlite import SQLiteStore
 
-WORDS = (
-    "deploy rollback audit invoices kafka postgres migration freeze review queue latency "
-    "dashboards incident postmortem budget hiring roadmap garden weather vault north door"
-).split()
 QUERIES = [
     "kafka latency incident",
     "postgres migration rollback plan",
