@@ -67,10 +67,6 @@ _BM25_WEIGHTS = (1.5, 1.0, 0.5, 1.0)
 
 # How long a write that may be dropped (a recall's signal) waits for the lock.
 _BRIEF_WAIT = 0.05
-# The erasure cleanup's merge of the text indexes: pages a step writes (one
-# short write transaction each), and at most this many steps per index.
-_MERGE_PAGES = 2000
-_MERGE_STEPS = 100_000
 
 
 class SQLiteDialect(Dialect):
@@ -282,23 +278,20 @@ class SQLiteStore(PartitionedTextSearch, SqlStore):
         old text). True when done, False when another process's reader
         still needed the WAL (the next checkpoint overwrites it).
 
-        Run after the erasure's commit, in the background: each merge step
-        is a short transaction of its own (``_MERGE_PAGES`` pages), so a
-        writer waits for one step, never for the whole merge; the first
-        checkpoint copies pages without taking the write lock, so the one
-        that truncates has little left to copy. (In the erasure's
-        transaction, SQLite 3.40's FTS5 left the contentless index
-        malformed: test_leaks.py.)"""
+        Run after the erasure's commit, in the background: one FTS5
+        ``optimize`` per index, each its own write transaction (about a
+        second for a million short memories; a writer waits for it).
+        Merging in many short steps instead, while writers added segments
+        between them, chased their segments without end and left SQLite
+        3.40's FTS5 index malformed after about a thousand steps (a palace
+        of a million memories could no longer write; reproduced with
+        SQLite alone at 100,000 rows). In the erasure's own transaction,
+        FTS5 left the contentless index malformed too (test_leaks.py).
+        The first checkpoint copies pages without taking the write lock,
+        so the one that truncates has little left to copy."""
         for table in ("memories_fts", "memories_fts_scoped"):
-            for _ in range(_MERGE_STEPS):
-                with self._write() as cur:
-                    before = self._conn.total_changes
-                    cur.execute(
-                        f"INSERT INTO {table} ({table}, rank) VALUES ('merge', ?)", (-_MERGE_PAGES,)
-                    )
-                    # Fewer than two changes: nothing was left to merge (FTS5's 'merge').
-                    if self._conn.total_changes - before < 2:
-                        break
+            with self._write() as cur:
+                cur.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
         if self._path == ":memory:":
             return True
         with self._lock:
