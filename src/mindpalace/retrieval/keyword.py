@@ -26,7 +26,6 @@ backend, so PostgreSQL ranks exactly as SQLite does.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -34,13 +33,12 @@ import numpy as np
 import numpy.typing as npt
 
 from mindpalace.store import words
+from mindpalace.store.fts5_bm25 import K1, B, fts5_idf
 
 __all__ = ["COLUMN_WEIGHTS", "KeywordIndex", "fts5_idf"]
 
 #: title, content, context, tags (the SQLite backend's ``bm25()`` weights)
 COLUMN_WEIGHTS = (1.5, 1.0, 0.5, 1.0)
-K1 = 1.2
-B = 0.75
 #: rows tokenised at a time while building
 CHUNK_ROWS = 1_000
 _WEIGHTS = np.array(COLUMN_WEIGHTS, dtype=np.float64)
@@ -52,12 +50,6 @@ _CHECK_ROWS = 1 << 20
 Rows = npt.NDArray[np.int32]
 Floats = npt.NDArray[np.float64]
 Mask = npt.NDArray[np.bool_]
-
-
-def fts5_idf(total: int, hits: int) -> float:
-    """FTS5's idf: ln((N - n + 0.5) / (n + 0.5)), floored at 1e-6."""
-    idf = math.log(max(total - hits + 0.5, 1e-9) / (hits + 0.5)) if total else 0.0
-    return idf if idf > 0 else 1e-6
 
 
 class _Segment:

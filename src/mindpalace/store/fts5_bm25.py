@@ -21,12 +21,15 @@ rounded, and the row is scored again with the scope's figures.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 __all__ = [
     "K1",
     "B",
     "bm25_term",
+    "fts5_idf",
     "index_lengths",
     "most_after_rescoring",
     "term_frequency",
@@ -38,6 +41,13 @@ K1 = 1.2
 B = 0.75
 # Every column weight is a multiple of this, so every F is.
 _WEIGHT_STEP = 0.5
+
+
+def fts5_idf(total: int, hits: int) -> float:
+    """FTS5's idf (``fts5Bm25Function``): ln((N - n + 0.5) / (n + 0.5)),
+    floored at 1e-6."""
+    idf = math.log(max(total - hits + 0.5, 1e-9) / (hits + 0.5)) if total else 0.0
+    return idf if idf > 0 else 1e-6
 
 
 def varints(blob: bytes) -> list[int]:

@@ -32,6 +32,7 @@ from mindpalace.models import RecallFilters, Scope
 from mindpalace.store.base import TextMatch
 from mindpalace.store.core import Cursor
 from mindpalace.store.fragments import SELECT_MEMORY, filter_clause, row_to_memory, scope_clause
+from mindpalace.store.fts5_bm25 import K1, B
 from mindpalace.store.sql import SqlStore
 
 __all__ = ["SCOPE_KEY_SCHEMA", "SCOPE_TOKENS_SCHEMA", "ScopeKeyTextSearch"]
@@ -175,8 +176,7 @@ SCOPE_TOKENS_SCHEMA = [
 
 # FTS5's bm25() constants and column weights (tsvector weights A-D: title,
 # content, context, tags), as postgres.py's.
-_K1 = 1.2
-_B = 0.75
+_K1, _B = K1, B
 _WEIGHT_CASE = "CASE w WHEN 'A' THEN 1.5 WHEN 'B' THEN 1.0 WHEN 'C' THEN 0.5 ELSE 1.0 END"
 
 # The query's lexemes, one row per (term, lexeme) in term order, each with

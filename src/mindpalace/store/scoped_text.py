@@ -12,20 +12,12 @@ ones that cost a scan, until the next write.
 
 from __future__ import annotations
 
-import math
-
 from mindpalace.models import Scope
 from mindpalace.store.fragments import scope_clause
+from mindpalace.store.fts5_bm25 import fts5_idf
 from mindpalace.store.sql import SqlStore
 
 __all__ = ["ScopedTextSearch", "fts5_idf"]
-
-
-def fts5_idf(total: int, hits: int) -> float:
-    """FTS5's idf (fts5_aux.c ``fts5Bm25Function``): log((N - n + 0.5) / (n + 0.5)),
-    floored at 1e-6."""
-    idf = math.log(max(total - hits + 0.5, 1e-9) / (hits + 0.5)) if total else 0.0
-    return idf if idf > 0 else 1e-6
 
 
 class ScopedTextSearch(SqlStore):
