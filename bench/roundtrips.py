@@ -213,7 +213,7 @@ def _cold_index(palace: Palace) -> DenseIndex:
     warm = palace.semantic.dense()
     assert warm is not None
     table = palace.store.load_vectors(warm.model)
-    generation, epoch, _ = palace.store.change_counters()
+    generation, epoch, _, _ = palace.store.change_counters()
     return DenseIndex(table, generation=generation, epoch=epoch, model=warm.model)
 
 

@@ -547,6 +547,10 @@ def test_migration_5_marks_earlier_turns_as_messages(store_target: str) -> None:
             "ALTER TABLE entities DROP COLUMN link",
             # 18: erasure look-ups by index
             "DROP INDEX memories_superseded_by",
+            # 21: flag changes read without a reload
+            "DROP INDEX memories_flagged",
+            "ALTER TABLE memories DROP COLUMN flagged",
+            "DELETE FROM palace_meta WHERE key = 'flags'",
         ):
             old._exec(cur, statement)  # type: ignore[attr-defined]
         if store_target.startswith("postgresql://"):  # 8: pgvector (nothing on SQLite)

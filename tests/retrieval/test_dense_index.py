@@ -1,5 +1,6 @@
 """The warm dense index follows the palace: appends without a reload,
-rebuilds when existing rows change, and sees other processes' writes."""
+patches the flags of archived and superseded rows, rebuilds when rows
+change otherwise, and sees other processes' writes."""
 
 from __future__ import annotations
 
@@ -8,11 +9,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tests.conftest import Clock
 
 from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.embed import HashingEmbedder
 from mindpalace.retrieval import dense
+from mindpalace.store.base import Store
 
 MakePalace = Callable[..., Palace]
 
@@ -35,7 +38,7 @@ def test_new_memories_are_appended_not_reloaded(make_palace: MakePalace) -> None
     assert set(_dense_ids(palace, "kafka brokers")) == {first.id, second.id}
 
 
-def test_archive_and_delete_rebuild(make_palace: MakePalace) -> None:
+def test_archive_patches_flags_and_delete_rebuilds(make_palace: MakePalace) -> None:
     palace = make_palace(embedder=HashingEmbedder())
     keep = palace.remember("postgres vacuum runs weekly")
     gone = palace.remember("postgres replicas lag at night")
@@ -44,10 +47,72 @@ def test_archive_and_delete_rebuild(make_palace: MakePalace) -> None:
     assert before is not None
     palace.forget(gone.id)
     after = palace.semantic.dense()
-    assert after is not None and after.epoch != before.epoch
+    # an archive changes a flag: patched in place of a reload
+    assert after is not None and after.epoch == before.epoch and after.flags > before.flags
+    assert after.table.seq is before.table.seq
     assert _dense_ids(palace, "postgres replicas") == [keep.id]
-    palace.forget(keep.id, hard=True)
+    palace.forget(keep.id, hard=True)  # a delete changes the rows: reloaded
+    deleted = palace.semantic.dense()
+    assert deleted is not None and deleted.epoch != after.epoch
     assert _dense_ids(palace, "postgres") == []
+
+
+def _shape(palace: Palace, query: str) -> list[tuple[str, float]]:
+    return [(h.memory.id, round(h.score, 6)) for h in palace.recall(query, limit=10)]
+
+
+QUERIES = ["apollo status", "postgres replicas", "kafka brokers restart", "billing owner"]
+
+
+def test_flag_changes_answer_as_a_reload(store: Store, clock: Clock) -> None:
+    """Archive, restore, update and supersession patch a warm index's flags;
+    it then answers exactly as an index loaded afresh, and the store tells
+    which rows changed (``flag_changes``) without a change of epoch."""
+    settings = Settings(signals=False)
+
+    def make() -> Palace:
+        return Palace(store=store, settings=settings, clock=clock, embedder=HashingEmbedder())
+
+    palace = make()
+    replicas, kafka, billing, green = palace.remember_many(
+        [
+            {"content": "postgres replicas lag at night"},
+            {"content": "kafka brokers restart nightly"},
+            {"content": "the billing owner is Tomas"},
+            {"content": "Apollo status is green"},
+        ]
+    )
+    palace.recall("warm up")
+    assert palace.semantic.wait_for_warm() is not None
+    start = store.change_counters()
+    base = palace.semantic.dense()
+    assert base is not None and base.keyword is not None
+    palace.forget(replicas.id)
+    red = palace.remember("Apollo status is red")  # replaces the green status
+    assert palace.get(green.id).superseded_by == red.id
+    updated = palace.update(billing.id, content="the billing owner is Maria")
+    palace.forget(kafka.id)
+    palace.restore(kafka.id)
+    counters = store.change_counters()
+    assert counters.epoch == start.epoch and counters.flags > start.flags
+    changed = {c.seq: c for c in store.flag_changes(start.flags)}
+    flags = {(c.archived, c.superseded) for c in changed.values()}
+    assert {(True, False), (False, True), (False, False)} <= flags
+    assert store.flag_changes(counters.flags) == []
+    warm = palace.semantic.dense()
+    # patched and appended to, not reloaded (a reload follows the epoch)
+    assert warm is not None and warm.epoch == base.epoch and warm.flags == counters.flags
+    assert warm.keyword is not None and len(warm) == len(base) + 2
+    patched = {q: _shape(palace, q) for q in QUERIES}
+    assert updated.id in [i for i, _ in patched["billing owner"]]
+    assert billing.id not in [i for i, _ in patched["billing owner"]]
+    assert replicas.id not in [i for i, _ in patched["postgres replicas"]]
+    assert green.id not in [i for i, _ in patched["apollo status"]]
+    assert kafka.id in [i for i, _ in patched["kafka brokers restart"]]
+    fresh = make()  # a process that loads the palace as it is now
+    fresh.recall("warm up")
+    fresh.semantic.wait_for_warm()
+    assert {q: _shape(fresh, q) for q in QUERIES} == patched
 
 
 def test_writes_of_another_palace_are_seen(tmp_path: Path) -> None:

@@ -242,7 +242,10 @@ def test_rows_written_after_the_save_are_found(path: Path, monkeypatch: pytest.M
 
 
 @pytest.mark.parametrize("change", ["archive", "delete", "update"])
-def test_rows_changed_after_the_save_make_it_stale(path: Path, change: str) -> None:
+def test_rows_changed_after_the_save(path: Path, change: str) -> None:
+    """A delete makes the saved files stale (rebuilt and saved again); an
+    archive or an update changes flags, which the files do not hold: they
+    are read, and answer as a fresh build."""
     _save_all(path)
     palace = _open(path)
     try:
@@ -253,8 +256,12 @@ def test_rows_changed_after_the_save_make_it_stale(path: Path, change: str) -> N
         else:
             owner.forget(victim.id, hard=change == "delete")
         build, _ = _warm(palace, [*QUERIES, "quokka census"])
-        assert build.error is None and build.from_disk == 0 and build.graph is None
-        assert build.saved  # rebuilt, and saved for the palace as it is now
+        assert build.error is None
+        if change == "delete":
+            assert build.from_disk == 0 and build.graph is None
+            assert build.saved  # rebuilt, and saved for the palace as it is now
+        else:
+            assert build.from_disk > 0  # the rows are the same: the files still fit
         found = {h.memory.id for h in palace.recall("kafka latency incident", limit=50)}
         assert victim.id not in found
         assert palace.semantic.wait_for_graph()
@@ -265,7 +272,9 @@ def test_rows_changed_after_the_save_make_it_stale(path: Path, change: str) -> N
     reopened = _open(path)
     try:
         build, _ = _warm(reopened)
-        assert build.from_disk == len(reopened.semantic._dense or [])
+        # an update's new version is read from the store after the saved rows
+        later = 1 if change == "update" else 0
+        assert build.from_disk == len(reopened.semantic._dense or []) - later
     finally:
         reopened.close()
 

@@ -7,6 +7,7 @@ lost to a post-filter.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Collection, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
@@ -23,6 +24,7 @@ from mindpalace.retrieval.mentions import MentionIndex
 from mindpalace.retrieval.stages import SessionLayout
 from mindpalace.store.base import VectorTable
 from mindpalace.store.fragments import to_epoch
+from mindpalace.store.vector_rows import FlagChange
 
 __all__ = ["DenseIndex", "DenseView", "Nearest", "scope_keys", "text_columns"]
 
@@ -96,6 +98,7 @@ class DenseIndex:
         *,
         generation: int,
         epoch: int = 0,
+        flags: int = 0,
         row_of: dict[str, int] | None = None,
         keyword: KeywordIndex | None = None,
         mentions: MentionIndex | None = None,
@@ -140,6 +143,9 @@ class DenseIndex:
         )
         self.generation = generation
         self.epoch = epoch
+        #: the store's ``flags`` counter its rows' archived and superseded
+        #: flags are current with (``reflagged``)
+        self.flags = flags
         #: the store's ``vectors`` counter when the vectors were loaded
         self.vectors = vectors
         self.last_seq = int(table.seq[-1]) if len(table) else 0
@@ -164,6 +170,10 @@ class DenseIndex:
     ) -> DenseIndex:
         """A new index with ``more`` (rows written since ``last_seq``) appended,
         and the ``mentions`` (entity key, memory seq) of those rows."""
+        if len(more) == 0:  # a write that appended nothing (a flag, a duplicate)
+            same = copy.copy(self)
+            same.generation = generation
+            return same
         row_of = dict(self._row_of)
         start = len(self.table)
         for offset, memory_id in enumerate(more.ids):
@@ -182,6 +192,7 @@ class DenseIndex:
             table,
             generation=generation,
             epoch=self.epoch,
+            flags=self.flags,
             row_of=row_of,
             keyword=keyword,
             mentions=self._more_mentions(more, mentions),
@@ -192,6 +203,27 @@ class DenseIndex:
         )
         index.store_ann = self.store_ann
         return index
+
+    def reflagged(self, changes: Sequence[FlagChange], *, flags: int) -> DenseIndex:
+        """This index with the archived and superseded flags of ``changes``
+        (``Store.flag_changes``), current with the store's ``flags`` counter;
+        a change of a row it does not hold yet is left to ``extended`` (which
+        reads that row's flags). Everything else is shared with this index:
+        nothing but the flags is read again."""
+        table = self.table
+        seqs = np.fromiter((c.seq for c in changes), dtype=np.int64, count=len(changes))
+        rows = np.searchsorted(table.seq, seqs)
+        held = rows < len(table)
+        held[held] = table.seq[rows[held]] == seqs[held]
+        same = copy.copy(self)
+        same.flags = flags
+        if held.any():
+            archived, superseded = table.archived.copy(), table.superseded.copy()
+            picked = rows[held]
+            archived[picked] = [c.archived for c, h in zip(changes, held, strict=True) if h]
+            superseded[picked] = [c.superseded for c, h in zip(changes, held, strict=True) if h]
+            same.table = replace(table, archived=archived, superseded=superseded)
+        return same
 
     def warmed(
         self,
@@ -236,6 +268,7 @@ class DenseIndex:
             self.table,
             generation=self.generation,
             epoch=self.epoch,
+            flags=self.flags,
             row_of=self._row_of,
             keyword=keyword,
             mentions=mentions,
@@ -256,6 +289,7 @@ class DenseIndex:
             self.table,
             generation=self.generation,
             epoch=self.epoch,
+            flags=self.flags,
             row_of=self._row_of,
             keyword=self.keyword,
             mentions=self.mentions,

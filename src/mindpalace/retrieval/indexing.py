@@ -487,7 +487,7 @@ class SemanticIndex:
         if self._in_database:
             # No warm copy is kept in database mode: a one-off index of the
             # vectors for the caller (consolidation's near-duplicates).
-            generation, epoch, vectors = self.store.change_counters()
+            generation, epoch, vectors, _ = self.store.change_counters()
             return DenseIndex(
                 self.store.load_vectors(key),
                 generation=generation,
@@ -500,9 +500,12 @@ class SemanticIndex:
             self._uses += 1
             at_once = self.store.warm_at_once
             warm = self._uses >= 2 or at_once
-            generation, epoch, vectors = self.store.change_counters()
+            generation, epoch, vectors, flags = self.store.change_counters()
             index = self._dense
             unchanged = index is not None and index.epoch == epoch and self._key == key
+            if unchanged and index is not None and index.flags != flags:
+                # rows archived, restored or superseded: their flags alone
+                index = index.reflagged(self.store.flag_changes(index.flags), flags=flags)
             if unchanged and index is not None and index.vectors != vectors:
                 # an upgrade stored vectors for rows this index holds
                 index = self._with_new_vectors(index, generation, vectors)
@@ -522,6 +525,7 @@ class SemanticIndex:
                     table,
                     generation=generation,
                     epoch=epoch,
+                    flags=flags,
                     mentions=mentions,
                     ann=self._ann,
                     model=key,
@@ -598,6 +602,7 @@ class SemanticIndex:
             table,
             generation=generation,
             epoch=index.epoch,
+            flags=index.flags,
             ann=self._ann,
             model=index.model,
             vectors=vectors,

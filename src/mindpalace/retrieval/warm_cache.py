@@ -21,7 +21,9 @@ kept in the narrowest float that holds them exactly, widened per query.
 
 Each file covers a prefix of the palace's rows and says which: the vectors'
 model key, the palace's epoch (bumped by every write that changes existing
-rows: archive, delete, edit, re-embedding), the number of rows, and a
+rows other than their flags: a delete, a re-embedding; archiving, restoring
+and supersession change flags, which the files do not hold, and a warm
+index reads them from the store), the number of rows, and a
 fingerprint of them (their write sequences, ids, which have a vector and a
 sample of the vectors). A file is used only when all of these match the
 palace as it is now; rows written after it was saved are then indexed on top

@@ -58,6 +58,7 @@ from mindpalace.skills.tokens import TokenCounter, default_counter
 from mindpalace.store.base import Signal
 from mindpalace.store.skill_rows import SkillOwner, SkillRow, SkillWrite
 from mindpalace.store.skills_sql import CORRELATES
+from mindpalace.store.vector_rows import Counters
 from mindpalace.validation import (
     check_identifier,
     check_limit,
@@ -107,7 +108,7 @@ class Skills:
         self._activations = IdGenerator(prefix="act_")
         self.options = options or ActivateOptions()
         self._counter = counter
-        self._cache: tuple[tuple[int, int, int], dict[str, SkillRow]] | None = None
+        self._cache: tuple[Counters, dict[str, SkillRow]] | None = None
 
     @property
     def counter(self) -> TokenCounter:

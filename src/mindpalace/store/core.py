@@ -20,6 +20,7 @@ from mindpalace.errors import StorageError
 from mindpalace.store.dialect import Dialect
 from mindpalace.store.migrations import MIGRATIONS, latest_version
 from mindpalace.store.roles import Handle
+from mindpalace.store.vector_rows import Counters, FlagChange
 
 __all__ = ["Cursor", "SqlCore"]
 
@@ -144,23 +145,43 @@ class SqlCore(abc.ABC, Handle):
         """A number that changes whenever anything is written."""
         return self.change_counters()[0]
 
-    def change_counters(self) -> tuple[int, int, int]:
-        """(generation, epoch, vectors): every write of memories bumps the
-        first; writes that change existing rows (archive, delete,
-        re-embedding) bump the second too; vectors added for memories
-        already written (``add_vectors``) bump only the third."""
+    def change_counters(self) -> Counters:
+        """The palace's change counters (``Counters``): every write of
+        memories bumps the generation; writes that change existing rows in
+        a way a copy cannot patch (delete, re-embedding) bump the epoch too;
+        archiving, restoring and supersession bump ``flags``; vectors added
+        for memories already written (``add_vectors``) bump only ``vectors``."""
         with self._read() as cur:
             rows = dict(
                 self._exec(
                     cur,
                     "SELECT key, value FROM palace_meta"
-                    " WHERE key IN ('generation', 'epoch', 'vectors')",
+                    " WHERE key IN ('generation', 'epoch', 'vectors', 'flags')",
                 ).fetchall()
             )
-        return (
-            int(rows.get("generation", 0)),
-            int(rows.get("epoch", 0)),
-            int(rows.get("vectors", 0)),
+        return Counters(*(int(rows.get(k, 0)) for k in ("generation", "epoch", "vectors", "flags")))
+
+    def flag_changes(self, after: int) -> list[FlagChange]:
+        """Each row archived, restored or superseded since the ``flags``
+        counter was ``after``, with its flags now, by seq."""
+        with self._read() as cur:
+            rows = self._exec(
+                cur,
+                "SELECT seq, archived, superseded_by IS NOT NULL FROM memories"
+                " WHERE flagged > ? ORDER BY seq",
+                (after,),
+            ).fetchall()
+        return [FlagChange(int(r[0]), bool(r[1]), bool(r[2])) for r in rows]
+
+    def _flagged(self, cur: Cursor, where: str, params: Sequence[Any]) -> None:
+        """Stamp the rows ``where`` selects (after changing their archived or
+        superseded flag, in the same transaction) with a new ``flags`` value."""
+        self._exec(cur, "UPDATE palace_meta SET value = value + 1 WHERE key = 'flags'")
+        self._exec(
+            cur,
+            "UPDATE memories SET flagged = (SELECT value FROM palace_meta WHERE key = 'flags')"
+            f" WHERE {where}",
+            params,
         )
 
     # -- writes -------------------------------------------------------------------

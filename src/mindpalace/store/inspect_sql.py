@@ -38,8 +38,11 @@ class InspectSql(SqlCore):
         if owner is not None:
             sql += " AND agent_id = ?"
             params.append(owner)
-        with self._mutate(structural=True) as cur:
-            return int(self._exec(cur, sql, params).rowcount) > 0
+        with self._mutate() as cur:
+            changed = int(self._exec(cur, sql, params).rowcount) > 0
+            if changed:  # a flag of an existing row: copies patch it
+                self._flagged(cur, "id = ?", (memory_id,))
+            return changed
 
     def sessions(
         self,

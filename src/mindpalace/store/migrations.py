@@ -488,6 +488,19 @@ def _v20_scope_tokens(d: Dialect) -> list[str]:
     return d.scope_tokens_schema()
 
 
+def _v21_flag_changes(d: Dialect) -> list[str]:
+    # Archiving, restoring and supersession change two flags of existing
+    # rows: each such row is stamped with the palace's ``flags`` counter, so
+    # a warm index reads just those rows' flags instead of reloading every
+    # row (a reload of a large palace takes seconds; its warm files stay
+    # valid, as they hold no flags).
+    return [
+        "ALTER TABLE memories ADD COLUMN flagged BIGINT NOT NULL DEFAULT 0",
+        "CREATE INDEX memories_flagged ON memories (flagged) WHERE flagged > 0",
+        "INSERT INTO palace_meta (key, value) VALUES ('flags', 0)",
+    ]
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "memories, tags, embeddings, full-text index", _v1_memories),
     Migration(2, "entities, mentions, edges, memory links, signals", _v2_graph),
@@ -509,6 +522,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(18, "erasure look-ups by index: older versions, shared vectors", _v18_erase_lookups),
     Migration(19, "person entities by first word (PostgreSQL)", _v19_name_prefix),
     Migration(20, "text lengths by scope partition (PostgreSQL)", _v20_scope_tokens),
+    Migration(21, "archive and supersession flags read without a reload", _v21_flag_changes),
 )
 
 

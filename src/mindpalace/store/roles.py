@@ -35,7 +35,7 @@ from mindpalace.store.graph_rows import RelationRow
 from mindpalace.store.inspect_rows import DayCount, SessionSummary
 from mindpalace.store.memory_rows import AddResult
 from mindpalace.store.recall_rows import Hydration, QueryFacts, QueryReads, SeedGraph, TextMatch
-from mindpalace.store.vector_rows import DenseRows, VectorBatch, VectorTable
+from mindpalace.store.vector_rows import Counters, DenseRows, FlagChange, VectorBatch, VectorTable
 
 __all__ = ["GraphRows", "Handle", "MemoryRows", "NameKeys", "TextIndex", "VectorRows"]
 
@@ -70,10 +70,13 @@ class Handle(Protocol):
         """A number that changes whenever anything is written (cache invalidation)."""
         ...
 
-    def change_counters(self) -> tuple[int, int, int]:
-        """(generation, epoch, vectors): the epoch changes only when existing
-        rows change; ``vectors`` when vectors are added for memories already
-        written (``add_vectors``)."""
+    def change_counters(self) -> Counters:
+        """The palace's change counters (``Counters``)."""
+        ...
+
+    def flag_changes(self, after: int) -> list[FlagChange]:
+        """Each row archived, restored or superseded since the ``flags``
+        counter was ``after``, with its flags now, by seq."""
         ...
 
     def close(self) -> None:

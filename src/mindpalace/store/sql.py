@@ -320,14 +320,15 @@ class SqlStore(
             self._insert_waiting(cur, waiting, links)
         if existing is not None:
             row = self._exec(cur, "SELECT archived FROM memories WHERE id = ?", (existing,))
-            if row.fetchone()[0]:  # reviving an archived memory changes an existing row
-                self._exec(cur, "UPDATE palace_meta SET value = value + 1 WHERE key = 'epoch'")
+            revived = bool(row.fetchone()[0])
             self._exec(
                 cur,
                 "UPDATE memories SET strength = strength + (1.0 - strength) * ?,"
                 " updated_at = ?, archived = 0 WHERE id = ?",
                 (_STRENGTH_BUMP, to_epoch(now), existing),
             )
+            if revived:  # an existing row's flag changed: copies patch it
+                self._flagged(cur, "id = ?", (existing,))
             return existing, False
         new = self._numbered(cur, new, scope, numbers)
         if links and may_replace(new):
@@ -349,8 +350,8 @@ class SqlStore(
         )
         self._link_relations(memory_id, entities, new.relations, links)
         if seq is not None and replaced and self._supersede(cur, memory, seq, replaced, now):
-            # Closing facts changes existing rows: warm indexes must reload.
-            self._exec(cur, "UPDATE palace_meta SET value = value + 1 WHERE key = 'epoch'")
+            # Closing facts changes a flag of existing rows: copies patch it.
+            self._flagged(cur, "superseded_by = ?", (memory_id,))
         return memory_id, True
 
     def revise(
@@ -367,7 +368,7 @@ class SqlStore(
         """Write ``new`` as the next version of ``old_id`` and close the old
         row in its favour, as supersession does; None when ``old_id`` is not
         a current memory of ``owner`` any more."""
-        with self._mutate(structural=True) as cur:
+        with self._mutate() as cur:  # the old row's flag changes (``_flagged``)
             old = self._get(cur, old_id)
             if old is None or (owner is not None and old.agent_id != owner):
                 return None
@@ -417,6 +418,7 @@ class SqlStore(
             )
             if old.archived:
                 self._exec(cur, "UPDATE memories SET archived = 1 WHERE id = ?", (memory_id,))
+            self._flagged(cur, "seq = ? OR id = ?", (seq, memory_id))
             return self._get(cur, memory_id)
 
     def _numbered(
@@ -458,8 +460,11 @@ class SqlStore(
         if owner is not None:
             sql += " AND agent_id = ?"
             params.append(owner)
-        with self._mutate(structural=True) as cur:
-            return int(self._exec(cur, sql, params).rowcount) > 0
+        with self._mutate() as cur:
+            changed = int(self._exec(cur, sql, params).rowcount) > 0
+            if changed:  # a flag of an existing row: copies patch it
+                self._flagged(cur, "id = ?", (memory_id,))
+            return changed
 
     def set_completed(
         self, memory_id: str, completed: bool, *, owner: str | None, now: datetime

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["DenseRows", "VectorBatch", "VectorTable", "key_dimensions"]
+__all__ = ["Counters", "DenseRows", "FlagChange", "VectorBatch", "VectorTable", "key_dimensions"]
 
 
 def key_dimensions(model: str) -> int:
@@ -21,6 +21,33 @@ def key_dimensions(model: str) -> int:
     ``embed.texts.vector_key`` writes it); 0 when it names none."""
     size = model.rsplit("/", 1)[-1]
     return int(size) if size.isdigit() else 0
+
+
+class Counters(NamedTuple):
+    """The palace's change counters (``Store.change_counters``), which tell
+    an in-process copy of the palace what to read again.
+
+    Attributes:
+        generation: bumped by every write of memories.
+        epoch: bumped by writes that change existing rows in a way a copy
+            cannot patch (a delete, a re-embedding): reload.
+        vectors: bumped when vectors are added for memories already written.
+        flags: bumped when rows are archived, restored or superseded; each
+            such row is stamped with the new value (``Store.flag_changes``).
+    """
+
+    generation: int
+    epoch: int
+    vectors: int
+    flags: int
+
+
+class FlagChange(NamedTuple):
+    """A row's flags now (``Store.flag_changes``)."""
+
+    seq: int
+    archived: bool
+    superseded: bool
 
 
 @dataclass(frozen=True, slots=True)
