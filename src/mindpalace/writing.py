@@ -33,12 +33,13 @@ from mindpalace.models import (
     RecallFilters,
     Visibility,
 )
+from mindpalace.retrieval import hybrid
 from mindpalace.retrieval.currency import same_subject_cosine
+from mindpalace.retrieval.sparse import query_terms
 from mindpalace.scoping import check_change, write_channel, write_owner
 from mindpalace.seat import Seat
 from mindpalace.store.base import AddResult, VectorBatch
 from mindpalace.store.supersede import may_restate
-from mindpalace.store.words import terms
 from mindpalace.validation import check_content, check_context, check_id, content_hash
 
 __all__ = [
@@ -190,6 +191,21 @@ def remember_many(seat: Seat, records: Iterable[Draft | Mapping[str, Any]]) -> l
 RESTATE_CANDIDATES = 5
 
 
+def _keyword_matches(seat: Seat, words: list[str], filters: RecallFilters) -> list[Memory]:
+    """The ``RESTATE_CANDIDATES`` best keyword matches of ``words`` among
+    what the seat sees under ``filters``: from this process's warm keyword
+    index when it holds one (milliseconds at any size), else from the store
+    (the same BM25; its full-text search scores every row that has one of
+    the words, which grows with the palace)."""
+    index = seat.engine.semantic.current_keywords()
+    if index is None:
+        found = seat.engine.store.search_text(words, seat.scope, filters, limit=RESTATE_CANDIDATES)
+        return [match.memory for match in found]
+    rows = hybrid.warm_matches(index, seat.scope, words, RESTATE_CANDIDATES, filters)
+    by_id = seat.engine.store.get_many([key for key, _ in rows], seat.scope)
+    return [by_id[key] for key, _ in rows if key in by_id]
+
+
 def restating(seat: Seat, new: NewMemory, vectors: VectorBatch | None, now: datetime) -> NewMemory:
     """``new`` with the current memory it replaces in other words, when
     there is one (store/supersede.py states the rule, its second): the
@@ -202,7 +218,7 @@ def restating(seat: Seat, new: NewMemory, vectors: VectorBatch | None, now: date
         return new
     cosine = same_subject_cosine(vectors.model)
     blob = vectors.vectors.get(new.embed_hash or "")
-    words = terms(new.content)
+    words = query_terms(new.content)
     if cosine is None or blob is None or not words:
         return new
     store = seat.engine.store
@@ -211,13 +227,13 @@ def restating(seat: Seat, new: NewMemory, vectors: VectorBatch | None, now: date
     )
     written = new.created_at or now
     olders = [
-        match.memory
-        for match in store.search_text(words, seat.scope, filters, limit=RESTATE_CANDIDATES)
-        if match.memory.kind is not MemoryKind.MESSAGE
-        and (match.memory.group or "") == (new.group or "")
-        and (match.memory.channel or "") == (new.channel or "")
-        and match.memory.created_at < written
-        and match.memory.content_hash != new.content_hash
+        memory
+        for memory in _keyword_matches(seat, words, filters)
+        if memory.kind is not MemoryKind.MESSAGE
+        and (memory.group or "") == (new.group or "")
+        and (memory.channel or "") == (new.channel or "")
+        and memory.created_at < written
+        and memory.content_hash != new.content_hash
     ]
     if not olders:
         return new

@@ -103,6 +103,29 @@ def test_the_rule_stays_within_its_scope_category_and_kind(
     assert alice.get(lesson.id).superseded_by is None
 
 
+@pytest.mark.parametrize("warm", [False, True])
+def test_the_warm_keyword_index_finds_what_the_store_finds(
+    minilm: Callable[..., Palace], clock: Any, warm: bool
+) -> None:
+    """A process that holds a warm keyword index looks for the memory a
+    write restates there (milliseconds at any size), one that does not asks
+    the store: the same memory either way, within the writer's scope part
+    and category (another agent's closer match and a rule are not taken)."""
+    alice, bob = minilm("alice"), minilm("bob")
+    bob.remember(OLD + " Bob's copy.", category="decision", visibility="shared")
+    old = alice.remember(OLD, category="decision")
+    alice.remember(OLD + " As a rule.", category="rule")
+    alice.remember("The quarterly planning offsite is in the large meeting room.")
+    if warm:
+        alice.recall("planning meeting")
+        assert alice.semantic.wait_for_warm() is not None
+    clock.now += timedelta(days=30)
+    assert (alice.semantic.current_keywords() is not None) is warm
+    new = alice.remember(NEW, category="decision")
+    assert alice.get(old.id).superseded_by == new.id
+    assert [m.id for m in alice.graph.history(new.id)] == [old.id, new.id]
+
+
 def test_remember_many_links_to_what_was_written_before(
     minilm: Callable[..., Palace], clock: Any
 ) -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from mindpalace.models import Scope
 from mindpalace.store import Store
+from mindpalace.store.core import FLAG_CHANGES
 from mindpalace.store.erase_sql import LOOKUPS, change_clause
 
 pytestmark = pytest.mark.parametrize("backend", ["sqlite", "postgres"], indirect=True)
@@ -32,7 +33,10 @@ def _params(name: str) -> list[object]:
 
 
 def _plan(store: Store, name: str) -> str:
-    sql, params = _statement(name), _params(name)
+    return _explain(store, _statement(name), _params(name))
+
+
+def _explain(store: Store, sql: str, params: list[object]) -> str:
     with store._read() as cur:  # type: ignore[attr-defined]
         if store.dialect.name == "sqlite":  # type: ignore[attr-defined]
             rows = store._exec(cur, f"EXPLAIN QUERY PLAN {sql}", params).fetchall()  # type: ignore[attr-defined]
@@ -85,3 +89,13 @@ def test_full_names_by_first_word_are_read_by_index(store: Store) -> None:
         rows = store._exec(cur, f"EXPLAIN {sql}", params).fetchall()  # type: ignore[attr-defined]
     plan = "\n".join(str(r[0]) for r in rows)
     assert "entities_name_prefix" in plan and "Seq Scan" not in plan, plan
+
+
+def test_flag_changes_are_read_by_index(store: Store) -> None:
+    # A warm index reads the rows archived or superseded since it last looked
+    # after such a write: by index, not a scan of the palace.
+    plan = _explain(store, FLAG_CHANGES, [7])
+    if store.dialect.name == "sqlite":  # type: ignore[attr-defined]
+        assert "SCAN" not in plan and "memories_flagged" in plan, plan
+    else:
+        assert "Seq Scan" not in plan and "memories_flagged" in plan, plan

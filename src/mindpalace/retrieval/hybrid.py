@@ -126,17 +126,21 @@ def stored_keywords(
 
 
 def warm_matches(
-    index: DenseIndex, scope: Scope, terms: Sequence[str], limit: int
+    index: DenseIndex,
+    scope: Scope,
+    terms: Sequence[str],
+    limit: int,
+    filters: RecallFilters | None = None,
 ) -> list[tuple[str, float]]:
     """(memory id, score) of the ``limit`` best keyword matches of ``terms``
-    among the rows ``scope`` sees under the default filters, from the warm
-    keyword index: the store's ``search_text`` scoring (FTS5's BM25,
-    per-scope idf), over every row rather than the union of each term's
-    best rows."""
+    among the rows ``scope`` sees under ``filters`` (the default ones when
+    None), from the warm keyword index: the store's ``search_text`` scoring
+    (FTS5's BM25, per-scope idf), over every row rather than the union of
+    each term's best rows."""
     assert index.keyword is not None
     table = index.table
     scored = index.keyword_scores(terms, scope)
-    shown = index.mask(scope, RecallFilters())
+    shown = index.mask(scope, filters or RecallFilters())
     rows = top_rows(scored, shown, created_at=table.created_at, ids=table.ids, limit=limit)
     return [(str(table.ids[row]), float(scored[row])) for row in rows]
 

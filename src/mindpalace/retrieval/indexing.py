@@ -481,6 +481,23 @@ class SemanticIndex:
         usable = self.usable()
         return None if usable is None else self.dense_index(usable)
 
+    def current_keywords(self) -> DenseIndex | None:
+        """The warm index, brought up to the palace's latest writes, when
+        this process holds one with its keyword index and no write since
+        asks for a reload; else None (the caller asks the store, which
+        answers the same). Never starts a load or a build: a process that
+        only writes pays for neither."""
+        with self._lock:
+            index, key = self._dense, self._key
+        if index is None or index.keyword is None or self._in_database:
+            return None
+        usable = self.usable()
+        if usable is None or usable.key != key:
+            return None
+        if self.store.change_counters().epoch != index.epoch:
+            return None
+        return self.dense_index(usable)
+
     def dense_index(self, usable: Usable) -> DenseIndex:
         """``dense`` with the config already checked (``usable``)."""
         key = usable.key

@@ -22,9 +22,17 @@ from mindpalace.store.migrations import MIGRATIONS, latest_version
 from mindpalace.store.roles import Handle
 from mindpalace.store.vector_rows import Counters, FlagChange
 
-__all__ = ["Cursor", "SqlCore"]
+__all__ = ["FLAG_CHANGES", "Cursor", "SqlCore"]
 
 Cursor = Any  # a DB-API cursor; sqlite3 and psycopg differ in their stubs
+
+#: the rows whose flags changed since a value of the ``flags`` counter: by
+#: the partial index (its condition repeated, as a bound parameter alone
+#: does not imply it; unsorted, as an ORDER BY makes SQLite walk every row)
+FLAG_CHANGES = (
+    "SELECT seq, archived, superseded_by IS NOT NULL FROM memories"
+    " WHERE flagged > 0 AND flagged > ?"
+)
 
 
 class SqlCore(abc.ABC, Handle):
@@ -165,13 +173,8 @@ class SqlCore(abc.ABC, Handle):
         """Each row archived, restored or superseded since the ``flags``
         counter was ``after``, with its flags now, by seq."""
         with self._read() as cur:
-            rows = self._exec(
-                cur,
-                "SELECT seq, archived, superseded_by IS NOT NULL FROM memories"
-                " WHERE flagged > ? ORDER BY seq",
-                (after,),
-            ).fetchall()
-        return [FlagChange(int(r[0]), bool(r[1]), bool(r[2])) for r in rows]
+            rows = self._exec(cur, FLAG_CHANGES, (after,)).fetchall()
+        return sorted(FlagChange(int(r[0]), bool(r[1]), bool(r[2])) for r in rows)
 
     def _flagged(self, cur: Cursor, where: str, params: Sequence[Any]) -> None:
         """Stamp the rows ``where`` selects (after changing their archived or
