@@ -22,7 +22,10 @@ process has its warm indexes in), then timed:
   turn's date as ``created_at``), in calls of ``--batch``;
 - **turns**: ``add_messages`` of the same texts as turns of their sessions;
 - **single**: ``--singles`` calls of ``remember``, one real text each
-  (median and p95 of a call).
+  (median and p95 of a call);
+- **replace**: ``--singles`` times, a fact, a recall,
+  a fact that replaces it, and the recall after it (median and p95 of that
+  recall: what a replacement costs the next reader).
 
 Figures are writes per second of the calls alone and the process's CPU time
 a write (steadier on a shared machine); the empty and the large palace
@@ -48,7 +51,7 @@ from bench.realspeed import CACHE, palace_path
 
 SRC = Path(__file__).resolve().parent.parent / "src"
 ROOT = SRC.parent
-SHAPES = ("facts", "turns", "single")
+SHAPES = ("facts", "turns", "single", "replace")
 
 
 def facts_path(size: int, embedder: str) -> Path:
@@ -87,6 +90,18 @@ with Palace(Path(db), settings=settings, embedder=model) as palace:
             palace.remember_many(
                 {"content": m.content, "created_at": m.created_at} for m in messages[i : i + batch]
             )
+    elif shape == "replace":
+        # a fact, a recall, its replacement, then the recall a user makes next
+        for i, m in enumerate(messages):
+            subject = f"the {i}th kayak shed key"
+            old = palace.remember(f"Tomas Berg keeps {subject}.", created_at=m.created_at)
+            palace.recall(f"who keeps {subject}")
+            palace.remember(f"Maria Lopez now keeps {subject} instead.", created_at=m.created_at)
+            t = time.perf_counter()
+            palace.recall(f"who keeps {subject}")
+            calls.append((time.perf_counter() - t) * 1000)
+            closed = palace.get(old.id).superseded_by is not None
+            out["replaced"] = out.get("replaced", 0) + closed
     elif shape == "turns":
         for i in range(0, len(messages), batch):
             palace.add_messages(messages[i : i + batch])
@@ -198,6 +213,33 @@ def build_facts(size: int, embedder: str, batch: int) -> None:
             src.rename(Path(str(path) + suffix))
 
 
+def table(results: dict[str, dict[str, list[dict[str, Any]]]], head: str, base: int) -> str:
+    """The run's figures as a markdown table: medians over rounds."""
+    out = [f"| {head} | empty palace | {base:,} | ratio |", "|---|---|---|---|"]
+    for shape, by in results.items():
+
+        def med(key: str, where: str, by: dict[str, list[dict[str, Any]]] = by) -> float:
+            return float(statistics.median(r[key] for r in by[where]))
+
+        if shape in {"single", "replace"}:
+            what = "single remember" if shape == "single" else "recall after a replacement"
+            e, g = med("p50_ms", "empty"), med("p50_ms", "large")
+            e95, g95 = med("p95_ms", "empty"), med("p95_ms", "large")
+            out.append(f"| {what} p50 / p95 ms | {e:.1f} / {e95:.1f} | {g:.1f} / {g95:.1f} | |")
+        else:
+            rates = {w: statistics.median(r["writes"] / r["seconds"] for r in by[w]) for w in by}
+            cpu = {
+                w: statistics.median(1000 * r["cpu_seconds"] / r["writes"] for r in by[w])
+                for w in by
+            }
+            ratio = rates["large"] / rates["empty"]
+            out.append(
+                f"| {shape} writes/s (CPU ms a write) | {rates['empty']:.0f} ({cpu['empty']:.2f})"
+                f" | {rates['large']:.0f} ({cpu['large']:.2f}) | {ratio:.2f}x |"
+            )
+    return "\n".join(out)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--base", type=int, default=100_000, help="size of the large palace")
@@ -229,7 +271,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         tmp = Path(tmpdir)
         for _ in range(args.rounds):
             for shape in shapes:
-                count = args.singles if shape == "single" else args.writes
+                count = args.singles if shape in {"single", "replace"} else args.writes
                 for where, palace in (("empty", None), ("large", base)):
                     profile = f"{args.profile}.{shape}" if args.profile and palace else "-"
                     r = _case(
@@ -238,30 +280,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     results.setdefault(shape, {}).setdefault(where, []).append(r)
                     print(f"{shape:6} {where:5} {json.dumps(r)}", flush=True)
     print()
-    head = f"{args.embedder} model, {args.base:,} {args.base_shape}"
-    print(f"| {head} | empty palace | {args.base:,} | ratio |")
-    print("|---|---|---|---|")
-    for shape, by in results.items():
-
-        def med(key: str, where: str, by: dict[str, list[dict[str, Any]]] = by) -> float:
-            return float(statistics.median(r[key] for r in by[where]))
-
-        if shape == "single":
-            e, g = med("p50_ms", "empty"), med("p50_ms", "large")
-            print(f"| single remember p50 ms | {e:.1f} | {g:.1f} | {e / g:.2f}x the rate |")
-            e95, g95 = med("p95_ms", "empty"), med("p95_ms", "large")
-            print(f"| single remember p95 ms | {e95:.1f} | {g95:.1f} | |")
-        else:
-            rates = {w: statistics.median(r["writes"] / r["seconds"] for r in by[w]) for w in by}
-            cpu = {
-                w: statistics.median(1000 * r["cpu_seconds"] / r["writes"] for r in by[w])
-                for w in by
-            }
-            ratio = rates["large"] / rates["empty"]
-            print(
-                f"| {shape} writes/s (CPU ms a write) | {rates['empty']:.0f} ({cpu['empty']:.2f})"
-                f" | {rates['large']:.0f} ({cpu['large']:.2f}) | {ratio:.2f}x |"
-            )
+    print(table(results, f"{args.embedder} model, {args.base:,} {args.base_shape}", args.base))
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
     return 0
