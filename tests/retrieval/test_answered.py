@@ -12,7 +12,8 @@ import pytest
 from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.models import Hit, HitList
-from mindpalace.retrieval.answered import judged, marks_for, words_share
+from mindpalace.retrieval.answer_kind import AMOUNT
+from mindpalace.retrieval.answered import MISSING_SUPPORT, judged, marks_for, read, words_share
 from mindpalace.skills.facade import CONTEXT_FLOOR
 
 from .memories import memory as _memory
@@ -101,3 +102,71 @@ def test_the_rule_runs_only_for_models_it_was_measured_on() -> None:
     assert judged("what's our parental leave policy?", hits, "hashing/hashing-v1/256") is hits
     low = judged("what's our parental leave policy?", hits, "local/all-minilm-l6-v2-int8/384")
     assert low[0].score < 0.5
+
+
+# --- a question asking a price the palace never stored ---
+
+SERVICE = [
+    (
+        "The annual boiler service by Hartley Heating is booked for 3 March 2027,"
+        " with Sam Okoro as the contact.",
+        "event",
+    ),
+    ("Sam Okoro prefers phone calls to email and answers before 9 am.", "fact"),
+    ("Hartley Heating fitted the new thermostat in the hall in January 2026.", "event"),
+    ("Radiators are bled every autumn; the boiler pressure should sit near 1.5 bar.", "rule"),
+    ("The gutters were cleared by Brightside Roofing on 12 October 2026.", "event"),
+    ("Our window cleaner charges £25 a visit and comes every six weeks.", "fact"),
+]
+NEVER_PRICED = "How much are we paying Hartley Heating for the boiler service?"
+
+
+@pytest.fixture()
+def service(tmp_path: Path) -> Palace:
+    p = Palace(
+        tmp_path / "service.db",
+        settings=Settings(embedder="local", signals=False),
+        clock=lambda: NOW,
+    )
+    for content, category in SERVICE:
+        p.remember(content, category=category)
+    p.semantic.wait_for_vectors(timeout=60)
+    return p
+
+
+def _support_gates(hits: HitList) -> list[str]:
+    return [g for h in hits for g in h.gates if g.startswith("answer-support")]
+
+
+def test_a_price_the_palace_never_stored_is_labelled_low(service: Palace) -> None:
+    hits = service.recall(NEVER_PRICED, limit=4)
+    # the stages find the booking, and it carries most of the question
+    assert "Hartley Heating" in hits[0].memory.content
+    reading = read(NEVER_PRICED, hits, marks_for("all-minilm-l6-v2-int8") or (1.0, 1.0))
+    assert reading is not None and reading.words >= 0.44, "the words alone would pass"
+    assert reading.missing == AMOUNT
+    assert reading.support == MISSING_SUPPORT
+    assert all(h.score < 0.5 for h in hits)
+    assert "asks for an amount of money" in hits[0].gates[-1]
+
+
+def test_a_price_the_palace_holds_keeps_its_relevance(service: Palace) -> None:
+    hits = service.recall("How much does the window cleaner charge?", limit=4)
+    assert "£25" in hits[0].memory.content
+    assert hits[0].score >= 0.5
+    assert not _support_gates(hits)
+
+
+def test_another_agents_memories_do_not_change_the_reading(service: Palace) -> None:
+    before = service.recall(NEVER_PRICED, limit=4)
+    assert all(h.score < 0.5 for h in before)
+    other = service.for_agent("bookkeeper")
+    other.remember("Hartley Heating's boiler service costs us £180 a year.", category="fact")
+    service.semantic.wait_for_vectors(timeout=60)
+    # the other agent sees its own price ...
+    assert other.recall(NEVER_PRICED, limit=4)[0].score >= 0.5
+    # ... and the first agent's hits, relevance and explanation are as they were
+    after = service.recall(NEVER_PRICED, limit=4)
+    assert [(h.memory.id, h.score, h.gates) for h in after] == [
+        (h.memory.id, h.score, h.gates) for h in before
+    ]

@@ -20,7 +20,10 @@ When neither reaches its mark (per embedding model, measured on the
 everyday palaces: ``_MARKS``), the question is judged not answered by the
 palace: every hit's relevance is halved and scaled by how near the better
 of the two signs came to its mark, so all fall below 0.5 and a caller can
-tell "probably not here" from a match. The order is unchanged; ``explain``
+tell "probably not here" from a match. So too, whatever the signs, when the
+question asks for a kind of value none of the head hits states
+(``answer_kind.py``: a price question and no amount of money): the hits
+are about its subject, not about what it asks. The order is unchanged; ``explain``
 shows the rule's reading. A model not measured here (an http service, the
 test model) has no marks, and the rule does not run for it. The weights are
 the model's own and the words are the hits' own: nothing depends on
@@ -34,15 +37,30 @@ from dataclasses import dataclass, replace
 
 from mindpalace.embed import word_table
 from mindpalace.models import HitList
+from mindpalace.retrieval.answer_kind import missing_kind
 from mindpalace.retrieval.sparse import STOPWORDS
 from mindpalace.store.words import stem, tokens
 
-__all__ = ["CLOSE", "HEAD", "Reading", "judged", "marks_for", "read"]
+__all__ = [
+    "CLOSE",
+    "HEAD",
+    "MISSING_SUPPORT",
+    "Reading",
+    "Word",
+    "asked_words",
+    "head_texts",
+    "judged",
+    "marks_for",
+    "read",
+]
 
 #: how many of the best hits may carry the question's words
 HEAD = 3
 #: the word cosine from which a hit's word partly carries a question's word
 CLOSE = 0.5
+#: the most support a question gets whose head hits lack the kind of value
+#: it asks for (its hits' relevance is at most half of this)
+MISSING_SUPPORT = 0.9
 #: (words share, best cosine) marks by embedding model: below both, the
 #: question counts as not answered. Chosen on the everyday palaces' recall
 #: windows per model, for about the same cost: 10-13% of answerable
@@ -63,16 +81,20 @@ class Reading:
     Attributes:
         words: the share of the question's word weight the best head hit carries.
         cosine: the best hit's cosine to the question (-1 without one).
-        support: how near the better sign came to its mark (1 = reached).
+        support: how near the better sign came to its mark (1 = reached),
+            at most ``MISSING_SUPPORT`` when ``missing`` is set.
+        missing: the kind of value the question asks for that no head hit
+            states (``answer_kind.AMOUNT``), or None.
     """
 
     words: float
     cosine: float
     support: float
+    missing: str | None = None
 
     @property
     def answered(self) -> bool:
-        """Whether a sign reached its mark."""
+        """Whether a sign reached its mark and the head holds what is asked."""
         return self.support >= 1.0
 
 
@@ -91,6 +113,43 @@ def _content_words(text: str) -> list[str]:
         for w in dict.fromkeys(tokens(text))
         if w not in STOPWORDS and w not in _ASKING and not w.isdigit() and len(w) > 1
     ]
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    """One content word of a question, as the head hits say it.
+
+    Attributes:
+        word: the word (lower-cased).
+        weight: its weight in the word table (0 for a word it has no piece of).
+        said: 1.0 when a head hit has the word (same stem), else the best
+            cosine of a head hit's word to it (0 when none is near).
+    """
+
+    word: str
+    weight: float
+    said: float
+
+
+def asked_words(question: str, texts: Sequence[str]) -> list[Word]:
+    """``question``'s content words, each with how well one of ``texts`` says it."""
+    asked = _content_words(question)
+    if not asked:
+        return []
+    table = word_table()
+    asked_vectors, weights = table.vectors(asked)
+    stems = [stem(w) for w in asked]
+    said = [0.0] * len(asked)
+    for text in texts:
+        words = [w for w in dict.fromkeys(tokens(text)) if w not in STOPWORDS]
+        if not words:
+            continue
+        text_stems = {stem(w) for w in words}
+        closeness = (table.vectors(words)[0] @ asked_vectors.T).max(axis=0)
+        for i in range(len(asked)):
+            near = 1.0 if stems[i] in text_stems else max(0.0, float(closeness[i]))
+            said[i] = max(said[i], near)
+    return [Word(w, weights[i], said[i]) for i, w in enumerate(asked)]
 
 
 def words_share(question: str, texts: Sequence[str]) -> float:
@@ -129,19 +188,27 @@ def _said(title: str | None, content: str, speaker: object) -> str:
     return " ".join(p for p in (title, content, who) if p)
 
 
+def head_texts(hits: HitList) -> list[str]:
+    """What the first ``HEAD`` hits say (title, content, speaker)."""
+    return [
+        _said(h.memory.title, h.memory.content, h.memory.metadata.get("speaker"))
+        for h in hits[:HEAD]
+    ]
+
+
 def read(question: str, hits: HitList, marks: tuple[float, float]) -> Reading | None:
     """The rule's reading of ``hits`` for ``question``; None without hits."""
     if not hits:
         return None
-    head = hits[:HEAD]
-    texts = [
-        _said(h.memory.title, h.memory.content, h.memory.metadata.get("speaker")) for h in head
-    ]
+    texts = head_texts(hits)
     words = words_share(question, texts)
-    cosine = float(head[0].stage_scores.get("dense", -1.0))
+    cosine = float(hits[0].stage_scores.get("dense", -1.0))
     words_mark, cosine_mark = marks
     support = max(words / words_mark, cosine / cosine_mark, 0.0)
-    return Reading(words=words, cosine=cosine, support=support)
+    missing = missing_kind(question, texts)
+    if missing is not None:
+        support = min(support, MISSING_SUPPORT)
+    return Reading(words=words, cosine=cosine, support=support, missing=missing)
 
 
 def judged(question: str, hits: HitList, model: str) -> HitList:
@@ -155,10 +222,16 @@ def judged(question: str, hits: HitList, model: str) -> HitList:
     if reading is None or reading.answered:
         return hits
     factor = 0.5 * min(1.0, reading.support)
-    gate = (
-        f"answer-support: low (question words carried {reading.words:.2f} < {marks[0]},"
-        f" best cosine {reading.cosine:.2f} < {marks[1]})"
-    )
+    if reading.missing is not None:
+        gate = (
+            f"answer-support: low (the question asks for {reading.missing};"
+            f" none of the best {HEAD} hits states one)"
+        )
+    else:
+        gate = (
+            f"answer-support: low (question words carried {reading.words:.2f} < {marks[0]},"
+            f" best cosine {reading.cosine:.2f} < {marks[1]})"
+        )
     out = HitList(
         [
             replace(

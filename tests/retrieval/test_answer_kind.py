@@ -1,0 +1,63 @@
+"""The kind of value a question asks for (``retrieval/answer_kind.py``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from mindpalace.retrieval.answer_kind import AMOUNT, asks_amount, missing_kind, states_amount
+
+
+@pytest.mark.parametrize(
+    ("question", "asks"),
+    [
+        ("How much are we paying Kestrel Security for the pen test?", True),
+        ("How much did I spend on a designer handbag?", True),
+        ("How much money did we raise last week?", True),
+        ("What does a new sonde cost?", True),
+        ("What is the total cost of the vet visit and the flea medication?", True),
+        ("What's the rent on the shop?", True),
+        ("When is the MOT due, and what will it cost?", True),
+        ("How expensive was the taxi?", True),
+        ("What do I have to pay if I lose my fob?", True),
+        # an amount of something else, or money not asked for
+        ("How much notice does the label printer need?", False),
+        ("How much milk does Chidi drink?", False),
+        ("Who do I pay my regatta entry fee to?", False),
+        ("What's our parental leave policy?", False),
+        ("How much is it?", False),
+    ],
+)
+def test_asks_amount(question: str, asks: bool) -> None:
+    assert asks_amount(question) is asks
+
+
+@pytest.mark.parametrize(
+    ("text", "states"),
+    [
+        ("replacing a lost fob costs £15", True),
+        ("about $1,200 with the engine", True),
+        ("twenty pounds a month", True),
+        ("twenty-five pounds", True),
+        ("a few dollars", True),
+        ("it was 40 euros", True),
+        ("50p a slice", True),
+        ("EUR 300 deposit", True),
+        ("entry is free for juniors", True),
+        ("booked for 7 to 11 December 2026, with Kenji as the contact", False),
+        ("7:55 pm on 9 June, 2023", False),
+        ("at 3 p.m. on Monday", False),
+        ("in dollar terms, five years ago", False),
+        ("Kestrel Security runs the penetration test", False),
+    ],
+)
+def test_states_amount(text: str, states: bool) -> None:
+    assert states_amount(text) is states
+
+
+def test_missing_kind() -> None:
+    question = "How much did we pay for the new sofa?"
+    assert missing_kind(question, ["The sofa was delivered on Tuesday."]) == AMOUNT
+    assert missing_kind(question, ["The sofa was delivered.", "It cost £640."]) is None
+    # no hits: nothing to judge (recall answers nothing anyway)
+    assert missing_kind(question, []) is None
+    assert missing_kind("When was the sofa delivered?", ["on Tuesday"]) is None
