@@ -5,6 +5,7 @@ an empty palace and into a large one, side by side in one run::
     python -m bench.writesize --base 100000 --writes 2000 --singles 200
     python -m bench.writesize --shapes facts --profile /tmp/w.prof
     python -m bench.writesize --build-facts 100000     # cache a palace of facts
+    python -m bench.writesize --old /tmp/main/src      # two trees, alternated
 
 The texts are ``bench.realspeed``'s LongMemEval turns (the development half,
 sessions in date order, each turn once). The large palace is a copy of a
@@ -23,9 +24,10 @@ process has its warm indexes in), then timed:
 - **turns**: ``add_messages`` of the same texts as turns of their sessions;
 - **single**: ``--singles`` calls of ``remember``, one real text each
   (median and p95 of a call);
-- **replace**: ``--singles`` times, a fact, a recall,
-  a fact that replaces it, and the recall after it (median and p95 of that
-  recall: what a replacement costs the next reader).
+- **replace**: ``--singles`` times, a fact ("Kelab status is green."), a
+  recall, the fact that replaces it ("... is red.", closed by supersession),
+  and the recall after it (median and p95 of that recall: what a
+  replacement costs the next reader; ``replaced`` counts the facts closed).
 
 Figures are writes per second of the calls alone and the process's CPU time
 a write (steadier on a shared machine); the empty and the large palace
@@ -93,12 +95,12 @@ with Palace(Path(db), settings=settings, embedder=model) as palace:
     elif shape == "replace":
         # a fact, a recall, its replacement, then the recall a user makes next
         for i, m in enumerate(messages):
-            subject = f"the {i}th kayak shed key"
-            old = palace.remember(f"Tomas Berg keeps {subject}.", created_at=m.created_at)
-            palace.recall(f"who keeps {subject}")
-            palace.remember(f"Maria Lopez now keeps {subject} instead.", created_at=m.created_at)
+            name = ("Kel" + chr(97 + i % 26) + chr(97 + i // 26 % 26)).title()
+            old = palace.remember(f"{name} status is green.", created_at=m.created_at)
+            palace.recall(f"what is the status of {name}")
+            palace.remember(f"{name} status is red.", created_at=m.created_at)
             t = time.perf_counter()
-            palace.recall(f"who keeps {subject}")
+            palace.recall(f"what is the status of {name}")
             calls.append((time.perf_counter() - t) * 1000)
             closed = palace.get(old.id).superseded_by is not None
             out["replaced"] = out.get("replaced", 0) + closed
@@ -143,6 +145,7 @@ def _case(  # noqa: PLR0917 - one benchmark case, every part named at the call
     batch: int,
     profile: str,
     tmp: Path,
+    src: Path = SRC,
 ) -> dict[str, Any]:
     db = tmp / f"{shape}-{'large' if base else 'empty'}.db"
     for old in tmp.glob(db.name + "*"):
@@ -156,7 +159,7 @@ def _case(  # noqa: PLR0917 - one benchmark case, every part named at the call
     proc = subprocess.run(
         [sys.executable, "-c", CHILD, *args],
         cwd=ROOT,
-        env={**__import__("os").environ, "PYTHONPATH": f"{SRC}:{ROOT}"},
+        env={**__import__("os").environ, "PYTHONPATH": f"{src}:{ROOT}"},
         capture_output=True,
         text=True,
         check=False,
@@ -252,6 +255,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--shapes", default=",".join(SHAPES), help="comma-separated: " + ", ".join(SHAPES)
     )
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--old", default="", help="another tree's src folder, run alternately")
     ap.add_argument("--profile", default="", help="cProfile file prefix for the large cases")
     ap.add_argument("--build-facts", type=int, default=0, metavar="N")
     ap.add_argument("--json", default="")
@@ -266,21 +270,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     base = (palace_path if args.base_shape == "turns" else facts_path)(args.base, args.embedder)
     if not base.exists():
         ap.error(f"{base} is missing: build it (bench.realspeed --build-only, or --build-facts)")
-    results: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    trees = {"this tree": SRC, **({"old": Path(args.old).resolve()} if args.old else {})}
+    results: dict[str, dict[str, dict[str, list[dict[str, Any]]]]] = {t: {} for t in trees}
     with tempfile.TemporaryDirectory(prefix="writesize-", dir=CACHE) as tmpdir:
         tmp = Path(tmpdir)
         for _ in range(args.rounds):
             for shape in shapes:
                 count = args.singles if shape in {"single", "replace"} else args.writes
                 for where, palace in (("empty", None), ("large", base)):
-                    profile = f"{args.profile}.{shape}" if args.profile and palace else "-"
-                    r = _case(
-                        shape, palace, args.embedder, args.base, count, args.batch, profile, tmp
-                    )
-                    results.setdefault(shape, {}).setdefault(where, []).append(r)
-                    print(f"{shape:6} {where:5} {json.dumps(r)}", flush=True)
-    print()
-    print(table(results, f"{args.embedder} model, {args.base:,} {args.base_shape}", args.base))
+                    for tree, src in trees.items():  # alternated: both see the same load
+                        profile = f"{args.profile}.{shape}" if args.profile and palace else "-"
+                        r = _case(
+                            shape,
+                            palace,
+                            args.embedder,
+                            args.base,
+                            count,
+                            args.batch,
+                            profile,
+                            tmp,
+                            src,
+                        )
+                        results[tree].setdefault(shape, {}).setdefault(where, []).append(r)
+                        print(f"{tree:9} {shape:7} {where:5} {json.dumps(r)}", flush=True)
+    for tree, found in results.items():
+        print(f"\n{tree} ({trees[tree]}):\n")
+        print(table(found, f"{args.embedder} model, {args.base:,} {args.base_shape}", args.base))
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
     return 0

@@ -551,6 +551,9 @@ def test_migration_5_marks_earlier_turns_as_messages(store_target: str) -> None:
             "DROP INDEX memories_flagged",
             "ALTER TABLE memories DROP COLUMN flagged",
             "DELETE FROM palace_meta WHERE key = 'flags'",
+            # 22: mentions by facts that may be replaced
+            "DROP INDEX mentions_fact",
+            "ALTER TABLE mentions DROP COLUMN fact",
         ):
             old._exec(cur, statement)  # type: ignore[attr-defined]
         if store_target.startswith("postgresql://"):  # 8: pgvector (nothing on SQLite)

@@ -16,8 +16,12 @@ from collections import Counter
 from contextlib import ExitStack
 from pathlib import Path
 
+import pytest
+
 from mindpalace import Palace
 from mindpalace.config import Settings
+from mindpalace.conversations import Message
+from mindpalace.store import graph_sql
 
 WRITER = """
 import sys
@@ -125,3 +129,32 @@ def test_a_later_fact_of_a_batch_replaces_an_earlier_one(palace: Palace) -> None
     assert palace.get(before.id).superseded_by == first.id
     assert palace.get(first.id).superseded_by == second.id
     assert [m.id for m in palace.graph.history(second.id)] == [before.id, first.id, second.id]
+
+
+def test_chat_that_names_the_subject_does_not_hide_the_fact_it_replaces(
+    palace: Palace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write reads the newest mentions of its names by memories that may
+    be replaced (facts, decisions...), not every turn that names them: the
+    old fact is found though more chat about the subject followed it than
+    the write looks at."""
+    monkeypatch.setattr(graph_sql, "RECENT_MENTIONS", 3)
+    before = palace.remember("Apollo status is green")
+    palace.add_messages(
+        [Message(f"Apollo came up again in standup, note {i}", role="user") for i in range(6)]
+    )
+    note = palace.remember("Apollo notes: the demo went fine", category="lesson")
+    after = palace.remember("Apollo status is red")
+    assert palace.get(before.id).superseded_by == after.id
+    assert palace.get(note.id).superseded_by is None
+    store = palace.engine.store
+    with store._read() as cur:  # type: ignore[attr-defined]
+        marks = {
+            str(memory_id): int(fact)
+            for memory_id, fact in store._exec(  # type: ignore[attr-defined]
+                cur,
+                "SELECT m.id, x.fact FROM mentions x JOIN memories m ON m.seq = x.memory_seq",
+            ).fetchall()
+        }
+    assert marks[before.id] == marks[after.id] == 1
+    assert marks[note.id] == 0 and sum(marks.values()) == 2

@@ -1,7 +1,9 @@
 """An erasure of many memories finds every row by index: each statement it
 runs once per chunk of keys (erase_sql.LOOKUPS) is EXPLAINed on both
 backends, and none scans a whole table (a 1M-memory palace would scan it
-once per 500 erased memories, inside the write transaction)."""
+once per 500 erased memories, inside the write transaction). So are the
+look-ups a write and a warm index make on every write: the facts a write
+may replace, the rows whose flags changed."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from mindpalace.models import Scope
 from mindpalace.store import Store
 from mindpalace.store.core import FLAG_CHANGES
 from mindpalace.store.erase_sql import LOOKUPS, change_clause
+from mindpalace.store.graph_sql import FACT_MENTIONS
 
 pytestmark = pytest.mark.parametrize("backend", ["sqlite", "postgres"], indirect=True)
 
@@ -99,3 +102,13 @@ def test_flag_changes_are_read_by_index(store: Store) -> None:
         assert "SCAN" not in plan and "memories_flagged" in plan, plan
     else:
         assert "Seq Scan" not in plan and "memories_flagged" in plan, plan
+
+
+def test_the_facts_a_write_may_replace_are_read_by_index(store: Store) -> None:
+    # Each name's newest mentions by facts: by the partial index, newest first.
+    plan = _explain(store, FACT_MENTIONS.format(2000), [7])
+    assert "mentions_fact" in plan, plan
+    if store.dialect.name == "sqlite":  # type: ignore[attr-defined]
+        assert "SCAN" not in plan and "TEMP B-TREE" not in plan, plan
+    else:
+        assert "Seq Scan" not in plan and "Sort" not in plan, plan

@@ -381,6 +381,7 @@ def test_recall_through_pgvector_answers_as_exact_recall(
     pgvector proposing 150 candidates (of about 500 visible) as with every
     row scored exactly."""
     embedder = HashingEmbedder()
+    now = datetime(2026, 3, 1, tzinfo=timezone.utc)  # both recalls at one time
 
     def palace(agent: str, groups: tuple[str, ...], ann_rows: int) -> Palace:
         made = Palace(
@@ -389,6 +390,7 @@ def test_recall_through_pgvector_answers_as_exact_recall(
             groups=groups,
             settings=Settings(agent_id=agent, signals=False),
             embedder=embedder,
+            clock=lambda: now,
         )
         made.semantic.ann_rows = ann_rows
         return made

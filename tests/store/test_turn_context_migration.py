@@ -17,6 +17,8 @@ from mindpalace.config import Settings
 from mindpalace.conversations import Message
 from mindpalace.embed.hashing import HashingEmbedder
 from mindpalace.store import core
+from mindpalace.store.graph_sql import GraphSql
+from mindpalace.store.link_rows import LinkWrites
 from mindpalace.store.migrations import MIGRATIONS, TURN_CONTEXT_CHARS
 from mindpalace.store.postgres import PostgresStore
 from mindpalace.store.same_as_sql import SameAsSql
@@ -68,6 +70,20 @@ def _contexts(store: SQLiteStore | PostgresStore, agent: str) -> dict[str, str |
         return {m.content: m.context for m in palace.memories(limit=100, categories="conversation")}
 
 
+_write_links = GraphSql._write_links
+
+
+def _links_of_schema_9(store: GraphSql, cur: object, writes: LinkWrites) -> None:
+    """``_write_links`` with the mentions written as schema 9 holds them."""
+    store._exec_many(
+        cur,
+        "INSERT INTO mentions (memory_seq, entity_seq, surface) VALUES (?, ?, ?)",
+        [(writes.seqs[m], e, surface) for m, e, surface, _ in writes.mentions],
+    )
+    writes.mentions.clear()
+    _write_links(store, cur, writes)
+
+
 def test_migration_cuts_old_contexts_as_new_ingest_does(
     old_target: tuple[str, str | Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -80,6 +96,8 @@ def test_migration_cuts_old_contexts_as_new_ingest_does(
         old.setattr(transcripts, "CONTEXT_CHARS", 10**9)  # the whole previous turn
         # Entities of schema 9 have no links to short names (migration 17).
         old.setattr(SameAsSql, "_first_name_rule", lambda *args: None)
+        # Mentions of schema 9 have no mark of the facts among them (22).
+        old.setattr(GraphSql, "_write_links", _links_of_schema_9)
         store = _open(backend, target)
         assert store.schema_version() == 9
         with Palace(store=store, agent_id="ann", settings=settings, embedder=embedder) as p:

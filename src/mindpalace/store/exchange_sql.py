@@ -35,6 +35,10 @@ from mindpalace.store.exchange_rows import (
 )
 from mindpalace.store.fragments import in_list, scope_clause
 from mindpalace.store.graph_sql import GraphSql
+from mindpalace.store.supersede import FACT_CATEGORIES
+
+#: the categories whose mentions are marked ``fact`` (graph_sql._fact_candidates)
+_FACT_VALUES = tuple(c.value for c in FACT_CATEGORIES)
 
 __all__ = ["ExchangeSql"]
 
@@ -454,9 +458,10 @@ class ExchangeSql(SqlCore):
                 continue
             self._exec(
                 cur,
-                "INSERT INTO mentions (memory_seq, entity_seq, surface, count)"
-                " VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                (at, target, mention.surface, mention.count),
+                "INSERT INTO mentions (memory_seq, entity_seq, surface, count, fact)"
+                f" SELECT seq, ?, ?, ?, CASE WHEN {in_list('category', _FACT_VALUES)}"
+                " THEN 1 ELSE 0 END FROM memories WHERE seq = ? ON CONFLICT DO NOTHING",
+                (target, mention.surface, mention.count, *_FACT_VALUES, at),
             )
             if mention.entity_id not in created:
                 added[target] = added.get(target, 0) + 1

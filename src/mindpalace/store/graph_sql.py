@@ -40,7 +40,12 @@ from mindpalace.store.fragments import (
 )
 from mindpalace.store.link_rows import EntityLookup, LinkWrites
 from mindpalace.store.same_as_sql import NOT_APART, SameAsSql, answering
-from mindpalace.store.supersede import FactCandidate, may_replace, replaced_facts
+from mindpalace.store.supersede import (
+    FACT_CATEGORIES,
+    FactCandidate,
+    may_replace,
+    replaced_facts,
+)
 
 __all__ = [
     "EDGE_STEP",
@@ -54,6 +59,12 @@ __all__ = [
 EDGE_STEP = 0.25
 #: how many of a name's newest mentions a write looks at for facts it replaces
 RECENT_MENTIONS = 2000
+#: a name's newest mentions by memories that may be replaced (the partial
+#: index ``mentions_fact`` lists them), at most the number filled in
+FACT_MENTIONS = (
+    "SELECT entity_seq, memory_seq FROM mentions WHERE entity_seq = ? AND fact = 1"
+    " ORDER BY memory_seq DESC LIMIT {}"
+)
 # Only a memory's first mentions make edges: 12 names give 66 pairs at most.
 MAX_EDGE_MENTIONS = 12
 # Entities whose members one statement lists (each probe carries the scope's
@@ -213,7 +224,8 @@ class GraphSql(SameAsSql):
             ):
                 lookup.types[entity_seq] = mention.type.value
             pending.counted(entity_seq, lookup.types[entity_seq])
-            pending.mentions.append((memory.id, entity_seq, mention.surface))
+            fact = int(memory.category in FACT_CATEGORIES)
+            pending.mentions.append((memory.id, entity_seq, mention.surface, fact))
         pending.edges += combinations(sorted(linked[:MAX_EDGE_MENTIONS]), 2)
         if writes is None:
             self._write_links(cur, pending)
@@ -232,8 +244,8 @@ class GraphSql(SameAsSql):
         )
         self._exec_many(
             cur,
-            "INSERT INTO mentions (memory_seq, entity_seq, surface) VALUES (?, ?, ?)",
-            [(writes.seqs[m], e, surface) for m, e, surface in writes.mentions],
+            "INSERT INTO mentions (memory_seq, entity_seq, surface, fact) VALUES (?, ?, ?, ?)",
+            [(writes.seqs[m], e, surface, fact) for m, e, surface, fact in writes.mentions],
         )
         self._exec_many(
             cur,
@@ -595,12 +607,15 @@ class GraphSql(SameAsSql):
         """Current (unsuperseded, unarchived) memories of exactly ``new``'s
         scope and category that mention any of ``norms``, newest first, with
         which of ``norms`` each mentions: what ``new`` may replace. Of each
-        name, only the newest ``RECENT_MENTIONS`` memories mentioning it are
-        looked at (chat turns and other categories included), so a write's
-        cost stops growing with how often a name was mentioned before (a
-        name in every tenth memory of a 100k palace made this 60% of a
-        write); an older fact is still ordered below its replacement at
-        recall (``retrieval/currency.py``)."""
+        name, only the newest ``RECENT_MENTIONS`` mentions by memories of a
+        category that may be replaced (``FACT_CATEGORIES``: the mentions'
+        ``fact`` mark and its partial index; chat turns and notes that name
+        the same people are not read) are looked at, so a write's cost stops
+        growing with how often a name was mentioned before (a name in every
+        tenth memory of a 100k palace made this 60% of a write); an older
+        fact is still ordered below its replacement at recall
+        (``retrieval/currency.py``). If ``FACT_CATEGORIES`` grows, a
+        migration marks the mentions of the added category."""
         if not norms:
             return []
         # A memory mentions entities of its own scope only (``_link_mentions``).
@@ -620,8 +635,7 @@ class GraphSql(SameAsSql):
         # lists them in order), then only those of facts it may replace are
         # read in full.
         newest = " UNION ALL ".join(
-            f"SELECT * FROM (SELECT entity_seq, memory_seq FROM mentions WHERE entity_seq = ?"
-            f" ORDER BY memory_seq DESC LIMIT {RECENT_MENTIONS}) AS n{i}"
+            f"SELECT * FROM ({FACT_MENTIONS.format(RECENT_MENTIONS)}) AS n{i}"
             for i in range(len(entities))
         )
         # Ordered and cut on keys alone; only the chosen facts' texts are read.

@@ -67,7 +67,8 @@ class LinkWrites:
     def __init__(self, at: float | None) -> None:
         self.at = at
         self.seqs: dict[str, int] = {}  # memory id -> seq, once written
-        self.mentions: list[tuple[str, int, str]] = []
+        #: (memory id, entity seq, surface, whether the memory may be replaced)
+        self.mentions: list[tuple[str, int, str, int]] = []
         self.counts: dict[int, int] = {}
         self.types: dict[int, str] = {}
         self.edges: list[tuple[int, int]] = []

@@ -501,6 +501,20 @@ def _v21_flag_changes(d: Dialect) -> list[str]:
     ]
 
 
+def _v22_fact_mentions(d: Dialect) -> list[str]:
+    # A write looks for the facts it may replace among each name's newest
+    # mentions by memories of the categories that can be replaced
+    # (store/supersede.py FACT_CATEGORIES, as of this version): marked, and
+    # listed by a partial index, so a palace of chat turns that name the
+    # same people does not make every fact's write read thousands of turns.
+    return [
+        "ALTER TABLE mentions ADD COLUMN fact SMALLINT NOT NULL DEFAULT 0",
+        "UPDATE mentions SET fact = 1 WHERE memory_seq IN (SELECT seq FROM memories"
+        " WHERE category IN ('fact', 'decision', 'person', 'goal', 'rule'))",
+        "CREATE INDEX mentions_fact ON mentions (entity_seq, memory_seq) WHERE fact = 1",
+    ]
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "memories, tags, embeddings, full-text index", _v1_memories),
     Migration(2, "entities, mentions, edges, memory links, signals", _v2_graph),
@@ -523,6 +537,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(19, "person entities by first word (PostgreSQL)", _v19_name_prefix),
     Migration(20, "text lengths by scope partition (PostgreSQL)", _v20_scope_tokens),
     Migration(21, "archive and supersession flags read without a reload", _v21_flag_changes),
+    Migration(22, "mentions by facts that may be replaced, by name", _v22_fact_mentions),
 )
 
 
