@@ -11,8 +11,9 @@ writes, and the time of an erasure.
   writer on another connection writing all through it, and any error it
   got; whether the other agents' recall of a fixed query set returns the
   same hits before and after; one hard forget in what is left; on SQLite
-  and (``--postgres``) PostgreSQL. The goal's shape is ``--memories 1000000
-  --agents 10``.
+  and (``--postgres``) PostgreSQL, whose palace is the SQLite one copied in
+  bulk before its erasure (``mindpalace migrate``; the copy's time is
+  reported). The goal's shape is ``--memories 1000000 --agents 10``.
 
 The ``hashing`` embedder keeps the model's time out of it::
 
@@ -35,6 +36,7 @@ from typing import Any
 
 from mindpalace import Palace, Selection
 from mindpalace.config import Settings
+from mindpalace.store.transfer import copy_palace
 
 _WORDS = (
     "alpha beta gamma delta river stone falcon eagle garden budget deploy release"
@@ -116,10 +118,8 @@ class _Writer(threading.Thread):
                 time.sleep(0.01)
 
 
-def erase_times(target: str, memories: int, agents: int) -> dict[str, Any]:
-    """Fill ``target``, then time a dry run and the erasure of one agent
-    (to its commit and to its cleanup done) while another connection
-    writes, check the other agents' recall, and time a hard forget."""
+def fill(target: str, memories: int, agents: int) -> float:
+    """Write ``memories`` over ``agents`` into ``target``; seconds taken."""
     rnd = random.Random(11)
     per = memories // agents
     start = time.perf_counter()
@@ -128,7 +128,27 @@ def erase_times(target: str, memories: int, agents: int) -> dict[str, Any]:
             records = _records(per, n, rnd)
             for i in range(0, per, 2000):
                 palace.remember_many(records[i : i + 2000])
-    filled = time.perf_counter() - start
+    return time.perf_counter() - start
+
+
+def copied(source: str, target: str) -> float:
+    """Copy the palace ``source`` into the empty ``target`` in bulk (what
+    ``mindpalace migrate`` does); seconds taken."""
+    start = time.perf_counter()
+    with _palace(source, "agent0") as src, _palace(target, "agent0") as dst:
+        copy_palace(src.store, dst.store)
+    return time.perf_counter() - start
+
+
+def erase_times(
+    target: str, memories: int, agents: int, *, filled: float | None = None
+) -> dict[str, Any]:
+    """Fill ``target`` (unless ``filled`` gives the seconds it took already),
+    then time a dry run and the erasure of one agent (to its commit and to
+    its cleanup done) while another connection writes, check the other
+    agents' recall, and time a hard forget."""
+    if filled is None:
+        filled = fill(target, memories, agents)
     others = [f"agent{n}" for n in range(1, min(agents, 4))]
     with _palace(target, "agent0") as palace:
         before = _recalls(palace, others)
@@ -201,16 +221,22 @@ def main() -> None:
                 "cost_percent": round(100 * (off - on) / off, 1),
             }
         if not args.skip_erase:
-            report["sqlite"] = erase_times(str(folder / "erase.db"), args.memories, args.agents)
-        if args.postgres and not args.skip_erase:
-            from bench.pgserver import ThrowawayPostgres
+            lite = str(folder / "erase.db")
+            built = fill(lite, args.memories, args.agents)
+            server = None
+            if args.postgres:  # the same palace, copied in bulk before SQLite's erasure
+                from bench.pgserver import ThrowawayPostgres
 
-            server = ThrowawayPostgres(prefix="mindpalace_erase")
-            try:
+                server = ThrowawayPostgres(prefix="mindpalace_erase")
                 url = server.create()
-                report["postgres"] = erase_times(url, args.memories, args.agents)
+                report["postgres_copy_s"] = round(copied(lite, url), 1)
+            try:
+                report["sqlite"] = erase_times(lite, args.memories, args.agents, filled=built)
+                if server is not None:
+                    report["postgres"] = erase_times(url, args.memories, args.agents, filled=0.0)
             finally:
-                server.stop()
+                if server is not None:
+                    server.stop()
     print(json.dumps(report, indent=2))
 
 
