@@ -34,6 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from mindpalace.retrieval.appending import Growable
+
 __all__ = ["CompactVectors", "Part", "lowest", "shortlist"]
 
 Floats = npt.NDArray[np.float32]
@@ -72,12 +74,14 @@ class Part:
 class CompactVectors:
     """Vectors of an index's rows, in parts (see the module docstring)."""
 
-    __slots__ = ("_offsets", "dimensions", "parts")
+    __slots__ = ("_offsets", "_room", "dimensions", "parts")
 
     def __init__(self, parts: tuple[Part, ...], dimensions: int) -> None:
         self.parts = tuple(p for p in parts if len(p))
         self.dimensions = dimensions
         self._offsets = np.cumsum([0, *(len(p) for p in self.parts)]).astype(np.int64)
+        # the growable arrays of the last part, once rows were appended to it
+        self._room: tuple[Growable, Growable, Growable] | None = None
 
     @classmethod
     def of(cls, floats: Floats) -> CompactVectors:
@@ -93,15 +97,19 @@ class CompactVectors:
         if floats.shape[0] == 0:
             return self
         new = Part.of(floats)
+        # The tail's arrays grow in place past this version's rows (an
+        # older version keeps its views of them: ``appending.py``).
         if len(self.parts) < 2:
-            return CompactVectors((*self.parts, new), self.dimensions)
-        tail = self.parts[-1]
-        merged = Part(
-            np.concatenate((tail.floats, new.floats)),
-            np.concatenate((tail.codes, new.codes)),
-            np.concatenate((tail.scales, new.scales)),
-        )
-        return CompactVectors((*self.parts[:-1], merged), self.dimensions)
+            kept, tail = self.parts, Part(new.floats[:0], new.codes[:0], new.scales[:0])
+        else:
+            kept, tail = self.parts[:-1], self.parts[-1]
+        room = self._room or (Growable(tail.floats), Growable(tail.codes), Growable(tail.scales))
+        floats_room, floats = room[0].append(tail.floats, new.floats)
+        codes_room, codes = room[1].append(tail.codes, new.codes)
+        scales_room, scales = room[2].append(tail.scales, new.scales)
+        grown = CompactVectors((*kept, Part(floats, codes, scales)), self.dimensions)
+        grown._room = (floats_room, codes_room, scales_room)
+        return grown
 
     def floats(self, rows: Rows) -> Floats:
         """The float vectors of ``rows`` (read from a mapped part only there)."""

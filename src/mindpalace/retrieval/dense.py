@@ -18,6 +18,7 @@ from threadpoolctl import ThreadpoolController
 
 from mindpalace.models import RecallFilters, Scope, Visibility
 from mindpalace.retrieval.ann import TAIL_ROWS, AnnIndex
+from mindpalace.retrieval.appending import RowsOf, TableRoom, appended
 from mindpalace.retrieval.compact import CompactVectors, lowest, shortlist
 from mindpalace.retrieval.keyword import KeywordIndex
 from mindpalace.retrieval.mentions import MentionIndex
@@ -99,7 +100,7 @@ class DenseIndex:
         generation: int,
         epoch: int = 0,
         flags: int = 0,
-        row_of: dict[str, int] | None = None,
+        row_of: RowsOf | None = None,
         keyword: KeywordIndex | None = None,
         mentions: MentionIndex | None = None,
         ann: AnnIndex | None = None,
@@ -107,6 +108,8 @@ class DenseIndex:
         vectors: int = 0,
         compact: CompactVectors | None = None,
         compact_rows: int | None = None,
+        sessions: SessionLayout | None = None,
+        room: TableRoom | None = None,
     ) -> None:
         #: which rows mention which entity (None: ask the store)
         self.mentions = mentions
@@ -149,14 +152,15 @@ class DenseIndex:
         #: the store's ``vectors`` counter when the vectors were loaded
         self.vectors = vectors
         self.last_seq = int(table.seq[-1]) if len(table) else 0
-        self._row_of = (
-            row_of
-            if row_of is not None
-            else {str(memory_id): row for row, memory_id in enumerate(table.ids)}
-        )
-        # Rows are in write order; a session's rows may be far apart.
-        blank = [i for i, name in enumerate(table.session_names) if name == ""]
-        self.sessions = SessionLayout.of(table.session, blank)
+        self._row_of = row_of if row_of is not None else RowsOf.of(table.ids)
+        # the table's growable columns (``appending.py``), once it was extended
+        self._room = room
+        if sessions is None or len(sessions) != len(table):
+            # Rows are in write order; a session's rows may be far apart.
+            names = table.session_names
+            blank = [i for i, name in enumerate(names) if name == ""]
+            sessions = SessionLayout.of(table.session, blank, names=len(names))
+        self.sessions = sessions
 
     def __len__(self) -> int:
         return len(self.table)
@@ -174,20 +178,16 @@ class DenseIndex:
             same = copy.copy(self)
             same.generation = generation
             return same
-        row_of = dict(self._row_of)
         start = len(self.table)
-        for offset, memory_id in enumerate(more.ids):
-            row_of[str(memory_id)] = start + offset
+        row_of = self._row_of.extended(start, more.ids)
         keyword = None
         compact = self.compact
         if compact is not None:
             compact = compact.extended(more.matrix)
             more = replace(more, matrix=np.empty((len(more), 0), dtype=np.float32))
-        table = self.table.extend(replace(more, texts=None))
+        table, room = appended(self.table, more, self._room)
         if self.keyword is not None and more.texts is not None:
             keyword = self.keyword.extended(more.texts, scope_keys(table, start))
-        elif len(more) == 0:
-            keyword = self.keyword
         index = DenseIndex(
             table,
             generation=generation,
@@ -195,11 +195,13 @@ class DenseIndex:
             flags=self.flags,
             row_of=row_of,
             keyword=keyword,
-            mentions=self._more_mentions(more, mentions),
+            mentions=self._more_mentions(table, mentions),
             ann=self.ann,
             model=self.model,
             vectors=self.vectors,
             compact=compact,
+            sessions=self.sessions.appended(table.session, table.session_names),
+            room=room,
         )
         index.store_ann = self.store_ann
         return index
@@ -276,6 +278,8 @@ class DenseIndex:
             model=self.model,
             vectors=self.vectors,
             compact=self.compact,
+            sessions=self.sessions,
+            room=self._room,
         )
         index.store_ann = self.store_ann
         return index
@@ -297,6 +301,8 @@ class DenseIndex:
             model=self.model,
             vectors=self.vectors,
             compact=compact,
+            sessions=self.sessions,
+            room=self._room,
         )
         index.store_ann = self.store_ann
         return index
@@ -321,12 +327,13 @@ class DenseIndex:
         return replace(self.table, matrix=self.compact.all_floats())
 
     def _more_mentions(
-        self, more: VectorTable, pairs: Sequence[tuple[str, int]] | None
+        self, table: VectorTable, pairs: Sequence[tuple[str, int]] | None
     ) -> MentionIndex | None:
+        """This index's mentions and ``pairs`` (those of the rows ``table``
+        holds after this index's)."""
         if self.mentions is None or pairs is None:
             return None
-        seqs = np.concatenate((self.table.seq, more.seq)) if len(more) else self.table.seq
-        return MentionIndex.build(pairs, seqs, base=self.mentions)
+        return self.mentions.extended(pairs, table.seq)
 
     def mask(
         self, scope: Scope, filters: RecallFilters, allowed_ids: Collection[str] | None = None
@@ -414,7 +421,7 @@ class DenseIndex:
 
     def row_of(self, memory_id: str) -> int | None:
         """The row of a memory (``embedded`` says whether it has a vector)."""
-        return self._row_of.get(memory_id)
+        return self._row_of.get(memory_id, len(self.table))
 
     def scores(self, query: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         """Cosine of ``query`` to every row (mask it before use)."""
@@ -478,7 +485,8 @@ class DenseIndex:
         (the next recall's index has them). None when the store has none."""
         if ids is None:
             return None
-        found = [self._row_of.get(memory_id) for memory_id in ids]
+        length = len(self.table)
+        found = [self._row_of.get(memory_id, length) for memory_id in ids]
         rows = np.array([row for row in found if row is not None], dtype=np.int64)
         rows = rows[allowed[rows]] if rows.shape[0] else rows
         return Nearest(rows, self._low(query, allowed))

@@ -313,11 +313,13 @@ def _session_rows(fused_rows: Floats, eligible: Mask, index: DenseIndex, depth: 
     starts: set[int] = set()
     total = 0
     for row in _session_top(fused_rows, eligible, depth):
-        start = int(layout.group_start[row])
-        if not layout.in_session[row] or start in starts:
+        if not layout.in_session[row]:
             continue
-        starts.add(start)
-        part = layout.order[start : int(layout.group_end[row])]
+        key = layout.key(row)
+        if key in starts:
+            continue
+        starts.add(key)
+        part, _ = layout.members(row)
         total += part.shape[0]
         if total > _SESSION_ROWS:
             break

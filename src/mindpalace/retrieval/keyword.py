@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from mindpalace.retrieval.appending import Growable
 from mindpalace.store import words
 from mindpalace.store.fts5_bm25 import K1, B, fts5_idf
 
@@ -71,7 +72,11 @@ class _Segment:
         vocab: int,
         parts: npt.NDArray[np.int32],
     ) -> None:
-        order = np.lexsort((parts, terms))  # stable: rows stay ascending within
+        # Stable by term, then partition: rows stay ascending within. One
+        # key sorted stably is lexsort's order; a merge's parts are runs
+        # already sorted, which the stable sort (timsort) merges in linear time.
+        width = int(parts.max()) + 1 if parts.size else 1
+        order = np.argsort(terms * width + parts, kind="stable")
         self.rows: Rows = rows[order]
         self.tf: npt.NDArray[np.floating[Any]] = tf[order]
         self.parts: npt.NDArray[np.int32] = parts[order]
@@ -111,7 +116,13 @@ class KeywordIndex:
 
     Built from each row's (title, content, context, tags); rows written later
     are added with ``extended``, which keeps the built postings and adds a
-    segment (segments merge once they outgrow a fifth of the index).
+    segment: a segment merges into the one before it once it holds a fifth
+    of its postings, so segments shrink fivefold from the first (a handful
+    at most) and an append rewrites, on average, a small multiple of its
+    own postings. ``extended`` shares the vocabulary, the partitions and
+    the per-row arrays (their buffers, ``appending.Growable``) with the
+    index it extends; each index reads only its own rows and terms, so an
+    older one answers as before.
 
     ``scopes`` gives each row's scope partition as a number (any stable
     key of its agent, visibility, group and channel): each term's postings
@@ -125,38 +136,26 @@ class KeywordIndex:
         texts: Sequence[Sequence[str | None]],
         *,
         scopes: npt.NDArray[np.int64] | None = None,
-        vocab: dict[str, int] | None = None,
-        token_ids: dict[str, int] | None = None,
-        segments: tuple[_Segment, ...] = (),
-        lengths: Floats | None = None,
-        partitions: dict[int, int] | None = None,
-        row_parts: npt.NDArray[np.int32] | None = None,
     ) -> None:
-        self._vocab: dict[str, int] = dict(vocab) if vocab is not None else {}
+        self._vocab: dict[str, int] = {}
         # token -> term id, so each distinct token is stemmed once
-        self._token_ids: dict[str, int] = dict(token_ids) if token_ids is not None else {}
+        self._token_ids: dict[str, int] = {}
         # scope key -> partition number, in order of first appearance
-        self._partitions: dict[int, int] = dict(partitions) if partitions is not None else {}
-        new_parts = self._parts_of(scopes, len(texts))
-        self.row_parts: npt.NDArray[np.int32] = (
-            new_parts if row_parts is None else np.concatenate((row_parts, new_parts))
-        )
-        first = 0 if lengths is None else int(lengths.shape[0])
-        terms, rows, tf, new_lengths = self._postings(texts, first)
-        self.lengths: Floats = (
-            new_lengths if lengths is None else np.concatenate((lengths, new_lengths))
-        )
+        self._partitions: dict[int, int] = {}
+        self.row_parts: npt.NDArray[np.int32] = self._parts_of(scopes, len(texts))
+        terms, rows, tf, self.lengths = self._postings(texts, 0)
         segment = _Segment(terms, rows, tf, len(self._vocab), self.row_parts[rows])
-        parts = [*segments, segment] if len(segment) else list(segments)
-        # One built segment and one tail of later rows: the tail is merged
-        # into itself on every extension (it is small) and into the built
-        # segment once it outgrows a fifth of it.
-        if len(parts) > 2:
-            parts = [parts[0], self._merge(parts[1:])]
-        if len(parts) == 2 and len(parts[1]) * 5 > len(parts[0]):
-            parts = [self._merge(parts)]
-        self._segments: tuple[_Segment, ...] = tuple(parts)
-        self._norm: Floats = _norms(self.lengths)
+        self._segments: tuple[_Segment, ...] = (segment,) if len(segment) else ()
+        self._counted()
+
+    def _counted(self) -> None:
+        """Note what this index holds of what it shares with others: its
+        terms, partitions and rows' lengths summed (``_norm_of``)."""
+        #: term ids below this are this index's (the vocabulary is shared)
+        self._terms = len(self._vocab)
+        self._part_count = len(self._partitions)
+        self._total = float(self.lengths.sum())
+        self._rooms = (Growable(self.lengths), Growable(self.row_parts))
 
     def __len__(self) -> int:
         return int(self.lengths.shape[0])
@@ -244,24 +243,34 @@ class KeywordIndex:
             rows,
             np.concatenate([p.tf for p in parts]),
             vocab,
-            self.row_parts[rows],
+            np.concatenate([p.parts for p in parts]),
         )
 
     def extended(
         self, texts: Sequence[Sequence[str | None]], scopes: npt.NDArray[np.int64] | None = None
     ) -> KeywordIndex:
-        """A new index with rows for ``texts`` (scope keys ``scopes``) after this one's."""
+        """A new index with rows for ``texts`` (scope keys ``scopes``) after
+        this one's; this one is left as it was."""
         if not texts:
             return self
-        return KeywordIndex(
-            texts,
-            scopes=scopes,
-            vocab=self._vocab,
-            segments=self._segments,
-            lengths=self.lengths,
-            partitions=self._partitions,
-            row_parts=self.row_parts,
-        )
+        index = KeywordIndex.__new__(KeywordIndex)
+        index._vocab, index._token_ids = self._vocab, self._token_ids
+        index._partitions = self._partitions
+        new_parts = index._parts_of(scopes, len(texts))
+        terms, rows, tf, lengths = index._postings(texts, len(self))
+        lengths_room, index.lengths = self._rooms[0].append(self.lengths, lengths)
+        parts_room, index.row_parts = self._rooms[1].append(self.row_parts, new_parts)
+        index._rooms = (lengths_room, parts_room)
+        index._terms = len(self._vocab)
+        index._part_count = len(self._partitions)
+        # Lengths are whole numbers of tokens: the sum is exact in any order.
+        index._total = self._total + float(lengths.sum())
+        segment = _Segment(terms, rows, tf, len(self._vocab), index.row_parts[rows])
+        parts = [*self._segments, segment] if len(segment) else list(self._segments)
+        while len(parts) >= 2 and len(parts[-1]) * 5 >= len(parts[-2]):
+            parts[-2:] = [index._merge(parts[-2:])]
+        index._segments = tuple(parts)
+        return index
 
     def state(self) -> tuple[list[str], dict[str, npt.NDArray[np.generic]]]:
         """What ``restored`` rebuilds this index from: its terms (by term
@@ -269,17 +278,22 @@ class KeywordIndex:
         postings and their partitions, which a load would otherwise
         compute). Scope keys are not kept: ``restored`` takes the rows' keys
         of the table it is restored for."""
-        terms = [""] * len(self._vocab)
-        for term, number in self._vocab.items():
-            terms[number] = term
+        vocab = self._terms
+        terms = [""] * vocab
+        for term, number in list(self._vocab.items()):  # shared: grows meanwhile
+            if number < vocab:
+                terms[number] = term
         arrays: dict[str, npt.NDArray[np.generic]] = {
             "lengths": self.lengths,
             "row_parts": self.row_parts,
         }
         for i, segment in enumerate(self._segments):
+            start = segment.start
+            if start.shape[0] < vocab + 1:  # built before later terms came
+                start = np.concatenate((start, np.full(vocab + 1 - start.shape[0], start[-1])))
             arrays[f"segment{i}_rows"] = segment.rows
             arrays[f"segment{i}_tf"] = segment.tf
-            arrays[f"segment{i}_start"] = segment.start
+            arrays[f"segment{i}_start"] = start
             arrays[f"segment{i}_parts"] = segment.parts
         return terms, arrays
 
@@ -354,7 +368,7 @@ class KeywordIndex:
         index.row_parts = row_parts
         index.lengths = lengths
         index._segments = tuple(segments)
-        index._norm = _norms(lengths)
+        index._counted()
         return index
 
     def postings(
@@ -363,7 +377,7 @@ class KeywordIndex:
         """Rows holding the (already cut and stemmed) term, and its weighted
         counts; only those of the ``allowed`` partitions when given."""
         term = self._vocab.get(phrase)
-        if term is None:
+        if term is None or term >= self._terms:
             return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float64)
         found = [segment.postings(term, allowed) for segment in self._segments]
         if len(found) == 1:
@@ -395,13 +409,12 @@ class KeywordIndex:
             visible_tokens = self.tokens_of(visible) if not whole else 0.0
         avgdl = visible_tokens / seen if visible_tokens > 0 else 1.0
         base, per_token = K1 * (1.0 - B), K1 * B / avgdl
+        mean = self._total / rows_total if rows_total and self._total > 0 else 1.0
         # The partitions holding a visible row: only their postings are read.
         allowed = (
             None
-            if whole or len(self._partitions) <= 1
-            else np.flatnonzero(
-                np.bincount(self.row_parts[visible], minlength=len(self._partitions))
-            )
+            if whole or self._part_count <= 1
+            else np.flatnonzero(np.bincount(self.row_parts[visible], minlength=self._part_count))
         )
         for word in query_words:
             # A word FTS5 would cut in several tokens is a phrase there;
@@ -418,7 +431,8 @@ class KeywordIndex:
                     if not hits:
                         continue
                     idf = fts5_idf(max(seen, hits), hits)
-                norm = self._norm[rows] if whole else base + per_token * self.lengths[rows]
+                lengths = self.lengths[rows]
+                norm = _norm_of(lengths, mean) if whole else base + per_token * lengths
                 out[rows] += idf * tf * (K1 + 1.0) / (tf + norm)
         return out
 
@@ -464,11 +478,8 @@ def _postings_hold(
     return True
 
 
-def _norms(lengths: Floats) -> Floats:
-    """Each row's BM25 length normalisation, k1 * (1 - b + b * |d| / avgdl)."""
-    total = float(lengths.sum())
-    count = int(lengths.shape[0])
-    avgdl = total / count if count and total > 0 else 1.0
+def _norm_of(lengths: Floats, avgdl: float) -> Floats:
+    """BM25 length normalisation of rows of ``lengths``, k1 * (1 - b + b * |d| / avgdl)."""
     norm: Floats = K1 * (1.0 - B + B * lengths / avgdl)
     return norm
 

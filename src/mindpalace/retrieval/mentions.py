@@ -24,10 +24,18 @@ _ROW_TYPES = (np.dtype(np.int32), np.dtype(np.int64))
 class MentionIndex:
     """Entity key -> rows of the memories mentioning it (ascending). A
     restored index's rows are views of the array it was restored from (a
-    memory-mapped file's, shared between processes), never written into."""
+    memory-mapped file's, shared between processes), never written into.
 
-    def __init__(self, rows: dict[str, Rows] | None = None) -> None:
+    An index over ``count`` rows may share its mapping with the indexes
+    ``extended`` made from it, which hold more rows: it reads only the
+    rows below ``count`` of each key."""
+
+    def __init__(self, rows: dict[str, Rows] | None = None, count: int | None = None) -> None:
         self._rows: dict[str, Rows] = rows if rows is not None else {}
+        #: the rows this index covers (None: every row its mapping holds)
+        self.count = count
+        # the rows the shared mapping covers (that of the latest index)
+        self._filled: list[int | None] = [count]
 
     @classmethod
     def build(
@@ -40,6 +48,62 @@ class MentionIndex:
         """From (entity key, memory seq) pairs; ``seqs`` are the index rows'
         seqs (ascending). Mentions of memories the rows do not hold yet are
         left out: they come with those rows."""
+        found = cls._found(pairs, seqs)
+        merged = dict(base._cut()._rows) if base is not None else {}
+        for key, new in found.items():
+            old = merged.get(key)
+            merged[key] = new if old is None else np.union1d(old, new)
+        return cls(merged, len(seqs))
+
+    def extended(
+        self, pairs: Sequence[tuple[str, int]], seqs: npt.NDArray[np.int64]
+    ) -> MentionIndex:
+        """This index with ``pairs`` (entity key, memory seq) of the rows
+        after its own (``seqs``: every row's seq, ascending), as ``build``
+        with ``base`` makes it. The mapping is shared with this index, each
+        key's rows grown at their end, when this index is the latest made
+        from it and covers its rows; the work is then that of ``pairs``."""
+        count = self.count
+        if count is None or self._filled[0] != count:
+            # Not the latest index of its mapping (or not counted): its own.
+            return MentionIndex.build(pairs, seqs, base=self)
+        found = self._found(pairs, seqs)
+        rows = self._rows
+        added = {}
+        for key, new in found.items():
+            old = rows.get(key)
+            if new[0] < count:  # a mention of an older row: not an append
+                return MentionIndex.build(pairs, seqs, base=self)
+            added[key] = new if old is None else np.concatenate((old, new))
+        rows.update(added)  # each key's rows past the count of every older index
+        index = MentionIndex(rows, len(seqs))
+        index._filled = self._filled
+        self._filled[0] = len(seqs)
+        return index
+
+    def _cut(self) -> MentionIndex:
+        """This index with a mapping of its own rows alone (itself when
+        its mapping holds no others)."""
+        if self.count is None or self._filled[0] == self.count:
+            return self
+        return MentionIndex(dict(self._visible()), self.count)
+
+    def _visible(self) -> list[tuple[str, Rows]]:
+        """Each key's rows below ``count`` (keys of none left out)."""
+        count = self.count
+        if count is None:
+            return list(self._rows.items())
+        out: list[tuple[str, Rows]] = []
+        for key, held in list(self._rows.items()):  # shared: grows meanwhile
+            cut = held.shape[0] and held[-1] >= count
+            rows = held[: int(np.searchsorted(held, count))] if cut else held
+            if rows.shape[0]:
+                out.append((key, rows))
+        return out
+
+    @staticmethod
+    def _found(pairs: Sequence[tuple[str, int]], seqs: npt.NDArray[np.int64]) -> dict[str, Rows]:
+        """Rows of ``seqs`` per entity key of ``pairs`` (ascending, each once)."""
         found: dict[str, Rows] = {}
         if len(seqs) and pairs:
             codes: dict[str, int] = {}
@@ -64,21 +128,18 @@ class MentionIndex:
                 firsts = norm[np.concatenate(([0], cuts))].tolist()
                 for code, part_rows in zip(firsts, np.split(row, cuts), strict=True):
                     found[names[code]] = part_rows
-        merged = dict(base._rows) if base is not None else {}
-        for key, new in found.items():
-            old = merged.get(key)
-            merged[key] = new if old is None else np.union1d(old, new)
-        return cls(merged)
+        return found
 
     def state(self) -> tuple[list[str], npt.NDArray[np.int64], Rows]:
         """What ``restored`` rebuilds this index from: the entity keys, the
         offsets of each key's rows in the third array, and the rows."""
-        keys = list(self._rows)
-        sizes = np.fromiter((self._rows[k].shape[0] for k in keys), dtype=np.int64, count=len(keys))
+        held = self._visible()
+        keys = [key for key, _ in held]
+        sizes = np.fromiter((r.shape[0] for _, r in held), dtype=np.int64, count=len(held))
         offsets = np.zeros(len(keys) + 1, dtype=np.int64)
         np.cumsum(sizes, out=offsets[1:])
         rows = (
-            np.concatenate([self._rows[k] for k in keys]).astype(np.int64)
+            np.concatenate([r for _, r in held]).astype(np.int64)
             if keys
             else np.zeros(0, dtype=np.int64)
         )
@@ -117,7 +178,7 @@ class MentionIndex:
         if not bool(rises.all()):
             raise ValueError("a key's rows are not ascending")
         bounds = offsets.tolist()
-        return cls({key: rows[bounds[i] : bounds[i + 1]] for i, key in enumerate(keys)})
+        return cls({key: rows[bounds[i] : bounds[i + 1]] for i, key in enumerate(keys)}, count)
 
     def members(
         self,
@@ -135,6 +196,8 @@ class MentionIndex:
             rows = self._rows.get(norm)
             if rows is None:
                 continue
+            if self.count is not None and rows.shape[0] and rows[-1] >= self.count:
+                rows = rows[: int(np.searchsorted(rows, self.count))]  # a later index's
             seen = rows[visible[rows]]
             if not seen.shape[0]:
                 continue

@@ -25,7 +25,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -33,6 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mindpalace.models import Memory
+from mindpalace.retrieval.appending import Growable
 
 __all__ = [
     "SessionLayout",
@@ -51,17 +52,38 @@ RECENCY_HALF_LIFE_DAYS = 365.0
 Rows = npt.NDArray[np.int64]
 
 
+@dataclass(slots=True)
+class _Grown:
+    """Sessions that gained rows since a layout was built (``appended``):
+    each one's rows, in write order, in a buffer shared by the layout's
+    later versions (a version reads those below its length)."""
+
+    sessions: dict[int, Growable]
+    #: rows the layouts sharing this hold (the latest one's length)
+    filled: int
+    #: the growable ``in_session`` and ``rank`` of the layouts
+    in_session: Growable
+    rank: Growable
+
+
 @dataclass(frozen=True, slots=True)
 class SessionLayout:
     """Where each row of a dense index sits in its session.
 
     Attributes:
-        order: every row, session by session, each session in write order
-            (a conversation's turn order).
+        order: every row the layout was built over, session by session,
+            each session in write order (a conversation's turn order).
         position: a row's place in ``order``.
         group_start / group_end: a row's session as the slice
             ``order[group_start[row]:group_end[row]]``.
         in_session: whether a row belongs to a session at all.
+        codes: each row's session code (None: ``group_start`` names it).
+        rank: the place in its session of each row appended since the
+            layout was built (``appended``).
+        grouped: ``codes[order]``, to find a session's rows in ``order``.
+        grown: the sessions rows were appended to, with all their rows.
+        blank: the code of no session, if any; names: how many names the
+            codes were codes into.
     """
 
     order: Rows
@@ -69,11 +91,19 @@ class SessionLayout:
     group_start: Rows
     group_end: Rows
     in_session: npt.NDArray[np.bool_]
+    codes: npt.NDArray[np.int32] | None = None
+    rank: Rows | None = None
+    grouped: npt.NDArray[np.int32] | None = None
+    grown: _Grown | None = None
+    blank: tuple[int, ...] = ()
+    names: int = 0
 
     @classmethod
-    def of(cls, codes: npt.NDArray[np.int32], blank: Iterable[int]) -> SessionLayout:
-        """The layout of rows whose sessions are ``codes`` (in write order);
-        the ``blank`` codes mean "no session"."""
+    def of(
+        cls, codes: npt.NDArray[np.int32], blank: Iterable[int], *, names: int = 0
+    ) -> SessionLayout:
+        """The layout of rows whose sessions are ``codes`` (in write order)
+        into ``names`` names; the ``blank`` codes mean "no session"."""
         order = np.argsort(codes, kind="stable").astype(np.int64)
         grouped = codes[order]
         change = np.flatnonzero(grouped[1:] != grouped[:-1]) + 1
@@ -88,7 +118,95 @@ class SessionLayout:
         group_end[order] = np.repeat(ends, lengths)
         none = list(blank)
         in_session = ~np.isin(codes, none) if none else np.ones(len(codes), dtype=bool)
-        return cls(order, position, group_start, group_end, in_session)
+        rank = np.zeros(0, dtype=np.int64)
+        return cls(
+            order,
+            position,
+            group_start,
+            group_end,
+            in_session,
+            codes=codes,
+            rank=rank,
+            grouped=grouped,
+            grown=_Grown({}, len(codes), Growable(in_session), Growable(rank)),
+            blank=tuple(none),
+            names=names,
+        )
+
+    def __len__(self) -> int:
+        return int(self.in_session.shape[0])
+
+    def key(self, row: int) -> int:
+        """A number naming the session of ``row`` (the same for each of its rows)."""
+        return int(self.codes[row]) if self.codes is not None else int(self.group_start[row])
+
+    def members(self, row: int) -> tuple[Rows, int]:
+        """The rows of the session of ``row`` (in write order) and the
+        place of ``row`` among them."""
+        grown = None
+        if self.grown is not None and self.codes is not None:
+            grown = self.grown.sessions.get(int(self.codes[row]))
+        base = self.order.shape[0]
+        if grown is None:
+            start = int(self.group_start[row])
+            return self.order[start : int(self.group_end[row])], int(self.position[row]) - start
+        rows = grown.view
+        rows = rows[: int(np.searchsorted(rows, len(self)))]
+        if row < base:
+            return rows, int(self.position[row]) - int(self.group_start[row])
+        assert self.rank is not None
+        return rows, int(self.rank[row - base])
+
+    def appended(self, codes: npt.NDArray[np.int32], names: Sequence[str]) -> SessionLayout:
+        """The layout of this one's rows and those after them: ``codes`` are
+        every row's session codes into ``names`` (this layout's rows' codes
+        and names unchanged, new names after them). Each appended row joins its session's
+        buffer (``grown``): the work is that of the new rows, except that
+        the layout is built afresh once the rows appended since it was
+        built outnumber those it was built over (and for a second version
+        of the same rows)."""
+        count, total, base = len(self), int(codes.shape[0]), self.order.shape[0]
+        grown = self.grown
+        blank = (*self.blank, *(i for i in range(self.names, len(names)) if names[i] == ""))
+        none = set(blank)
+        if (
+            grown is None
+            or self.grouped is None
+            or self.rank is None
+            or grown.filled != count
+            or total - base > max(base, 1_024)
+        ):
+            return SessionLayout.of(codes, blank, names=len(names))
+        new = codes[count:].tolist()
+        inside = np.fromiter((c not in none for c in new), dtype=bool, count=len(new))
+        ranks = np.zeros(len(new), dtype=np.int64)
+        for offset, code in enumerate(new):
+            if code in none:
+                continue
+            buffer = grown.sessions.get(code)
+            if buffer is None:
+                lo = int(np.searchsorted(self.grouped, code, side="left"))
+                hi = int(np.searchsorted(self.grouped, code, side="right"))
+                buffer = Growable(self.order[lo:hi])
+            ranks[offset] = buffer.view.shape[0]
+            row = np.array([count + offset], dtype=np.int64)
+            grown.sessions[code], _ = buffer.append(buffer.view, row)
+        grown.filled = total
+        grown.in_session, in_session = grown.in_session.append(self.in_session, inside)
+        grown.rank, rank = grown.rank.append(self.rank, ranks)
+        return SessionLayout(
+            self.order,
+            self.position,
+            self.group_start,
+            self.group_end,
+            in_session,
+            codes=codes,
+            rank=rank,
+            grouped=self.grouped,
+            grown=grown,
+            blank=blank,
+            names=len(names),
+        )
 
 
 def range_normalise(
@@ -138,28 +256,36 @@ def nearest_visible(
 def visible_neighbours(
     fused: npt.NDArray[np.float64], rows: Iterable[int], layout: SessionLayout
 ) -> Iterator[tuple[int, int, list[int]]]:
-    """Per row of ``rows``: (row, its session's start, the rows of the
-    nearest visible memory of its session on each side); a row in no
-    session has start -1 and no neighbours."""
+    """Per row of ``rows``: (row, its session's key (``SessionLayout.key``),
+    the rows of the nearest visible memory of its session on each side); a
+    row in no session has key -1 and no neighbours."""
     at = np.fromiter(rows, dtype=np.int64)
+    base = layout.order.shape[0]
     # Gathered once: indexing numpy arrays one scalar at a time is what the
-    # loop would otherwise spend its time on.
-    for row, inside, pos, start, end in zip(
-        at.tolist(),
-        layout.in_session[at].tolist(),
-        layout.position[at].tolist(),
-        layout.group_start[at].tolist(),
-        layout.group_end[at].tolist(),
-        strict=True,
+    # loop would otherwise spend its time on. A row appended since the
+    # layout was built reads its session from ``members`` instead.
+    held = np.minimum(at, base - 1) if base else np.zeros(0, dtype=np.int64)
+    inside = layout.in_session[at].tolist()
+    positions = layout.position[held].tolist() if base else [0] * len(inside)
+    starts = layout.group_start[held].tolist() if base else [0] * len(inside)
+    ends = layout.group_end[held].tolist() if base else [0] * len(inside)
+    keys = layout.codes[at].tolist() if layout.codes is not None else starts
+    grown = layout.grown.sessions if layout.grown is not None and layout.codes is not None else {}
+    for row, inner, place, first, last, key in zip(
+        at.tolist(), inside, positions, starts, ends, keys, strict=True
     ):
-        if not inside:
+        if not inner:
             yield row, -1, []
             continue
+        order, pos, start, end = layout.order, place, first, last
+        if key in grown:
+            order, pos = layout.members(row)
+            start, end = 0, order.shape[0]
         sides = (
-            nearest_visible(fused, layout.order, position=pos, step=step, start=start, end=end)
+            nearest_visible(fused, order, position=pos, step=step, start=start, end=end)
             for step in (-1, 1)
         )
-        yield row, start, [r for r in sides if r is not None]
+        yield row, key, [r for r in sides if r is not None]
 
 
 def session_support(
@@ -181,28 +307,28 @@ def session_support(
     long rows that are not their session's best visible row.
     """
     support: dict[int, float] = {}
-    sessions: dict[int, tuple[float, int]] = {}  # start -> (mean of the best, best row)
+    sessions: dict[int, tuple[float, int]] = {}  # key -> (mean of the best, best row)
     sizes = (
         lengths
         if lengths is not None and self_contained > 0 and lengths.shape[0] == fused.shape[0]
         else None
     )
-    for row, start, neighbours in visible_neighbours(fused, rows, layout):
-        if start < 0:
+    for row, key, neighbours in visible_neighbours(fused, rows, layout):
+        if key < 0:
             # A memory of no session (a fact written on its own) is its own
             # context: its own neighbour and its own session's best.
             support[row] = (neighbour_weight + session_weight) * max(0.0, float(fused[row]))
             continue
         near = max([0.0, *(float(fused[r]) for r in neighbours)])
         value = neighbour_weight * near
-        if start not in sessions:
-            members = layout.order[start : layout.group_end[row]]
+        if key not in sessions:
+            members, _ = layout.members(row)
             values = fused[members]
             visible = np.isfinite(values)
             top = np.sort(values[visible])[::-1][:session_top]
             best = int(members[int(np.argmax(values))]) if visible.any() else -1
-            sessions[start] = (float(top.mean()) if top.size else 0.0, best)
-        mean, best = sessions[start]
+            sessions[key] = (float(top.mean()) if top.size else 0.0, best)
+        mean, best = sessions[key]
         if session_weight:
             value += session_weight * max(0.0, mean)
         if sizes is not None and row != best and int(sizes[row]) > self_contained:

@@ -13,7 +13,16 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Counters", "DenseRows", "FlagChange", "VectorBatch", "VectorTable", "key_dimensions"]
+__all__ = [
+    "CODED_COLUMNS",
+    "PLAIN_COLUMNS",
+    "Counters",
+    "DenseRows",
+    "FlagChange",
+    "VectorBatch",
+    "VectorTable",
+    "key_dimensions",
+]
 
 
 def key_dimensions(model: str) -> int:
@@ -206,7 +215,7 @@ class VectorTable:
         if mine != theirs:  # rows loaded without the model's width, or two models
             raise ValueError(f"vectors of {mine} and {theirs} dimensions in one table")
         merged: dict[str, Any] = {}
-        for column in _CODED:
+        for column in CODED_COLUMNS:
             names = list(getattr(self, f"{column}_names"))
             index = {name: i for i, name in enumerate(names)}
             remap = np.empty(len(getattr(more, f"{column}_names")), dtype=np.int32)
@@ -218,7 +227,7 @@ class VectorTable:
             codes = remap[getattr(more, column)] if remap.size else getattr(more, column)
             merged[column] = np.concatenate((getattr(self, column), codes)).astype(np.int32)
             merged[f"{column}_names"] = tuple(names)
-        for column in _PLAIN:
+        for column in PLAIN_COLUMNS:
             merged[column] = np.concatenate((getattr(self, column), getattr(more, column)))
         return VectorTable(**merged)
 
@@ -226,16 +235,34 @@ class VectorTable:
         """The table of ``rows`` of this one, in that order (names kept)."""
         picked: dict[str, Any] = {
             column: getattr(self, column)[rows]
-            for column in (*_CODED, "ids", "matrix", "archived", "superseded", "created_at", "seq")
+            for column in (
+                *CODED_COLUMNS,
+                "ids",
+                "matrix",
+                "archived",
+                "superseded",
+                "created_at",
+                "seq",
+            )
         }
         picked["length"] = self.length[rows] if len(self.length) else self.length
         picked["embedded"] = self.embedded[rows] if len(self.embedded) else self.embedded
         return replace(self, texts=None, **picked)
 
 
-# Columns that are one value per row, not codes into names.
-_PLAIN = ("ids", "matrix", "archived", "superseded", "created_at", "seq", "embedded", "length")
-_CODED = (
+#: columns of a ``VectorTable`` that are one value per row, not codes into names
+PLAIN_COLUMNS = (
+    "ids",
+    "matrix",
+    "archived",
+    "superseded",
+    "created_at",
+    "seq",
+    "embedded",
+    "length",
+)
+#: columns of a ``VectorTable`` that are codes into names (``<column>_names``)
+CODED_COLUMNS = (
     "agent",
     "visibility",
     "group",
