@@ -59,6 +59,8 @@ __all__ = [
 EDGE_STEP = 0.25
 #: how many of a name's newest mentions a write looks at for facts it replaces
 RECENT_MENTIONS = 2000
+#: keys per statement when reading memories by key
+_CHUNK = 500
 #: a name's newest mentions by memories that may be replaced (the partial
 #: index ``mentions_fact`` lists them), at most the number filled in
 FACT_MENTIONS = (
@@ -631,23 +633,37 @@ class GraphSql(SameAsSql):
         }
         if not entities:
             return []
-        # Each name's newest mentions (the (entity_seq, memory_seq) index
-        # lists them in order), then only those of facts it may replace are
-        # read in full.
+        # Each name's newest mentions by facts (the partial index lists them
+        # in order), then the current ones of the writer's part and category
+        # by key, in chunks: a join of the two let PostgreSQL, its statistics
+        # stale in a long transaction, scan every memory of the part for
+        # each mention (seconds a write).
         newest = " UNION ALL ".join(
             f"SELECT * FROM ({FACT_MENTIONS.format(RECENT_MENTIONS)}) AS n{i}"
             for i in range(len(entities))
         )
-        # Ordered and cut on keys alone; only the chosen facts' texts are read.
-        rows = self._exec(
-            cur,
-            "SELECT x.entity_seq, m.seq FROM"
-            f" ({newest}) AS x JOIN memories m ON m.seq = x.memory_seq"
-            " WHERE m.agent_id = ? AND m.visibility = ? AND m.group_name = ? AND m.channel = ?"
-            " AND m.superseded_by IS NULL AND m.archived = 0 AND m.category = ?"
-            " ORDER BY m.created_at DESC, m.id DESC LIMIT ?",
-            (*entities, *part, new.category.value, limit * 4),
-        ).fetchall()
+        names_of: dict[int, list[int]] = {}
+        for entity_seq, memory_seq in self._exec(cur, newest, tuple(entities)).fetchall():
+            names_of.setdefault(int(memory_seq), []).append(int(entity_seq))
+        seqs = list(names_of)
+        current: list[tuple[float, str, int]] = []
+        for i in range(0, len(seqs), _CHUNK):
+            chunk = seqs[i : i + _CHUNK]
+            current.extend(
+                (float(at), str(memory_id), int(seq))
+                for seq, at, memory_id in self._exec(
+                    cur,
+                    "SELECT seq, created_at, id FROM memories"
+                    f" WHERE {in_list('seq', chunk)} AND agent_id = ? AND visibility = ?"
+                    " AND group_name = ? AND channel = ? AND superseded_by IS NULL"
+                    " AND archived = 0 AND category = ?",
+                    (*chunk, *part, new.category.value),
+                ).fetchall()
+            )
+        current.sort(reverse=True)  # newest first: created_at, then id, descending
+        # Cut on keys alone (each fact's names count); only the chosen facts'
+        # texts are read.
+        rows = [(e, seq) for _, _, seq in current for e in sorted(names_of[seq])][: limit * 4]
         named: dict[int, set[str]] = {}
         for entity_seq, memory_seq in rows:
             if int(memory_seq) in named or len(named) < limit:
