@@ -13,7 +13,7 @@ from mindpalace.models import Scope
 from mindpalace.store import Store
 from mindpalace.store.core import FLAG_CHANGES
 from mindpalace.store.erase_sql import LOOKUPS, change_clause
-from mindpalace.store.graph_sql import FACT_MENTIONS
+from mindpalace.store.graph_sql import FACT_MENTIONS, MEMORIES_BY_KEY
 
 pytestmark = pytest.mark.parametrize("backend", ["sqlite", "postgres"], indirect=True)
 
@@ -112,3 +112,11 @@ def test_the_facts_a_write_may_replace_are_read_by_index(store: Store) -> None:
         assert "SCAN" not in plan and "TEMP B-TREE" not in plan, plan
     else:
         assert "Seq Scan" not in plan and "Sort" not in plan, plan
+
+
+def test_the_memories_those_mentions_point_to_are_read_by_key(store: Store) -> None:
+    plan = _explain(store, MEMORIES_BY_KEY.format("seq IN (?, ?, ?)"), [1, 2, 3])
+    if store.dialect.name == "sqlite":  # type: ignore[attr-defined]
+        assert "PRIMARY KEY" in plan and "SCAN" not in plan, plan
+    else:
+        assert "memories_pkey" in plan and "Seq Scan" not in plan, plan

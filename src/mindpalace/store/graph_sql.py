@@ -61,6 +61,12 @@ EDGE_STEP = 0.25
 RECENT_MENTIONS = 2000
 #: keys per statement when reading memories by key
 _CHUNK = 500
+#: what a write compares of the memories its names' mentions point to, by
+#: primary key alone (the condition filled in: ``seq IN (...)``)
+MEMORIES_BY_KEY = (
+    "SELECT seq, created_at, id, agent_id, visibility, group_name, channel, category,"
+    " superseded_by IS NOT NULL OR archived <> 0 FROM memories WHERE {}"
+)
 #: a name's newest mentions by memories that may be replaced (the partial
 #: index ``mentions_fact`` lists them), at most the number filled in
 FACT_MENTIONS = (
@@ -635,9 +641,9 @@ class GraphSql(SameAsSql):
             return []
         # Each name's newest mentions by facts (the partial index lists them
         # in order), then the current ones of the writer's part and category
-        # by key, in chunks: a join of the two let PostgreSQL, its statistics
-        # stale in a long transaction, scan every memory of the part for
-        # each mention (seconds a write).
+        # by primary key, in chunks: a join of the two let PostgreSQL, its
+        # statistics stale in a long transaction, scan every memory of the
+        # part for each mention (seconds a write).
         newest = " UNION ALL ".join(
             f"SELECT * FROM ({FACT_MENTIONS.format(RECENT_MENTIONS)}) AS n{i}"
             for i in range(len(entities))
@@ -646,19 +652,19 @@ class GraphSql(SameAsSql):
         for entity_seq, memory_seq in self._exec(cur, newest, tuple(entities)).fetchall():
             names_of.setdefault(int(memory_seq), []).append(int(entity_seq))
         seqs = list(names_of)
+        wanted = (*part, new.category.value)
         current: list[tuple[float, str, int]] = []
         for i in range(0, len(seqs), _CHUNK):
             chunk = seqs[i : i + _CHUNK]
+            # By key alone, the rest compared here: any other condition in
+            # the statement may lead a planner to another index (SQLite
+            # chose one over the writer's part: a scan per chunk).
             current.extend(
                 (float(at), str(memory_id), int(seq))
-                for seq, at, memory_id in self._exec(
-                    cur,
-                    "SELECT seq, created_at, id FROM memories"
-                    f" WHERE {in_list('seq', chunk)} AND agent_id = ? AND visibility = ?"
-                    " AND group_name = ? AND channel = ? AND superseded_by IS NULL"
-                    " AND archived = 0 AND category = ?",
-                    (*chunk, *part, new.category.value),
+                for seq, at, memory_id, *row, closed in self._exec(
+                    cur, MEMORIES_BY_KEY.format(in_list("seq", chunk)), chunk
                 ).fetchall()
+                if not closed and tuple(row) == wanted
             )
         current.sort(reverse=True)  # newest first: created_at, then id, descending
         # Cut on keys alone (each fact's names count); only the chosen facts'
