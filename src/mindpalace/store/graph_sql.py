@@ -272,6 +272,7 @@ class GraphSql(SameAsSql):
             [(writes.seqs[m], *rest) for m, *rest in writes.relations],
         )
         writes.clear()
+        self._settle(cur)  # a read may follow (the facts a memory replaces)
 
     def _supersede(
         self, cur: Cursor, memory: Memory, seq: int, ids: Iterable[str], now: datetime

@@ -163,6 +163,10 @@ class SqlStore(
             [(links.seqs[m.id], tag) for m, _ in rows for tag in m.tags],
         )
         waiting.clear()
+        # What calls this reads next (a duplicate's row, the facts a memory
+        # replaces): in a pipeline, a read straight after unread writes may
+        # get one of their replies.
+        self._settle(cur)
 
     def _get(self, cur: Cursor, memory_id: str) -> Memory | None:
         row = self._exec(
