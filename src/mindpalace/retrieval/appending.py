@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from mindpalace.store.vector_rows import CODED_COLUMNS, PLAIN_COLUMNS, VectorTable
+from mindpalace.store.vector_rows import CODED_COLUMNS, PLAIN_COLUMNS, VectorTable, recoded
 
 __all__ = ["Growable", "RowsOf", "TableRoom", "appended"]
 
@@ -151,18 +151,8 @@ def _append_coded(
         # A first append, or a second version of these rows: name -> code
         # made afresh (the codes are copied by ``Growable.append``).
         coded = _Coded(coded.codes if coded else Growable(current), names, _numbers(names))
-    theirs: tuple[str, ...] = getattr(more, f"{column}_names")
-    added: list[str] = []
-    remap = np.empty(len(theirs), dtype=np.int32)
-    for i, name in enumerate(theirs):
-        code = coded.number.get(name)
-        if code is None:
-            code = coded.number[name] = len(names) + len(added)
-            added.append(name)
-        remap[i] = code
-    codes = remap[getattr(more, column)] if remap.size else getattr(more, column)
-    grown, view = coded.codes.append(current, codes.astype(np.int32, copy=False))
-    names = (*names, *added) if added else names
+    codes, names = recoded(names, coded.number, more, column)
+    grown, view = coded.codes.append(current, codes)
     room.coded[column] = _Coded(grown, names, coded.number)
     return view, names
 

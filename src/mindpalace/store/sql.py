@@ -245,10 +245,9 @@ class SqlStore(
                 for new, memory_id in items
             ]
             self._insert_waiting(cur, waiting, links)
-            self._write_links(cur, links)
+            self._write_links(cur, links)  # settles: every write is answered
             # Read back once, after every write of the batch: one query, not
             # one per memory (a round trip each on a server).
-            self._settle(cur)
             stored = self._get_all(cur, [memory_id for memory_id, _ in written])
             results = [AddResult(stored[memory_id], created) for memory_id, created in written]
             if signals:

@@ -22,6 +22,7 @@ __all__ = [
     "VectorBatch",
     "VectorTable",
     "key_dimensions",
+    "recoded",
 ]
 
 
@@ -216,38 +217,40 @@ class VectorTable:
             raise ValueError(f"vectors of {mine} and {theirs} dimensions in one table")
         merged: dict[str, Any] = {}
         for column in CODED_COLUMNS:
-            names = list(getattr(self, f"{column}_names"))
-            index = {name: i for i, name in enumerate(names)}
-            remap = np.empty(len(getattr(more, f"{column}_names")), dtype=np.int32)
-            for i, name in enumerate(getattr(more, f"{column}_names")):
-                if name not in index:
-                    index[name] = len(names)
-                    names.append(name)
-                remap[i] = index[name]
-            codes = remap[getattr(more, column)] if remap.size else getattr(more, column)
+            names: tuple[str, ...] = getattr(self, f"{column}_names")
+            number = {name: code for code, name in enumerate(names)}
+            codes, merged[f"{column}_names"] = recoded(names, number, more, column)
             merged[column] = np.concatenate((getattr(self, column), codes)).astype(np.int32)
-            merged[f"{column}_names"] = tuple(names)
         for column in PLAIN_COLUMNS:
             merged[column] = np.concatenate((getattr(self, column), getattr(more, column)))
         return VectorTable(**merged)
 
     def take(self, rows: npt.NDArray[np.int64]) -> VectorTable:
         """The table of ``rows`` of this one, in that order (names kept)."""
-        picked: dict[str, Any] = {
-            column: getattr(self, column)[rows]
-            for column in (
-                *CODED_COLUMNS,
-                "ids",
-                "matrix",
-                "archived",
-                "superseded",
-                "created_at",
-                "seq",
-            )
-        }
-        picked["length"] = self.length[rows] if len(self.length) else self.length
-        picked["embedded"] = self.embedded[rows] if len(self.embedded) else self.embedded
+        picked: dict[str, Any] = {column: getattr(self, column)[rows] for column in CODED_COLUMNS}
+        for column in PLAIN_COLUMNS:  # ``length`` and ``embedded`` may be left empty
+            values = getattr(self, column)
+            picked[column] = values[rows] if len(values) else values
         return replace(self, texts=None, **picked)
+
+
+def recoded(
+    names: tuple[str, ...], number: dict[str, int], more: VectorTable, column: str
+) -> tuple[npt.NDArray[np.int32], tuple[str, ...]]:
+    """``more``'s codes of the coded ``column`` re-mapped into ``names``
+    (``number``: name -> code, given, grown by the names ``more`` adds), and
+    ``names`` with those new names after them."""
+    theirs: tuple[str, ...] = getattr(more, f"{column}_names")
+    added: list[str] = []
+    remap = np.empty(len(theirs), dtype=np.int32)
+    for i, name in enumerate(theirs):
+        code = number.get(name)
+        if code is None:
+            code = number[name] = len(names) + len(added)
+            added.append(name)
+        remap[i] = code
+    codes = remap[getattr(more, column)] if remap.size else getattr(more, column)
+    return codes.astype(np.int32, copy=False), (*names, *added) if added else names
 
 
 #: columns of a ``VectorTable`` that are one value per row, not codes into names
