@@ -140,26 +140,12 @@ def test_many_writes_during_the_build_are_indexed_in_another_round(
     assert found == {m.id for m in late}
 
 
-def test_a_build_of_rows_changed_since_is_dropped(palace: Palace) -> None:
-    gate = Gate()
-    palace.semantic.warm_hook = gate
-    palace.recall("kafka")
-    palace.recall("kafka")
-    assert gate.entered.wait(LIMIT)
-    stale = palace.semantic.warming
-    gone = palace.recall("kafka latency incident")[0].memory
-    palace.forget(gone.id, hard=True)  # deletes a row: the build's snapshot is stale
-    gate.release()
-    assert stale is not None and stale.wait(LIMIT)
-    warm = palace.semantic.wait_for_warm()
-    assert warm is not None and warm.keyword is not None
-    assert warm.epoch != stale.snapshot.epoch  # built anew, not the stale build adopted
-    assert warm.row_of(gone.id) is None
-    assert palace.semantic.warming is None
-    assert all(h.memory.id != gone.id for h in palace.recall("kafka latency incident"))
-
-
-def test_an_archive_during_the_build_keeps_it(palace: Palace) -> None:
+@pytest.mark.parametrize("hard", [True, False])
+def test_a_build_of_rows_changed_since_is_dropped_a_flag_keeps_it(
+    palace: Palace, hard: bool
+) -> None:
+    """A delete during a background build makes its snapshot stale (built
+    anew); an archive changes a flag, the rows are the same: adopted."""
     gate = Gate()
     palace.semantic.warm_hook = gate
     palace.recall("kafka")
@@ -167,14 +153,18 @@ def test_an_archive_during_the_build_keeps_it(palace: Palace) -> None:
     assert gate.entered.wait(LIMIT)
     build = palace.semantic.warming
     gone = palace.recall("kafka latency incident")[0].memory
-    palace.forget(gone.id)  # a flag: the rows are the same, the build still fits
+    palace.forget(gone.id, hard=hard)
     gate.release()
     assert build is not None and build.wait(LIMIT)
     warm = palace.semantic.wait_for_warm()
     assert warm is not None and warm.keyword is not None
-    assert warm.epoch == build.snapshot.epoch  # the build adopted
     row = warm.row_of(gone.id)
-    assert row is not None and bool(warm.table.archived[row])
+    if hard:
+        assert warm.epoch != build.snapshot.epoch  # built anew, not the stale build adopted
+        assert row is None
+    else:
+        assert warm.epoch == build.snapshot.epoch  # the build adopted
+        assert row is not None and bool(warm.table.archived[row])
     assert palace.semantic.warming is None
     assert all(h.memory.id != gone.id for h in palace.recall("kafka latency incident"))
 
