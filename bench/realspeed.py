@@ -4,6 +4,7 @@ queries::
     python -m bench.realspeed                         # 100k turns, default model
     python -m bench.realspeed --size 20000 --embedder static
     python -m bench.realspeed --build-only            # only build (and cache) the palace
+    python -m bench.realspeed --shape facts           # the same texts written as facts
     python -m bench.realspeed --json out.json
     python -m bench.realspeed --unsaved               # time a first open: no saved indexes
 
@@ -14,7 +15,9 @@ session appears in many haystacks), sessions in date order, cut at
 ``--size`` turns. Turns go in through ``Palace.add_messages`` (speaker =
 role, the session and its date), so keyword contexts, date titles and
 entities are built as a user's ingest builds them; the build's turns per
-second are the ingest figure. Queries are the development half's questions,
+second are the ingest figure. With ``--shape facts`` the same texts go in as
+facts through ``Palace.remember_many`` (each with its turn's date, no
+session), the shape of a palace of curated memories. Queries are the development half's questions,
 each recalled at its question date (the palace's clock), query embedding
 included.
 
@@ -65,6 +68,7 @@ from mindpalace.retrieval import warm_cache
 
 CACHE = Path(__file__).resolve().parent / ".cache" / "speed"
 INGEST_BATCH = 2000  # turns per add_messages call while building
+FACTS_BATCH = 500  # facts per remember_many call while building
 
 
 def turns(questions: Sequence[LmeQuestion], size: int) -> list[Message]:
@@ -89,8 +93,10 @@ def turns(questions: Sequence[LmeQuestion], size: int) -> list[Message]:
     return out
 
 
-def palace_path(size: int, embedder: str) -> Path:
-    return CACHE / f"real-{size}-{embedder}.db"
+def palace_path(size: int, embedder: str, shape: str = "turns") -> Path:
+    """The cached palace: ``real-N-<model>.db`` holds the turns written by
+    ``add_messages``, ``facts-N-<model>.db`` the same texts as facts."""
+    return CACHE / f"{'real' if shape == 'turns' else 'facts'}-{size}-{embedder}.db"
 
 
 def _batches(messages: Sequence[Message], n: int) -> Iterator[Sequence[Message]]:
@@ -98,9 +104,16 @@ def _batches(messages: Sequence[Message], n: int) -> Iterator[Sequence[Message]]
         yield messages[i : i + n]
 
 
-def build(size: int, embedder: str, log: Callable[[str], None]) -> dict[str, Any]:
-    """Write the corpus into a cached palace (once); the ingest figures."""
-    path = palace_path(size, embedder)
+def build(
+    size: int, embedder: str, log: Callable[[str], None], shape: str = "turns"
+) -> dict[str, Any]:
+    """Write the corpus into a cached palace (once); the ingest figures.
+
+    ``shape`` "turns" writes turns of their sessions (``add_messages``);
+    "facts" writes each text as a fact of its turn's date
+    (``remember_many``, no sessions), 500 a call, logging the rate of
+    each call as it goes (the rate's fall is itself a figure)."""
+    path = palace_path(size, embedder, shape)
     if path.exists():
         return {}
     CACHE.mkdir(parents=True, exist_ok=True)
@@ -116,11 +129,20 @@ def build(size: int, embedder: str, log: Callable[[str], None]) -> dict[str, Any
     done = 0
     started = time.perf_counter()
     with Palace(partial, settings=settings, embedder=model) as palace:
-        for chunk in _batches(messages, INGEST_BATCH):
-            palace.add_messages(chunk)
+        for chunk in _batches(messages, INGEST_BATCH if shape == "turns" else FACTS_BATCH):
+            last = time.perf_counter()
+            if shape == "turns":
+                palace.add_messages(chunk)
+            else:
+                palace.remember_many(
+                    {"content": m.content, "created_at": m.created_at} for m in chunk
+                )
             done += len(chunk)
-            rate = done / (time.perf_counter() - started)
-            log(f"  ingested {done:,}/{len(messages):,} turns ({rate:.0f}/s)")
+            now = time.perf_counter()
+            log(
+                f"  ingested {done:,}/{len(messages):,} {shape}"
+                f" ({len(chunk) / (now - last):.0f}/s now, {done / (now - started):.0f}/s overall)"
+            )
         palace.wait_for_vectors()  # a slow model's bulk write is embedded after it
     seconds = time.perf_counter() - started
     for suffix in ("", "-wal", "-shm"):
@@ -315,7 +337,7 @@ def report(r: dict[str, Any]) -> str:
         return f"{p['p50']:.1f} / {p['p95']:.1f} / {p['p99']:.1f}"
 
     lines = [
-        f"| real chat text, {r['size']:,} turns ({r['embedder']}) | measured |",
+        f"| real chat text, {r['size']:,} {r.get('shape', 'turns')} ({r['embedder']}) | measured |",
         "|---|---|",
         f"| recall p50 / p95 / p99 ms, steady, query embedding included | {pct('recall')} |",
         f"| the same, no graph propagation | {pct('recall_no_graph')} |",
@@ -331,7 +353,9 @@ def report(r: dict[str, Any]) -> str:
         f"| HNSW graph ready after s | {r.get('graph_ready_s') or 0:.1f} |",
     ]
     if r.get("ingest_per_s"):
-        lines.append(f"| ingest through add_messages, turns/s | {r['ingest_per_s']:.0f} |")
+        facts = r.get("shape") == "facts"
+        how = "remember_many, facts/s" if facts else "add_messages, turns/s"
+        lines.append(f"| ingest through {how} | {r['ingest_per_s']:.0f} |")
     lines.append("")
     lines.append("| stage | p50 ms | p95 ms |")
     lines.append("|---|---|---|")
@@ -352,6 +376,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=238, help="questions recalled")
     parser.add_argument("--build-only", action="store_true")
     parser.add_argument(
+        "--shape",
+        choices=("turns", "facts"),
+        default="turns",
+        help="the palace's shape: turns of sessions (add_messages) or facts (remember_many)",
+    )
+    parser.add_argument(
         "--unsaved",
         action="store_true",
         help="remove the palace's saved warm indexes first (time a first open)",
@@ -368,12 +398,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     def log(text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
-    result: dict[str, Any] = {"size": args.size, "embedder": args.embedder, "load_start": _load()}
-    result.update(build(args.size, args.embedder, log))
+    result: dict[str, Any] = {
+        "size": args.size,
+        "embedder": args.embedder,
+        "shape": args.shape,
+        "load_start": _load(),
+    }
+    result.update(build(args.size, args.embedder, log, args.shape))
     if args.build_only:
         print(json.dumps(result, indent=1))
         return 0
-    path = palace_path(args.size, args.embedder)
+    path = palace_path(args.size, args.embedder, args.shape)
     saved = Path(str(path) + warm_cache.SUFFIX)
     if args.unsaved and saved.exists():
         shutil.rmtree(saved)

@@ -12,8 +12,9 @@ sessions in date order, each turn once). The large palace is a copy of a
 cached one: ``real-N-<model>.db`` (turns by ``add_messages``, the palace
 ``bench.realspeed`` builds) or, with ``--base-shape facts``,
 ``facts-N-<model>.db`` (the same turns as facts by ``remember_many``,
-built with ``--build-facts N``). The written texts are the turns after the
-first N, so none is already stored.
+built with ``--build-facts N`` or ``bench.realspeed --shape facts
+--build-only``). The written texts are the turns after the first N, so
+none is already stored.
 
 Each case runs in a fresh process on a fresh copy (the palace and its warm
 indexes): the model is loaded and warmed and one recall is made (a serving
@@ -32,7 +33,7 @@ process has its warm indexes in), then timed:
 Figures are writes per second of the calls alone and the process's CPU time
 a write (steadier on a shared machine); the empty and the large palace
 alternate case by case, so both see the same load. ``--profile`` writes a
-cProfile of the large palace's cases (one file per case, suffixed).
+cProfile of each case (one file per case, suffixed by shape and palace).
 """
 
 from __future__ import annotations
@@ -44,20 +45,15 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.realspeed import CACHE, palace_path
+from bench.realspeed import CACHE, build, palace_path
 
 SRC = Path(__file__).resolve().parent.parent / "src"
 ROOT = SRC.parent
 SHAPES = ("facts", "turns", "single", "replace")
-
-
-def facts_path(size: int, embedder: str) -> Path:
-    return CACHE / f"facts-{size}-{embedder}.db"
 
 
 # One timed case, in a fresh process: argv = shape db embedder start count batch profile
@@ -176,46 +172,6 @@ def _case(  # noqa: PLR0917 - one benchmark case, every part named at the call
     return result
 
 
-def build_facts(size: int, embedder: str, batch: int) -> None:
-    """Cache a palace of ``size`` turns written as facts by remember_many,
-    printing the rate as it goes (the rate's fall is itself the figure)."""
-    from bench.longmemeval import load
-    from bench.realspeed import turns
-    from mindpalace import Palace
-    from mindpalace.config import Settings
-    from mindpalace.embed import from_settings
-
-    path = facts_path(size, embedder)
-    if path.exists():
-        print(f"{path} exists")
-        return
-    partial = path.with_suffix(".partial.db")
-    for leftover in CACHE.glob(partial.name + "*"):
-        leftover.unlink()
-    messages = turns(load(), size)
-    settings = Settings(embedder=embedder)
-    model = from_settings(settings)
-    model.embed_one("warm up")
-    started = time.perf_counter()
-    last = started
-    with Palace(partial, settings=settings, embedder=model) as palace:
-        for i in range(0, len(messages), batch):
-            chunk = messages[i : i + batch]
-            palace.remember_many({"content": m.content, "created_at": m.created_at} for m in chunk)
-            now = time.perf_counter()
-            print(
-                f"  {i + len(chunk):,} facts: {len(chunk) / (now - last):.0f}/s now,"
-                f" {(i + len(chunk)) / (now - started):.0f}/s overall",
-                flush=True,
-            )
-            last = now
-        palace.wait_for_vectors()
-    for suffix in ("", "-wal", "-shm"):
-        src = Path(str(partial) + suffix)
-        if src.exists():
-            src.rename(Path(str(path) + suffix))
-
-
 def table(results: dict[str, dict[str, list[dict[str, Any]]]], head: str, base: int) -> str:
     """The run's figures as a markdown table: medians over rounds."""
     out = [f"| {head} | empty palace | {base:,} | ratio |", "|---|---|---|---|"]
@@ -256,18 +212,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--old", default="", help="another tree's src folder, run alternately")
-    ap.add_argument("--profile", default="", help="cProfile file prefix for the large cases")
+    ap.add_argument("--profile", default="", help="cProfile file prefix, one file per case")
     ap.add_argument("--build-facts", type=int, default=0, metavar="N")
     ap.add_argument("--json", default="")
     args = ap.parse_args(argv)
     if args.build_facts:
-        build_facts(args.build_facts, args.embedder, args.batch)
+        build(args.build_facts, args.embedder, lambda line: print(line, flush=True), "facts")
         return 0
     shapes = [s.strip() for s in args.shapes.split(",") if s.strip()]
     bad = [s for s in shapes if s not in SHAPES]
     if bad:
         ap.error(f"unknown shape(s) {', '.join(bad)}; choose from {', '.join(SHAPES)}")
-    base = (palace_path if args.base_shape == "turns" else facts_path)(args.base, args.embedder)
+    base = palace_path(args.base, args.embedder, args.base_shape)
     if not base.exists():
         ap.error(f"{base} is missing: build it (bench.realspeed --build-only, or --build-facts)")
     trees = {"this tree": SRC, **({"old": Path(args.old).resolve()} if args.old else {})}
@@ -279,7 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 count = args.singles if shape in {"single", "replace"} else args.writes
                 for where, palace in (("empty", None), ("large", base)):
                     for tree, src in trees.items():  # alternated: both see the same load
-                        profile = f"{args.profile}.{shape}" if args.profile and palace else "-"
+                        profile = f"{args.profile}.{shape}.{where}" if args.profile else "-"
                         r = _case(
                             shape,
                             palace,

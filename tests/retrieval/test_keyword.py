@@ -124,6 +124,21 @@ def test_rows_outside_the_scope_move_no_score() -> None:
         np.testing.assert_allclose(got, alone, rtol=1e-12)
 
 
+@pytest.mark.parametrize("every", [1, 3])
+def test_scoring_only_some_rows_gives_them_the_same_scores(every: int) -> None:
+    rows = _corpus(300)
+    index = KeywordIndex(rows).extended(_corpus(40, seed=3))  # two segments
+    visible = np.zeros(len(index), dtype=bool)
+    visible[::every] = True
+    rng = np.random.default_rng(5)
+    only = visible & (rng.random(len(index)) < 0.1)
+    for words in QUERIES:
+        full = index.scores(words, visible)
+        got = index.scores(words, visible, only=only)
+        assert np.array_equal(got[only], full[only])  # bit for bit: the same sums
+        assert not got[~only].any()
+
+
 def test_top_rows_order_best_then_newest_then_highest_id() -> None:
     scores = np.array([2.0, 3.0, 2.0, 0.0, 2.0, 1.0])
     created = np.array([10.0, 5.0, 30.0, 40.0, 30.0, 50.0])

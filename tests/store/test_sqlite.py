@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
+from mindpalace import Palace
+from mindpalace.config import Settings
 from mindpalace.errors import ConfigError, StorageError
 from mindpalace.store.migrations import MIGRATIONS, latest_version
 from mindpalace.store.sqlite import SQLiteStore
@@ -65,3 +70,82 @@ def test_integrity_check_ok(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "ok.db")
     assert store.integrity_check() == "ok"
     store.close()
+
+
+def _in_the_file_alone(path: Path, copy: Path, text: str) -> bool:
+    """Whether a copy of the database file without its log holds ``text``
+    (what a checkpoint copied into the file, not what only the log holds)."""
+    shutil.copyfile(path, copy)
+    con = sqlite3.connect(copy)
+    try:
+        found = con.execute("SELECT COUNT(*) FROM memories WHERE content = ?", (text,))
+        return int(found.fetchone()[0]) == 1
+    except sqlite3.OperationalError:  # not even the tables are in the file yet
+        return False
+    finally:
+        con.close()
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{copy}{suffix}").unlink(missing_ok=True)
+
+
+def test_the_log_is_copied_into_the_file_beside_the_writer(tmp_path: Path) -> None:
+    path = tmp_path / "p.db"
+    reader = sqlite3.connect(path)  # another connection: closing is not the last
+    palace = Palace(path, settings=Settings(embedder="hashing"))
+    try:
+        # The writer's commits never copy the log themselves.
+        assert palace.store._conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+        palace.remember("The boiler was serviced on Monday")
+        deadline = time.monotonic() + 30
+        while not _in_the_file_alone(
+            path, tmp_path / "copy.db", "The boiler was serviced on Monday"
+        ):
+            assert time.monotonic() < deadline, "the background copy never came"
+            time.sleep(0.01)
+        checkpoints = palace.store._checkpoints
+        assert checkpoints is not None and checkpoints.copies >= 1
+    finally:
+        palace.close()
+        reader.close()
+
+
+def test_closing_copies_what_the_thread_had_not_and_stops_it(tmp_path: Path) -> None:
+    path = tmp_path / "p.db"
+    palace = Palace(path, settings=Settings(embedder="hashing"))
+    reader = sqlite3.connect(path)  # has the file open (read once, holding nothing)
+    reader.execute("SELECT COUNT(*) FROM sqlite_master").fetchall()
+    checkpoints = palace.store._checkpoints
+    assert checkpoints is not None
+    text = "The gate code changed in spring"
+    with checkpoints.exclusive():  # the thread cannot copy before the close
+        palace.remember(text)
+        thread = checkpoints._thread
+        assert thread is not None and thread.is_alive()
+        assert not _in_the_file_alone(path, tmp_path / "copy.db", text)
+        closing = threading.Thread(target=palace.close)
+        closing.start()
+        deadline = time.monotonic() + 30
+        while not checkpoints._stop.is_set():  # the close has begun
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+    closing.join(timeout=30)
+    assert not closing.is_alive() and not thread.is_alive()
+    assert checkpoints.copies == 0  # the thread, stopped, copied nothing
+    # Another connection still has the file open, so SQLite itself did not
+    # copy the log at the close: the store did.
+    assert _in_the_file_alone(path, tmp_path / "copy.db", text)
+    reader.close()
+
+
+def test_a_store_that_only_reads_starts_no_thread(tmp_path: Path) -> None:
+    path = tmp_path / "p.db"
+    SQLiteStore(path).close()
+    store = SQLiteStore(path)
+    try:
+        checkpoints = store._checkpoints
+        assert checkpoints is not None and checkpoints._thread is None
+        store.schema_version()
+        assert checkpoints._thread is None
+    finally:
+        store.close()
+    store.close()  # idempotent

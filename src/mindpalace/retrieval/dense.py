@@ -380,9 +380,12 @@ class DenseIndex:
         fresh: Mask = cached.copy()
         return fresh
 
-    def keyword_scores(self, terms: Sequence[str], scope: Scope) -> npt.NDArray[np.float64]:
-        """BM25 of every row for ``terms`` (``KeywordIndex.scores``), its
-        statistics those of the rows ``scope`` sees; mask before use."""
+    def keyword_scores(
+        self, terms: Sequence[str], scope: Scope, only: Mask | None = None
+    ) -> npt.NDArray[np.float64]:
+        """BM25 of every row (of the ``only`` rows, when given) for
+        ``terms`` (``KeywordIndex.scores``), its statistics those of the
+        rows ``scope`` sees; mask before use."""
         assert self.keyword is not None
         visible = self.scope_mask(scope)
         tokens = self._scope_tokens.get(scope)
@@ -391,7 +394,7 @@ class DenseIndex:
             if len(self._scope_tokens) >= 64:
                 self._scope_tokens.clear()
             self._scope_tokens[scope] = tokens
-        return self.keyword.scores(terms, visible, visible_tokens=tokens)
+        return self.keyword.scores(terms, visible, visible_tokens=tokens, only=only)
 
     def _scope_mask(self, scope: Scope) -> Mask:
         t = self.table

@@ -47,6 +47,10 @@ Rows = npt.NDArray[np.int64]
 # was approximate (``_session_rows``).
 _SESSION_ROWS = 20_000
 
+# A keyword match among at most one row in this many is scored over those
+# rows alone (``warm_matches``).
+FEW_ROWS = 4
+
 
 @dataclass(frozen=True, slots=True)
 class Visible:
@@ -139,8 +143,10 @@ def warm_matches(
     each term's best rows."""
     assert index.keyword is not None
     table = index.table
-    scored = index.keyword_scores(terms, scope)
     shown = index.mask(scope, filters or RecallFilters())
+    # Few rows to choose among (a category, a scope part): score only them.
+    few = int(np.count_nonzero(shown)) * FEW_ROWS < len(table)
+    scored = index.keyword_scores(terms, scope, shown if few else None)
     rows = top_rows(scored, shown, created_at=table.created_at, ids=table.ids, limit=limit)
     return [(str(table.ids[row]), float(scored[row])) for row in rows]
 

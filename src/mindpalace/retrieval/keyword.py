@@ -394,12 +394,20 @@ class KeywordIndex:
         return float(self.lengths.sum(where=visible))
 
     def scores(
-        self, query_words: Sequence[str], visible: Mask, *, visible_tokens: float | None = None
+        self,
+        query_words: Sequence[str],
+        visible: Mask,
+        *,
+        visible_tokens: float | None = None,
+        only: Mask | None = None,
     ) -> Floats:
         """BM25 of every row for ``query_words`` (each an FTS5 phrase of one
         word), idf and mean length counted over the ``visible`` rows
         (``visible_tokens``: their ``tokens_of``, computed when None). Rows
-        outside ``visible`` are scored too: mask them before use."""
+        outside ``visible`` are scored too: mask them before use. With
+        ``only``, just those rows are scored (the others stay 0), each to
+        the same float: a caller that chooses among a few rows does not
+        pay for every row holding a common word."""
         rows_total = len(self)
         out = np.zeros(rows_total, dtype=np.float64)
         seen = int(np.count_nonzero(visible))
@@ -431,6 +439,9 @@ class KeywordIndex:
                     if not hits:
                         continue
                     idf = fts5_idf(max(seen, hits), hits)
+                if only is not None:
+                    kept = only[rows]
+                    rows, tf = rows[kept], tf[kept]
                 lengths = self.lengths[rows]
                 norm = _norm_of(lengths, mean) if whole else base + per_token * lengths
                 out[rows] += idf * tf * (K1 + 1.0) / (tf + norm)

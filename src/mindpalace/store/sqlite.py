@@ -12,10 +12,11 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, suppress
 from pathlib import Path
 
 from mindpalace.errors import BusyError, ConfigError, StorageError
+from mindpalace.store.checkpoints import Checkpointer
 from mindpalace.store.core import Cursor
 from mindpalace.store.dialect import Dialect, TextQuery
 from mindpalace.store.sql import SqlStore
@@ -173,14 +174,16 @@ class SQLiteStore(PartitionedTextSearch, SqlStore):
             )
         except sqlite3.Error as exc:
             raise StorageError(f"cannot open {self._path}: {exc}") from exc
+        # The log is copied into the file beside the writers (checkpoints.py).
+        self._checkpoints = None if self._path == ":memory:" else Checkpointer(self._path)
         try:
             self._configure()
             self._migrate()
         except sqlite3.DatabaseError as exc:
-            self._conn.close()
+            self.close()
             raise StorageError(f"cannot use {self._path}: {exc}") from exc
         except BaseException:
-            self._conn.close()
+            self.close()
             raise
 
     def _configure(self) -> None:
@@ -193,6 +196,8 @@ class SQLiteStore(PartitionedTextSearch, SqlStore):
                 self._conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
                 self._conn.execute("PRAGMA journal_mode = WAL")
                 self._conn.execute("PRAGMA synchronous = NORMAL")
+                if self._checkpoints is not None:  # its thread copies the log instead
+                    self._conn.execute("PRAGMA wal_autocheckpoint = 0")
                 self._conn.execute("PRAGMA foreign_keys = ON")
                 # Deleted content is overwritten with zeros, not left in
                 # free space: an erased memory is not in the file any more.
@@ -241,6 +246,8 @@ class SQLiteStore(PartitionedTextSearch, SqlStore):
             try:
                 yield cur
                 cur.execute("COMMIT")
+                if self._checkpoints is not None:
+                    self._checkpoints.committed()
             except BaseException:
                 if self._conn.in_transaction:
                     cur.execute("ROLLBACK")
@@ -292,9 +299,9 @@ class SQLiteStore(PartitionedTextSearch, SqlStore):
         for table in ("memories_fts", "memories_fts_scoped"):
             with self._write() as cur:
                 cur.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
-        if self._path == ":memory:":
+        if self._checkpoints is None:
             return True
-        with self._lock:
+        with self._lock, self._checkpoints.exclusive():
             try:
                 self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
                 row = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
@@ -325,6 +332,9 @@ class SQLiteStore(PartitionedTextSearch, SqlStore):
         return result
 
     def close(self) -> None:
-        """Close the connection. Idempotent."""
+        """Close the connection (after the log's last copy). Idempotent."""
         with self._lock:
+            if self._checkpoints is not None:
+                with suppress(sqlite3.ProgrammingError):  # closed already
+                    self._checkpoints.close(self._conn)
             self._conn.close()
