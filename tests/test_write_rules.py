@@ -131,6 +131,31 @@ def test_a_later_fact_of_a_batch_replaces_an_earlier_one(palace: Palace) -> None
     assert [m.id for m in palace.graph.history(second.id)] == [before.id, first.id, second.id]
 
 
+def test_a_names_mentions_are_read_past_those_of_closed_facts(
+    palace: Palace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write reads a name's newest mentions a page at a time, and goes on
+    to older pages while the name has too few current facts: newer facts
+    that were archived or replaced do not hide the one it replaces."""
+    monkeypatch.setattr(graph_sql, "FIRST_MENTIONS", 2)
+    read: list[int] = []
+    look_up = graph_sql.GraphSql._look_up
+
+    def counted(self: graph_sql.GraphSql, cur: object, seqs: list[int], *rest: object) -> None:
+        read.append(len(seqs))
+        look_up(self, cur, seqs, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(graph_sql.GraphSql, "_look_up", counted)
+    before = palace.remember("Apollo status is green")
+    for i in range(9):
+        palace.forget(palace.remember(f"Apollo budget review number {i} is booked").id)
+    read.clear()
+    after = palace.remember("Apollo status is red")
+    assert palace.get(before.id).superseded_by == after.id
+    # A first page of two, then a larger one that reached the green fact.
+    assert read[0] == 2 and len(read) >= 2 and sum(read) <= 10, read
+
+
 def test_chat_that_names_the_subject_does_not_hide_the_fact_it_replaces(
     palace: Palace, monkeypatch: pytest.MonkeyPatch
 ) -> None:

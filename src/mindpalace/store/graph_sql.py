@@ -59,8 +59,13 @@ __all__ = [
 EDGE_STEP = 0.25
 #: how many of a name's newest mentions a write looks at for facts it replaces
 RECENT_MENTIONS = 2000
+#: a name's first page of those mentions; each later page (read only while
+#: the name has fewer current candidates than a write keeps) is 4x larger
+FIRST_MENTIONS = 64
 #: keys per statement when reading memories by key
 _CHUNK = 500
+# Larger than any key: a name's first page starts at its newest mention.
+_AFTER_EVERY_KEY = 2**62
 #: what a write compares of the memories its names' mentions point to, by
 #: primary key alone (the condition filled in: ``seq IN (...)``)
 MEMORIES_BY_KEY = (
@@ -68,10 +73,11 @@ MEMORIES_BY_KEY = (
     " superseded_by IS NOT NULL OR archived <> 0 FROM memories WHERE {}"
 )
 #: a name's newest mentions by memories that may be replaced (the partial
-#: index ``mentions_fact`` lists them), at most the number filled in
+#: index ``mentions_fact`` lists them), written before a key, at most the
+#: number filled in
 FACT_MENTIONS = (
     "SELECT entity_seq, memory_seq FROM mentions WHERE entity_seq = ? AND fact = 1"
-    " ORDER BY memory_seq DESC LIMIT {}"
+    " AND memory_seq < ? ORDER BY memory_seq DESC LIMIT {}"
 )
 # Only a memory's first mentions make edges: 12 names give 66 pairs at most.
 MAX_EDGE_MENTIONS = 12
@@ -641,32 +647,42 @@ class GraphSql(SameAsSql):
         if not entities:
             return []
         # Each name's newest mentions by facts (the partial index lists them
-        # in order), then the current ones of the writer's part and category
-        # by primary key, in chunks: a join of the two let PostgreSQL, its
+        # in order), a page at a time, and the memories they point to by
+        # primary key, in chunks (a join of the two let PostgreSQL, its
         # statistics stale in a long transaction, scan every memory of the
-        # part for each mention (seconds a write).
-        newest = " UNION ALL ".join(
-            f"SELECT * FROM ({FACT_MENTIONS.format(RECENT_MENTIONS)}) AS n{i}"
-            for i in range(len(entities))
-        )
-        names_of: dict[int, list[int]] = {}
-        for entity_seq, memory_seq in self._exec(cur, newest, tuple(entities)).fetchall():
-            names_of.setdefault(int(memory_seq), []).append(int(entity_seq))
-        seqs = list(names_of)
+        # part for each mention: seconds a write). A name's next, larger
+        # page is read only while it has fewer than ``limit`` current
+        # candidates: where facts are written in date order the newest
+        # ``limit`` of the union are among them, as if every page were read.
         wanted = (*part, new.category.value)
-        current: list[tuple[float, str, int]] = []
-        for i in range(0, len(seqs), _CHUNK):
-            chunk = seqs[i : i + _CHUNK]
-            # By key alone, the rest compared here: any other condition in
-            # the statement may lead a planner to another index (SQLite
-            # chose one over the writer's part: a scan per chunk).
-            current.extend(
-                (float(at), str(memory_id), int(seq))
-                for seq, at, memory_id, *row, closed in self._exec(
-                    cur, MEMORIES_BY_KEY.format(in_list("seq", chunk)), chunk
-                ).fetchall()
-                if not closed and tuple(row) == wanted
+        names_of: dict[int, list[int]] = {}
+        looked: dict[int, tuple[float, str] | None] = {}  # seq: (created, id) if current
+        found = dict.fromkeys(entities, 0)
+        read = dict.fromkeys(entities, 0)
+        before = dict.fromkeys(entities, _AFTER_EVERY_KEY)
+        pending, page = list(entities), FIRST_MENTIONS
+        while pending:
+            sizes = {e: min(page, RECENT_MENTIONS - read[e]) for e in pending}
+            pages = " UNION ALL ".join(
+                f"SELECT * FROM ({FACT_MENTIONS.format(sizes[e])}) AS n{i}"
+                for i, e in enumerate(pending)
             )
+            params = [v for e in pending for v in (e, before[e])]
+            got: dict[int, list[int]] = {e: [] for e in pending}
+            for entity_seq, memory_seq in self._exec(cur, pages, params).fetchall():
+                got[int(entity_seq)].append(int(memory_seq))
+            self._look_up(cur, [m for ms in got.values() for m in ms], looked, wanted)
+            more = []
+            for e in pending:
+                for memory_seq in got[e]:
+                    names_of.setdefault(memory_seq, []).append(e)
+                    found[e] += looked[memory_seq] is not None
+                read[e] += len(got[e])
+                if len(got[e]) == sizes[e] and found[e] < limit and read[e] < RECENT_MENTIONS:
+                    before[e] = got[e][-1]
+                    more.append(e)
+            pending, page = more, page * 4
+        current = [(*seen, seq) for seq, seen in looked.items() if seen is not None]
         current.sort(reverse=True)  # newest first: created_at, then id, descending
         # Cut on keys alone (each fact's names count); only the chosen facts'
         # texts are read.
@@ -688,6 +704,29 @@ class GraphSql(SameAsSql):
         }
         # Newest first, as ordered above (dicts keep the order of insertion).
         return [FactCandidate(*texts[seq], norms) for seq, norms in named.items() if seq in texts]
+
+    def _look_up(
+        self,
+        cur: Cursor,
+        seqs: Sequence[int],
+        looked: dict[int, tuple[float, str] | None],
+        wanted: tuple[str, ...],
+    ) -> None:
+        """Record in ``looked`` which of ``seqs`` (not looked up before) are
+        current memories of ``wanted`` (part and category): their creation
+        time and id, else None. By key alone, the rest compared here: any
+        other condition in the statement may lead a planner to another
+        index (SQLite chose one over the writer's part: a scan per chunk)."""
+        keys = sorted({seq for seq in seqs if seq not in looked})
+        for seq in keys:
+            looked[seq] = None
+        for i in range(0, len(keys), _CHUNK):
+            chunk = keys[i : i + _CHUNK]
+            for seq, at, memory_id, *row, closed in self._exec(
+                cur, MEMORIES_BY_KEY.format(in_list("seq", chunk)), chunk
+            ).fetchall():
+                if not closed and tuple(row) == wanted:
+                    looked[int(seq)] = (float(at), str(memory_id))
 
     def has_constraints(self) -> bool:
         """Whether any memory is a constraint (the partial index answers)."""

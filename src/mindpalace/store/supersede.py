@@ -160,6 +160,9 @@ def same_attribute(old_text: str, new_text: str, shared_entities: Sequence[str])
     normalised names both texts mention."""
     a, _ = _words(old_text)
     b, marked = _words(new_text)
+    # Two changed spans of 1 to MAX_CHANGE words: the lengths differ by less.
+    if abs(len(a) - len(b)) >= MAX_CHANGE:
+        return False
     prefix = 0
     while prefix < min(len(a), len(b)) and a[prefix] == b[prefix]:
         prefix += 1
