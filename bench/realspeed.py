@@ -112,7 +112,8 @@ def build(
     ``shape`` "turns" writes turns of their sessions (``add_messages``);
     "facts" writes each text as a fact of its turn's date
     (``remember_many``, no sessions), 500 a call, logging the rate of
-    each call as it goes (the rate's fall is itself a figure)."""
+    each call as it goes (the rate's fall is itself a figure), with the
+    warm keyword index in after the first call, as a serving process has."""
     path = palace_path(size, embedder, shape)
     if path.exists():
         return {}
@@ -137,6 +138,11 @@ def build(
                 palace.remember_many(
                     {"content": m.content, "created_at": m.created_at} for m in chunk
                 )
+                if done == 0:
+                    # Written as a serving process writes: with the warm
+                    # keyword index in (replacements in other words are
+                    # looked for there, not by the store's full-text search).
+                    palace.engine.semantic.wait_for_warm()
             done += len(chunk)
             now = time.perf_counter()
             log(
@@ -145,7 +151,7 @@ def build(
             )
         palace.wait_for_vectors()  # a slow model's bulk write is embedded after it
     seconds = time.perf_counter() - started
-    for suffix in ("", "-wal", "-shm"):
+    for suffix in ("", "-wal", "-shm", warm_cache.SUFFIX):
         src = Path(str(partial) + suffix)
         if src.exists():
             src.rename(Path(str(path) + suffix))

@@ -4,6 +4,7 @@ squash, ranks_of, and the words the unknown-entity gate looks at."""
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import numpy.typing as npt
@@ -345,6 +346,24 @@ def test_salient_terms(text: str, expected: list[str]) -> None:
 )
 def test_gate_terms_leave_out_places_someone_goes_to(text: str, expected: list[str]) -> None:
     assert gate_terms(text) == expected
+
+
+def _salient_by_definition(text: str) -> list[str]:
+    """``salient_terms`` as its docstring defines it, word by word with
+    the whole text before each word at hand."""
+    found: dict[str, None] = {}
+    for match in re.finditer(r"[^\W_]+", text):
+        word, before = match.group(), text[: match.start()].rstrip()
+        opens = not before or before[-1] in ".?!:;\"'("
+        acronym = len(word) >= 2 and word.isupper() and word.isalpha()
+        if (acronym or (word[0].isupper() and not opens)) and word.lower() not in STOPWORDS:
+            found.setdefault(word.lower(), None)
+    return list(found)
+
+
+@given(st.text(alphabet=st.sampled_from("aBcDÉß ._?!:;'\"(\n\t\u00a0IT"), max_size=60))
+def test_salient_terms_as_defined(text: str) -> None:
+    assert salient_terms(text) == _salient_by_definition(text)
 
 
 @given(st.text(max_size=80))

@@ -61,14 +61,25 @@ def salient_terms(text: str) -> list[str]:
     found: dict[str, None] = {}
     for match in _TOKEN.finditer(text):
         word = match.group()
-        before = text[: match.start()].rstrip()
-        initial = not before or before[-1] in _SENTENCE_END
+        if not word[0].isupper():
+            continue  # neither a name nor an acronym
         acronym = len(word) >= 2 and word.isupper() and word.isalpha()
-        named = word[0].isupper() and not initial
         folded = word.lower()
-        if (acronym or named) and folded not in STOPWORDS:
-            found.setdefault(folded, None)
+        if folded in STOPWORDS or (not acronym and _opens_sentence(text, match.start())):
+            continue
+        found.setdefault(folded, None)
     return list(found)
+
+
+def _opens_sentence(text: str, start: int) -> bool:
+    """Whether the word at ``start`` opens the text or a sentence: what
+    precedes it, spaces aside, is nothing or a sentence's end. Read back
+    from the word (copying the text before every word made a long text's
+    names cost its length squared)."""
+    i = start - 1
+    while i >= 0 and text[i].isspace():
+        i -= 1
+    return i < 0 or text[i] in _SENTENCE_END
 
 
 # Words after which a name is a place someone goes to or is at: "a hotel for
