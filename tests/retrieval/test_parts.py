@@ -19,7 +19,7 @@ from mindpalace.embed import HashingEmbedder, from_settings
 from mindpalace.embed.texts import embed_text, text_hash, vector_key
 from mindpalace.errors import ConfigError
 from mindpalace.models import Hit, HitList
-from mindpalace.retrieval import indexing, parts
+from mindpalace.retrieval import parts, vector_writes
 from mindpalace.retrieval.indexing import BULK_TEXTS
 from mindpalace.store import migrate
 
@@ -217,7 +217,7 @@ def test_a_whole_text_gets_the_same_vector_as_without_parts() -> None:
     embedded in a run of their own, so they do not move the whole's vector."""
     model = from_settings(Settings(embedder="local"))
     texts = {text_hash(t): t for t in (LONG, "A short note about tea.")}
-    batch = indexing._embedded(model, "m", list(texts), texts)
+    batch = vector_writes.embedded_batch(model, "m", list(texts), texts)
     alone = model.embed(list(texts.values()))
     for row, key in enumerate(texts):
         assert np.array_equal(np.frombuffer(batch.vectors[key], dtype=np.float32), alone[row])

@@ -25,7 +25,7 @@ from mindpalace.embed import HashingEmbedder
 from mindpalace.embed.base import Vectors
 from mindpalace.embed.texts import embed_text, text_hash, vector_key
 from mindpalace.errors import ConfigError, EmbeddingError
-from mindpalace.retrieval import indexing
+from mindpalace.retrieval import indexing, vector_writes
 from mindpalace.retrieval.indexing import BULK_TEXTS
 from mindpalace.retrieval.upgrading import VectorUpgrade
 from mindpalace.store import Store
@@ -355,7 +355,7 @@ def test_one_job_at_a_time_for_a_postgresql_palace(postgres_url: str) -> None:
 def test_the_threshold_is_read_at_call_time(
     make_palace: Callable[..., Palace], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(indexing, "BULK_TEXTS", 8)
+    monkeypatch.setattr(vector_writes, "BULK_TEXTS", 8)
     palace = make_palace(embedder=SlowHashing())
     palace.engine.semantic.on_pending = lambda: None
     palace.add_messages(turns(8), session="s")

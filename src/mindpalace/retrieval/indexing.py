@@ -2,7 +2,8 @@
 
 ``SemanticIndex`` owns the embedder of a palace, checks it against the
 palace's recorded ``embedding_config``, embeds new memories (only text never
-embedded before), keeps the warm ``DenseIndex`` current, and re-indexes.
+embedded before: ``vector_writes.py``, the writing half), keeps the warm
+``DenseIndex`` current, and re-indexes.
 """
 
 from __future__ import annotations
@@ -10,9 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Protocol
+from collections.abc import Callable
 
 import numpy as np
 import numpy.typing as npt
@@ -27,16 +26,22 @@ from mindpalace.config import (
 )
 from mindpalace.embed.base import Embedder
 from mindpalace.embed.texts import Progress, embed_text, text_hash, vector_key
-from mindpalace.errors import ConfigError, EmbeddingError, EmbeddingMismatch, StorageError
+from mindpalace.errors import ConfigError, EmbeddingError, StorageError
 from mindpalace.models import Scope
 from mindpalace.retrieval import ann, heap, parts, warm_cache, warm_vectors
 from mindpalace.retrieval.compact import CompactVectors
 from mindpalace.retrieval.dense import DenseIndex
 from mindpalace.retrieval.mentions import MentionIndex
 from mindpalace.retrieval.upgrading import VectorUpgrade
-from mindpalace.retrieval.warming import WarmBuild, WarmReads
-from mindpalace.store.base import VectorBatch, VectorTable
-from mindpalace.store.roles import MemoryRows, VectorRows
+from mindpalace.retrieval.vector_writes import (
+    BULK_TEXTS,
+    SemanticStore,
+    Usable,
+    VectorWrites,
+    embedded_batch,
+)
+from mindpalace.retrieval.warming import WarmBuild
+from mindpalace.store.base import VectorTable
 
 __all__ = ["BULK_TEXTS", "SemanticIndex", "SemanticStore", "Usable"]
 
@@ -45,37 +50,13 @@ _QUERY_VECTORS = 512  # query vectors kept, most recently asked first
 #: recall indexes itself when it adopts them; past this, another background
 #: round indexes them
 ADOPT_ROWS = 2_000
-#: a write with this many new texts is a bulk write: with a slow model and
-#: ``bulk_embed`` background, its vectors come after it (``upgrading.py``)
-BULK_TEXTS = 256
-#: seconds closing a palace waits for the upgrade's step under way (a model
-#: behind a network may hang; the thread is a daemon)
-STOP_WAIT = 30.0
 #: in database mode, how often (seconds) a process that recalls repeatedly
 #: looks whether another process wrote since it last looked (a write whose
 #: texts may wait for their vectors)
 PENDING_LOOK = 30.0
 
 
-class SemanticStore(WarmReads, VectorRows, MemoryRows, Protocol):
-    """The store's roles the embedding side uses: the vectors, the texts
-    and mentions its warm indexes are built from (``WarmReads``), and the
-    memories a reindex reads."""
-
-
-@dataclass(frozen=True, slots=True)
-class Usable:
-    """Semantic search may run: the embedder matches the model the palace's
-    vectors come from, as read once (``SemanticIndex.usable``). A recall
-    reads the recorded config once and hands this to each step that needs
-    it, rather than each step reading it again."""
-
-    embedder: Embedder
-    #: the vectors' key (``vector_key`` of the embedder's config)
-    key: str
-
-
-class SemanticIndex:
+class SemanticIndex(VectorWrites):
     """The embedding side of one palace.
 
     Args:
@@ -160,240 +141,6 @@ class SemanticIndex:
         self._queries_lock = threading.Lock()
         self.failure: str | None = None  # why semantic search is unavailable, if it is
         self.broken: str | None = None  # why the configured embedder could not be built
-
-    # -- state -------------------------------------------------------------------
-
-    def _config_state(self, *, claim: bool = False) -> str | None:
-        """None when the embedder may be used; else the reason it may not.
-
-        Read from the store each time, so a reindex by another process is
-        noticed. ``claim`` records the embedder's config in a palace that has
-        none yet (writes do; recall never writes).
-        """
-        if self.embedder is None:
-            return self.broken or "no embedding model is configured"
-        wanted = self.embedder.config
-        recorded = self.store.embedding_config()
-        if recorded is None:
-            if claim:
-                self.store.set_embedding_config(wanted)
-            return None
-        if recorded != wanted:
-            return (
-                f"the palace's vectors come from {recorded.provider}/{recorded.model}"
-                f" ({recorded.dimensions}-d), not {wanted.provider}/{wanted.model}"
-                f" ({wanted.dimensions}-d); run `mindpalace reindex` to re-embed"
-            )
-        return None
-
-    @property
-    def available(self) -> bool:
-        """Whether semantic search can run now."""
-        return self.usable() is not None
-
-    def usable(self) -> Usable | None:
-        """A ``Usable`` when semantic search can run now (one read of the
-        palace's recorded config); else None, with ``failure`` saying why."""
-        reason = self._config_state()
-        if reason is not None:
-            self.failure = reason
-            return None
-        embedder = self.embedder
-        return None if embedder is None else Usable(embedder, vector_key(embedder.config))
-
-    # -- writing -------------------------------------------------------------------
-
-    def vectors_for(self, texts: Sequence[str]) -> VectorBatch | None:
-        """Vectors for the texts not embedded yet, or None when embedding is
-        unavailable or fails (the memories are kept; ``reindex`` embeds them
-        later). A bulk write that ``defers`` gets none: its memories wait
-        for an upgrade (``upgrade_vectors``).
-
-        Raises:
-            EmbeddingMismatch: the palace belongs to another model.
-        """
-        return self.plan_vectors(texts, defer=self.defers(len(texts)))()
-
-    def vectors_in_batches(
-        self, texts: Sequence[str], *, batch: int = 256, progress: Progress | None = None
-    ) -> VectorBatch | None:
-        """``vectors_for`` ``batch`` texts at a time, with ``progress(done,
-        total)`` after each: for a long import that writes once, at the end.
-        None when a batch could not be embedded (``reindex`` embeds later).
-        A bulk write that ``defers`` embeds nothing here: its memories wait
-        for ``upgrade_vectors``.
-
-        Raises:
-            EmbeddingMismatch: the palace belongs to another model.
-        """
-        if self.defers(len(texts)):
-            vectors = self.vectors_for(texts)
-            if progress is not None:
-                progress(len(texts), len(texts))
-            return vectors
-        found: dict[str, bytes] = {}
-        found_parts: dict[str, bytes] = {}
-        model: str | None = None
-        embedded = True
-        for start in range(0, len(texts), batch):
-            vectors = self.vectors_for(texts[start : start + batch])
-            if vectors is None:
-                embedded = False
-            else:
-                model = vectors.model
-                found.update(vectors.vectors)
-                found_parts.update(vectors.parts)
-            if progress is not None:
-                progress(min(start + batch, len(texts)), len(texts))
-        if not embedded or model is None:
-            return None
-        return VectorBatch(model, found, parts=found_parts)
-
-    def defers(self, count: int) -> bool:
-        """Whether a write of ``count`` new texts leaves its vectors to a
-        background upgrade: a bulk write (``BULK_TEXTS`` or more) with a
-        slow model, unless ``bulk_embed`` is ``inline``."""
-        embedder = self.embedder
-        return (
-            embedder is not None
-            and not embedder.fast
-            and self.bulk_embed == "background"
-            and count >= BULK_TEXTS
-        )
-
-    def plan_vectors(
-        self, texts: Sequence[str], *, defer: bool = False
-    ) -> Callable[[], VectorBatch | None]:
-        """``vectors_for`` in two halves: the store is read now (in the
-        caller's thread); the returned call only runs the model, so it may
-        run in another thread while the caller goes on (bulk ingest embeds
-        one batch while it writes the one before).
-
-        Raises:
-            EmbeddingMismatch: the palace belongs to another model.
-        """
-        embedder = self.embedder
-        if embedder is None:
-            return lambda: None
-        reason = self._config_state(claim=True)
-        if reason is not None:
-            raise EmbeddingMismatch(reason)
-        model = vector_key(embedder.config)
-        if defer:  # the memories name their texts; the upgrade embeds them
-            return lambda: VectorBatch(model, {}, pending=True)
-        by_hash = {text_hash(t): t for t in texts}
-        order = sorted(self.store.missing_vectors(model, by_hash))
-
-        def run() -> VectorBatch | None:
-            if not order:
-                return VectorBatch(model, {})
-            try:
-                return _embedded(embedder, model, order, by_hash, cut=self.parts)
-            except EmbeddingError as exc:
-                self.failure = str(exc)
-                return None
-
-        return run
-
-    # -- vectors after the write ---------------------------------------------------------
-
-    def upgrade_vectors(self) -> VectorUpgrade | None:
-        """Start embedding, in a background thread, the texts that memories
-        wait to have embedded (a deferred bulk write's); the run under way
-        if one is. None without a usable embedder."""
-        embedder = self.embedder
-        model = self._usable_key()
-        if embedder is None or model is None:
-            return None
-        with self._upgrade_lock:
-            upgrade = self._upgrade
-            if upgrade is not None and not upgrade.done:
-                return upgrade
-
-            def embed(after_seq: int, limit: int) -> tuple[VectorBatch, int] | None:
-                rows = self.store.pending_vectors(model, after_seq=after_seq, limit=limit)
-                if not rows:
-                    return None
-                texts = {h: embed_text(title, content) for _, h, title, content in rows}
-                batch = _embedded(embedder, model, list(texts), texts, cut=self.parts)
-                return batch, rows[-1][0]
-
-            self._upgrade = VectorUpgrade(
-                embed,
-                self.store.add_vectors,
-                last_write=lambda: self._last_write,
-                name="mindpalace-vectors",
-            ).start()
-            return self._upgrade
-
-    def written(self, vectors: VectorBatch | None) -> None:
-        """After a write of ``vectors``: start the upgrade its texts wait for
-        (it begins once this process's writes pause)."""
-        self._last_write = time.monotonic()
-        if vectors is not None and vectors.pending:
-            self._start_upgrade()
-
-    def _start_upgrade(self) -> None:
-        """Have the texts that wait embedded: by ``on_pending`` where set
-        (a one-shot command leaves it to a job), else by a thread here."""
-        if self.on_pending is not None:
-            self.on_pending()
-        else:
-            self.upgrade_vectors()
-
-    def stop_upgrade(self) -> None:
-        """End a background upgrade after its current step (what it embedded
-        is stored; the rest waits for the next one)."""
-        upgrade = self._upgrade
-        if upgrade is not None:
-            upgrade.stop(wait=STOP_WAIT)
-
-    @property
-    def upgrading(self) -> VectorUpgrade | None:
-        """The latest background embedding of waiting texts, if any ran."""
-        return self._upgrade
-
-    def _usable_key(self) -> str | None:
-        """The vectors' key of the embedder, when it may be used; else None."""
-        if self.embedder is None or self._config_state() is not None:
-            return None
-        return vector_key(self.embedder.config)
-
-    def pending_vectors(self) -> int:
-        """How many texts of memories wait for their vector (0 without a
-        usable embedder: nothing would embed them)."""
-        model = self._usable_key()
-        return 0 if model is None else self.store.count_pending_vectors(model)
-
-    def waiting(self, texts: Sequence[str]) -> int:
-        """How many of ``texts`` have no vector yet (0 without a usable embedder)."""
-        model = self._usable_key()
-        if model is None:
-            return 0
-        return len(self.store.missing_vectors(model, (text_hash(t) for t in texts)))
-
-    def wait_for_vectors(self, timeout: float | None = None) -> int:
-        """Embed what waits, in the background, and block until it is
-        stored or ``timeout`` seconds passed; how many texts still wait.
-
-        Raises:
-            EmbeddingError: the upgrade failed (the texts wait on).
-        """
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            left = self.pending_vectors()
-            if left == 0:
-                return 0
-            upgrade = self.upgrade_vectors()
-            if upgrade is None:
-                return left
-            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
-            if not upgrade.wait(remaining):
-                return self.pending_vectors()
-            if upgrade.error is not None:
-                raise EmbeddingError(f"embedding the waiting memories failed: {upgrade.error}")
-            if upgrade.embedded == 0:
-                return self.pending_vectors()  # nothing it could embed: no loop
 
     # -- reading -------------------------------------------------------------------
 
@@ -758,7 +505,7 @@ class SemanticIndex:
             ]
             kept = self.store.part_vectors(model, whole) if whole else {}
             lacking = [h for h in whole if h not in kept]
-            vectors = _embedded(
+            vectors = embedded_batch(
                 self.embedder, model, missing, by_hash, parts_only=lacking, cut=self.parts
             )
             self.store.assign_vectors(hashes, vectors)
@@ -772,38 +519,3 @@ class SemanticIndex:
         self._warming = None
         self._saved_graph = None
         return embedded
-
-
-def _embedded(
-    embedder: Embedder,
-    model: str,
-    order: Sequence[str],
-    texts: Mapping[str, str],
-    *,
-    parts_only: Sequence[str] = (),
-    cut: bool = True,
-) -> VectorBatch:
-    """The vectors of the texts (``texts``, by hash) named in ``order`` and
-    of their parts, and the parts alone of those in ``parts_only`` (no
-    parts unless ``cut``).
-
-    The parts are a run of the model of their own: a model whose
-    activations are quantised per batch (the bundled MiniLM) gives a whole
-    text the same vector as without them."""
-    vectors = _to_blobs(order, embedder.embed([texts[h] for h in order])) if order else {}
-    splits = {h: parts.split(texts[h]) for h in (*order, *parts_only)} if cut else {}
-    pieces = [p for split in splits.values() for p in split]
-    kept: dict[str, bytes] = {}
-    if pieces:
-        matrix = embedder.embed(pieces)
-        at = 0
-        for key, split in splits.items():
-            if split:
-                kept[key] = parts.pack(matrix[at : at + len(split)])
-                at += len(split)
-    return VectorBatch(model, vectors, parts=kept)
-
-
-def _to_blobs(hashes: Iterable[str], matrix: npt.NDArray[np.float32]) -> dict[str, bytes]:
-    rows = np.ascontiguousarray(matrix, dtype=np.float32)
-    return {h: rows[i].tobytes() for i, h in enumerate(hashes)}
