@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from mindpalace import Palace
+from mindpalace import Palace, writing
 from mindpalace.config import Settings
 from mindpalace.conversations import Message
+from mindpalace.draft import Draft
 from mindpalace.store import graph_sql
 
 WRITER = """
@@ -154,6 +155,37 @@ def test_a_names_mentions_are_read_past_those_of_closed_facts(
     assert palace.get(before.id).superseded_by == after.id
     # A first page of two, then a larger one that reached the green fact.
     assert read[0] == 2 and len(read) >= 2 and sum(read) <= 10, read
+
+
+def test_reading_mentions_a_page_at_a_time_keeps_the_candidates_of_a_full_read(
+    palace: Palace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Facts written in date order: the candidates a write keeps are those
+    of reading every mention of its names, however small the pages."""
+    for i in range(90):
+        # Apollo in every fact, Zeus in the 40 oldest only, Hera in every tenth.
+        who = ["Apollo", *(["Zeus"] if i < 40 else []), *(["Hera"] if i % 10 == 0 else [])]
+        fact = palace.remember(f"The team of {', '.join(who)} reviewed line {i}.")
+        if i % 7 == 0:
+            palace.forget(fact.id)  # archived: not a candidate
+    new = writing.new_memory(palace.seat, Draft("Apollo status is red, Zeus agreed, Hera too"))
+    assert {m.norm for m in new.mentions} == {"apollo", "zeus", "hera"}
+    store = palace.engine.store
+
+    def candidates(first: int) -> list[tuple[str, frozenset[str]]]:
+        monkeypatch.setattr(graph_sql, "FIRST_MENTIONS", first)
+        with store._read() as cur:  # type: ignore[attr-defined]
+            found = store._fact_candidates(  # type: ignore[attr-defined]
+                cur, sorted(m.norm for m in new.mentions), new
+            )
+        return [(c.id, frozenset(c.norms)) for c in found]
+
+    whole = candidates(10**6)
+    assert len(whole) == 50
+    # Zeus's page of old facts fills the count before Apollo's newer ones
+    # are all read: Apollo is read on, Zeus no further.
+    for first in (1, 2, 5, 16, 30):
+        assert candidates(first) == whole
 
 
 def test_chat_that_names_the_subject_does_not_hide_the_fact_it_replaces(

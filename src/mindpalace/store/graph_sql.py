@@ -60,8 +60,9 @@ EDGE_STEP = 0.25
 #: how many of a name's newest mentions a write looks at for facts it replaces
 RECENT_MENTIONS = 2000
 #: a name's first page of those mentions; each later page (read only while
-#: the name has fewer current candidates than a write keeps) is 4x larger
-FIRST_MENTIONS = 64
+#: the name's older mentions may still be among the candidates a write
+#: keeps) is 4x larger
+FIRST_MENTIONS = 16
 #: keys per statement when reading memories by key
 _CHUNK = 500
 # Larger than any key: a name's first page starts at its newest mention.
@@ -650,14 +651,14 @@ class GraphSql(SameAsSql):
         # in order), a page at a time, and the memories they point to by
         # primary key, in chunks (a join of the two let PostgreSQL, its
         # statistics stale in a long transaction, scan every memory of the
-        # part for each mention: seconds a write). A name's next, larger
-        # page is read only while it has fewer than ``limit`` current
-        # candidates: where facts are written in date order the newest
-        # ``limit`` of the union are among them, as if every page were read.
+        # part for each mention: seconds a write). A name is read further
+        # only while its older mentions could still be among the ``limit``
+        # newest current candidates of all names (its last key read is
+        # above the ``limit``-th newest found): where facts are written in
+        # date order, the candidates kept are those of reading every page.
         wanted = (*part, new.category.value)
         names_of: dict[int, list[int]] = {}
         looked: dict[int, tuple[float, str] | None] = {}  # seq: (created, id) if current
-        found = dict.fromkeys(entities, 0)
         read = dict.fromkeys(entities, 0)
         before = dict.fromkeys(entities, _AFTER_EVERY_KEY)
         pending, page = list(entities), FIRST_MENTIONS
@@ -676,12 +677,13 @@ class GraphSql(SameAsSql):
             for e in pending:
                 for memory_seq in got[e]:
                     names_of.setdefault(memory_seq, []).append(e)
-                    found[e] += looked[memory_seq] is not None
                 read[e] += len(got[e])
-                if len(got[e]) == sizes[e] and found[e] < limit and read[e] < RECENT_MENTIONS:
-                    before[e] = got[e][-1]
+                if len(got[e]) == sizes[e] and read[e] < RECENT_MENTIONS:
+                    before[e] = got[e][-1]  # older ones may follow
                     more.append(e)
-            pending, page = more, page * 4
+            newest = sorted((seq for seq, seen in looked.items() if seen is not None), reverse=True)
+            floor = newest[limit - 1] if len(newest) >= limit else -1
+            pending, page = [e for e in more if before[e] > floor], page * 4
         current = [(*seen, seq) for seq, seen in looked.items() if seen is not None]
         current.sort(reverse=True)  # newest first: created_at, then id, descending
         # Cut on keys alone (each fact's names count); only the chosen facts'
