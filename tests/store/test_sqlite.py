@@ -118,6 +118,7 @@ def test_closing_copies_what_the_thread_had_not_and_stops_it(tmp_path: Path) -> 
     assert checkpoints is not None
     text = "The gate code changed in spring"
     with checkpoints.exclusive():  # the thread cannot copy before the close
+        copied = checkpoints.copies  # the schema's writes may have been copied already
         palace.remember(text)
         thread = checkpoints._thread
         assert thread is not None and thread.is_alive()
@@ -130,7 +131,7 @@ def test_closing_copies_what_the_thread_had_not_and_stops_it(tmp_path: Path) -> 
             time.sleep(0.01)
     closing.join(timeout=30)
     assert not closing.is_alive() and not thread.is_alive()
-    assert checkpoints.copies == 0  # the thread, stopped, copied nothing
+    assert checkpoints.copies == copied  # the thread, stopped, copied nothing more
     # Another connection still has the file open, so SQLite itself did not
     # copy the log at the close: the store did.
     assert _in_the_file_alone(path, tmp_path / "copy.db", text)
@@ -149,3 +150,23 @@ def test_a_store_that_only_reads_starts_no_thread(tmp_path: Path) -> None:
     finally:
         store.close()
     store.close()  # idempotent
+
+
+def test_the_log_is_copied_into_the_same_file_after_a_change_of_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    palace = Palace("p.db", settings=Settings(embedder="hashing"))  # a relative path
+    try:
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        monkeypatch.chdir(elsewhere)
+        text = "The shed key hangs by the door"
+        palace.remember(text)
+        deadline = time.monotonic() + 30
+        while not _in_the_file_alone(tmp_path / "p.db", tmp_path / "copy.db", text):
+            assert time.monotonic() < deadline, "the background copy never came"
+            time.sleep(0.01)
+        assert list(elsewhere.iterdir()) == []  # no palace opened in the new folder
+    finally:
+        palace.close()

@@ -21,6 +21,7 @@ process leaves no longer a log than SQLite's own rule would.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 import time
@@ -39,7 +40,9 @@ class Checkpointer:
     ``close`` when the store closes."""
 
     def __init__(self, path: str, *, interval: float = INTERVAL) -> None:
-        self._path = path
+        # Absolute now: the thread connects later, whatever the working
+        # folder has become by then.
+        self._path = os.path.abspath(path)
         self._interval = interval
         self._wake = threading.Event()
         self._stop = threading.Event()
