@@ -170,3 +170,23 @@ def test_the_log_is_copied_into_the_same_file_after_a_change_of_folder(
         assert list(elsewhere.iterdir()) == []  # no palace opened in the new folder
     finally:
         palace.close()
+
+
+def test_a_palace_removed_while_open_is_not_made_again(tmp_path: Path) -> None:
+    path = tmp_path / "p.db"
+    Palace(path, settings=Settings(embedder="hashing")).close()
+    palace = Palace(path, settings=Settings(embedder="hashing"))
+    try:
+        checkpoints = palace.store._checkpoints
+        assert checkpoints is not None and checkpoints._thread is None  # nothing written yet
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        palace.remember("The attic light is on a timer")  # into the removed file
+        thread = checkpoints._thread
+        assert thread is not None
+        thread.join(timeout=30)  # it found no file to open, and ended
+        assert not thread.is_alive()
+        assert not path.exists()
+    finally:
+        palace.close()
+    assert not path.exists()

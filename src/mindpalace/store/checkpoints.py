@@ -27,6 +27,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+from pathlib import Path
 
 __all__ = ["Checkpointer"]
 
@@ -74,7 +75,16 @@ class Checkpointer:
             yield
 
     def _run(self) -> None:
-        conn = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
+        try:
+            # Never creates the file: a palace removed while open stays gone.
+            conn = sqlite3.connect(
+                Path(self._path).as_uri() + "?mode=rw",
+                uri=True,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+        except sqlite3.Error:
+            return  # the file is gone: the store copies at close, if it can
         try:
             last = 0.0
             while not self._stop.is_set():
