@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from mindpalace import Palace
+from mindpalace import Palace, writing
 from mindpalace.config import Settings
+from mindpalace.retrieval import warm_cache
 from mindpalace.store.supersede import says_change
 
 OLD = "The weekly planning meeting is on Mondays at 10 am in the large meeting room."
@@ -148,3 +150,36 @@ def test_the_test_model_links_nothing_by_this_rule(
     clock.now += timedelta(days=30)
     palace.remember(NEW, category="decision")
     assert palace.get(old.id).superseded_by is None
+
+
+@pytest.mark.parametrize("saved", [True, False])
+def test_a_bulk_write_from_a_fresh_process_looks_in_the_saved_keyword_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, saved: bool
+) -> None:
+    """A large batch into a large palace (the sizes lowered here), from a
+    process that never recalled, loads the keyword index saved beside the
+    palace before it looks for what its memories restate; with no file
+    there and a batch too small to pay for building one, the store's
+    search looks. The same memory is closed either way."""
+    monkeypatch.setattr(writing, "RESTATE_WARM_ROWS", 3)
+    monkeypatch.setattr(writing, "RESTATE_WARM", 2)
+    settings = Settings(embedder="local", signals=False)
+    path = tmp_path / "p.db"
+    with Palace(path, settings=settings) as first:
+        old = first.remember(OLD, category="decision")
+        first.remember("The quarterly planning offsite is in the large meeting room.")
+        first.remember("Lunch is served at noon in the canteen.")
+        if saved:
+            first.recall("planning meeting")
+            index = first.semantic.wait_for_warm()
+            assert index is not None and warm_cache.save_text(first.store, index)
+    with Palace(path, settings=settings) as again:
+        assert again.semantic.current_keywords() is None  # a fresh process
+        written = again.remember_many(
+            [
+                {"content": NEW, "category": "decision"},
+                {"content": "The launch was pushed back to 9 November.", "category": "decision"},
+            ]
+        )
+        assert (again.semantic.current_keywords() is not None) is saved
+        assert again.get(old.id).superseded_by == written[0].id
