@@ -22,7 +22,7 @@ from mindpalace import Palace, writing
 from mindpalace.config import Settings
 from mindpalace.conversations import Message
 from mindpalace.draft import Draft
-from mindpalace.store import graph_sql
+from mindpalace.store import candidates_sql
 
 WRITER = """
 import sys
@@ -138,15 +138,17 @@ def test_a_names_mentions_are_read_past_those_of_closed_facts(
     """A write reads a name's newest mentions a page at a time, and goes on
     to older pages while the name has too few current facts: newer facts
     that were archived or replaced do not hide the one it replaces."""
-    monkeypatch.setattr(graph_sql, "FIRST_MENTIONS", 2)
+    monkeypatch.setattr(candidates_sql, "FIRST_MENTIONS", 2)
     read: list[int] = []
-    look_up = graph_sql.GraphSql._look_up
+    look_up = candidates_sql.CandidatesSql._look_up
 
-    def counted(self: graph_sql.GraphSql, cur: object, seqs: list[int], *rest: object) -> None:
+    def counted(
+        self: candidates_sql.CandidatesSql, cur: object, seqs: list[int], *rest: object
+    ) -> None:
         read.append(len(seqs))
         look_up(self, cur, seqs, *rest)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(graph_sql.GraphSql, "_look_up", counted)
+    monkeypatch.setattr(candidates_sql.CandidatesSql, "_look_up", counted)
     before = palace.remember("Apollo status is green")
     for i in range(9):
         palace.forget(palace.remember(f"Apollo budget review number {i} is booked").id)
@@ -173,7 +175,7 @@ def test_reading_mentions_a_page_at_a_time_keeps_the_candidates_of_a_full_read(
     store = palace.engine.store
 
     def candidates(first: int) -> list[tuple[str, frozenset[str]]]:
-        monkeypatch.setattr(graph_sql, "FIRST_MENTIONS", first)
+        monkeypatch.setattr(candidates_sql, "FIRST_MENTIONS", first)
         with store._read() as cur:  # type: ignore[attr-defined]
             found = store._fact_candidates(  # type: ignore[attr-defined]
                 cur, sorted(m.norm for m in new.mentions), new
@@ -195,7 +197,7 @@ def test_chat_that_names_the_subject_does_not_hide_the_fact_it_replaces(
     be replaced (facts, decisions...), not every turn that names them: the
     old fact is found though more chat about the subject followed it than
     the write looks at."""
-    monkeypatch.setattr(graph_sql, "RECENT_MENTIONS", 3)
+    monkeypatch.setattr(candidates_sql, "RECENT_MENTIONS", 3)
     before = palace.remember("Apollo status is green")
     palace.add_messages(
         [Message(f"Apollo came up again in standup, note {i}", role="user") for i in range(6)]

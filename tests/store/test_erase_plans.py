@@ -11,9 +11,9 @@ import pytest
 
 from mindpalace.models import Scope
 from mindpalace.store import Store
+from mindpalace.store.candidates_sql import FACT_MENTIONS, MEMORIES_BY_KEY
 from mindpalace.store.core import FLAG_CHANGES
 from mindpalace.store.erase_sql import LOOKUPS, change_clause
-from mindpalace.store.graph_sql import FACT_MENTIONS, MEMORIES_BY_KEY
 
 pytestmark = pytest.mark.parametrize("backend", ["sqlite", "postgres"], indirect=True)
 

@@ -37,7 +37,7 @@ from mindpalace.store.fragments import in_list, scope_clause
 from mindpalace.store.graph_sql import GraphSql
 from mindpalace.store.supersede import FACT_CATEGORIES
 
-#: the categories whose mentions are marked ``fact`` (graph_sql._fact_candidates)
+#: the categories whose mentions are marked ``fact`` (candidates_sql._fact_candidates)
 _FACT_VALUES = tuple(c.value for c in FACT_CATEGORIES)
 
 __all__ = ["ExchangeSql"]

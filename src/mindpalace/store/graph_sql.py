@@ -29,6 +29,7 @@ from mindpalace.models import (
     Scope,
     Visibility,
 )
+from mindpalace.store.candidates_sql import CandidatesSql
 from mindpalace.store.core import Cursor
 from mindpalace.store.fragments import (
     SELECT_MEMORY,
@@ -39,10 +40,9 @@ from mindpalace.store.fragments import (
     to_epoch,
 )
 from mindpalace.store.link_rows import EntityLookup, LinkWrites
-from mindpalace.store.same_as_sql import NOT_APART, SameAsSql, answering
+from mindpalace.store.same_as_sql import NOT_APART, answering
 from mindpalace.store.supersede import (
     FACT_CATEGORIES,
-    FactCandidate,
     may_replace,
     replaced_facts,
 )
@@ -57,29 +57,6 @@ __all__ = [
 # A new co-occurrence edge starts at this weight; each further co-occurrence
 # moves it this share of the way to 1 (consolidation strengthens and decays).
 EDGE_STEP = 0.25
-#: how many of a name's newest mentions a write looks at for facts it replaces
-RECENT_MENTIONS = 2000
-#: a name's first page of those mentions; each later page (read only while
-#: the name's older mentions may still be among the candidates a write
-#: keeps) is 4x larger
-FIRST_MENTIONS = 16
-#: keys per statement when reading memories by key
-_CHUNK = 500
-# Larger than any key: a name's first page starts at its newest mention.
-_AFTER_EVERY_KEY = 2**62
-#: what a write compares of the memories its names' mentions point to, by
-#: primary key alone (the condition filled in: ``seq IN (...)``)
-MEMORIES_BY_KEY = (
-    "SELECT seq, created_at, id, agent_id, visibility, group_name, channel, category,"
-    " superseded_by IS NOT NULL OR archived <> 0 FROM memories WHERE {}"
-)
-#: a name's newest mentions by memories that may be replaced (the partial
-#: index ``mentions_fact`` lists them), written before a key, at most the
-#: number filled in
-FACT_MENTIONS = (
-    "SELECT entity_seq, memory_seq FROM mentions WHERE entity_seq = ? AND fact = 1"
-    " AND memory_seq < ? ORDER BY memory_seq DESC LIMIT {}"
-)
 # Only a memory's first mentions make edges: 12 names give 66 pairs at most.
 MAX_EDGE_MENTIONS = 12
 # Entities whose members one statement lists (each probe carries the scope's
@@ -128,7 +105,7 @@ def _entity(
     )
 
 
-class GraphSql(SameAsSql):
+class GraphSql(CandidatesSql):
     """Entity linking and graph reads, written once for every backend."""
 
     _entity_ids = IdGenerator("ent_")
@@ -616,119 +593,6 @@ class GraphSql(SameAsSql):
         candidates = self._fact_candidates(cur, keys, new)
         # The entities the new memory's names resolve to count as its names too.
         return replaced_facts(new, candidates, extra_names=set(keys))
-
-    def _fact_candidates(
-        self, cur: Cursor, norms: Sequence[str], new: NewMemory, *, limit: int = 50
-    ) -> list[FactCandidate]:
-        """Current (unsuperseded, unarchived) memories of exactly ``new``'s
-        scope and category that mention any of ``norms``, newest first, with
-        which of ``norms`` each mentions: what ``new`` may replace. Of each
-        name, only the newest ``RECENT_MENTIONS`` mentions by memories of a
-        category that may be replaced (``FACT_CATEGORIES``: the mentions'
-        ``fact`` mark and its partial index; chat turns and notes that name
-        the same people are not read) are looked at, so a write's cost stops
-        growing with how often a name was mentioned before (a name in every
-        tenth memory of a 100k palace made this 60% of a write); an older
-        fact is still ordered below its replacement at recall
-        (``retrieval/currency.py``). If ``FACT_CATEGORIES`` grows, a
-        migration marks the mentions of the added category."""
-        if not norms:
-            return []
-        # A memory mentions entities of its own scope only (``_link_mentions``).
-        part = (new.agent_id, new.visibility.value, new.group or "", new.channel or "")
-        entities = {
-            int(seq): str(norm)
-            for seq, norm in self._exec(
-                cur,
-                "SELECT seq, norm FROM entities WHERE agent_id = ? AND visibility = ?"
-                f" AND group_name = ? AND channel = ? AND {in_list('norm', norms)}",
-                (*part, *norms),
-            ).fetchall()
-        }
-        if not entities:
-            return []
-        # Each name's newest mentions by facts (the partial index lists them
-        # in order), a page at a time, and the memories they point to by
-        # primary key, in chunks (a join of the two let PostgreSQL, its
-        # statistics stale in a long transaction, scan every memory of the
-        # part for each mention: seconds a write). A name is read further
-        # only while its older mentions could still be among the ``limit``
-        # newest current candidates of all names (its last key read is
-        # above the ``limit``-th newest found): where facts are written in
-        # date order, the candidates kept are those of reading every page.
-        wanted = (*part, new.category.value)
-        names_of: dict[int, list[int]] = {}
-        looked: dict[int, tuple[float, str] | None] = {}  # seq: (created, id) if current
-        read = dict.fromkeys(entities, 0)
-        before = dict.fromkeys(entities, _AFTER_EVERY_KEY)
-        pending, page = list(entities), FIRST_MENTIONS
-        while pending:
-            sizes = {e: min(page, RECENT_MENTIONS - read[e]) for e in pending}
-            pages = " UNION ALL ".join(
-                f"SELECT * FROM ({FACT_MENTIONS.format(sizes[e])}) AS n{i}"
-                for i, e in enumerate(pending)
-            )
-            params = [v for e in pending for v in (e, before[e])]
-            got: dict[int, list[int]] = {e: [] for e in pending}
-            for entity_seq, memory_seq in self._exec(cur, pages, params).fetchall():
-                got[int(entity_seq)].append(int(memory_seq))
-            self._look_up(cur, [m for ms in got.values() for m in ms], looked, wanted)
-            more = []
-            for e in pending:
-                for memory_seq in got[e]:
-                    names_of.setdefault(memory_seq, []).append(e)
-                read[e] += len(got[e])
-                if len(got[e]) == sizes[e] and read[e] < RECENT_MENTIONS:
-                    before[e] = got[e][-1]  # older ones may follow
-                    more.append(e)
-            newest = sorted((seq for seq, seen in looked.items() if seen is not None), reverse=True)
-            floor = newest[limit - 1] if len(newest) >= limit else -1
-            pending, page = [e for e in more if before[e] > floor], page * 4
-        current = [(*seen, seq) for seq, seen in looked.items() if seen is not None]
-        current.sort(reverse=True)  # newest first: created_at, then id, descending
-        # Cut on keys alone (each fact's names count); only the chosen facts'
-        # texts are read.
-        rows = [(e, seq) for _, _, seq in current for e in sorted(names_of[seq])][: limit * 4]
-        named: dict[int, set[str]] = {}
-        for entity_seq, memory_seq in rows:
-            if int(memory_seq) in named or len(named) < limit:
-                named.setdefault(int(memory_seq), set()).add(entities[int(entity_seq)])
-        if not named:
-            return []
-        texts = {
-            int(seq): (str(memory_id), str(content), str(content_hash))
-            for seq, memory_id, content, content_hash in self._exec(
-                cur,
-                "SELECT seq, id, content, content_hash FROM memories"
-                f" WHERE {in_list('seq', list(named))}",
-                list(named),
-            ).fetchall()
-        }
-        # Newest first, as ordered above (dicts keep the order of insertion).
-        return [FactCandidate(*texts[seq], norms) for seq, norms in named.items() if seq in texts]
-
-    def _look_up(
-        self,
-        cur: Cursor,
-        seqs: Sequence[int],
-        looked: dict[int, tuple[float, str] | None],
-        wanted: tuple[str, ...],
-    ) -> None:
-        """Record in ``looked`` which of ``seqs`` (not looked up before) are
-        current memories of ``wanted`` (part and category): their creation
-        time and id, else None. By key alone, the rest compared here: any
-        other condition in the statement may lead a planner to another
-        index (SQLite chose one over the writer's part: a scan per chunk)."""
-        keys = sorted({seq for seq in seqs if seq not in looked})
-        for seq in keys:
-            looked[seq] = None
-        for i in range(0, len(keys), _CHUNK):
-            chunk = keys[i : i + _CHUNK]
-            for seq, at, memory_id, *row, closed in self._exec(
-                cur, MEMORIES_BY_KEY.format(in_list("seq", chunk)), chunk
-            ).fetchall():
-                if not closed and tuple(row) == wanted:
-                    looked[int(seq)] = (float(at), str(memory_id))
 
     def has_constraints(self) -> bool:
         """Whether any memory is a constraint (the partial index answers)."""

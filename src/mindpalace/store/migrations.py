@@ -422,7 +422,7 @@ def _v16_mention_order(d: Dialect) -> list[str]:
     del d  # the same statement on every backend
     return [
         # A write looks for the facts it replaces among each name's newest
-        # mentions (graph_sql._fact_candidates): read in order from here,
+        # mentions (candidates_sql._fact_candidates): read in order from here,
         # not sorted out of every mention of the name.
         "CREATE INDEX mentions_entity_memory ON mentions (entity_seq, memory_seq)",
         # It serves every look-up by entity the old index served.

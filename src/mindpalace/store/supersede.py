@@ -51,7 +51,7 @@ static model closed one plan by another); the misses are replacements
 less like the old text than the cosine asks.
 
 A pure rule over text, here in the store because the store applies it inside
-the write transaction (graph_sql.py reads the candidates), so a new fact sees
+the write transaction (candidates_sql.py reads the candidates), so a new fact sees
 every fact committed before it.
 """
 
