@@ -190,3 +190,14 @@ def test_a_palace_removed_while_open_is_not_made_again(tmp_path: Path) -> None:
     finally:
         palace.close()
     assert not path.exists()
+
+
+def test_an_open_store_as_the_path_is_refused_naming_what_is_accepted(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "p.db")
+    try:
+        with pytest.raises(ConfigError, match=r"postgresql:// URL.*store=") as exc:
+            Palace(store, settings=Settings(embedder="hashing"))  # type: ignore[arg-type]
+        assert "SQLiteStore" in str(exc.value)
+        assert not any("SQLiteStore object" in p.name for p in Path.cwd().iterdir())
+    finally:
+        store.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -60,6 +61,12 @@ def open_store(
             without its extra installed, a file in a missing folder, or
             replicas of a SQLite palace.
     """
+    if not isinstance(target, (str, os.PathLike)):
+        # str() of anything else would name a file after its repr.
+        raise ConfigError(
+            f"a palace is a file path, ':memory:' or a postgresql:// URL, not a"
+            f" {type(target).__name__}; an open store goes in as store=..."
+        )
     text = str(target)
     if text.startswith(SERVER_SCHEMES):
         # Imported here, not at the top: psycopg is an optional extra, and a
