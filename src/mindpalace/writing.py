@@ -14,7 +14,6 @@ transaction. ``Palace`` delegates to these with its own seat.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from contextlib import suppress
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -23,7 +22,7 @@ import numpy as np
 
 from mindpalace.draft import DRAFT_FIELDS, UPDATE_FIELDS, Changes, Draft
 from mindpalace.embed.texts import embed_text, text_hash
-from mindpalace.errors import NotFoundError, StorageError, ValidationError, shown
+from mindpalace.errors import NotFoundError, ValidationError, shown
 from mindpalace.graph.relations import extract_graph
 from mindpalace.models import (
     ISSUE_NUMBER,
@@ -34,7 +33,7 @@ from mindpalace.models import (
     RecallFilters,
     Visibility,
 )
-from mindpalace.retrieval import hybrid, warm_cache
+from mindpalace.retrieval import hybrid
 from mindpalace.retrieval.currency import same_subject_cosine
 from mindpalace.retrieval.sparse import query_terms
 from mindpalace.scoping import check_change, write_channel, write_owner
@@ -208,22 +207,12 @@ def _warm_for_restating(seat: Seat, news: list[NewMemory], vectors: VectorBatch)
     import into a large palace, from a process that never recalled, made
     one such search for each memory that says something changed. Loading
     the saved index takes about a second there; building it about as long
-    as a hundred such searches. A failed load or build leaves the store's
-    search to do it."""
+    as a hundred such searches."""
     eligible = sum(1 for n in news if may_restate(n))
     if eligible < RESTATE_WARM or same_subject_cosine(vectors.model) is None:
         return
-    semantic = seat.engine.semantic
-    if semantic.current_keywords() is not None:
-        return
-    store = seat.engine.store
-    if store.size() < RESTATE_WARM_ROWS:
-        return
-    folder = warm_cache.folder_of(store)
-    saved = folder is not None and (folder / warm_cache.TEXT).is_file()
-    if saved or eligible >= RESTATE_BUILD:
-        with suppress(StorageError):
-            semantic.wait_for_warm()
+    if seat.engine.store.size() >= RESTATE_WARM_ROWS:
+        seat.engine.semantic.keywords_for_writes(eligible, build_from=RESTATE_BUILD)
 
 
 def _keyword_matches(seat: Seat, words: list[str], filters: RecallFilters) -> list[Memory]:

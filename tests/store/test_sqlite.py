@@ -88,6 +88,13 @@ def _in_the_file_alone(path: Path, copy: Path, text: str) -> bool:
             Path(f"{copy}{suffix}").unlink(missing_ok=True)
 
 
+def _wait_until_in_the_file_alone(path: Path, copy: Path, text: str) -> None:
+    deadline = time.monotonic() + 30
+    while not _in_the_file_alone(path, copy, text):
+        assert time.monotonic() < deadline, "the background copy never came"
+        time.sleep(0.01)
+
+
 def test_the_log_is_copied_into_the_file_beside_the_writer(tmp_path: Path) -> None:
     path = tmp_path / "p.db"
     reader = sqlite3.connect(path)  # another connection: closing is not the last
@@ -96,12 +103,9 @@ def test_the_log_is_copied_into_the_file_beside_the_writer(tmp_path: Path) -> No
         # The writer's commits never copy the log themselves.
         assert palace.store._conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
         palace.remember("The boiler was serviced on Monday")
-        deadline = time.monotonic() + 30
-        while not _in_the_file_alone(
+        _wait_until_in_the_file_alone(
             path, tmp_path / "copy.db", "The boiler was serviced on Monday"
-        ):
-            assert time.monotonic() < deadline, "the background copy never came"
-            time.sleep(0.01)
+        )
         checkpoints = palace.store._checkpoints
         assert checkpoints is not None and checkpoints.copies >= 1
     finally:
@@ -163,10 +167,7 @@ def test_the_log_is_copied_into_the_same_file_after_a_change_of_folder(
         monkeypatch.chdir(elsewhere)
         text = "The shed key hangs by the door"
         palace.remember(text)
-        deadline = time.monotonic() + 30
-        while not _in_the_file_alone(tmp_path / "p.db", tmp_path / "copy.db", text):
-            assert time.monotonic() < deadline, "the background copy never came"
-            time.sleep(0.01)
+        _wait_until_in_the_file_alone(tmp_path / "p.db", tmp_path / "copy.db", text)
         assert list(elsewhere.iterdir()) == []  # no palace opened in the new folder
     finally:
         palace.close()

@@ -12,6 +12,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from contextlib import suppress
 
 import numpy as np
 import numpy.typing as npt
@@ -244,6 +245,21 @@ class SemanticIndex(VectorWrites):
         if self.store.change_counters().epoch != index.epoch:
             return None
         return self.dense_index(usable)
+
+    def keywords_for_writes(self, searches: int, *, build_from: int) -> None:
+        """Bring the warm keyword index into this process for a write that
+        would otherwise ask the store's full-text search ``searches``
+        times: loaded when one is saved beside the palace, built when
+        ``searches`` reaches ``build_from``; nothing when this process holds
+        a current one. A failed load or build leaves the store's search to
+        answer."""
+        if self.current_keywords() is not None:
+            return
+        folder = warm_cache.folder_of(self.store)
+        saved = folder is not None and (folder / warm_cache.TEXT).is_file()
+        if saved or searches >= build_from:
+            with suppress(StorageError):
+                self.wait_for_warm()
 
     def dense_index(self, usable: Usable) -> DenseIndex:
         """``dense`` with the config already checked (``usable``)."""

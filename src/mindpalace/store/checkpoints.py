@@ -8,7 +8,7 @@ threshold, so the writer that happens to cross it waits for every page the
 log holds. In a large palace a batch of writes changes pages spread over the
 whole file (the index entries of hashes, names and co-occurrences land on
 scattered pages), and that copy was about a tenth of a batch's time at
-100,000 memories (docs/benchmarks/15-writes-at-size.md).
+100,000 memories (docs/benchmarks/16-facts-at-size.md).
 
 Here the writing connection's automatic checkpoint is off and a thread of
 the process copies the log on its own connection (a ``PASSIVE`` checkpoint:
