@@ -191,28 +191,31 @@ def remember_many(seat: Seat, records: Iterable[Draft | Mapping[str, Any]]) -> l
 
 #: how many keyword matches a replacement in other words is looked for among
 RESTATE_CANDIDATES = 5
-#: a batch with this many memories that may restate one, into a palace of at
-#: least ``RESTATE_WARM_ROWS`` memories, looks for them in the warm keyword
-#: index, loaded first from the files beside the palace when this process
-#: has none; with ``RESTATE_BUILD`` of them, built when no file is there
+#: once a process's writes hold this many memories that may restate one
+#: (all its batches counted), those written into a palace of at least
+#: ``RESTATE_WARM_ROWS`` memories are looked for in the warm keyword index,
+#: loaded first from the files beside the palace when this process has
+#: none; with ``RESTATE_BUILD`` of them, built when no file is there
 RESTATE_WARM = 16
 RESTATE_BUILD = 128
 RESTATE_WARM_ROWS = 20_000
 
 
 def _warm_for_restating(seat: Seat, news: list[NewMemory], vectors: VectorBatch) -> None:
-    """Have the warm keyword index in before a large batch looks for what
-    its memories restate. The store's full-text search scores every row
-    holding a word of the text (0.2 s a search in 100,000 facts), so a bulk
-    import into a large palace, from a process that never recalled, made
-    one such search for each memory that says something changed. Loading
-    the saved index takes about a second there; building it about as long
-    as a hundred such searches."""
+    """Have the warm keyword index in before a batch looks for what its
+    memories restate, once this process's writes have asked for enough
+    such looks. The store's full-text search scores every row holding a
+    word of the text (0.2 s a search in 100,000 facts), so a bulk import
+    into a large palace, from a process that never recalled, made one such
+    search for each memory that says something changed. Loading the saved
+    index takes about a second there; building it about as long as a
+    hundred such searches."""
     eligible = sum(1 for n in news if may_restate(n))
-    if eligible < RESTATE_WARM or same_subject_cosine(vectors.model) is None:
+    if not eligible or same_subject_cosine(vectors.model) is None:
         return
-    if seat.engine.store.size() >= RESTATE_WARM_ROWS:
-        seat.engine.semantic.keywords_for_writes(eligible, build_from=RESTATE_BUILD)
+    seat.engine.semantic.keywords_for_writes(
+        eligible, load_from=RESTATE_WARM, build_from=RESTATE_BUILD, min_rows=RESTATE_WARM_ROWS
+    )
 
 
 def _keyword_matches(seat: Seat, words: list[str], filters: RecallFilters) -> list[Memory]:

@@ -183,3 +183,33 @@ def test_a_bulk_write_from_a_fresh_process_looks_in_the_saved_keyword_index(
         )
         assert (again.semantic.current_keywords() is not None) is saved
         assert again.get(old.id).superseded_by == written[0].id
+
+
+def test_small_batches_of_one_process_add_up_to_building_the_keyword_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bulk import in small batches, from a process that never recalled,
+    builds the warm keyword index once its writes have asked for enough
+    of the store's searches, counted over its batches (the sizes lowered
+    here); before that, the store's search looks. The replacement is
+    closed the same either way."""
+    monkeypatch.setattr(writing, "RESTATE_WARM_ROWS", 3)
+    monkeypatch.setattr(writing, "RESTATE_WARM", 2)
+    monkeypatch.setattr(writing, "RESTATE_BUILD", 3)
+    settings = Settings(embedder="local", signals=False)
+    path = tmp_path / "p.db"
+    with Palace(path, settings=settings) as first:
+        old = first.remember(OLD, category="decision")
+        first.remember("The quarterly planning offsite is in the large meeting room.")
+        first.remember("Lunch is served at noon in the canteen.")
+    with Palace(path, settings=settings) as again:
+        changes = [
+            "The launch was pushed back to 9 November.",
+            "The office moved to the second floor.",
+        ]
+        for text in changes:
+            again.remember_many([{"content": text, "category": "decision"}])
+            assert again.semantic.current_keywords() is None  # 1, then 2 looks: no file
+        written = again.remember_many([{"content": NEW, "category": "decision"}])
+        assert again.semantic.current_keywords() is not None  # the third: built
+        assert again.get(old.id).superseded_by == written[0].id

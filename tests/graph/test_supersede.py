@@ -6,10 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mindpalace import Palace
 from mindpalace.models import Mention, NewMemory
-from mindpalace.store.supersede import may_replace, same_attribute
+from mindpalace.store.supersede import _ends, _words, may_replace, same_attribute
 
 PAIRS = [
     json.loads(line)
@@ -110,3 +112,37 @@ def test_may_replace_is_necessary(old: str, new: str) -> None:
     )
     if same_attribute(old, new, names):
         assert may_replace(memory)
+
+
+# Words that exercise the cut: markers (phrases and words), long words,
+# underscores and punctuation, letters outside ASCII.
+_PIECES = [
+    "now", "no longer", "instead", "any more", "these days", "Alice", "owns", "the",
+    "x" * 120, "naïve", "Straße", "_", "__init__", "a_b", ".", ", ", " ", "  ", "\n",
+    "42", "release", "from now on", "NOW", "currently",
+]  # fmt: skip
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=60), st.booleans())
+@settings(max_examples=400, deadline=None)
+def test_ends_are_the_first_and_last_words(pieces: list[str], spaced: bool) -> None:
+    """``_ends`` reads a text's start and end only; it gives what cutting
+    the whole text into words gives, whatever the text holds near the cut."""
+    text = (" " if spaced else "").join(pieces)
+    words, _ = _words(text)
+    assert _ends(text) == ((words[0], words[-1]) if words else None)
+
+
+def test_ends_on_the_fixture_and_long_texts() -> None:
+    texts = [p[k] for p in PAIRS for k in ("old", "new")]
+    texts += [
+        t + " " + "word " * 40 + "x" * n + tail
+        for t in texts[:10]
+        for n in (50, 95, 96, 97, 300)
+        for tail in ("", " now", " now.", "no longer")
+    ]
+    # A word ending in a marker ("yyyynow") cut just before the marker.
+    texts += ["alpha " + "y" * 150 + "now" + " now" * (n // 4) + " " * (n % 4) for n in range(120)]
+    for text in texts:
+        words, _ = _words(text)
+        assert _ends(text) == ((words[0], words[-1]) if words else None), text

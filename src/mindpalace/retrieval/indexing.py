@@ -133,6 +133,9 @@ class SemanticIndex(VectorWrites):
         self._saved_graph: ann.AnnIndex | None = None  # the graph an adopted build found on disk
         # (vectors' key, epoch) whose vectors were last mapped from disk, or tried
         self._mapped: tuple[str, int] | None = None
+        #: the store's full-text searches this process's writes asked for
+        #: (``keywords_for_writes``), all batches together
+        self._write_searches = 0
         #: called in the thread that builds the warm indexes once it has read
         #: the palace, before it indexes it (tests hold a build open with it)
         self.warm_hook: Callable[[], None] | None = None
@@ -246,18 +249,33 @@ class SemanticIndex(VectorWrites):
             return None
         return self.dense_index(usable)
 
-    def keywords_for_writes(self, searches: int, *, build_from: int) -> None:
+    def keywords_for_writes(
+        self, searches: int, *, load_from: int, build_from: int, min_rows: int
+    ) -> None:
         """Bring the warm keyword index into this process for a write that
         would otherwise ask the store's full-text search ``searches``
-        times: loaded when one is saved beside the palace, built when
-        ``searches`` reaches ``build_from``; nothing when this process holds
-        a current one. A failed load or build leaves the store's search to
-        answer."""
-        if self.current_keywords() is not None:
+        times, in a palace of at least ``min_rows`` memories (below, the
+        store's search is cheap). Counted over every write of this process:
+        once they reach ``load_from``, the index saved beside the palace is
+        loaded; once they reach ``build_from``, one is built when none is
+        saved. Nothing when this process holds a current one. A failed load
+        or build leaves the store's search to answer.
+
+        Counted over writes, not per batch: a bulk import in batches of a
+        few hundred memories, a few dozen of which may restate one, never
+        reached a batch's threshold, and each of those memories searched
+        the store (85% of building a palace of a million memories, and
+        growing with it)."""
+        with self._lock:
+            self._write_searches += searches
+            asked = self._write_searches
+        if asked < load_from or self.current_keywords() is not None:
+            return
+        if self.store.size() < min_rows:
             return
         folder = warm_cache.folder_of(self.store)
         saved = folder is not None and (folder / warm_cache.TEXT).is_file()
-        if saved or searches >= build_from:
+        if saved or asked >= build_from:
             with suppress(StorageError):
                 self.wait_for_warm()
 
