@@ -105,12 +105,17 @@ def build(size: int, embedder: str, *, log: Callable[[str], None] = print) -> Pa
             leftover.unlink()
     settings = settings_for(embedder)
     model = from_settings(settings)
+    # One engine, a view per agent: as a server holds a palace (one warm
+    # index for every agent's writes, not one per agent).
+    first = Palace(
+        partial, agent_id=AGENTS[0], groups=agent_groups(AGENTS[0]), settings=settings,
+        embedder=model,
+    )  # fmt: skip
     palaces = {
-        agent: Palace(
-            partial, agent_id=agent, groups=agent_groups(agent), settings=settings, embedder=model
-        )
-        for agent in AGENTS
+        agent: Palace(engine=first.engine, agent_id=agent, groups=agent_groups(agent))
+        for agent in AGENTS[1:]
     }
+    palaces[AGENTS[0]] = first
     started = time.perf_counter()
     done = resume
     batch: list[Any] = []
@@ -153,7 +158,10 @@ def build(size: int, embedder: str, *, log: Callable[[str], None] = print) -> Pa
     partial.rename(path)
     progress.unlink(missing_ok=True)
     for leftover in CACHE.glob(partial.name + "-*"):  # the emptied -wal and -shm
-        leftover.unlink()
+        if leftover.is_dir():  # warm files saved while building: of the partial name
+            shutil.rmtree(leftover)
+        else:
+            leftover.unlink()
     # Recalls in later runs add their signals to the palace: its size as
     # built is the disk figure.
     built_size(path).write_text(json.dumps({"bytes": _files_size(path)}))
