@@ -217,3 +217,38 @@ def test_chat_that_names_the_subject_does_not_hide_the_fact_it_replaces(
         }
     assert marks[before.id] == marks[after.id] == 1
     assert marks[note.id] == 0 and sum(marks.values()) == 2
+
+
+def test_a_batch_reads_each_older_fact_once_and_sees_what_it_closed_or_revived(
+    palace: Palace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writes of one batch share what they read of older facts; every
+    write's candidates are still those a fresh read gives at that point,
+    after earlier writes of the batch closed a fact or revived one."""
+    fresh: list[bool] = []
+    candidates = candidates_sql.CandidatesSql._fact_candidates
+
+    def checked(self: candidates_sql.CandidatesSql, cur: object, *args: object, **kw: object):  # type: ignore[no-untyped-def]
+        found = candidates(self, cur, *args, **kw)  # type: ignore[arg-type]
+        again = candidates(self, cur, *args, **{**kw, "read": None})  # type: ignore[arg-type]
+        fresh.append(found == again)
+        return found
+
+    monkeypatch.setattr(candidates_sql.CandidatesSql, "_fact_candidates", checked)
+    green = palace.remember("Apollo status is green")
+    budget = palace.remember("Apollo budget is 5k")
+    palace.forget(budget.id)  # archived: not a candidate until written again
+    amber, red, _, again, six = palace.remember_many(
+        [
+            {"content": "Apollo status is amber"},  # closes green
+            {"content": "Apollo status is red"},  # closes amber, not green again
+            {"content": "Apollo owner is Kim"},
+            {"content": "Apollo budget is 5k"},  # the archived fact, revived
+            {"content": "Apollo budget is 6k"},  # closes the revived one
+        ]
+    )
+    assert again.id == budget.id
+    assert palace.get(green.id).superseded_by == amber.id
+    assert palace.get(amber.id).superseded_by == red.id
+    assert palace.get(budget.id).superseded_by == six.id
+    assert fresh and all(fresh), fresh

@@ -6,7 +6,8 @@ rule to them."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
 
 from mindpalace.models import NewMemory
 from mindpalace.store.core import Cursor
@@ -14,7 +15,14 @@ from mindpalace.store.fragments import in_list
 from mindpalace.store.same_as_sql import SameAsSql
 from mindpalace.store.supersede import FactCandidate
 
-__all__ = ["FACT_MENTIONS", "FIRST_MENTIONS", "MEMORIES_BY_KEY", "RECENT_MENTIONS", "CandidatesSql"]
+__all__ = [
+    "FACT_MENTIONS",
+    "FIRST_MENTIONS",
+    "MEMORIES_BY_KEY",
+    "RECENT_MENTIONS",
+    "CandidatesSql",
+    "ReadFacts",
+]
 
 #: how many of a name's newest mentions a write looks at for facts it replaces
 RECENT_MENTIONS = 2000
@@ -41,11 +49,40 @@ FACT_MENTIONS = (
 )
 
 
+@dataclass(slots=True)
+class ReadFacts:
+    """What the writes of one batch (one transaction) have read of the
+    memories their names point to, by key: a batch's facts name the same
+    people and things, and four in five of the memories each write looked
+    up had been looked up by an earlier write of its batch (writing real
+    chat turns as facts into 100,000). ``rows``: what ``MEMORIES_BY_KEY``
+    reads; ``texts``: id, content and content hash. A memory's text,
+    scope and category do not change inside the transaction; whether it is
+    current does when the batch closes or revives one, and then
+    ``forget`` drops what was read of it."""
+
+    rows: dict[int, tuple[float, str, tuple[str, ...], bool]] = field(default_factory=dict)
+    texts: dict[int, tuple[str, str, str]] = field(default_factory=dict)
+
+    def forget(self, memory_ids: Collection[str]) -> None:
+        """Drop what was read of whether ``memory_ids`` are current (a
+        write of the batch closed or revived them)."""
+        gone = [seq for seq, row in self.rows.items() if row[1] in memory_ids]
+        for seq in gone:
+            del self.rows[seq]
+
+
 class CandidatesSql(SameAsSql):
     """Reads the candidates of supersession's first rule."""
 
     def _fact_candidates(
-        self, cur: Cursor, norms: Sequence[str], new: NewMemory, *, limit: int = 50
+        self,
+        cur: Cursor,
+        norms: Sequence[str],
+        new: NewMemory,
+        *,
+        limit: int = 50,
+        read: ReadFacts | None = None,
     ) -> list[FactCandidate]:
         """Current (unsuperseded, unarchived) memories of exactly ``new``'s
         scope and category that mention any of ``norms``, newest first, with
@@ -58,7 +95,11 @@ class CandidatesSql(SameAsSql):
         tenth memory of a 100k palace made this 60% of a write); an older
         fact is still ordered below its replacement at recall
         (``retrieval/currency.py``). If ``FACT_CATEGORIES`` grows, a
-        migration marks the mentions of the added category."""
+        migration marks the mentions of the added category. ``read``: what
+        the earlier writes of the batch read (kept there for the later
+        ones)."""
+        if read is None:
+            read = ReadFacts()
         if not norms:
             return []
         # A memory mentions entities of its own scope only (``_link_mentions``).
@@ -86,11 +127,11 @@ class CandidatesSql(SameAsSql):
         wanted = (*part, new.category.value)
         names_of: dict[int, list[int]] = {}
         looked: dict[int, tuple[float, str] | None] = {}  # seq: (created, id) if current
-        read = dict.fromkeys(entities, 0)
+        taken = dict.fromkeys(entities, 0)
         before = dict.fromkeys(entities, _AFTER_EVERY_KEY)
         pending, page = list(entities), FIRST_MENTIONS
         while pending:
-            sizes = {e: min(page, RECENT_MENTIONS - read[e]) for e in pending}
+            sizes = {e: min(page, RECENT_MENTIONS - taken[e]) for e in pending}
             pages = " UNION ALL ".join(
                 f"SELECT * FROM ({FACT_MENTIONS.format(sizes[e])}) AS n{i}"
                 for i, e in enumerate(pending)
@@ -99,13 +140,13 @@ class CandidatesSql(SameAsSql):
             got: dict[int, list[int]] = {e: [] for e in pending}
             for entity_seq, memory_seq in self._exec(cur, pages, params).fetchall():
                 got[int(entity_seq)].append(int(memory_seq))
-            self._look_up(cur, [m for ms in got.values() for m in ms], looked, wanted)
+            self._look_up(cur, [m for ms in got.values() for m in ms], looked, wanted, read)
             more = []
             for e in pending:
                 for memory_seq in got[e]:
                     names_of.setdefault(memory_seq, []).append(e)
-                read[e] += len(got[e])
-                if len(got[e]) == sizes[e] and read[e] < RECENT_MENTIONS:
+                taken[e] += len(got[e])
+                if len(got[e]) == sizes[e] and taken[e] < RECENT_MENTIONS:
                     before[e] = got[e][-1]  # older ones may follow
                     more.append(e)
             newest = sorted((seq for seq, seen in looked.items() if seen is not None), reverse=True)
@@ -122,15 +163,16 @@ class CandidatesSql(SameAsSql):
                 named.setdefault(int(memory_seq), set()).add(entities[int(entity_seq)])
         if not named:
             return []
-        texts = {
-            int(seq): (str(memory_id), str(content), str(content_hash))
+        texts = read.texts
+        unread = [seq for seq in named if seq not in texts]
+        if unread:
             for seq, memory_id, content, content_hash in self._exec(
                 cur,
                 "SELECT seq, id, content, content_hash FROM memories"
-                f" WHERE {in_list('seq', list(named))}",
-                list(named),
-            ).fetchall()
-        }
+                f" WHERE {in_list('seq', unread)}",
+                unread,
+            ).fetchall():
+                texts[int(seq)] = (str(memory_id), str(content), str(content_hash))
         # Newest first, as ordered above (dicts keep the order of insertion).
         return [FactCandidate(*texts[seq], norms) for seq, norms in named.items() if seq in texts]
 
@@ -140,19 +182,24 @@ class CandidatesSql(SameAsSql):
         seqs: Sequence[int],
         looked: dict[int, tuple[float, str] | None],
         wanted: tuple[str, ...],
+        read: ReadFacts,
     ) -> None:
         """Record in ``looked`` which of ``seqs`` (not looked up before) are
         current memories of ``wanted`` (part and category): their creation
         time and id, else None. By key alone, the rest compared here: any
         other condition in the statement may lead a planner to another
-        index (SQLite chose one over the writer's part: a scan per chunk)."""
+        index (SQLite chose one over the writer's part: a scan per chunk).
+        What the batch read before (``read``) is not read again."""
         keys = sorted({seq for seq in seqs if seq not in looked})
-        for seq in keys:
-            looked[seq] = None
-        for i in range(0, len(keys), _CHUNK):
-            chunk = keys[i : i + _CHUNK]
+        rows = read.rows
+        unread = [seq for seq in keys if seq not in rows]
+        for i in range(0, len(unread), _CHUNK):
+            chunk = unread[i : i + _CHUNK]
             for seq, at, memory_id, *row, closed in self._exec(
                 cur, MEMORIES_BY_KEY.format(in_list("seq", chunk)), chunk
             ).fetchall():
-                if not closed and tuple(row) == wanted:
-                    looked[int(seq)] = (float(at), str(memory_id))
+                rows[int(seq)] = (float(at), str(memory_id), tuple(row), bool(closed))
+        for seq in keys:
+            found = rows.get(seq)
+            current = found is not None and not found[3] and found[2] == wanted
+            looked[seq] = (found[0], found[1]) if current and found is not None else None

@@ -29,7 +29,7 @@ from mindpalace.models import (
     Scope,
     Visibility,
 )
-from mindpalace.store.candidates_sql import CandidatesSql
+from mindpalace.store.candidates_sql import CandidatesSql, ReadFacts
 from mindpalace.store.core import Cursor
 from mindpalace.store.fragments import (
     SELECT_MEMORY,
@@ -577,12 +577,14 @@ class GraphSql(CandidatesSql):
             for key, values in found.items()
         }
 
-    def _replaced_facts(self, cur: Cursor, new: NewMemory, scope: Scope) -> list[str]:
+    def _replaced_facts(
+        self, cur: Cursor, new: NewMemory, scope: Scope, read: ReadFacts | None = None
+    ) -> list[str]:
         """Ids of the current facts of ``new``'s own scope that it replaces
         (store/supersede.py states the rule), read in the write transaction
         so that every fact committed before it, or written before it in its
         batch, is a candidate. ``scope`` is the writer's: which entities its
-        names resolve to."""
+        names resolve to; ``read``: what the batch's earlier writes read."""
         if not may_replace(new):
             return []
         names = sorted(
@@ -590,7 +592,7 @@ class GraphSql(CandidatesSql):
         )
         # A name is an entity key itself, or an alias of other entities' keys.
         keys = sorted(set(names) | {norm for _, norm in self._aliased(cur, names, scope)})
-        candidates = self._fact_candidates(cur, keys, new)
+        candidates = self._fact_candidates(cur, keys, new, read=read)
         # The entities the new memory's names resolve to count as its names too.
         return replaced_facts(new, candidates, extra_names=set(keys))
 

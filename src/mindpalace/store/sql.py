@@ -32,6 +32,7 @@ from mindpalace.models import (
     issue_number,
 )
 from mindpalace.store.base import AddResult, ImportReport
+from mindpalace.store.candidates_sql import ReadFacts
 from mindpalace.store.core import Cursor
 from mindpalace.store.erase_sql import EraseSql
 from mindpalace.store.exchange_rows import PalaceRecords
@@ -229,6 +230,7 @@ class SqlStore(
             numbers: dict[str, int] = {}
             links = LinkWrites(to_epoch(now))
             waiting = _Waiting()
+            read = ReadFacts()
             written = [
                 self._add_in(
                     cur,
@@ -241,6 +243,7 @@ class SqlStore(
                     numbers=numbers,
                     links=links,
                     waiting=waiting,
+                    read=read,
                 )
                 for new, memory_id in items
             ]
@@ -309,13 +312,16 @@ class SqlStore(
         numbers: dict[str, int],
         links: LinkWrites,
         waiting: _Waiting | None = None,
+        read: ReadFacts | None = None,
     ) -> tuple[str, bool]:
         """Write one memory of a batch; its id and whether it was created.
         Its mention, edge and relation rows go to ``links``, and (with
         ``waiting``) its row to ``waiting``: the caller writes both after the
         batch (``_insert_waiting``, then ``_write_links``). What reads the
         batch's earlier rows (a duplicate of one, an issue's number,
-        supersession) writes what waits first."""
+        supersession) writes what waits first; ``read``: what the batch's
+        supersession checks read of older memories, kept for its later
+        writes."""
         existing = known.get(_dedup_key(new))
         if waiting and (
             existing in waiting.ids or new.kind is MemoryKind.ISSUE or may_replace(new)
@@ -332,13 +338,15 @@ class SqlStore(
             )
             if revived:  # an existing row's flag changed: copies patch it
                 self._flagged(cur, "id = ?", (existing,))
+                if read is not None:
+                    read.forget({existing})
             return existing, False
         new = self._numbered(cur, new, scope, numbers)
         if links and may_replace(new):
             # Supersession reads the mentions of the memories written
             # before this one, those of its own batch included.
             self._write_links(cur, links)
-        replaced = self._replaced_facts(cur, new, scope)
+        replaced = self._replaced_facts(cur, new, scope, read)
         # What the write operation found it says in other words (rule 2).
         replaced += [old for old in new.restates if old not in replaced]
         memory = new.stored(memory_id, now)
@@ -355,6 +363,8 @@ class SqlStore(
         if seq is not None and replaced and self._supersede(cur, memory, seq, replaced, now):
             # Closing facts changes a flag of existing rows: copies patch it.
             self._flagged(cur, "superseded_by = ?", (memory_id,))
+            if read is not None:
+                read.forget(set(replaced))
         return memory_id, True
 
     def revise(
