@@ -105,17 +105,9 @@ def build(size: int, embedder: str, *, log: Callable[[str], None] = print) -> Pa
             leftover.unlink()
     settings = settings_for(embedder)
     model = from_settings(settings)
-    # One engine, a view per agent: as a server holds a palace (one warm
-    # index for every agent's writes, not one per agent).
-    first = Palace(
-        partial, agent_id=AGENTS[0], groups=agent_groups(AGENTS[0]), settings=settings,
-        embedder=model,
-    )  # fmt: skip
-    palaces = {
-        agent: Palace(engine=first.engine, agent_id=agent, groups=agent_groups(agent))
-        for agent in AGENTS[1:]
-    }
-    palaces[AGENTS[0]] = first
+    # One engine, a view per agent, as a server holds a palace: one warm
+    # index for every agent's writes, not one per agent.
+    palaces = agent_palaces(partial, settings, model)
     started = time.perf_counter()
     done = resume
     batch: list[Any] = []
@@ -151,8 +143,7 @@ def build(size: int, embedder: str, *, log: Callable[[str], None] = print) -> Pa
             log(f"  built {done:,}/{size:,} ({rate:.0f}/s, eta {(size - done) / rate:.0f} s)")
     done += len(batch)
     flush(check=bool(resume) and not checked)
-    for palace in palaces.values():
-        palace.close()
+    palaces[AGENTS[0]].close()  # the engine's owner: closes every view
     with sqlite3_connect(partial) as conn:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     partial.rename(path)
