@@ -102,3 +102,24 @@ def test_hub_degree_is_capped_and_small_entities_are_exact(store: Store) -> None
     assert degree == 3 and len(ids) == 3 and ids == sorted(ids)
     wide = store.entity_members(["zoltan"], ann.scope, RecallFilters(), max_degree=50)
     assert wide["zoltan"][0] == 12 and len(wide["zoltan"][1]) == 12
+
+
+def test_members_of_a_name_count_its_linked_short_name_once_and_only_the_callers(
+    store: Store,
+) -> None:
+    """A name's members are the visible memories that mention it or a short
+    name linked to it, each once; another agent's memories of the same
+    name are not counted."""
+    ann, bob = _palace(store, "ann"), _palace(store, "bob")
+    full = ann.remember("Maria Lopez joined the billing team")
+    short = ann.remember("Maria fixed the invoice bug")
+    both = ann.remember("Maria Lopez reviewed what Maria wrote")
+    bob.remember("Maria Lopez is on holiday")
+    linked = {(e.norm, e.same_as) for e in ann.graph.entities()}
+    if ("maria", "maria lopez") not in linked:  # linked on writing, else by hand
+        ann.graph.join_entities("Maria", "Maria Lopez")
+    members = store.entity_members(["maria lopez"], ann.scope, RecallFilters(), max_degree=5)
+    assert members == {"maria lopez": (3, sorted([full.id, short.id, both.id]))}
+    assert store.entity_members(["maria lopez"], ann.scope, RecallFilters(), max_degree=2) == {
+        "maria lopez": (3, [])
+    }

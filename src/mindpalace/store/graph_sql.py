@@ -451,35 +451,31 @@ class GraphSql(CandidatesSql):
         """
         if not norms:
             return {}
-        s_sql, s_params = scope_clause(scope)
-        e_sql, e_params = scope_clause(scope, "e")
-        f_sql, f_params = filter_clause(filters)
         wanted = list(dict.fromkeys(norms))
         found: dict[str, list[str]] = defaultdict(list)
         with self._read() as cur:
-            # One statement for many entities: each keeps its own LIMIT (a
-            # hub stops at max_degree + 1 rows), joined by UNION ALL. An
-            # entity lives in the scope of the memories mentioning it, so
-            # the visible entities are found first: other scopes' entities
-            # of the same name, and their mentions, are never read.
-            for start in range(0, len(wanted), _MEMBER_PROBES):
-                chunk = wanted[start : start + _MEMBER_PROBES]
-                probes: list[str] = []
-                params: list[object] = []
-                for n, norm in enumerate(chunk):
-                    # The entity of that key, and the short names linked to it.
-                    a_sql, a_params = answering("e", [norm])
-                    probes.append(
-                        f"SELECT {n} AS probe, p{n}.id FROM (SELECT DISTINCT m.id FROM mentions x"
-                        " JOIN entities e ON e.seq = x.entity_seq"
-                        " JOIN memories m ON m.seq = x.memory_seq"
-                        f" WHERE {a_sql} AND {e_sql} AND {s_sql} AND {f_sql} LIMIT ?) AS p{n}"
-                    )
-                    params += [*a_params, *e_params, *s_params, *f_params, max_degree + 1]
-                for probe, memory_id in self._exec(
-                    cur, " UNION ALL ".join(probes), params
-                ).fetchall():
-                    found[chunk[int(probe)]].append(str(memory_id))
+            # An entity lives in the scope of the memories mentioning it, so
+            # the visible entities of each key are found first (itself, and
+            # the short names linked to it): other scopes' entities of the
+            # same name, and their mentions, are never read.
+            e_sql, e_params = scope_clause(scope, "e")
+            a_sql, a_params = answering("e", wanted)
+            seqs: dict[str, list[int]] = defaultdict(list)
+            for norm, seq in self._exec(
+                cur,
+                "SELECT COALESCE(er.norm, e.norm), e.seq FROM entities e"
+                f" LEFT JOIN entities er ON er.seq = e.same_as WHERE {a_sql} AND {e_sql}",
+                [*a_params, *e_params],
+            ).fetchall():
+                seqs[str(norm)].append(int(seq))
+            probes = [(norm, sorted(seqs[norm])) for norm in wanted if seqs.get(norm)]
+            for start in range(0, len(probes), _MEMBER_PROBES):
+                chunk = probes[start : start + _MEMBER_PROBES]
+                sql, params = self._members_statement(
+                    [entities for _, entities in chunk], scope, filters, max_degree + 1
+                )
+                for probe, memory_id in self._exec(cur, sql, params).fetchall():
+                    found[chunk[int(probe)][0]].append(str(memory_id))
         out: dict[str, tuple[int, list[str]]] = {}
         for norm in wanted:
             ids = found.get(norm)
@@ -490,6 +486,29 @@ class GraphSql(CandidatesSql):
             else:
                 out[norm] = (len(ids), sorted(ids))
         return out
+
+    def _members_statement(
+        self, probes: Sequence[Sequence[int]], scope: Scope, filters: RecallFilters, limit: int
+    ) -> tuple[str, list[object]]:
+        """One statement listing, for each probe (the entity keys of one
+        name), the distinct visible memories under ``filters`` that mention
+        any of them, at most ``limit`` each: (probe number, memory id) rows.
+        Here a UNION ALL of one subquery per probe, each with its own LIMIT
+        (a hub stops at ``limit`` rows); PostgreSQL's store plans one
+        subquery for all (``pg_graph.py``)."""
+        s_sql, s_params = scope_clause(scope)
+        f_sql, f_params = filter_clause(filters)
+        parts: list[str] = []
+        params: list[object] = []
+        for n, entities in enumerate(probes):
+            parts.append(
+                f"SELECT {n} AS probe, p{n}.id FROM (SELECT DISTINCT m.id FROM mentions x"
+                " JOIN memories m ON m.seq = x.memory_seq"
+                f" WHERE {in_list('x.entity_seq', entities)} AND {s_sql} AND {f_sql}"
+                f" LIMIT ?) AS p{n}"
+            )
+            params += [*entities, *s_params, *f_params, limit]
+        return " UNION ALL ".join(parts), params
 
     def load_mentions(
         self, *, after_seq: int = 0, upto_seq: int | None = None

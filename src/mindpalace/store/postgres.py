@@ -46,6 +46,7 @@ except ImportError as exc:  # pragma: no cover - depends on the install
 # Needs psycopg: imported once the check above passed.
 from mindpalace.store import pg_bulk, pg_vectors
 from mindpalace.store.pg_dense import DatabaseDense
+from mindpalace.store.pg_graph import PgGraphReads
 from mindpalace.store.pg_replicas import Replicas
 from mindpalace.store.pg_vectors import PgVector, PgVectorDumper
 
@@ -270,7 +271,7 @@ class PostgresDialect(Dialect):
         )
 
 
-class PostgresStore(DatabaseDense, ScopeKeyTextSearch, SqlStore):
+class PostgresStore(PgGraphReads, DatabaseDense, ScopeKeyTextSearch, SqlStore):
     """A palace in a PostgreSQL database (``postgresql://user@host/db``).
 
     ``replicas`` names streaming replicas of it (URLs of the same
