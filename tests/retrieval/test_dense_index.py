@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tests.conftest import Clock
 
 from mindpalace import Palace
@@ -156,3 +158,18 @@ def test_few_rows_product_runs_on_one_blas_thread() -> None:
         == [4.0] * 10
     )
     assert seen and all(n == 1 for n in seen[0])
+
+
+@given(
+    st.lists(st.integers(0, 11), min_size=0, max_size=200),
+    st.sets(st.integers(0, 11), max_size=12),
+)
+@settings(max_examples=200, deadline=None)
+def test_member_of_a_coded_column_is_isin(values: list[int], wanted: set[int]) -> None:
+    """A filter on a coded column (a category, an agent...) keeps the rows
+    ``np.isin`` keeps, whether it compares each wanted value or not."""
+    names = tuple(f"name{i}" for i in range(12))
+    column = np.array(values, dtype=np.int32)
+    kept = dense._member(column, names, {names[i] for i in wanted})
+    assert kept.dtype == np.bool_
+    assert np.array_equal(kept, np.isin(column, sorted(wanted)))
