@@ -269,6 +269,8 @@ class SemanticIndex(VectorWrites):
         with self._lock:
             self._write_searches += searches
             asked = self._write_searches
+        if self._in_database:
+            return  # no warm index in database mode: the store's search looks
         if asked < load_from or self.current_keywords() is not None:
             return
         if self.store.size() < min_rows:
