@@ -549,6 +549,9 @@ class Suite:
         with tempfile.TemporaryDirectory(dir=CACHE) as scratch:
             copy = Path(scratch) / "palace.db"
             shutil.copyfile(self.path, copy)
+            warm = Path(str(self.path) + "-warm")
+            if warm.is_dir():  # a palace in use keeps its warm files beside it
+                shutil.copytree(warm, str(copy) + "-warm")
             palaces = self.palaces(copy)
             fresh = [r for r in records(3000, seed=7)]
             palaces["agent-0"].recall("warm up")
