@@ -4,8 +4,11 @@ change otherwise, and sees other processes' writes."""
 
 from __future__ import annotations
 
+import copy
+import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -173,3 +176,39 @@ def test_member_of_a_coded_column_is_isin(values: list[int], wanted: set[int]) -
     kept = dense._member(column, names, {names[i] for i in wanted})
     assert kept.dtype == np.bool_
     assert np.array_equal(kept, np.isin(column, sorted(wanted)))
+
+
+def test_two_threads_taking_the_first_sample_of_an_index_both_get_its_vectors(
+    make_palace: MakePalace,
+) -> None:
+    """Recalls on several threads share an index: one that asks for the
+    lowest cosine while another is still reading the sample's vectors gets
+    the same answer, not an empty matrix (a server's threads at a million
+    memories, where that read is slow)."""
+    palace = make_palace(embedder=HashingEmbedder())
+    palace.remember_many([{"content": f"kafka broker {i} restarts nightly"} for i in range(30)])
+    index = palace.semantic.dense()
+    assert index is not None
+    query = HashingEmbedder().embed_one("kafka brokers")
+    allowed = np.ones(len(index), dtype=bool)
+    expected = copy.copy(index)._low(query, allowed)  # a copy: its own sample
+    reading, release = threading.Event(), threading.Event()
+    real = index.vectors_of
+
+    def slow(rows: Any) -> Any:
+        if not reading.is_set():  # the first reader of the sample waits inside
+            reading.set()
+            release.wait(10)
+        return real(rows)
+
+    index.vectors_of = slow  # type: ignore[method-assign]
+    first: list[float] = []
+    thread = threading.Thread(target=lambda: first.append(index._low(query, allowed)))
+    thread.start()
+    assert reading.wait(10)
+    try:
+        assert index._low(query, allowed) == expected
+    finally:
+        release.set()
+        thread.join(10)
+    assert first == [expected]

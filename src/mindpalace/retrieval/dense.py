@@ -131,8 +131,9 @@ class DenseIndex:
         #: (``Store.nearest``) rather than ``ann``
         self.store_ann = False
         self._labels: tuple[int, Rows] = (-1, np.empty(0, dtype=np.int64))
-        self._sample: Rows | None = None
-        self._sample_matrix = np.empty((0, 0), dtype=np.float32)
+        # (rows, their vectors) of ``_low``'s sample, set once as a pair:
+        # recalls on several threads share an index
+        self._sample: tuple[Rows, npt.NDArray[np.float32]] | None = None
         # Scope masks of this (immutable) index, by scope, and their rows' tokens.
         self._scopes: dict[Scope, Mask] = {}
         self._scope_tokens: dict[Scope, float] = {}
@@ -506,16 +507,20 @@ class DenseIndex:
 
     def _low(self, query: npt.NDArray[np.float32], allowed: Mask) -> float:
         """The lowest cosine over a fixed random sample of the allowed rows."""
-        if self._sample is None:
+        sample = self._sample
+        if sample is None:
             rng = np.random.default_rng(len(self.table))
             size = min(SAMPLE_ROWS, len(self.table))
-            picked = rng.choice(len(self.table), size=size, replace=False)
-            self._sample = np.sort(picked).astype(np.int64)
-            self._sample_matrix = np.ascontiguousarray(self.vectors_of(self._sample))
-        keep = allowed[self._sample]
+            rows = np.sort(rng.choice(len(self.table), size=size, replace=False)).astype(np.int64)
+            # One assignment of both: another thread sees the pair or
+            # nothing (it saw the rows with no vectors yet, at a million rows).
+            sample = (rows, np.ascontiguousarray(self.vectors_of(rows)))
+            self._sample = sample
+        rows, matrix = sample
+        keep = allowed[rows]
         if not keep.any():
             return -1.0
-        return float(few_rows_product(self._sample_matrix, query)[keep].min())
+        return float(few_rows_product(matrix, query)[keep].min())
 
 
 def text_columns(
