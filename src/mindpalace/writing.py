@@ -122,6 +122,8 @@ def remember(seat: Seat, draft: Draft) -> Memory:
     vectors = engine.semantic.vectors_for([embed_text(new.title, new.content)])
     if vectors is None:  # not embedded: reindex will
         new = replace(new, embed_hash=None)
+    elif not vectors.pending:
+        _warm_for_restating(seat, [new], vectors)
     new = restating(seat, new, vectors, now)
     return engine.store.add(
         new,
