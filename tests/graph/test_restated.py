@@ -15,6 +15,7 @@ import pytest
 
 from mindpalace import Palace, writing
 from mindpalace.config import Settings
+from mindpalace.models import Memory
 from mindpalace.retrieval import warm_cache
 from mindpalace.store.supersede import says_change
 
@@ -152,6 +153,21 @@ def test_the_test_model_links_nothing_by_this_rule(
     assert palace.get(old.id).superseded_by is None
 
 
+def _large_palace(path: Path, settings: Settings, *, saved: bool) -> Memory:
+    """The old decision and two other memories at ``path`` (a "large"
+    palace once the tests lower the size), with the keyword index saved
+    beside it when ``saved``; the old decision."""
+    with Palace(path, settings=settings) as first:
+        old = first.remember(OLD, category="decision")
+        first.remember("The quarterly planning offsite is in the large meeting room.")
+        first.remember("Lunch is served at noon in the canteen.")
+        if saved:
+            first.recall("planning meeting")
+            index = first.semantic.wait_for_warm()
+            assert index is not None and warm_cache.save_text(first.store, index)
+    return old
+
+
 @pytest.mark.parametrize("saved", [True, False])
 def test_a_bulk_write_from_a_fresh_process_looks_in_the_saved_keyword_index(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, saved: bool
@@ -165,14 +181,7 @@ def test_a_bulk_write_from_a_fresh_process_looks_in_the_saved_keyword_index(
     monkeypatch.setattr(writing, "RESTATE_WARM", 2)
     settings = Settings(embedder="local", signals=False)
     path = tmp_path / "p.db"
-    with Palace(path, settings=settings) as first:
-        old = first.remember(OLD, category="decision")
-        first.remember("The quarterly planning offsite is in the large meeting room.")
-        first.remember("Lunch is served at noon in the canteen.")
-        if saved:
-            first.recall("planning meeting")
-            index = first.semantic.wait_for_warm()
-            assert index is not None and warm_cache.save_text(first.store, index)
+    old = _large_palace(path, settings, saved=saved)
     with Palace(path, settings=settings) as again:
         assert again.semantic.current_keywords() is None  # a fresh process
         written = again.remember_many(
@@ -198,10 +207,7 @@ def test_small_batches_of_one_process_add_up_to_building_the_keyword_index(
     monkeypatch.setattr(writing, "RESTATE_BUILD", 3)
     settings = Settings(embedder="local", signals=False)
     path = tmp_path / "p.db"
-    with Palace(path, settings=settings) as first:
-        old = first.remember(OLD, category="decision")
-        first.remember("The quarterly planning offsite is in the large meeting room.")
-        first.remember("Lunch is served at noon in the canteen.")
+    old = _large_palace(path, settings, saved=False)
     with Palace(path, settings=settings) as again:
         changes = [
             "The launch was pushed back to 9 November.",
@@ -225,13 +231,7 @@ def test_a_single_write_from_a_fresh_process_loads_the_saved_keyword_index(
     monkeypatch.setattr(writing, "RESTATE_WARM_ROWS", 3)
     settings = Settings(embedder="local", signals=False)
     path = tmp_path / "p.db"
-    with Palace(path, settings=settings) as first:
-        old = first.remember(OLD, category="decision")
-        first.remember("The quarterly planning offsite is in the large meeting room.")
-        first.remember("Lunch is served at noon in the canteen.")
-        first.recall("planning meeting")
-        index = first.semantic.wait_for_warm()
-        assert index is not None and warm_cache.save_text(first.store, index)
+    old = _large_palace(path, settings, saved=True)
     with Palace(path, settings=settings) as again:
         assert again.semantic.current_keywords() is None  # a fresh process
         new = again.remember(NEW, category="decision")
