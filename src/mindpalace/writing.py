@@ -213,8 +213,8 @@ def _warm_for_restating(seat: Seat, news: list[NewMemory], vectors: VectorBatch)
     word of the text (0.2 s a search in 100,000 facts), so a bulk import
     into a large palace, from a process that never recalled, made one such
     search for each memory that says something changed. Loading the saved
-    index takes about a second there; building it about as long as a
-    hundred such searches."""
+    index takes about a second there (``RESTATE_WARM``, ``RESTATE_BUILD``
+    say when)."""
     eligible = sum(1 for n in news if may_restate(n))
     if not eligible or same_subject_cosine(vectors.model) is None:
         return
