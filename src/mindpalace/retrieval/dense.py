@@ -20,7 +20,7 @@ from mindpalace.models import RecallFilters, Scope, Visibility
 from mindpalace.retrieval.ann import TAIL_ROWS, AnnIndex
 from mindpalace.retrieval.appending import RowsOf, TableRoom, appended
 from mindpalace.retrieval.compact import CompactVectors, lowest, shortlist
-from mindpalace.retrieval.keyword import KeywordIndex
+from mindpalace.retrieval.keyword import KeywordIndex, ScopeParts
 from mindpalace.retrieval.mentions import MentionIndex
 from mindpalace.retrieval.stages import SessionLayout
 from mindpalace.store.base import VectorTable
@@ -136,7 +136,7 @@ class DenseIndex:
         self._sample: tuple[Rows, npt.NDArray[np.float32]] | None = None
         # Scope masks of this (immutable) index, by scope, and their rows' tokens.
         self._scopes: dict[Scope, Mask] = {}
-        self._scope_tokens: dict[Scope, float] = {}
+        self._scope_parts: dict[Scope, ScopeParts] = {}
         # The keyword index is built from the rows' texts, which are then
         # dropped: the store keeps them, the index needs only its postings.
         if keyword is None and table.texts is not None:
@@ -399,13 +399,20 @@ class DenseIndex:
         rows ``scope`` sees; mask before use."""
         assert self.keyword is not None
         visible = self.scope_mask(scope)
-        tokens = self._scope_tokens.get(scope)
-        if tokens is None:
-            tokens = self.keyword.tokens_of(visible)
-            if len(self._scope_tokens) >= 64:
-                self._scope_tokens.clear()
-            self._scope_tokens[scope] = tokens
-        return self.keyword.scores(terms, visible, visible_tokens=tokens, only=only)
+        parts = self._parts_of(scope, visible)
+        return self.keyword.scores(terms, visible, parts=parts, only=only)
+
+    def _parts_of(self, scope: Scope, visible: Mask) -> ScopeParts:
+        assert self.keyword is not None
+        parts = self._scope_parts.get(scope)
+        if parts is None:
+            # A scope's rows are whole partitions: ``scope_keys`` packs
+            # every column ``_scope_mask`` reads.
+            parts = self.keyword.scope_parts(visible)
+            if len(self._scope_parts) >= 64:
+                self._scope_parts.clear()
+            self._scope_parts[scope] = parts
+        return parts
 
     def _scope_mask(self, scope: Scope) -> Mask:
         t = self.table

@@ -26,8 +26,8 @@ backend, so PostgreSQL ranks exactly as SQLite does.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -36,7 +36,7 @@ from mindpalace.retrieval.appending import Growable
 from mindpalace.store import words
 from mindpalace.store.fts5_bm25 import K1, B, fts5_idf
 
-__all__ = ["COLUMN_WEIGHTS", "KeywordIndex", "fts5_idf"]
+__all__ = ["COLUMN_WEIGHTS", "KeywordIndex", "ScopeParts", "fts5_idf", "top_rows"]
 
 #: title, content, context, tags (the SQLite backend's ``bm25()`` weights)
 COLUMN_WEIGHTS = (1.5, 1.0, 0.5, 1.0)
@@ -93,22 +93,36 @@ class _Segment:
         """The term's postings, only those of the ``allowed`` partitions
         (sorted) when given: their runs are found by binary search, so the
         work grows with the allowed partitions' postings alone."""
-        if term + 1 >= self.start.shape[0]:
-            return self.rows[:0], self.tf[:0]
-        lo, hi = int(self.start[term]), int(self.start[term + 1])
-        if allowed is None or lo == hi:
-            return self.rows[lo:hi], self.tf[lo:hi]
-        parts = self.parts[lo:hi]
-        firsts = np.searchsorted(parts, allowed, side="left")
-        lasts = np.searchsorted(parts, allowed, side="right")
-        runs = [(lo + int(a), lo + int(b)) for a, b in zip(firsts, lasts, strict=True) if b > a]
+        runs = self.runs(term, allowed)
         if len(runs) == 1:
-            a, b = runs[0]
-            return self.rows[a:b], self.tf[a:b]
+            return runs[0]
         if not runs:
             return self.rows[:0], self.tf[:0]
-        picked = np.concatenate([np.arange(a, b) for a, b in runs])
-        return self.rows[picked], self.tf[picked]
+        return np.concatenate([r for r, _ in runs]), np.concatenate([t for _, t in runs])
+
+    def runs(
+        self, term: int, allowed: npt.NDArray[np.int64] | None = None
+    ) -> list[tuple[Rows, npt.NDArray[np.floating[Any]]]]:
+        """The term's postings as runs of ascending rows (views of the
+        arrays, nothing copied): one per partition holding the term, of
+        the ``allowed`` ones (sorted) when given."""
+        if term + 1 >= self.start.shape[0]:
+            return []
+        lo, hi = int(self.start[term]), int(self.start[term + 1])
+        if lo == hi:
+            return []
+        parts = self.parts[lo:hi]
+        if allowed is None:
+            if parts[0] == parts[-1]:
+                return [(self.rows[lo:hi], self.tf[lo:hi])]
+            allowed = np.arange(int(parts[0]), int(parts[-1]) + 1, dtype=np.int64)
+        firsts = np.searchsorted(parts, allowed, side="left")
+        lasts = np.searchsorted(parts, allowed, side="right")
+        return [
+            (self.rows[lo + int(a) : lo + int(b)], self.tf[lo + int(a) : lo + int(b)])
+            for a, b in zip(firsts.tolist(), lasts.tolist(), strict=True)
+            if b > a
+        ]
 
 
 class KeywordIndex:
@@ -156,6 +170,8 @@ class KeywordIndex:
         self._part_count = len(self._partitions)
         self._total = float(self.lengths.sum())
         self._rooms = (Growable(self.lengths), Growable(self.row_parts))
+        #: per partition: a row, rows, tokens (``_partition_stats``, when asked)
+        self._stats: _PartitionStats | None = None
 
     def __len__(self) -> int:
         return int(self.lengths.shape[0])
@@ -265,6 +281,11 @@ class KeywordIndex:
         index._part_count = len(self._partitions)
         # Lengths are whole numbers of tokens: the sum is exact in any order.
         index._total = self._total + float(lengths.sum())
+        index._stats = (
+            None
+            if self._stats is None
+            else self._stats.extended(new_parts, lengths, len(self), index._part_count)
+        )
         segment = _Segment(terms, rows, tf, len(self._vocab), index.row_parts[rows])
         parts = [*self._segments, segment] if len(segment) else list(self._segments)
         while len(parts) >= 2 and len(parts[-1]) * 5 >= len(parts[-2]):
@@ -393,59 +414,186 @@ class KeywordIndex:
         their count for the mean length)."""
         return float(self.lengths.sum(where=visible))
 
-    def scores(
-        self,
-        query_words: Sequence[str],
-        visible: Mask,
-        *,
-        visible_tokens: float | None = None,
-        only: Mask | None = None,
-    ) -> Floats:
-        """BM25 of every row for ``query_words`` (each an FTS5 phrase of one
-        word), idf and mean length counted over the ``visible`` rows
-        (``visible_tokens``: their ``tokens_of``, computed when None). Rows
-        outside ``visible`` are scored too: mask them before use. With
-        ``only``, just those rows are scored (the others stay 0), each to
-        the same float: a caller that chooses among a few rows does not
-        pay for every row holding a common word."""
+    def _partition_stats(self) -> _PartitionStats:
+        stats = self._stats
+        if stats is None:
+            count, rows = self._part_count, len(self)
+            first = np.full(count, -1, dtype=np.int64)
+            # Written last to first: each partition keeps its first row.
+            first[self.row_parts[::-1]] = np.arange(rows - 1, -1, -1, dtype=np.int64)
+            sizes = np.bincount(self.row_parts, minlength=count).astype(np.int64)
+            weighed = np.bincount(self.row_parts, weights=self.lengths, minlength=count)
+            tokens = weighed.astype(np.float64)
+            stats = self._stats = _PartitionStats(first, sizes, tokens)
+        return stats
+
+    def scope_parts(self, visible: Mask) -> ScopeParts:
+        """The partitions ``visible`` covers, which must be whole partitions
+        (the rows a scope sees are: partitions are keyed by the columns its
+        rule reads), with their rows counted and tokens summed, in a time
+        that grows with the partitions, not the rows.
+
+        Raises:
+            ValueError: ``visible`` splits a partition (seen by its count).
+        """
+        stats = self._partition_stats()
+        present = np.flatnonzero(stats.first >= 0)
+        allowed = present[visible[stats.first[present]]] if len(self) else present
+        seen = int(stats.sizes[allowed].sum())
+        if seen != int(np.count_nonzero(visible)):
+            raise ValueError("the visible rows are not whole scope partitions")
+        # Lengths are whole numbers of tokens: any order sums them exactly.
+        return ScopeParts(allowed, seen, float(stats.tokens[allowed].sum()))
+
+    def _query(self, query_words: Sequence[str], visible: Mask, parts: ScopeParts | None) -> _Query:
+        """Each query term's postings and idf (in query order), and how a
+        posting is weighed; counts over the ``visible`` rows (``parts``:
+        theirs from ``scope_parts``, computed when None)."""
         rows_total = len(self)
-        out = np.zeros(rows_total, dtype=np.float64)
-        seen = int(np.count_nonzero(visible))
+        seen = int(np.count_nonzero(visible)) if parts is None else parts.seen
         whole = seen == rows_total
         # k1 (1 - b + b |d| / avgdl) = base + per_token * |d|, avgdl the visible rows' own
-        if visible_tokens is None:
+        if parts is not None:
+            visible_tokens = parts.tokens
+        else:
             visible_tokens = self.tokens_of(visible) if not whole else 0.0
         avgdl = visible_tokens / seen if visible_tokens > 0 else 1.0
         base, per_token = K1 * (1.0 - B), K1 * B / avgdl
         mean = self._total / rows_total if rows_total and self._total > 0 else 1.0
         # The partitions holding a visible row: only their postings are read.
-        allowed = (
-            None
-            if whole or self._part_count <= 1
-            else np.flatnonzero(np.bincount(self.row_parts[visible], minlength=self._part_count))
-        )
+        allowed: npt.NDArray[np.int64] | None
+        if whole or (parts is None and self._part_count <= 1):
+            allowed = None
+        elif parts is not None:
+            allowed = parts.allowed
+        else:
+            allowed = np.flatnonzero(
+                np.bincount(self.row_parts[visible], minlength=self._part_count)
+            )
+        terms: list[_Term] = []
         for word in query_words:
             # A word FTS5 would cut in several tokens is a phrase there;
             # here each token counts on its own (rare: "a·b", scripts
             # unicode61 splits).
-            for term in words.terms(word):
-                rows, tf = self.postings(term, allowed)
-                if rows.shape[0] == 0:
+            for phrase in words.terms(word):
+                term = self._vocab.get(phrase)
+                if term is None or term >= self._terms:
+                    continue
+                runs = [run for segment in self._segments for run in segment.runs(term, allowed)]
+                count = sum(int(rows.shape[0]) for rows, _ in runs)
+                if not count:
                     continue
                 if whole:
-                    idf = fts5_idf(rows_total, int(rows.shape[0]))
+                    idf = fts5_idf(rows_total, count)
                 else:
-                    hits = int(np.count_nonzero(visible[rows]))
+                    # Whole partitions: every posting read is a visible row's.
+                    hits = count
+                    if parts is None:
+                        hits = sum(int(np.count_nonzero(visible[rows])) for rows, _ in runs)
                     if not hits:
                         continue
                     idf = fts5_idf(max(seen, hits), hits)
-                if only is not None:
-                    kept = only[rows]
-                    rows, tf = rows[kept], tf[kept]
-                lengths = self.lengths[rows]
-                norm = _norm_of(lengths, mean) if whole else base + per_token * lengths
-                out[rows] += idf * tf * (K1 + 1.0) / (tf + norm)
+                terms.append(_Term(idf, runs, count))
+
+        def weigh(idf: float, counts: npt.NDArray[np.floating[Any]], rows: Rows) -> Floats:
+            tf = counts.astype(np.float64, copy=False)  # kept narrower (exactly)
+            lengths = self.lengths[rows]
+            norm = _norm_of(lengths, mean) if whole else base + per_token * lengths
+            weighed: Floats = idf * tf * (K1 + 1.0) / (tf + norm)
+            return weighed
+
+        return _Query(terms, weigh)
+
+    def scores(
+        self,
+        query_words: Sequence[str],
+        visible: Mask,
+        *,
+        parts: ScopeParts | None = None,
+        only: Mask | None = None,
+    ) -> Floats:
+        """BM25 of every row for ``query_words`` (each an FTS5 phrase of one
+        word), idf and mean length counted over the ``visible`` rows
+        (``parts``: their ``scope_parts``, which spares reading every row).
+        Rows outside ``visible`` are scored too: mask them before use. With
+        ``only``, just those rows are scored (the others stay 0), each to
+        the same float: a caller that chooses among a few rows does not
+        pay for every row holding a common word."""
+        query = self._query(query_words, visible, parts)
+        if only is None:
+            return self._summed(query)
+        out = np.zeros(len(self), dtype=np.float64)
+        for term in query.terms:
+            rows, tf = _joined(term.runs)
+            kept = only[rows]
+            out[rows[kept]] += query.weigh(term.idf, tf[kept], rows[kept])
         return out
+
+    def _summed(self, query: _Query) -> Floats:
+        out = np.zeros(len(self), dtype=np.float64)
+        for term in query.terms:
+            rows, tf = _joined(term.runs)
+            out[rows] += query.weigh(term.idf, tf, rows)
+        return out
+
+
+class ScopeParts(NamedTuple):
+    """The rows a scope sees, as whole partitions (``KeywordIndex.scope_parts``).
+
+    Attributes:
+        allowed: the partitions, ascending.
+        seen: how many rows they hold.
+        tokens: those rows' lengths summed.
+    """
+
+    allowed: npt.NDArray[np.int64]
+    seen: int
+    tokens: float
+
+
+class _PartitionStats(NamedTuple):
+    first: npt.NDArray[np.int64]  # a row of each partition (-1: none here)
+    sizes: npt.NDArray[np.int64]  # rows of each partition
+    tokens: Floats  # their lengths summed
+
+    def extended(
+        self, parts: npt.NDArray[np.int32], lengths: Floats, start: int, count: int
+    ) -> _PartitionStats:
+        """These with rows ``start..`` of partitions ``parts`` and
+        ``lengths`` added (``count`` partitions now); these are left as
+        they were."""
+        grow = count - self.first.shape[0]
+        first = np.concatenate((self.first, np.full(grow, -1, dtype=np.int64)))
+        new = np.full(count, -1, dtype=np.int64)
+        new[parts[::-1]] = np.arange(start + parts.shape[0] - 1, start - 1, -1, dtype=np.int64)
+        first = np.where(first >= 0, first, new)
+        sizes = np.concatenate((self.sizes, np.zeros(grow, dtype=np.int64)))
+        tokens = np.concatenate((self.tokens, np.zeros(grow, dtype=np.float64)))
+        sizes = sizes + np.bincount(parts, minlength=count)
+        tokens = tokens + np.bincount(parts, weights=lengths, minlength=count).astype(np.float64)
+        return _PartitionStats(first, sizes, tokens)
+
+
+class _Term(NamedTuple):
+    idf: float
+    runs: list[tuple[Rows, npt.NDArray[np.floating[Any]]]]
+    size: int  # postings
+
+
+class _Query(NamedTuple):
+    terms: list[_Term]
+    weigh: Callable[[float, npt.NDArray[np.floating[Any]], Rows], Floats]
+
+
+def _joined(
+    runs: Sequence[tuple[Rows, npt.NDArray[np.floating[Any]]]],
+) -> tuple[Rows, npt.NDArray[np.floating[Any]]]:
+    """A term's runs as one array of rows and one of counts."""
+    if len(runs) == 1:
+        return runs[0]
+    if not runs:
+        return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float64)
+    return np.concatenate([r for r, _ in runs]), np.concatenate([t for _, t in runs])
 
 
 def _typed(array: npt.NDArray[Any], dtype: type[np.generic]) -> npt.NDArray[Any]:
