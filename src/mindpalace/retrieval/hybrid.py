@@ -79,17 +79,21 @@ class KeywordScores:
         loose: raw BM25 of matched memories the index has no visible row for.
         rank: the keyword rank of every matched memory (1 is the best).
         matched: the memories read with the matches (the store's search).
+        found: the rows with a score in ``bm25``, ascending (where a read
+            of every row would cost a pass over a million at a million).
     """
 
     bm25: Floats
     loose: Mapping[str, float]
     rank: Mapping[str, int]
     matched: Mapping[str, Memory]
+    found: npt.NDArray[np.int64]
 
     @property
     def best(self) -> float:
         """The best raw score of any match."""
-        return max(float(self.bm25.max(initial=0.0)), max(self.loose.values(), default=0.0))
+        high = float(self.bm25[self.found].max(initial=0.0))
+        return max(high, max(self.loose.values(), default=0.0))
 
 
 def warm_keywords(
@@ -106,7 +110,7 @@ def warm_keywords(
     for place, row in enumerate(best, start=1):
         bm25[row] = scored[row]
         rank[str(table.ids[row])] = place
-    return KeywordScores(bm25, {}, rank, {})
+    return KeywordScores(bm25, {}, rank, {}, np.array(sorted(best), dtype=np.int64))
 
 
 def stored_keywords(
@@ -118,15 +122,19 @@ def stored_keywords(
     loose: dict[str, float] = {}
     rank: dict[str, int] = {}
     matched: dict[str, Memory] = {}
+    found: set[int] = set()
     for place, match in enumerate(matches, start=1):
         matched[match.memory.id] = match.memory
         rank[match.memory.id] = place
         row = index.row_of(match.memory.id)
         if row is not None and shown.rows[row]:
             bm25[row] = match.bm25
+            if match.bm25 > 0:
+                found.add(row)
         else:
             loose[match.memory.id] = match.bm25
-    return KeywordScores(bm25, loose, rank, matched)
+    rows = np.array(sorted(row for row in found if bm25[row] > 0), dtype=np.int64)
+    return KeywordScores(bm25, loose, rank, matched, rows)
 
 
 def warm_matches(

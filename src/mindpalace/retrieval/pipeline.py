@@ -446,7 +446,7 @@ def _hybrid(
             query_vector,
             shown.embedded,  # rows without a vector take part by keywords only
             candidates=options.ann_candidates if options.fusion == "weighted" else 0,
-            extra=np.flatnonzero(keyword.bm25 > 0),
+            extra=keyword.found,
             external=(
                 (lambda k: store.nearest(index.model, query_vector, at.scope, at.filters, limit=k))
                 if index.store_ann
