@@ -223,19 +223,9 @@ class DenseIndex:
         a change of a row it does not hold yet is left to ``extended`` (which
         reads that row's flags). Everything else is shared with this index:
         nothing but the flags is read again."""
-        table = self.table
-        seqs = np.fromiter((c.seq for c in changes), dtype=np.int64, count=len(changes))
-        rows = np.searchsorted(table.seq, seqs)
-        held = rows < len(table)
-        held[held] = table.seq[rows[held]] == seqs[held]
         same = copy.copy(self)
         same.flags = flags
-        if held.any():
-            archived, superseded = table.archived.copy(), table.superseded.copy()
-            picked = rows[held]
-            archived[picked] = [c.archived for c, h in zip(changes, held, strict=True) if h]
-            superseded[picked] = [c.superseded for c, h in zip(changes, held, strict=True) if h]
-            same.table = replace(table, archived=archived, superseded=superseded)
+        same.table = self.table.with_flags(changes)
         return same
 
     def warmed(

@@ -29,7 +29,7 @@ from mindpalace.embed.base import Embedder
 from mindpalace.embed.texts import Progress, embed_text, text_hash, vector_key
 from mindpalace.errors import ConfigError, EmbeddingError, StorageError
 from mindpalace.models import Scope
-from mindpalace.retrieval import ann, heap, parts, warm_cache, warm_vectors
+from mindpalace.retrieval import ann, heap, parts, warm_cache, warm_table, warm_vectors
 from mindpalace.retrieval.compact import CompactVectors
 from mindpalace.retrieval.dense import DenseIndex
 from mindpalace.retrieval.mentions import MentionIndex
@@ -133,6 +133,8 @@ class SemanticIndex(VectorWrites):
         self._saved_graph: ann.AnnIndex | None = None  # the graph an adopted build found on disk
         # (vectors' key, epoch) whose vectors were last mapped from disk, or tried
         self._mapped: tuple[str, int] | None = None
+        # (vectors' key, epoch) whose rows' file was last looked at (``warm_table``)
+        self._rows_saved: tuple[str, int] | None = None
         #: the store's full-text searches this process's writes asked for
         #: (``keywords_for_writes``), all batches together
         self._write_searches = 0
@@ -311,7 +313,9 @@ class SemanticIndex(VectorWrites):
                 index = self._with_new_vectors(index, generation, vectors)
             if index is None or index.epoch != epoch or self._key != key:
                 refresh = index is not None and self._ann is not None and self._key == key
-                table, compact = self._load(key, epoch, texts=warm and at_once, refresh=refresh)
+                table, compact = self._load(
+                    key, epoch, vectors, texts=warm and at_once, refresh=refresh
+                )
                 mentions = (
                     MentionIndex.build(self.store.load_mentions(), table.seq)
                     if warm and at_once
@@ -354,13 +358,9 @@ class SemanticIndex(VectorWrites):
             # Like the warm indexes, the graph is not for a process that
             # recalls once; its build waits for theirs (two cores shared by
             # two builds and the recalls leave each slow).
-            if warm and index.compact is not None and self._mapped != (key, index.epoch):
-                # Once per load of a process that recalls again: the vectors
-                # from the shared file beside the palace (written if none
-                # matches), not this process's own copy.
-                self._mapped = (key, index.epoch)
-                index = warm_vectors.mapped(self.store, index)
-                replaced = True
+            if warm and index.compact is not None:
+                index, mapped = self._kept_beside(index, key)
+                replaced = replaced or mapped
             building = self._warming is not None and self._warming.error is None
             if warm and (index.keyword is not None or not building):
                 index = self._with_graph(index)
@@ -374,15 +374,34 @@ class SemanticIndex(VectorWrites):
             self._start_upgrade()
         return index
 
+    def _kept_beside(self, index: DenseIndex, key: str) -> tuple[DenseIndex, bool]:
+        """Once per load of a process that recalls again: the vectors from
+        the shared file beside the palace (written if none matches), not
+        this process's own copy; and the rows' columns saved beside it where
+        the file there lags, so the next process reads just the later ones.
+        Returns the index and whether its vectors were replaced. Called
+        under ``_lock``."""
+        mapped = False
+        if self._mapped != (key, index.epoch):
+            self._mapped = (key, index.epoch)
+            index = warm_vectors.mapped(self.store, index)
+            mapped = True
+        if self._rows_saved != (key, index.epoch):
+            self._rows_saved = (key, index.epoch)
+            warm_table.save_when_stale(self.store, index)
+        return index, mapped
+
     def _load(
-        self, key: str, epoch: int, *, texts: bool, refresh: bool
+        self, key: str, epoch: int, vectors: int, *, texts: bool, refresh: bool
     ) -> tuple[VectorTable, CompactVectors | None]:
         """The palace's rows for a new index, and their vectors where the
         file beside the palace matches it (mapped; only rows written since
         it was saved are read whole): not when the graph is ``refresh``ed
         from every row's new vector. Called under ``_lock``."""
         found = (
-            None if refresh else warm_vectors.first_load(self.store, key, epoch=epoch, texts=texts)
+            None
+            if refresh
+            else warm_vectors.first_load(self.store, key, epoch=epoch, vectors=vectors, texts=texts)
         )
         if found is None:
             return self.store.load_vectors(key, texts=texts), None

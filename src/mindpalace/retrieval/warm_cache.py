@@ -8,8 +8,10 @@ the palace file, ``<palace file>-warm/``:
 
 - ``text.bin``: the keyword postings and the entity mentions;
 - ``graph.bin``: the HNSW graph in faiss's own format, and its labels;
+- ``table.bin``: the rows' columns that scope, filters and ranking read
+  (``warm_table.py``);
 
-both in the layout of ``warm_arrays.py``. The next process opening the
+all three in the layout of ``warm_arrays.py``. The next process opening the
 palace loads them (well under a second) in place of the build. They are
 memory-mapped, not read: their pages are the file cache, shared by every
 process of the host that opens the palace, where each process held its own
@@ -76,10 +78,12 @@ __all__ = [
     "RESAVE_ROWS",
     "SAVE_ROWS",
     "SUFFIX",
+    "TABLE",
     "TEXT",
     "VECTORS",
     "Saved",
     "Snapshot",
+    "current",
     "discard",
     "file_state",
     "folder_of",
@@ -87,9 +91,12 @@ __all__ = [
     "load_text",
     "matches",
     "meta_of",
+    "pack",
+    "read_file",
     "save_graph_when_built",
     "save_text",
     "trusted",
+    "unpack",
     "write_file",
 ]
 
@@ -119,6 +126,8 @@ GRAPH = "graph.bin"
 OLD_GRAPH = "graph.npz"
 #: the vectors as int8 codes and floats, memory-mapped (``warm_vectors.py``)
 VECTORS = "vectors.bin"
+#: the rows' columns recall filters and ranks by (``warm_table.py``)
+TABLE = "table.bin"
 #: the numpy files a folder may hold
 FILES = (TEXT, GRAPH)
 
@@ -213,14 +222,14 @@ def matches(meta: Mapping[str, Any], kind: str, snapshot: Snapshot) -> int | Non
 # -- strings in arrays -------------------------------------------------------------
 
 
-def _pack(strings: list[str]) -> npt.NDArray[np.uint8] | None:
+def pack(strings: list[str]) -> npt.NDArray[np.uint8] | None:
     """``strings`` as UTF-8 bytes separated by NUL; None if one holds a NUL."""
     if any("\0" in s for s in strings):
         return None
     return np.frombuffer("\0".join(strings).encode("utf-8"), dtype=np.uint8)
 
 
-def _unpack(data: npt.NDArray[Any], count: int) -> list[str]:
+def unpack(data: npt.NDArray[Any], count: int) -> list[str]:
     if count == 0:
         return []
     strings = np.asarray(data, dtype=np.uint8).tobytes().decode("utf-8").split("\0")
@@ -257,7 +266,7 @@ def trusted(folder: Path, handle: IO[bytes]) -> bool:
     return _own_folder(folder) and _own(os.fstat(handle.fileno()))
 
 
-def _read(folder: Path, name: str) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]]] | None:
+def read_file(folder: Path, name: str) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]]] | None:
     """The metadata and memory-mapped arrays of a cache file; None when it
     is absent, untrusted or unreadable."""
     try:
@@ -287,7 +296,7 @@ def file_state(folder: Path, name: str) -> tuple[str, dict[str, Any]]:
         return "absent", {}
     except OSError:
         return "damaged", {}
-    found = _read(folder, name)
+    found = read_file(folder, name)
     if found is None or found[0].get("format") != FORMAT:
         return "damaged", {}
     return "ok", found[0]
@@ -309,7 +318,7 @@ def _saved(
     many of ``snapshot``'s first rows it covers, when its ``kind`` record
     matches the palace as it is; else None."""
     folder = folder_of(store)
-    found = _read(folder, name) if folder is not None else None
+    found = read_file(folder, name) if folder is not None else None
     if found is None:
         return None
     meta, arrays = found
@@ -323,8 +332,8 @@ def _load_text(store: Handle, snapshot: DenseIndex) -> Saved | None:
         return None
     meta, arrays, rows = saved
     try:
-        terms = _unpack(arrays.pop("terms"), int(meta["terms"]))
-        keys = _unpack(arrays.pop("mention_keys"), int(meta["mention_keys"]))
+        terms = unpack(arrays.pop("terms"), int(meta["terms"]))
+        keys = unpack(arrays.pop("mention_keys"), int(meta["mention_keys"]))
         mentions = MentionIndex.restored(
             keys, arrays.pop("mention_offsets"), arrays.pop("mention_rows"), rows
         )
@@ -424,7 +433,7 @@ def discard(store: Handle) -> int:
     if folder is None or not _own_folder(folder):
         return 0
     removed = 0
-    names = (TEXT, OLD_TEXT, GRAPH, OLD_GRAPH, VECTORS)
+    names = (TEXT, OLD_TEXT, GRAPH, OLD_GRAPH, VECTORS, TABLE)
     for path in [*(folder / name for name in names), *folder.glob(".*.tmp")]:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
@@ -432,7 +441,7 @@ def discard(store: Handle) -> int:
     return removed
 
 
-def _current(store: Handle, index: DenseIndex) -> bool:
+def current(store: Handle, index: DenseIndex) -> bool:
     """Whether ``index`` is of the palace as it is now (no erasure, edit or
     delete since it was loaded): a stale one is never saved."""
     try:
@@ -449,11 +458,11 @@ def save_text(store: Handle, index: DenseIndex) -> bool:
     keyword, mentions = index.keyword, index.mentions
     if folder is None or keyword is None or mentions is None or len(index) == 0:
         return False
-    if not _current(store, index):
+    if not current(store, index):
         return False
     terms, arrays = keyword.state()
     keys, offsets, rows = mentions.state()
-    packed_terms, packed_keys = _pack(terms), _pack(keys)
+    packed_terms, packed_keys = pack(terms), pack(keys)
     if packed_terms is None or packed_keys is None:
         return False
     out: dict[str, npt.NDArray[Any]] = dict(arrays)
@@ -497,7 +506,7 @@ def save_graph(store: Handle, graph: ann.AnnIndex, index: DenseIndex) -> bool:
     if folder is None or saved is None:
         return False
     data, seqs = saved
-    if not seqs.shape[0] or seqs[-1] > index.last_seq or not _current(store, index):
+    if not seqs.shape[0] or seqs[-1] > index.last_seq or not current(store, index):
         return False
     rows = int(np.searchsorted(index.table.seq, seqs[-1], side="right"))
     if not np.array_equal(seqs, index.table.seq[:rows][index.embedded[:rows]]):

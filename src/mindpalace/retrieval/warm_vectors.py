@@ -41,7 +41,7 @@ from typing import IO, Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from mindpalace.retrieval import dense, warm_cache
+from mindpalace.retrieval import dense, warm_cache, warm_table
 from mindpalace.retrieval.compact import CompactVectors, Part
 from mindpalace.retrieval.dense import DenseIndex
 from mindpalace.store.roles import Handle, VectorRows
@@ -91,7 +91,7 @@ def save(store: Handle, index: DenseIndex) -> bool:
     return warm_cache.write_file(folder, warm_cache.VECTORS, dump)
 
 
-class VectorStore(Handle, VectorRows, Protocol):
+class VectorStore(warm_table.TableStore, Protocol):
     """What a first load reads: where the palace is, and its rows."""
 
 
@@ -172,14 +172,16 @@ def _mapped_part(folder: Path, snapshot: warm_cache.Snapshot, dims: int) -> Part
 
 
 def first_load(
-    store: VectorStore, model: str, *, epoch: int, texts: bool = False
+    store: VectorStore, model: str, *, epoch: int, vectors: int = -1, texts: bool = False
 ) -> tuple[VectorTable, CompactVectors] | None:
     """The palace's rows (``load_vectors(model, texts=texts)``) for an
     index's load, with their vectors from the file beside ``store``: the
-    rows read without their floats, the file's rows mapped, the rows
-    written since it was saved read from the store. None where no file
-    matches the palace as it is now (``epoch``), or the palace is below the
-    size a compact index keeps: the caller loads every float then."""
+    rows read without their floats (from the rows' file beside it where
+    that matches too, ``warm_table``: ``vectors`` is the store's counter),
+    the file's rows mapped, the rows written since it was saved read from
+    the store. None where no file matches the palace as it is now
+    (``epoch``), or the palace is below the size a compact index keeps:
+    the caller loads every float then."""
     folder = warm_cache.folder_of(store)
     meta = _peek(folder) if folder is not None else None
     if folder is None or meta is None:
@@ -195,7 +197,9 @@ def first_load(
         or key_dimensions(model) not in (0, dims)
     ):
         return None  # stale or another model's: not worth a read of the rows
-    table = store.load_vectors(model, texts=texts, floats=False)
+    table = None if texts else warm_table.load(store, model, epoch=epoch, vectors=vectors)
+    if table is None:
+        table = store.load_vectors(model, texts=texts, floats=False)
     if len(table) < max(dense.COMPACT_ROWS, warm_cache.SAVE_ROWS):
         return None
     unread = _Unread(store, table, model, epoch, dims)

@@ -225,6 +225,22 @@ class VectorTable:
             merged[column] = np.concatenate((getattr(self, column), getattr(more, column)))
         return VectorTable(**merged)
 
+    def with_flags(self, changes: Sequence[FlagChange]) -> VectorTable:
+        """This table with the archived and superseded flags of ``changes``
+        (``Store.flag_changes``) on the rows it holds (a change of a row it
+        does not hold is left out); the other columns shared with it."""
+        seqs = np.fromiter((c.seq for c in changes), dtype=np.int64, count=len(changes))
+        rows = np.searchsorted(self.seq, seqs)
+        held = rows < len(self)
+        held[held] = self.seq[rows[held]] == seqs[held]
+        if not held.any():
+            return self
+        archived, superseded = self.archived.copy(), self.superseded.copy()
+        picked = rows[held]
+        archived[picked] = [c.archived for c, h in zip(changes, held, strict=True) if h]
+        superseded[picked] = [c.superseded for c, h in zip(changes, held, strict=True) if h]
+        return replace(self, archived=archived, superseded=superseded)
+
     def take(self, rows: npt.NDArray[np.int64]) -> VectorTable:
         """The table of ``rows`` of this one, in that order (names kept)."""
         picked: dict[str, Any] = {column: getattr(self, column)[rows] for column in CODED_COLUMNS}
