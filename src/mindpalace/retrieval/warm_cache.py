@@ -128,8 +128,8 @@ OLD_GRAPH = "graph.npz"
 VECTORS = "vectors.bin"
 #: the rows' columns recall filters and ranks by (``warm_table.py``)
 TABLE = "table.bin"
-#: the numpy files a folder may hold
-FILES = (TEXT, GRAPH)
+#: the files of arrays a folder may hold (``warm_arrays.py``'s layout)
+FILES = (TEXT, GRAPH, TABLE)
 
 Arrays = Mapping[str, npt.NDArray[Any]]
 
