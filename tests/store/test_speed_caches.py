@@ -25,13 +25,13 @@ def _raw(store: Store, scope: Scope, query: str, limit: int = 50) -> list[tuple[
     return [(m.memory.content, round(m.bm25, 9)) for m in matches]
 
 
-def _fresh(store: Store) -> Store:
-    """``store`` with its cached counts dropped (PostgreSQL keeps none: its
-    counts are kept per scope partition on write)."""
-    if isinstance(store, ScopedTextSearch):
-        store._size_cache().clear()
-        store._length_cache().clear()
-    return store
+def _fresh(store_target: str, scope: Scope, query: str, limit: int = 50) -> list[tuple[str, float]]:
+    """``_raw`` through a new connection, as a process opening the palace now."""
+    fresh = open_store(store_target, busy_timeout=10)
+    try:
+        return _raw(fresh, scope, query, limit)
+    finally:
+        fresh.close()
 
 
 def test_term_counts_follow_writes_of_another_connection(store: Store, store_target: str) -> None:
@@ -51,7 +51,7 @@ def test_term_counts_follow_writes_of_another_connection(store: Store, store_tar
         other.close()
     cached = _raw(store, ann.scope, "kiwi plum")
     assert cached != before  # the new rows moved the idf: the test can fail
-    assert cached == _raw(_fresh(store), ann.scope, "kiwi plum")
+    assert cached == _fresh(store_target, ann.scope, "kiwi plum")
 
 
 def test_rank_first_window_matches_the_joined_query(store: Store) -> None:
@@ -87,7 +87,7 @@ class SqlOnly:
         store = self.store
         store._WINDOW_FLOOR = 1_000_000  # type: ignore[attr-defined]
         try:
-            return _raw(_fresh(store), scope, term, limit)
+            return _raw(store, scope, term, limit)
         finally:
             del store._WINDOW_FLOOR  # type: ignore[attr-defined]
 

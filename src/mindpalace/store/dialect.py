@@ -97,6 +97,12 @@ class Dialect(abc.ABC):
         is that of the rows its caller sees (none by default)."""
         return []
 
+    def partition_counts_schema(self) -> list[str]:
+        """Statements keeping the partitioned text index's rows and tokens
+        by partition (``scoped_text_schema``), backfilled (none by default:
+        ``scope_tokens_schema`` keeps them where there is no such index)."""
+        return []
+
     def vector_storage_schema(self) -> list[str]:
         """Statements tuning how stored vectors are laid out (none by default)."""
         return []

@@ -515,6 +515,15 @@ def _v22_fact_mentions(d: Dialect) -> list[str]:
     ]
 
 
+def _v23_partition_counts(d: Dialect) -> list[str]:
+    # BM25's figures over the rows the caller sees, summed over its
+    # partitions: each SQLite text partition's rows and tokens kept by the
+    # triggers (counting them scanned every row the caller sees, two
+    # seconds at a million, at each process's first search and after every
+    # write). PostgreSQL keeps its own (v20).
+    return d.partition_counts_schema()
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "memories, tags, embeddings, full-text index", _v1_memories),
     Migration(2, "entities, mentions, edges, memory links, signals", _v2_graph),
@@ -538,6 +547,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(20, "text lengths by scope partition (PostgreSQL)", _v20_scope_tokens),
     Migration(21, "archive and supersession flags read without a reload", _v21_flag_changes),
     Migration(22, "mentions by facts that may be replaced, by name", _v22_fact_mentions),
+    Migration(23, "rows and tokens by text partition (SQLite)", _v23_partition_counts),
 )
 
 

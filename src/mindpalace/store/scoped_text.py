@@ -1,4 +1,4 @@
-"""The per-scope statistics of SQLite's keyword search, cached per generation.
+"""The per-scope statistics of SQLite's keyword search, summed over its partitions.
 
 BM25 in mindpalace counts what it counts over the rows the caller may see:
 idf's N and n and the mean length ``avgdl``. FTS5 computes all three over
@@ -6,13 +6,16 @@ its whole index, every agent's memories included, so another agent's
 private memories (or their erasure) would move this one's scores, and an
 agent planting probe memories could learn from the order of its own hits
 whether a word occurs in memories it may not read. ``sqlite_text.py``
-re-scores FTS5's answers with the scope's figures; this class keeps the
-ones that cost a scan, until the next write.
+re-scores FTS5's answers with the scope's figures; this class reads them
+from each text partition's counts (kept on write): counting them was a
+scan of every row the caller sees, two seconds at a million, at a
+process's first search and after every write.
 """
 
 from __future__ import annotations
 
 from mindpalace.models import Scope
+from mindpalace.store.core import Cursor
 from mindpalace.store.fragments import scope_clause
 from mindpalace.store.fts5_bm25 import fts5_idf
 from mindpalace.store.sql import SqlStore
@@ -21,45 +24,21 @@ __all__ = ["ScopedTextSearch", "fts5_idf"]
 
 
 class ScopedTextSearch(SqlStore):
-    """Per-scope row counts (and, for the backend to fill, mean lengths) for
-    ``search_text``; mixed in before a backend's SqlStore."""
+    """The rows and tokens ``scope`` sees, and the rows of the whole index,
+    for ``search_text``: sums over the text partitions' counts, which the
+    triggers keep (``sqlite_text.PARTITION_COUNTS_SCHEMA``); mixed in before
+    a backend's SqlStore."""
 
-    _sizes: dict[Scope, tuple[int, int, int]]
-    _lengths: dict[Scope, tuple[int, float]]
-
-    def _collection_sizes(self, scope: Scope) -> tuple[int, int, int]:
-        """(generation, rows in the index, rows ``scope`` sees), cached until
-        the next write: counting a scope is a scan, and recall needs it every
-        time. ``generation`` is read from the store on every search, so
-        writes by other processes invalidate the cache too."""
-        generation = self.generation()
-        cached = self._size_cache().get(scope)
-        if cached is not None and cached[0] == generation:
-            return generation, cached[1], cached[2]
+    def _scope_figures(self, cur: Cursor, scope: Scope) -> tuple[int, int, int]:
+        """(rows in the index, rows ``scope`` sees, their tokens), read in
+        the caller's transaction (one snapshot with what it reads next)."""
         s_sql, s_params = scope_clause(scope)
-        with self._read() as cur:
-            total = int(self._exec(cur, "SELECT COUNT(*) FROM memories").fetchone()[0])
-            seen = int(
-                self._exec(
-                    cur, f"SELECT COUNT(*) FROM memories m WHERE {s_sql}", s_params
-                ).fetchone()[0]
-            )
-        sizes = self._size_cache()
-        if len(sizes) >= 256:
-            sizes.clear()
-        sizes[scope] = (generation, total, seen)
-        return generation, total, seen
-
-    def _size_cache(self) -> dict[Scope, tuple[int, int, int]]:
-        try:
-            return self._sizes
-        except AttributeError:
-            self._sizes = {}
-            return self._sizes
-
-    def _length_cache(self) -> dict[Scope, tuple[int, float]]:
-        try:
-            return self._lengths
-        except AttributeError:
-            self._lengths = {}
-            return self._lengths
+        total = self._exec(cur, "SELECT COALESCE(SUM(row_count), 0) FROM memories_fts_parts")
+        rows = int(total.fetchone()[0])
+        seen, tokens = self._exec(
+            cur,
+            "SELECT COALESCE(SUM(row_count), 0), COALESCE(SUM(token_count), 0)"
+            f" FROM memories_fts_parts m WHERE {s_sql}",
+            s_params,
+        ).fetchone()
+        return rows, int(seen), int(tokens)

@@ -21,8 +21,10 @@ from mindpalace.store.core import Cursor
 from mindpalace.store.dialect import Dialect, TextQuery
 from mindpalace.store.sql import SqlStore
 from mindpalace.store.sqlite_text import (
+    PARTITION_COUNTS_SCHEMA,
     PARTITIONED_TEXT_SCHEMA,
     PartitionedTextSearch,
+    doc_tokens,
     scoped_terms,
 )
 
@@ -92,6 +94,10 @@ class SQLiteDialect(Dialect):
     def scoped_text_schema(self) -> list[str]:
         """The partitioned FTS5 index (sqlite_text.py), its triggers and backfill."""
         return list(PARTITIONED_TEXT_SCHEMA)
+
+    def partition_counts_schema(self) -> list[str]:
+        """Each partition's rows and tokens kept by the triggers (sqlite_text.py)."""
+        return list(PARTITION_COUNTS_SCHEMA)
 
     def text_query(self, terms: Sequence[str]) -> TextQuery:
         """Any-term FTS5 match; every term is quoted, so no user text is FTS syntax."""
@@ -190,6 +196,8 @@ class SQLiteStore(PartitionedTextSearch, SqlStore):
         self._conn.create_function("py_lower", 1, _lower, deterministic=True)
         # The partitioned text index's triggers call it on every write.
         self._conn.create_function("mp_scoped_terms", 5, scoped_terms, deterministic=True)
+        # ... and this one, for each partition's token count.
+        self._conn.create_function("mp_doc_tokens", 1, doc_tokens, deterministic=True)
         deadline = time.monotonic() + self._busy_timeout
         while True:
             try:
