@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -44,7 +45,9 @@ def database_url(server: str, name: str) -> str:
 class ThrowawayPostgres:
     """A PostgreSQL server and a migrated template database."""
 
-    def __init__(self, *, prefix: str = "mindpalace_test") -> None:
+    def __init__(
+        self, *, prefix: str = "mindpalace_test", settings: Mapping[str, str] | None = None
+    ) -> None:
         self._embedded: Any = None
         url = os.environ.get(URL_VARIABLE)
         if not url:
@@ -62,6 +65,8 @@ class ThrowawayPostgres:
                 # A throwaway server: durability only costs time here.
                 for setting in ("fsync", "synchronous_commit", "full_page_writes"):
                     conn.execute(f"ALTER SYSTEM SET {setting} = off")
+                for setting, value in (settings or {}).items():
+                    conn.execute(f"ALTER SYSTEM SET {setting} = '{value}'")
                 conn.execute("SELECT pg_reload_conf()")
             conn.execute(f"CREATE DATABASE {self._template}")
         PostgresStore(database_url(url, self._template)).close()
