@@ -87,6 +87,22 @@ def _row(prefix: str) -> str:
     )
 
 
+def _indexed(r: str) -> str:
+    """Index row ``r``'s terms (a trigger's ``new``)."""
+    return (
+        f"INSERT INTO memories_fts_scoped (rowid, {', '.join(_COLUMNS)})"
+        f" VALUES ({r}.seq, {_row(r)});"
+    )
+
+
+def _unindexed(r: str) -> str:
+    """Take row ``r``'s terms out of the index (a trigger's ``old``)."""
+    return (
+        f"INSERT INTO memories_fts_scoped (memories_fts_scoped, rowid, {', '.join(_COLUMNS)})"
+        f" VALUES ('delete', {r}.seq, {_row(r)});"
+    )
+
+
 # A contentless FTS5 table (the terms are computed, never shown) with the
 # ascii tokenizer, which keeps each prefixed term whole; triggers keep it in
 # the row's transaction. ``memories_fts_parts`` lists the partitions that
@@ -107,25 +123,21 @@ PARTITIONED_TEXT_SCHEMA = [
     """,
     f"""
     CREATE TRIGGER memories_fts_scoped_insert AFTER INSERT ON memories BEGIN
-        INSERT INTO memories_fts_scoped (rowid, {", ".join(_COLUMNS)})
-        VALUES (new.seq, {_row("new")});
+        {_indexed("new")}
         INSERT OR IGNORE INTO memories_fts_parts ({_SCOPE})
         VALUES (new.agent_id, new.visibility, new.group_name, new.channel);
     END
     """,
     f"""
     CREATE TRIGGER memories_fts_scoped_delete AFTER DELETE ON memories BEGIN
-        INSERT INTO memories_fts_scoped (memories_fts_scoped, rowid, {", ".join(_COLUMNS)})
-        VALUES ('delete', old.seq, {_row("old")});
+        {_unindexed("old")}
     END
     """,
     f"""
     CREATE TRIGGER memories_fts_scoped_update
     AFTER UPDATE OF {", ".join(_COLUMNS)}, {_SCOPE} ON memories BEGIN
-        INSERT INTO memories_fts_scoped (memories_fts_scoped, rowid, {", ".join(_COLUMNS)})
-        VALUES ('delete', old.seq, {_row("old")});
-        INSERT INTO memories_fts_scoped (rowid, {", ".join(_COLUMNS)})
-        VALUES (new.seq, {_row("new")});
+        {_unindexed("old")}
+        {_indexed("new")}
         INSERT OR IGNORE INTO memories_fts_parts ({_SCOPE})
         VALUES (new.agent_id, new.visibility, new.group_name, new.channel);
     END
@@ -179,26 +191,22 @@ PARTITION_COUNTS_SCHEMA = [
     "DROP TRIGGER memories_fts_scoped_update",
     f"""
     CREATE TRIGGER memories_fts_scoped_insert AFTER INSERT ON memories BEGIN
-        INSERT INTO memories_fts_scoped (rowid, {", ".join(_COLUMNS)})
-        VALUES (new.seq, {_row("new")});
+        {_indexed("new")}
         {_counted("new")}
     END
     """,
     f"""
     CREATE TRIGGER memories_fts_scoped_delete AFTER DELETE ON memories BEGIN
         {_uncounted("old")}
-        INSERT INTO memories_fts_scoped (memories_fts_scoped, rowid, {", ".join(_COLUMNS)})
-        VALUES ('delete', old.seq, {_row("old")});
+        {_unindexed("old")}
     END
     """,
     f"""
     CREATE TRIGGER memories_fts_scoped_update
     AFTER UPDATE OF {", ".join(_COLUMNS)}, {_SCOPE} ON memories BEGIN
         {_uncounted("old")}
-        INSERT INTO memories_fts_scoped (memories_fts_scoped, rowid, {", ".join(_COLUMNS)})
-        VALUES ('delete', old.seq, {_row("old")});
-        INSERT INTO memories_fts_scoped (rowid, {", ".join(_COLUMNS)})
-        VALUES (new.seq, {_row("new")});
+        {_unindexed("old")}
+        {_indexed("new")}
         {_counted("new")}
     END
     """,
