@@ -72,6 +72,15 @@ class _Reads:
         monkeypatch.setattr(SQLiteStore, "load_vectors", counted)
 
 
+def _read_whole(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A first load of ``path`` reads every row from the store (the file is
+    not used), to the same table as a full read."""
+    reads = _Reads(monkeypatch)
+    index = _first(path)
+    assert 0 in reads.after
+    assert _columns(index.table) == _columns(_fresh(path, index.model))
+
+
 def test_the_first_load_reads_only_the_rows_written_since(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -99,10 +108,7 @@ def test_a_changed_palace_is_read_whole(tmp_path: Path, monkeypatch: pytest.Monk
         store = palace.engine.store
         with store._mutate(structural=True):  # type: ignore[attr-defined]
             pass  # what a delete or a re-embedding does to the counters
-    reads = _Reads(monkeypatch)
-    index = _first(path)
-    assert 0 in reads.after
-    assert _columns(index.table) == _columns(_fresh(path, index.model))
+    _read_whole(path, monkeypatch)
 
 
 def test_another_palace_under_the_same_name_is_read_whole(
@@ -118,10 +124,7 @@ def test_another_palace_under_the_same_name_is_read_whole(
         Path(str(path) + suffix).unlink(missing_ok=True)
     shutil.copy2(other, path)  # same counters, same row count: other ids
     shutil.copy2(tmp_path / "kept.bin", folder / warm_cache.TABLE)
-    reads = _Reads(monkeypatch)
-    index = _first(path)
-    assert 0 in reads.after
-    assert _columns(index.table) == _columns(_fresh(path, index.model))
+    _read_whole(path, monkeypatch)
 
 
 def _flip_byte(file: Path) -> None:
@@ -149,10 +152,7 @@ def test_a_damaged_or_untrusted_file_is_not_used(
 ) -> None:
     path = _palace(tmp_path)
     damage(_table_file(path))
-    reads = _Reads(monkeypatch)
-    index = _first(path)
-    assert 0 in reads.after
-    assert _columns(index.table) == _columns(_fresh(path, index.model))
+    _read_whole(path, monkeypatch)
 
 
 def test_the_file_is_saved_again_once_it_lags(

@@ -129,8 +129,7 @@ def stored_keywords(
         row = index.row_of(match.memory.id)
         if row is not None and shown.rows[row]:
             bm25[row] = match.bm25
-            if match.bm25 > 0:
-                found.add(row)
+            found.add(row)
         else:
             loose[match.memory.id] = match.bm25
     rows = np.array(sorted(row for row in found if bm25[row] > 0), dtype=np.int64)

@@ -26,7 +26,7 @@ backend, so PostgreSQL ranks exactly as SQLite does.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -36,7 +36,7 @@ from mindpalace.retrieval.appending import Growable
 from mindpalace.store import words
 from mindpalace.store.fts5_bm25 import K1, B, fts5_idf
 
-__all__ = ["COLUMN_WEIGHTS", "KeywordIndex", "ScopeParts", "fts5_idf", "top_rows"]
+__all__ = ["COLUMN_WEIGHTS", "KeywordIndex", "ScopeParts", "fts5_idf"]
 
 #: title, content, context, tags (the SQLite backend's ``bm25()`` weights)
 COLUMN_WEIGHTS = (1.5, 1.0, 0.5, 1.0)
@@ -93,36 +93,22 @@ class _Segment:
         """The term's postings, only those of the ``allowed`` partitions
         (sorted) when given: their runs are found by binary search, so the
         work grows with the allowed partitions' postings alone."""
-        runs = self.runs(term, allowed)
-        if len(runs) == 1:
-            return runs[0]
-        if not runs:
-            return self.rows[:0], self.tf[:0]
-        return np.concatenate([r for r, _ in runs]), np.concatenate([t for _, t in runs])
-
-    def runs(
-        self, term: int, allowed: npt.NDArray[np.int64] | None = None
-    ) -> list[tuple[Rows, npt.NDArray[np.floating[Any]]]]:
-        """The term's postings as runs of ascending rows (views of the
-        arrays, nothing copied): one per partition holding the term, of
-        the ``allowed`` ones (sorted) when given."""
         if term + 1 >= self.start.shape[0]:
-            return []
+            return self.rows[:0], self.tf[:0]
         lo, hi = int(self.start[term]), int(self.start[term + 1])
-        if lo == hi:
-            return []
+        if allowed is None or lo == hi:
+            return self.rows[lo:hi], self.tf[lo:hi]
         parts = self.parts[lo:hi]
-        if allowed is None:
-            if parts[0] == parts[-1]:
-                return [(self.rows[lo:hi], self.tf[lo:hi])]
-            allowed = np.arange(int(parts[0]), int(parts[-1]) + 1, dtype=np.int64)
         firsts = np.searchsorted(parts, allowed, side="left")
         lasts = np.searchsorted(parts, allowed, side="right")
-        return [
-            (self.rows[lo + int(a) : lo + int(b)], self.tf[lo + int(a) : lo + int(b)])
-            for a, b in zip(firsts.tolist(), lasts.tolist(), strict=True)
-            if b > a
-        ]
+        runs = [(lo + int(a), lo + int(b)) for a, b in zip(firsts, lasts, strict=True) if b > a]
+        if len(runs) == 1:
+            a, b = runs[0]
+            return self.rows[a:b], self.tf[a:b]
+        if not runs:
+            return self.rows[:0], self.tf[:0]
+        picked = np.concatenate([np.arange(a, b) for a, b in runs])
+        return self.rows[picked], self.tf[picked]
 
 
 class KeywordIndex:
@@ -445,65 +431,6 @@ class KeywordIndex:
         # Lengths are whole numbers of tokens: any order sums them exactly.
         return ScopeParts(allowed, seen, float(stats.tokens[allowed].sum()))
 
-    def _query(self, query_words: Sequence[str], visible: Mask, parts: ScopeParts | None) -> _Query:
-        """Each query term's postings and idf (in query order), and how a
-        posting is weighed; counts over the ``visible`` rows (``parts``:
-        theirs from ``scope_parts``, computed when None)."""
-        rows_total = len(self)
-        seen = int(np.count_nonzero(visible)) if parts is None else parts.seen
-        whole = seen == rows_total
-        # k1 (1 - b + b |d| / avgdl) = base + per_token * |d|, avgdl the visible rows' own
-        if parts is not None:
-            visible_tokens = parts.tokens
-        else:
-            visible_tokens = self.tokens_of(visible) if not whole else 0.0
-        avgdl = visible_tokens / seen if visible_tokens > 0 else 1.0
-        base, per_token = K1 * (1.0 - B), K1 * B / avgdl
-        mean = self._total / rows_total if rows_total and self._total > 0 else 1.0
-        # The partitions holding a visible row: only their postings are read.
-        allowed: npt.NDArray[np.int64] | None
-        if whole or (parts is None and self._part_count <= 1):
-            allowed = None
-        elif parts is not None:
-            allowed = parts.allowed
-        else:
-            allowed = np.flatnonzero(
-                np.bincount(self.row_parts[visible], minlength=self._part_count)
-            )
-        terms: list[_Term] = []
-        for word in query_words:
-            # A word FTS5 would cut in several tokens is a phrase there;
-            # here each token counts on its own (rare: "a·b", scripts
-            # unicode61 splits).
-            for phrase in words.terms(word):
-                term = self._vocab.get(phrase)
-                if term is None or term >= self._terms:
-                    continue
-                runs = [run for segment in self._segments for run in segment.runs(term, allowed)]
-                count = sum(int(rows.shape[0]) for rows, _ in runs)
-                if not count:
-                    continue
-                if whole:
-                    idf = fts5_idf(rows_total, count)
-                else:
-                    # Whole partitions: every posting read is a visible row's.
-                    hits = count
-                    if parts is None:
-                        hits = sum(int(np.count_nonzero(visible[rows])) for rows, _ in runs)
-                    if not hits:
-                        continue
-                    idf = fts5_idf(max(seen, hits), hits)
-                terms.append(_Term(idf, runs, count))
-
-        def weigh(idf: float, counts: npt.NDArray[np.floating[Any]], rows: Rows) -> Floats:
-            tf = counts.astype(np.float64, copy=False)  # kept narrower (exactly)
-            lengths = self.lengths[rows]
-            norm = _norm_of(lengths, mean) if whole else base + per_token * lengths
-            weighed: Floats = idf * tf * (K1 + 1.0) / (tf + norm)
-            return weighed
-
-        return _Query(terms, weigh)
-
     def scores(
         self,
         query_words: Sequence[str],
@@ -519,21 +446,52 @@ class KeywordIndex:
         ``only``, just those rows are scored (the others stay 0), each to
         the same float: a caller that chooses among a few rows does not
         pay for every row holding a common word."""
-        query = self._query(query_words, visible, parts)
-        if only is None:
-            return self._summed(query)
-        out = np.zeros(len(self), dtype=np.float64)
-        for term in query.terms:
-            rows, tf = _joined(term.runs)
-            kept = only[rows]
-            out[rows[kept]] += query.weigh(term.idf, tf[kept], rows[kept])
-        return out
-
-    def _summed(self, query: _Query) -> Floats:
-        out = np.zeros(len(self), dtype=np.float64)
-        for term in query.terms:
-            rows, tf = _joined(term.runs)
-            out[rows] += query.weigh(term.idf, tf, rows)
+        rows_total = len(self)
+        out = np.zeros(rows_total, dtype=np.float64)
+        seen = int(np.count_nonzero(visible)) if parts is None else parts.seen
+        whole = seen == rows_total
+        # k1 (1 - b + b |d| / avgdl) = base + per_token * |d|, avgdl the visible rows' own
+        if parts is not None:
+            visible_tokens = parts.tokens
+        else:
+            visible_tokens = self.tokens_of(visible) if not whole else 0.0
+        avgdl = visible_tokens / seen if visible_tokens > 0 else 1.0
+        base, per_token = K1 * (1.0 - B), K1 * B / avgdl
+        mean = self._total / rows_total if rows_total and self._total > 0 else 1.0
+        # The partitions holding a visible row: only their postings are read.
+        allowed: npt.NDArray[np.int64] | None = None
+        if not whole and parts is not None:
+            allowed = parts.allowed
+        elif not whole and self._part_count > 1:
+            allowed = np.flatnonzero(
+                np.bincount(self.row_parts[visible], minlength=self._part_count)
+            )
+        for word in query_words:
+            # A word FTS5 would cut in several tokens is a phrase there;
+            # here each token counts on its own (rare: "a·b", scripts
+            # unicode61 splits).
+            for term in words.terms(word):
+                rows, tf = self.postings(term, allowed)
+                if rows.shape[0] == 0:
+                    continue
+                if whole:
+                    idf = fts5_idf(rows_total, int(rows.shape[0]))
+                else:
+                    # Whole partitions: every posting read is a visible row's.
+                    hits = (
+                        int(rows.shape[0])
+                        if parts is not None
+                        else int(np.count_nonzero(visible[rows]))
+                    )
+                    if not hits:
+                        continue
+                    idf = fts5_idf(max(seen, hits), hits)
+                if only is not None:
+                    kept = only[rows]
+                    rows, tf = rows[kept], tf[kept]
+                lengths = self.lengths[rows]
+                norm = _norm_of(lengths, mean) if whole else base + per_token * lengths
+                out[rows] += idf * tf * (K1 + 1.0) / (tf + norm)
         return out
 
 
@@ -572,28 +530,6 @@ class _PartitionStats(NamedTuple):
         sizes = sizes + np.bincount(parts, minlength=count)
         tokens = tokens + np.bincount(parts, weights=lengths, minlength=count).astype(np.float64)
         return _PartitionStats(first, sizes, tokens)
-
-
-class _Term(NamedTuple):
-    idf: float
-    runs: list[tuple[Rows, npt.NDArray[np.floating[Any]]]]
-    size: int  # postings
-
-
-class _Query(NamedTuple):
-    terms: list[_Term]
-    weigh: Callable[[float, npt.NDArray[np.floating[Any]], Rows], Floats]
-
-
-def _joined(
-    runs: Sequence[tuple[Rows, npt.NDArray[np.floating[Any]]]],
-) -> tuple[Rows, npt.NDArray[np.floating[Any]]]:
-    """A term's runs as one array of rows and one of counts."""
-    if len(runs) == 1:
-        return runs[0]
-    if not runs:
-        return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float64)
-    return np.concatenate([r for r, _ in runs]), np.concatenate([t for _, t in runs])
 
 
 def _typed(array: npt.NDArray[Any], dtype: type[np.generic]) -> npt.NDArray[Any]:

@@ -30,8 +30,8 @@ class ScopedTextSearch(SqlStore):
     a backend's SqlStore."""
 
     def _scope_figures(self, cur: Cursor, scope: Scope) -> tuple[int, int, int]:
-        """(rows in the index, rows ``scope`` sees, their tokens), read in
-        the caller's transaction (one snapshot with what it reads next)."""
+        """(rows in the index, rows ``scope`` sees, their tokens), read with
+        the caller's cursor just before what it reads next."""
         s_sql, s_params = scope_clause(scope)
         total = self._exec(cur, "SELECT COALESCE(SUM(row_count), 0) FROM memories_fts_parts")
         rows = int(total.fetchone()[0])
