@@ -55,7 +55,15 @@ CHANNELS = (None, "peer:1", "peer:2")
 WORDS = ("river", "stone", "cloud", "ember", "maple", "frost", "delta", "orbit")
 SESSIONS = ("s1", "s2")
 TOKEN = re.compile(r"tk\d{7}")
+# An id (``mem_`` + 26 Crockford base32 characters): case-folded, its random
+# part may spell a token ("...TK3823229..." -> "tk3823229"); removed first.
+ID = re.compile(r"[A-Za-z]+_[0-9A-Za-z]{26}(?![0-9A-Za-z])")
 EMBEDDER = HashingEmbedder(dimensions=64)
+
+
+def tokens_in(text: str) -> set[str]:
+    """The memory tokens ``text`` names, ids aside."""
+    return set(TOKEN.findall(ID.sub(" ", text)))
 
 
 @dataclass(frozen=True)
@@ -178,9 +186,10 @@ class Probe:
         """No token of a memory the reader may not see occurs in ``output``."""
         text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
         tokens = self.world.by_token()
-        for token in set(TOKEN.findall(text)):
+        for token in tokens_in(text):
             rec = tokens.get(token)
-            assert rec is not None, f"unknown token {token} in output"
+            at = text.find(token)
+            assert rec is not None, f"unknown token {token} in: ...{text[at - 200 : at + 200]}"
             assert self.sees(rec), f"{self.reader} saw {rec}"
 
 
@@ -720,6 +729,14 @@ def leak_machine(world_factory: Callable[[], World]) -> type[RuleBasedStateMachi
             SURFACES[surface](probe)
 
     return Leaks
+
+
+def test_tokens_are_not_read_inside_ids() -> None:
+    """A case-folded id may spell a token; only the text's own tokens count."""
+    shown = json.dumps({"id": "mem_01M8KN5Q4MZRTK3823229NVMWA", "content": "tk0000042 river"})
+    assert TOKEN.findall(shown.lower()) == ["tk3823229", "tk0000042"]
+    assert tokens_in(shown.lower()) == {"tk0000042"}
+    assert tokens_in("@tk0000001 and Tk0000002db".lower()) == {"tk0000001", "tk0000002"}
 
 
 def test_peer_palace_without_channel_fails_closed(store: Store) -> None:
