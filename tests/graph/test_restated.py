@@ -17,6 +17,7 @@ from mindpalace import Palace, writing
 from mindpalace.config import Settings
 from mindpalace.models import Memory
 from mindpalace.retrieval import warm_cache
+from mindpalace.store import supersede
 from mindpalace.store.supersede import says_change
 
 OLD = "The weekly planning meeting is on Mondays at 10 am in the large meeting room."
@@ -104,6 +105,23 @@ def test_the_rule_stays_within_its_scope_category_and_kind(
     lesson = alice.remember(OLD, category="lesson")
     alice.remember(NEW + " Noted.", category="lesson")  # lessons add up, none replaces
     assert alice.get(lesson.id).superseded_by is None
+
+
+@pytest.mark.parametrize("longest", [supersede.MAX_RESTATEMENT, 100])
+def test_a_long_text_replaces_nothing_in_other_words(
+    minilm: Callable[..., Palace], clock: Any, monkeypatch: pytest.MonkeyPatch, longest: int
+) -> None:
+    """A text of more words than a statement has (a chat turn written as a
+    fact) closes nothing by this rule; the same text under a higher bound
+    does, so the bound is what decides."""
+    monkeypatch.setattr(supersede, "MAX_RESTATEMENT", longest)
+    palace = minilm()
+    old = palace.remember(OLD, category="decision")
+    clock.now += timedelta(days=30)
+    long = " ".join([NEW] * 4)  # 64 words
+    new = palace.remember(long, category="decision")
+    closed = palace.get(old.id).superseded_by
+    assert closed == (None if longest < 64 else new.id)
 
 
 @pytest.mark.parametrize("warm", [False, True])

@@ -34,7 +34,11 @@ before the write and the store checks it inside the transaction:
    over", "moved", "switched", "pushed back", "went up", ...) or an onset
    ("from 2 November", "since 1 May", "as of October", "starting next
    week"; not the start of a span, "from 8 am to 6 pm"); and it does not
-   say that it adds ("also", "as well", "in addition").
+   say that it adds ("also", "as well", "in addition"). It is a statement,
+   at most ``MAX_RESTATEMENT`` words: a longer text (a chat turn or a
+   document written as a fact) says many things, and closing the memory
+   its words match best would hide what else that memory holds. (The
+   everyday palaces' replacements have at most 36 words.)
 2. Its best keyword matches among the current memories of its own scope
    part and category, written before it, are the candidates (five).
 3. The best keyword match is replaced when it is also the candidate
@@ -67,6 +71,7 @@ from mindpalace.models import Category, MemoryKind, NewMemory
 __all__ = [
     "FACT_CATEGORIES",
     "MAX_CHANGE",
+    "MAX_RESTATEMENT",
     "RESTATED_CATEGORIES",
     "FactCandidate",
     "may_replace",
@@ -84,6 +89,8 @@ FACT_CATEGORIES = (
     Category.RULE,
 )
 MAX_CHANGE = 6
+#: the longest text (in words) the second rule links as a replacement
+MAX_RESTATEMENT = 60
 #: the categories the second rule (a replacement in other words) links
 RESTATED_CATEGORIES = (*FACT_CATEGORIES, Category.EVENT, Category.WORKFLOW)
 
@@ -253,11 +260,12 @@ def says_change(text: str) -> bool:
 
 def may_restate(new: NewMemory) -> bool:
     """Whether ``new`` may replace a memory it says in other words (rule
-    2.1): written on its own, of a category the rule links, saying that
-    something changed."""
+    2.1): written on its own, of a category the rule links, a statement
+    (at most ``MAX_RESTATEMENT`` words) saying that something changed."""
     return (
         new.category in RESTATED_CATEGORIES
         and new.kind is not MemoryKind.MESSAGE
+        and len(_WORD.findall(new.content)) <= MAX_RESTATEMENT
         and says_change(new.content)
     )
 
