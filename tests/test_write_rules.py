@@ -174,8 +174,10 @@ def test_reading_mentions_a_page_at_a_time_keeps_the_candidates_of_a_full_read(
     assert {m.norm for m in new.mentions} == {"apollo", "zeus", "hera"}
     store = palace.engine.store
 
+    share = candidates_sql.first_page
+
     def candidates(first: int) -> list[tuple[str, frozenset[str]]]:
-        monkeypatch.setattr(candidates_sql, "FIRST_MENTIONS", first)
+        monkeypatch.setattr(candidates_sql, "first_page", lambda limit, names: first)
         with store._read() as cur:  # type: ignore[attr-defined]
             found = store._fact_candidates(  # type: ignore[attr-defined]
                 cur, sorted(m.norm for m in new.mentions), new
@@ -186,8 +188,46 @@ def test_reading_mentions_a_page_at_a_time_keeps_the_candidates_of_a_full_read(
     assert len(whole) == 50
     # Zeus's page of old facts fills the count before Apollo's newer ones
     # are all read: Apollo is read on, Zeus no further.
-    for first in (1, 2, 5, 16, 30):
+    for first in (1, 2, 5, 16, 17, 30):  # 17: the share of 50 among three names
         assert candidates(first) == whole
+    assert share(50, 3) == 17
+
+
+def test_a_write_looks_up_about_as_many_memories_as_it_keeps(
+    palace: Palace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Look-ups go newest first over all of a write's names and stop once
+    the ``limit`` newest current facts are known: a write naming six
+    things, each in 40 current facts, looks up about 50 memories, not a
+    page of each name's, and keeps what reading every mention keeps."""
+    names = ["Apollo", "Zeus", "Hera", "Athena", "Ares", "Hermes"]
+    for i in range(120):
+        palace.remember(f"The team of {names[i % 6]}, {names[(i + 1) % 6]} reviewed line {i}.")
+    new = writing.new_memory(palace.seat, Draft("Apollo status is red, " + ", ".join(names)))
+    norms = sorted(m.norm for m in new.mentions)
+    assert len(norms) == 6
+    store = palace.engine.store
+    counted: list[int] = []
+    look_up = candidates_sql.CandidatesSql._look_up
+
+    def counting(
+        self: candidates_sql.CandidatesSql, cur: object, seqs: list[int], *rest: object
+    ) -> None:
+        counted.append(len(seqs))
+        look_up(self, cur, seqs, *rest)  # type: ignore[arg-type]
+
+    def candidates() -> list[str]:
+        with store._read() as cur:  # type: ignore[attr-defined]
+            found = store._fact_candidates(cur, norms, new)  # type: ignore[attr-defined]
+        return [c.id for c in found]
+
+    whole_page = candidates_sql.first_page
+    monkeypatch.setattr(candidates_sql, "first_page", lambda limit, names: 10**6)
+    whole = candidates()
+    monkeypatch.setattr(candidates_sql, "first_page", whole_page)
+    monkeypatch.setattr(candidates_sql.CandidatesSql, "_look_up", counting)
+    assert candidates() == whole and len(whole) == 50
+    assert sum(counted) <= 60, counted
 
 
 def test_chat_that_names_the_subject_does_not_hide_the_fact_it_replaces(

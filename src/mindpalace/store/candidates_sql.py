@@ -20,16 +20,21 @@ __all__ = [
     "FIRST_MENTIONS",
     "MEMORIES_BY_KEY",
     "RECENT_MENTIONS",
+    "SHARE_MENTIONS",
     "CandidatesSql",
     "ReadFacts",
+    "first_page",
+    "next_page",
 ]
 
 #: how many of a name's newest mentions a write looks at for facts it replaces
 RECENT_MENTIONS = 2000
-#: a name's first page of those mentions; each later page (read only while
-#: the name's older mentions may still be among the candidates a write
-#: keeps) is 4x larger
-FIRST_MENTIONS = 16
+#: the most mentions of one name a write's first page reads; each later
+#: page (read only while the name's older mentions may still be among the
+#: candidates a write keeps) is 4x larger
+FIRST_MENTIONS = 64
+#: the fewest it reads (``first_page``)
+SHARE_MENTIONS = 4
 #: keys per statement when reading memories by key
 _CHUNK = 500
 # Larger than any key: a name's first page starts at its newest mention.
@@ -47,6 +52,31 @@ FACT_MENTIONS = (
     "SELECT entity_seq, memory_seq FROM mentions WHERE entity_seq = ? AND fact = 1"
     " AND memory_seq < ? ORDER BY memory_seq DESC LIMIT {}"
 )
+
+
+def first_page(limit: int, names: int) -> int:
+    """How many of each name's newest mentions a write reads first: its
+    share of the ``limit`` candidates the write keeps (between
+    ``SHARE_MENTIONS`` and ``FIRST_MENTIONS``). Each memory read is looked
+    up (whether it is current, its category, its time); a real chat turn
+    written as a fact names a dozen things, and pages of 16 each looked up
+    200 memories a write where 50 are kept. The pages that follow read a
+    name on only while its older mentions may still be kept, so the
+    candidates do not depend on the size of the first."""
+    share = -(-limit // max(names, 1))
+    return max(1, min(FIRST_MENTIONS, max(SHARE_MENTIONS, share)))
+
+
+def next_page(page: int, short: int, names: int) -> int:
+    """The next page of the names read on: 4x the last while the write
+    has its ``limit`` candidates (``short`` <= 0: a name is read on only
+    while its older mentions may still be kept; a run of closed facts
+    takes few pages); while it is ``short`` of them, at most twice the
+    names' share of what is missing (a write 3 short among 7 names read a
+    page of 24 more of each)."""
+    if short <= 0:
+        return page * 4
+    return max(SHARE_MENTIONS, min(page * 4, -(-2 * short // max(names, 1))))
 
 
 @dataclass(slots=True)
@@ -115,43 +145,8 @@ class CandidatesSql(SameAsSql):
         }
         if not entities:
             return []
-        # Each name's newest mentions by facts (the partial index lists them
-        # in order), a page at a time, and the memories they point to by
-        # primary key, in chunks (a join of the two let PostgreSQL, its
-        # statistics stale in a long transaction, scan every memory of the
-        # part for each mention: seconds a write). A name is read further
-        # only while its older mentions could still be among the ``limit``
-        # newest current candidates of all names (its last key read is
-        # above the ``limit``-th newest found): where facts are written in
-        # date order, the candidates kept are those of reading every page.
         wanted = (*part, new.category.value)
-        names_of: dict[int, list[int]] = {}
-        looked: dict[int, tuple[float, str] | None] = {}  # seq: (created, id) if current
-        taken = dict.fromkeys(entities, 0)
-        before = dict.fromkeys(entities, _AFTER_EVERY_KEY)
-        pending, page = list(entities), FIRST_MENTIONS
-        while pending:
-            sizes = {e: min(page, RECENT_MENTIONS - taken[e]) for e in pending}
-            pages = " UNION ALL ".join(
-                f"SELECT * FROM ({FACT_MENTIONS.format(sizes[e])}) AS n{i}"
-                for i, e in enumerate(pending)
-            )
-            params = [v for e in pending for v in (e, before[e])]
-            got: dict[int, list[int]] = {e: [] for e in pending}
-            for entity_seq, memory_seq in self._exec(cur, pages, params).fetchall():
-                got[int(entity_seq)].append(int(memory_seq))
-            self._look_up(cur, [m for ms in got.values() for m in ms], looked, wanted, read)
-            more = []
-            for e in pending:
-                for memory_seq in got[e]:
-                    names_of.setdefault(memory_seq, []).append(e)
-                taken[e] += len(got[e])
-                if len(got[e]) == sizes[e] and taken[e] < RECENT_MENTIONS:
-                    before[e] = got[e][-1]  # older ones may follow
-                    more.append(e)
-            newest = sorted((seq for seq, seen in looked.items() if seen is not None), reverse=True)
-            floor = newest[limit - 1] if len(newest) >= limit else -1
-            pending, page = [e for e in more if before[e] > floor], page * 4
+        looked, names_of = self._newest_current(cur, list(entities), wanted, limit, read)
         current = [(*seen, seq) for seq, seen in looked.items() if seen is not None]
         current.sort(reverse=True)  # newest first: created_at, then id, descending
         # Cut on keys alone (each fact's names count); only the chosen facts'
@@ -175,6 +170,85 @@ class CandidatesSql(SameAsSql):
                 texts[int(seq)] = (str(memory_id), str(content), str(content_hash))
         # Newest first, as ordered above (dicts keep the order of insertion).
         return [FactCandidate(*texts[seq], norms) for seq, norms in named.items() if seq in texts]
+
+    def _newest_current(
+        self,
+        cur: Cursor,
+        entities: list[int],
+        wanted: tuple[str, ...],
+        limit: int,
+        read: ReadFacts,
+    ) -> tuple[dict[int, tuple[float, str] | None], dict[int, list[int]]]:
+        """Which memories the ``entities``' newest mentions by facts point
+        to are current memories of ``wanted`` (the ``_look_up`` record),
+        and the entities each of them mentions, read until the ``limit``
+        newest current ones are known.
+
+        Each name's mentions are read newest first (the partial index lists
+        them in order), a page at a time, and the memories they point to
+        are looked up by primary key (a join of the two let PostgreSQL, its
+        statistics stale in a long transaction, scan every memory of the
+        part for each mention: seconds a write). Look-ups go newest first
+        over all names: a key read is looked up once no name's unread
+        mentions can be newer (it is at or above every open name's last
+        key read), and only until ``limit`` current ones are found; that
+        ``limit``-th newest is the floor, below which nothing is looked up,
+        and a name is read on only while its last key read is above it.
+        Where facts are written in date order, the candidates kept are
+        those of reading every page."""
+        names_of: dict[int, list[int]] = {}
+        looked: dict[int, tuple[float, str] | None] = {}  # seq: (created, id) if current
+        taken = dict.fromkeys(entities, 0)
+        before = dict.fromkeys(entities, _AFTER_EVERY_KEY)
+        open_ = set(entities)  # names whose older mentions may follow
+        unlooked: set[int] = set()  # read, above the floor, not looked up
+        newest: list[int] = []  # current ones' keys, newest first
+        pending, page = list(entities), first_page(limit, len(entities))
+        floor = -1  # the ``limit``-th newest current one's key, once found
+        while True:
+            if pending:
+                sizes = {e: min(page, RECENT_MENTIONS - taken[e]) for e in pending}
+                pages = " UNION ALL ".join(
+                    f"SELECT * FROM ({FACT_MENTIONS.format(sizes[e])}) AS n{i}"
+                    for i, e in enumerate(pending)
+                )
+                params = [v for e in pending for v in (e, before[e])]
+                got: dict[int, list[int]] = {e: [] for e in pending}
+                for entity_seq, memory_seq in self._exec(cur, pages, params).fetchall():
+                    got[int(entity_seq)].append(int(memory_seq))
+                for e in pending:
+                    for memory_seq in got[e]:
+                        names_of.setdefault(memory_seq, []).append(e)
+                        if memory_seq > floor and memory_seq not in looked:
+                            unlooked.add(memory_seq)
+                    taken[e] += len(got[e])
+                    if got[e]:
+                        before[e] = got[e][-1]
+                    if len(got[e]) < sizes[e] or taken[e] >= RECENT_MENTIONS:
+                        open_.discard(e)
+            # Keys at or above every open name's last key read come in order.
+            frontier = max((before[e] for e in open_), default=-1)
+            settled = sorted((m for m in unlooked if m >= frontier), reverse=True)
+            done = 0
+            while done < len(settled) and len(newest) < limit:
+                chunk = settled[done : done + max(SHARE_MENTIONS, limit - len(newest))]
+                self._look_up(cur, chunk, looked, wanted, read)
+                unlooked.difference_update(chunk)
+                done += len(chunk)
+                newest = sorted(
+                    (seq for seq, seen in looked.items() if seen is not None), reverse=True
+                )
+            if len(newest) >= limit:
+                floor = newest[limit - 1]
+                unlooked = {m for m in unlooked if m > floor}
+            pending = [e for e in entities if e in open_ and before[e] > floor]
+            if not pending:
+                break
+            page = next_page(page, limit - len(newest), len(pending))
+        # Every name is read down to the floor: what is left above it is in order.
+        if unlooked:
+            self._look_up(cur, sorted(unlooked, reverse=True), looked, wanted, read)
+        return looked, names_of
 
     def _look_up(
         self,
