@@ -107,14 +107,14 @@ def test_the_rule_stays_within_its_scope_category_and_kind(
     assert alice.get(lesson.id).superseded_by is None
 
 
-@pytest.mark.parametrize("longest", [supersede.MAX_RESTATEMENT, 100])
+@pytest.mark.parametrize("longest", [supersede.MAX_STATEMENT, 100])
 def test_a_long_text_replaces_nothing_in_other_words(
     minilm: Callable[..., Palace], clock: Any, monkeypatch: pytest.MonkeyPatch, longest: int
 ) -> None:
     """A text of more words than a statement has (a chat turn written as a
     fact) closes nothing by this rule; the same text under a higher bound
     does, so the bound is what decides."""
-    monkeypatch.setattr(supersede, "MAX_RESTATEMENT", longest)
+    monkeypatch.setattr(supersede, "MAX_STATEMENT", longest)
     palace = minilm()
     old = palace.remember(OLD, category="decision")
     clock.now += timedelta(days=30)

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from mindpalace import Palace
 from mindpalace.models import Mention, NewMemory
+from mindpalace.store import supersede
 from mindpalace.store.supersede import _ends, _words, may_replace, same_attribute
 
 PAIRS = [
@@ -72,6 +73,21 @@ def test_supersession_never_crosses_scopes(make_palace: object) -> None:
     shared = alice.remember("Dan works at Initech", visibility="shared")
     alice.remember("Dan works at Globex")  # isolated: another scope than the shared fact
     assert alice.get(shared.id).superseded_by is None
+
+
+@pytest.mark.parametrize("longest", [supersede.MAX_STATEMENT, 100])
+def test_a_long_text_is_not_a_statement_that_replaces(
+    palace: Palace, monkeypatch: pytest.MonkeyPatch, longest: int
+) -> None:
+    """A text of more words than a statement (a chat turn or a document
+    written as a fact) replaces nothing, though it changes one value of
+    the older one; under a higher bound the same pair is linked."""
+    monkeypatch.setattr(supersede, "MAX_STATEMENT", longest)
+    notes = " ".join(f"Point {i} of the review was read aloud." for i in range(8))  # 64 words
+    old = palace.remember(f"Alice leads Project Falcon. {notes}")
+    new = palace.remember(f"Bob now leads Project Falcon. {notes}")  # 69 words
+    closed = palace.get(old.id).superseded_by
+    assert closed == (None if longest < 69 else new.id)
 
 
 def test_only_fact_like_categories_supersede(palace: Palace) -> None:

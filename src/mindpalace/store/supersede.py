@@ -1,6 +1,13 @@
 """Supersession: when a new fact replaces an older one about the same entity
 and attribute.
 
+Both rules below link statements: a new text of at most ``MAX_STATEMENT``
+words. A longer one (a chat turn or a document written as a fact) says
+many things, and closing an older memory because the two match would hide
+what else that memory holds; nor is it searched for what it replaces,
+which cost a bulk import of long texts a look at up to 50 facts a write.
+(The everyday palaces' replacements have at most 36 words.)
+
 The rule (no LLM), applied to two memories of one scope and one category
 among fact, decision, person, goal and rule, the new one written later:
 
@@ -34,11 +41,7 @@ before the write and the store checks it inside the transaction:
    over", "moved", "switched", "pushed back", "went up", ...) or an onset
    ("from 2 November", "since 1 May", "as of October", "starting next
    week"; not the start of a span, "from 8 am to 6 pm"); and it does not
-   say that it adds ("also", "as well", "in addition"). It is a statement,
-   at most ``MAX_RESTATEMENT`` words: a longer text (a chat turn or a
-   document written as a fact) says many things, and closing the memory
-   its words match best would hide what else that memory holds. (The
-   everyday palaces' replacements have at most 36 words.)
+   say that it adds ("also", "as well", "in addition").
 2. Its best keyword matches among the current memories of its own scope
    part and category, written before it, are the candidates (five).
 3. The best keyword match is replaced when it is also the candidate
@@ -71,7 +74,7 @@ from mindpalace.models import Category, MemoryKind, NewMemory
 __all__ = [
     "FACT_CATEGORIES",
     "MAX_CHANGE",
-    "MAX_RESTATEMENT",
+    "MAX_STATEMENT",
     "RESTATED_CATEGORIES",
     "FactCandidate",
     "may_replace",
@@ -89,8 +92,8 @@ FACT_CATEGORIES = (
     Category.RULE,
 )
 MAX_CHANGE = 6
-#: the longest text (in words) the second rule links as a replacement
-MAX_RESTATEMENT = 60
+#: the longest new text (in words) either rule links as a replacement
+MAX_STATEMENT = 60
 #: the categories the second rule (a replacement in other words) links
 RESTATED_CATEGORIES = (*FACT_CATEGORIES, Category.EVENT, Category.WORKFLOW)
 
@@ -236,13 +239,19 @@ def same_attribute(old_text: str, new_text: str, shared_entities: Sequence[str])
     return marked or copula_value or any(word in _FUNCTIONAL for word in common)
 
 
+def _statement(text: str) -> bool:
+    """Whether ``text`` is short enough for either rule to link it."""
+    return len(_WORD.findall(text)) <= MAX_STATEMENT
+
+
 def may_replace(new: NewMemory) -> bool:
     """Whether ``new`` could replace any fact at all: what the rule asks of
-    the new memory alone (a fact-like category, a mention, and a change
-    marker, a copula or a functional word in its text: the common part and
-    the word before the value are words of both texts), so that a write
-    that cannot replace anything reads no candidates."""
-    if new.category not in FACT_CATEGORIES or not new.mentions:
+    the new memory alone (a fact-like category, a mention, a statement of
+    at most ``MAX_STATEMENT`` words, and a change marker, a copula or a
+    functional word in its text: the common part and the word before the
+    value are words of both texts), so that a write that cannot replace
+    anything reads no candidates."""
+    if new.category not in FACT_CATEGORIES or not new.mentions or not _statement(new.content):
         return False
     words, marked = _words(new.content)
     return len(words) >= 3 and (marked or any(w in _COPULA or w in _FUNCTIONAL for w in words))
@@ -261,11 +270,11 @@ def says_change(text: str) -> bool:
 def may_restate(new: NewMemory) -> bool:
     """Whether ``new`` may replace a memory it says in other words (rule
     2.1): written on its own, of a category the rule links, a statement
-    (at most ``MAX_RESTATEMENT`` words) saying that something changed."""
+    (at most ``MAX_STATEMENT`` words) saying that something changed."""
     return (
         new.category in RESTATED_CATEGORIES
         and new.kind is not MemoryKind.MESSAGE
-        and len(_WORD.findall(new.content)) <= MAX_RESTATEMENT
+        and _statement(new.content)
         and says_change(new.content)
     )
 
