@@ -77,7 +77,10 @@ class RowsOf:
     @classmethod
     def of(cls, ids: npt.NDArray[np.object_]) -> RowsOf:
         """The rows of ``ids`` (in row order)."""
-        return cls({str(memory_id): row for row, memory_id in enumerate(ids)}, len(ids))
+        # Ids are str already: one dict over the list, no call per row (a
+        # million rows: 0.66 s as a comprehension of str(id), a sixth of a
+        # worker's first recall).
+        return cls(dict(zip(ids.tolist(), range(len(ids)), strict=True)), len(ids))
 
     def get(self, memory_id: str, length: int) -> int | None:
         """The row of ``memory_id`` in a version of ``length`` rows."""

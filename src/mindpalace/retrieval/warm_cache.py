@@ -179,7 +179,7 @@ def fingerprint(index: Snapshot, rows: int) -> str:
     table = index.table
     digest = hashlib.blake2b(digest_size=20)
     digest.update(np.ascontiguousarray(table.seq[:rows], dtype=np.int64).tobytes())
-    digest.update("\0".join(str(i) for i in table.ids[:rows].tolist()).encode("utf-8"))
+    digest.update("\0".join(map(str, table.ids[:rows].tolist())).encode("utf-8"))
     embedded = table.embedded[:rows] if table.embedded.shape[0] else np.ones(rows, dtype=bool)
     digest.update(np.ascontiguousarray(embedded).tobytes())
     step = max(1, rows // _SAMPLE_ROWS)
