@@ -132,6 +132,22 @@ def test_a_later_fact_of_a_batch_replaces_an_earlier_one(palace: Palace) -> None
     assert [m.id for m in palace.graph.history(second.id)] == [before.id, first.id, second.id]
 
 
+def counted_look_ups(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many memories each of the supersession rule's look-ups reads,
+    appended as they happen."""
+    counted: list[int] = []
+    look_up = candidates_sql.CandidatesSql._look_up
+
+    def counting(
+        self: candidates_sql.CandidatesSql, cur: object, seqs: list[int], *rest: object
+    ) -> None:
+        counted.append(len(seqs))
+        look_up(self, cur, seqs, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(candidates_sql.CandidatesSql, "_look_up", counting)
+    return counted
+
+
 def test_a_names_mentions_are_read_past_those_of_closed_facts(
     palace: Palace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -139,16 +155,7 @@ def test_a_names_mentions_are_read_past_those_of_closed_facts(
     to older pages while the name has too few current facts: newer facts
     that were archived or replaced do not hide the one it replaces."""
     monkeypatch.setattr(candidates_sql, "FIRST_MENTIONS", 2)
-    read: list[int] = []
-    look_up = candidates_sql.CandidatesSql._look_up
-
-    def counted(
-        self: candidates_sql.CandidatesSql, cur: object, seqs: list[int], *rest: object
-    ) -> None:
-        read.append(len(seqs))
-        look_up(self, cur, seqs, *rest)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(candidates_sql.CandidatesSql, "_look_up", counted)
+    read = counted_look_ups(monkeypatch)
     before = palace.remember("Apollo status is green")
     for i in range(9):
         palace.forget(palace.remember(f"Apollo budget review number {i} is booked").id)
@@ -207,14 +214,6 @@ def test_a_write_looks_up_about_as_many_memories_as_it_keeps(
     norms = sorted(m.norm for m in new.mentions)
     assert len(norms) == 6
     store = palace.engine.store
-    counted: list[int] = []
-    look_up = candidates_sql.CandidatesSql._look_up
-
-    def counting(
-        self: candidates_sql.CandidatesSql, cur: object, seqs: list[int], *rest: object
-    ) -> None:
-        counted.append(len(seqs))
-        look_up(self, cur, seqs, *rest)  # type: ignore[arg-type]
 
     def candidates() -> list[str]:
         with store._read() as cur:  # type: ignore[attr-defined]
@@ -225,7 +224,7 @@ def test_a_write_looks_up_about_as_many_memories_as_it_keeps(
     monkeypatch.setattr(candidates_sql, "first_page", lambda limit, names: 10**6)
     whole = candidates()
     monkeypatch.setattr(candidates_sql, "first_page", whole_page)
-    monkeypatch.setattr(candidates_sql.CandidatesSql, "_look_up", counting)
+    counted = counted_look_ups(monkeypatch)
     assert candidates() == whole and len(whole) == 50
     assert sum(counted) <= 60, counted
 
