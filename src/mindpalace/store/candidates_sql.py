@@ -72,8 +72,8 @@ def next_page(page: int, short: int, names: int) -> int:
     has its ``limit`` candidates (``short`` <= 0: a name is read on only
     while its older mentions may still be kept; a run of closed facts
     takes few pages); while it is ``short`` of them, at most twice the
-    names' share of what is missing (a write 3 short among 7 names read a
-    page of 24 more of each)."""
+    names' share of what is missing (a write 3 short among 7 names now
+    reads 4 more of each, where it read 24)."""
     if short <= 0:
         return page * 4
     return max(SHARE_MENTIONS, min(page * 4, -(-2 * short // max(names, 1))))
