@@ -98,7 +98,7 @@ def test_searches_score_as_with_counting_the_rows(tmp_path: Path) -> None:
     try:
         for scope in (Scope(agent_id="ann"), Scope(agent_id="bob", groups=("ops",))):
             with store._read() as cur:
-                total, seen, tokens = store._scope_figures(cur, scope)
+                total, _, seen, tokens = store._scope_figures(cur, scope)
             db = sqlite3.connect(path)
             try:
                 want_total = db.execute("SELECT COUNT(*) FROM memories").fetchone()[0]

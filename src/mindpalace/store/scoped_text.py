@@ -14,31 +14,48 @@ process's first search and after every write.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from mindpalace.models import Scope
 from mindpalace.store.core import Cursor
 from mindpalace.store.fragments import scope_clause
 from mindpalace.store.fts5_bm25 import fts5_idf
 from mindpalace.store.sql import SqlStore
 
-__all__ = ["ScopedTextSearch", "fts5_idf"]
+__all__ = ["ScopeFigures", "ScopedTextSearch", "fts5_idf"]
+
+
+class ScopeFigures(NamedTuple):
+    """What a scoped search counts over: the rows of the whole index, the
+    partitions ``scope`` sees that hold rows (their scope columns), and
+    those partitions' rows and tokens."""
+
+    total: int
+    parts: list[tuple[str, str, str, str]]
+    seen: int
+    tokens: int
 
 
 class ScopedTextSearch(SqlStore):
-    """The rows and tokens ``scope`` sees, and the rows of the whole index,
-    for ``search_text``: sums over the text partitions' counts, which the
-    triggers keep (``sqlite_text.PARTITION_COUNTS_SCHEMA``); mixed in before
-    a backend's SqlStore."""
+    """The rows and tokens ``scope`` sees, its partitions, and the rows of
+    the whole index, for ``search_text``: read from the text partitions'
+    counts, which the triggers keep (``sqlite_text.PARTITION_COUNTS_SCHEMA``);
+    mixed in before a backend's SqlStore."""
 
-    def _scope_figures(self, cur: Cursor, scope: Scope) -> tuple[int, int, int]:
-        """(rows in the index, rows ``scope`` sees, their tokens), read with
-        the caller's cursor just before what it reads next."""
+    def _scope_figures(self, cur: Cursor, scope: Scope) -> ScopeFigures:
+        """``scope``'s figures, read with the caller's cursor just before
+        what it reads next."""
         s_sql, s_params = scope_clause(scope)
         total = self._exec(cur, "SELECT COALESCE(SUM(row_count), 0) FROM memories_fts_parts")
         rows = int(total.fetchone()[0])
-        seen, tokens = self._exec(
+        parts, seen, tokens = [], 0, 0
+        for agent, visibility, group, channel, count, size in self._exec(
             cur,
-            "SELECT COALESCE(SUM(row_count), 0), COALESCE(SUM(token_count), 0)"
-            f" FROM memories_fts_parts m WHERE {s_sql}",
+            "SELECT agent_id, visibility, group_name, channel, row_count, token_count"
+            f" FROM memories_fts_parts m WHERE {s_sql} AND row_count > 0",
             s_params,
-        ).fetchone()
-        return rows, int(seen), int(tokens)
+        ).fetchall():
+            parts.append((str(agent), str(visibility), str(group), str(channel)))
+            seen += int(count)
+            tokens += int(size)
+        return ScopeFigures(rows, parts, seen, tokens)

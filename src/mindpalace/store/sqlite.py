@@ -276,14 +276,9 @@ class SQLiteStore(PartitionedTextSearch, SqlStore):
         return isinstance(exc, sqlite3.IntegrityError) and "UNIQUE" in str(exc)
 
     def _after_erase(self, cur: Cursor) -> None:
-        """Partitions of the keyword index left empty go."""
-        cur.execute(
-            "DELETE FROM memories_fts_parts WHERE NOT EXISTS (SELECT 1 FROM memories m"
-            " WHERE m.agent_id = memories_fts_parts.agent_id"
-            " AND m.visibility = memories_fts_parts.visibility"
-            " AND m.group_name = memories_fts_parts.group_name"
-            " AND m.channel = memories_fts_parts.channel)"
-        )
+        """Partitions of the keyword index left empty go (the triggers keep
+        each one's row count)."""
+        cur.execute("DELETE FROM memories_fts_parts WHERE row_count = 0")
 
     def _clean_disk(self) -> bool:
         """Merge both FTS5 indexes into one segment each, so the erased rows'

@@ -41,7 +41,7 @@ from mindpalace.store.fts5_bm25 import (
     tokens_in,
     varints,
 )
-from mindpalace.store.scoped_text import ScopedTextSearch, fts5_idf
+from mindpalace.store.scoped_text import ScopedTextSearch, ScopeFigures, fts5_idf
 
 __all__ = [
     "PARTITIONED_TEXT_SCHEMA",
@@ -250,13 +250,10 @@ class PartitionedTextSearch(ScopedTextSearch):
         if scope.unscoped or len(terms) < 1:
             return super().search_text(terms, scope, filters, limit=limit)
         with self._read() as cur:
-            total, seen, tokens = self._scope_figures(cur, scope)
-            if seen < total:
-                avgdl = tokens / seen if tokens > 0 else 1.0  # as ``KeywordIndex.scores``
-                scores, created = self._in_parts(
-                    cur, terms, scope, filters, limit=limit, seen=seen, avgdl=avgdl
-                )
-        if seen >= total:
+            figures = self._scope_figures(cur, scope)
+            if figures.seen < figures.total:
+                scores, created = self._in_parts(cur, terms, scope, filters, figures, limit=limit)
+        if figures.seen >= figures.total:
             return super().search_text(terms, scope, filters, limit=limit)
         # The SQL's order: best first, then newest, then id descending.
         ranked = sorted(scores, reverse=True)
@@ -270,23 +267,18 @@ class PartitionedTextSearch(ScopedTextSearch):
         terms: Sequence[str],
         scope: Scope,
         filters: RecallFilters,
+        figures: ScopeFigures,
         *,
         limit: int,
-        seen: int,
-        avgdl: float,
     ) -> tuple[dict[str, float], dict[str, float]]:
         """Each term's best matches in the partitions ``scope`` sees, scored
-        with its figures (``seen`` rows, mean length ``avgdl``), summed by
-        memory id; and each one's time."""
-        s_sql, s_params = scope_clause(scope)
+        with its ``figures`` (rows, mean length), summed by memory id; and
+        each one's time."""
+        seen = figures.seen
+        avgdl = figures.tokens / seen if figures.tokens > 0 else 1.0  # as ``KeywordIndex.scores``
         scores: dict[str, float] = {}
         created: dict[str, float] = {}
-        keys = [
-            partition_key(*row)
-            for row in self._exec(
-                cur, f"SELECT {_SCOPE} FROM memories_fts_parts m WHERE {s_sql}", s_params
-            ).fetchall()
-        ]
+        keys = [partition_key(*part) for part in figures.parts]
         for term in terms:
             phrases = [p for p in (_phrase(k, term) for k in keys) if p is not None]
             counts = [(p, self._phrase_count(cur, p)) for p in phrases]
