@@ -103,6 +103,13 @@ class Dialect(abc.ABC):
         ``scope_tokens_schema`` keeps them where there is no such index)."""
         return []
 
+    def text_postings_schema(self) -> list[str]:
+        """Statements keeping each row's words as postings ordered by their
+        BM25 impact per scope partition, backfilled, so a keyword search
+        reads the best rows first (none by default: SQLite's FTS5 index and
+        the warm keyword index rank their own)."""
+        return []
+
     def vector_storage_schema(self) -> list[str]:
         """Statements tuning how stored vectors are laid out (none by default)."""
         return []

@@ -26,13 +26,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from mindpalace.store.pg_postings import FILL_POSTINGS, POSTINGS_INDEX
 from mindpalace.store.pg_vectors import PgVector
 
 __all__ = ["AFTER_BULK_INSERT", "BEFORE_BULK_INSERT", "derived_values"]
 
 _KEPT = "mp_bulk_indexes"
-# The triggers keeping BM25's collection statistics (postgres.py, pg_text.py).
-_STATISTICS = ("memories_text_stats", "memories_text_scopes")
+# The triggers keeping BM25's collection statistics (postgres.py, pg_text.py)
+# and the keyword postings (pg_postings.py).
+_STATISTICS = ("memories_text_stats", "memories_text_scopes", "memories_text_postings")
 _SCOPE = "agent_id, visibility, group_name, channel"
 _STATISTICS_PRESENT = (
     "SELECT tgname::TEXT FROM pg_trigger WHERE tgrelid = 'memories'::regclass"
@@ -98,6 +100,16 @@ AFTER_BULK_INSERT = [
                 FROM (SELECT COUNT(*) AS docs, COALESCE(SUM(fts_len), 0) AS tokens
                       FROM memories) s
                 WHERE text_stats.id = 1;
+            ELSIF name = 'memories_text_postings' THEN
+                -- Impacts under the copied rows' mean length; the impact
+                -- index built once after the rows, not kept row by row.
+                UPDATE palace_meta SET value = (
+                    SELECT GREATEST(16, COALESCE(ROUND(AVG(fts_len)), 32))::BIGINT FROM memories
+                ) WHERE key = 'postings_length';
+                DELETE FROM text_postings;
+                DROP INDEX text_postings_impact;
+                {FILL_POSTINGS};
+                {POSTINGS_INDEX};
             ELSE
                 DELETE FROM text_scopes;
                 INSERT INTO text_scopes ({_SCOPE}, docs, tokens)
@@ -122,6 +134,9 @@ AFTER_BULK_INSERT = [
     """,
     # Fresh planner statistics for the tables that received the rows.
     "ANALYZE memories, embeddings, mentions, entities",
+    # A palace of an older schema has no postings table: nothing to analyse.
+    "DO $$ BEGIN IF to_regclass('text_postings') IS NOT NULL THEN ANALYZE text_postings;"
+    " END IF; END $$",
 ]
 
 

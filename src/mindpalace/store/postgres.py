@@ -31,7 +31,7 @@ from mindpalace.store.base import SERVER_SCHEMES, VectorBatch, redact_url
 from mindpalace.store.core import Cursor
 from mindpalace.store.dialect import Dialect, TextQuery
 from mindpalace.store.fragments import filter_clause, scope_clause
-from mindpalace.store.pg_text import SCOPE_KEY_SCHEMA, SCOPE_TOKENS_SCHEMA, ScopeKeyTextSearch
+from mindpalace.store.pg_text import SCOPE_KEY_SCHEMA, SCOPE_TOKENS_SCHEMA
 from mindpalace.store.sql import SqlStore
 
 try:
@@ -47,6 +47,7 @@ except ImportError as exc:  # pragma: no cover - depends on the install
 from mindpalace.store import pg_bulk, pg_vectors
 from mindpalace.store.pg_dense import DatabaseDense
 from mindpalace.store.pg_graph import PgGraphReads
+from mindpalace.store.pg_postings import POSTINGS_SCHEMA, PostingsSearch
 from mindpalace.store.pg_replicas import Replicas
 from mindpalace.store.pg_vectors import PgVector, PgVectorDumper
 
@@ -184,6 +185,7 @@ ERASED_TABLES = (
     "scorer_weights",
     "text_stats",
     "text_scopes",
+    "text_postings",
 )
 
 
@@ -236,6 +238,10 @@ class PostgresDialect(Dialect):
         """Each partition's total length, for its mean length (pg_text.py)."""
         return list(SCOPE_TOKENS_SCHEMA)
 
+    def text_postings_schema(self) -> list[str]:
+        """Postings ordered by impact per partition's lexeme (pg_postings.py)."""
+        return list(POSTINGS_SCHEMA)
+
     def vector_storage_schema(self) -> list[str]:
         """Vectors in their rows, not TOAST (pg_vectors.py)."""
         return pg_vectors.storage_schema()
@@ -271,7 +277,7 @@ class PostgresDialect(Dialect):
         )
 
 
-class PostgresStore(PgGraphReads, DatabaseDense, ScopeKeyTextSearch, SqlStore):
+class PostgresStore(PgGraphReads, DatabaseDense, PostingsSearch, SqlStore):
     """A palace in a PostgreSQL database (``postgresql://user@host/db``).
 
     ``replicas`` names streaming replicas of it (URLs of the same

@@ -43,8 +43,10 @@ TABLE_ORDER = (
 )
 # Bookkeeping each palace keeps for itself: the schema version, the change
 # counters of in-process caches, PostgreSQL's BM25 collection statistics
-# (the whole palace's and each scope partition's).
-NOT_COPIED = frozenset({"schema_migrations", "palace_meta", "text_stats", "text_scopes"})
+# (the whole palace's and each scope partition's) and keyword postings.
+NOT_COPIED = frozenset(
+    {"schema_migrations", "palace_meta", "text_stats", "text_scopes", "text_postings"}
+)
 
 _BATCH = 1000
 _JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))

@@ -1,0 +1,384 @@
+"""PostgreSQL's keyword search over postings: each query word's rows read
+from one index in order, scored without reading a memory row.
+
+``pg_text.py``'s search scores every visible row holding a query word from
+the row itself (its tsvector unnested, its weights summed): at a million
+memories a common word is in hundreds of thousands of rows and a search
+took seconds. Here each row's lexemes are also kept as postings, one row
+per (scope partition's lexeme key, memory) in ``text_postings``, with the
+column-weighted count ``f`` and the row's length, kept by a trigger in the
+writing transaction. An index over (key, impact) holds them all (``INCLUDE``),
+so a word's postings in one partition are one range of one index, read
+without touching the table.
+
+A search (``PostingsSearch.search_text``) is two statements:
+
+1. the caller's partitions (as ``pg_text.py``), each query lexeme's key in
+   each, and each key's postings counted on the index: the scope's idf and
+   mean length, exactly as the exhaustive search's;
+2. every posting of those keys, scored as BM25 and summed per row (a hash
+   aggregate over postings, not rows), the best scores' rows joined to
+   ``memories`` for the scope and filters, in the exhaustive search's
+   order (score, then newest, then id).
+
+So the ranking is the exhaustive search's, row for row, in about a tenth
+of its time at 100,000 memories (``bench.pgkeyword``).
+
+One exception bounds the work: a word with more than ``WORD_DEPTH``
+visible postings (a common word of a large palace, whose idf is low) is
+read best first, by its *impact*: the BM25 factor ``f (k1 + 1) / (f + k1
+(1 - b + b |D| / a))`` under a reference mean length ``a`` fixed for the
+palace (``palace_meta``'s ``postings_length``), stored with each posting;
+its ``WORD_DEPTH`` best postings across the caller's partitions count, the
+rest of its rows score 0 for it. ``Ranking.cut`` says how many words were
+so cut, and ``Ranking.unread`` the most any row's score may lack for them
+(each cut word's last impact read, its weight, scaled by ``max(1, t / a)``
+for the scope's mean length ``t``: ``c(t) / c(a) = (X + Y / a) / (X + Y /
+t)`` for positive ``X``, ``Y``, at most that; plus 1e-6 for the float4 the
+impact is stored in). With no word cut the result is exact.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from mindpalace.models import RecallFilters, Scope
+from mindpalace.store.base import TextMatch
+from mindpalace.store.core import Cursor
+from mindpalace.store.fragments import SELECT_MEMORY, filter_clause, row_to_memory, scope_clause
+from mindpalace.store.fts5_bm25 import K1, B
+from mindpalace.store.pg_text import ScopeKeyTextSearch
+
+__all__ = ["FILL_POSTINGS", "POSTINGS_INDEX", "POSTINGS_SCHEMA", "PostingsSearch", "Ranking"]
+
+#: the most postings of one word a search reads, best first (more are cut)
+WORD_DEPTH = 50_000
+# An unread posting's factor over the last read one's (float4 rounding).
+_ROUNDING = 1.0 + 1e-6
+
+_WEIGHT_CASE = "CASE w WHEN 'A' THEN 1.5 WHEN 'B' THEN 1.0 WHEN 'C' THEN 0.5 ELSE 1.0 END"
+_LENGTH = "(SELECT value FROM palace_meta WHERE key = 'postings_length')::DOUBLE PRECISION"
+_SCOPE_COLUMNS = "agent_id, visibility, group_name, channel"
+
+#: each key's postings by impact
+POSTINGS_INDEX = (
+    "CREATE INDEX text_postings_impact ON text_postings (key, impact DESC, seq) INCLUDE (f, len)"
+)
+
+POSTINGS_SCHEMA = [
+    """
+    CREATE TABLE text_postings (
+        seq BIGINT NOT NULL, key BIGINT NOT NULL,
+        f REAL NOT NULL, len INTEGER NOT NULL, impact REAL NOT NULL,
+        PRIMARY KEY (seq, key)
+    )
+    """,
+    POSTINGS_INDEX,
+    # The reference mean length: the palace's at this version (at least 16
+    # tokens), 32 for a palace still empty.
+    """
+    INSERT INTO palace_meta (key, value)
+    SELECT 'postings_length', GREATEST(16, COALESCE(ROUND(AVG(fts_len)), 32))::BIGINT
+    FROM memories
+    """,
+    # One row's postings: per key (two lexemes meet in one key only by a
+    # 64-bit hash collision, as in pg_text.py), the weighted count and impact.
+    f"""
+    CREATE FUNCTION mp_text_postings_of(
+        agent TEXT, vis TEXT, grp TEXT, chan TEXT, fts tsvector, len INTEGER,
+        a DOUBLE PRECISION
+    ) RETURNS TABLE (key BIGINT, f REAL, impact REAL)
+    LANGUAGE sql STABLE PARALLEL SAFE AS $$
+        SELECT k.key, SUM(k.f)::REAL,
+               (SUM(k.f) * {K1 + 1} / (SUM(k.f) + {K1} * ({1 - B} + {B} * len / a)))::REAL
+        FROM (
+            SELECT mp_text_key(agent, vis, grp, chan, u.lexeme) AS key,
+                   COALESCE((SELECT SUM({_WEIGHT_CASE}) FROM unnest(u.weights) AS w), 0) AS f
+            FROM unnest(COALESCE(fts, ''::tsvector)) AS u
+        ) AS k
+        GROUP BY k.key
+    $$
+    """,
+    # Kept in the writing transaction. A column trigger does not see columns
+    # a BEFORE trigger sets (fts), so it fires on the text columns too.
+    f"""
+    CREATE FUNCTION mp_text_postings() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF TG_OP = 'UPDATE'
+            AND (OLD.agent_id, OLD.visibility, OLD.group_name, OLD.channel, OLD.fts_len)
+            IS NOT DISTINCT FROM (NEW.agent_id, NEW.visibility, NEW.group_name, NEW.channel,
+                                  NEW.fts_len)
+            AND OLD.fts IS NOT DISTINCT FROM NEW.fts
+        THEN
+            RETURN NULL;
+        END IF;
+        IF TG_OP IN ('UPDATE', 'DELETE') THEN
+            DELETE FROM text_postings WHERE seq = OLD.seq;
+        END IF;
+        IF TG_OP IN ('UPDATE', 'INSERT') THEN
+            INSERT INTO text_postings (seq, key, f, len, impact)
+            SELECT NEW.seq, p.key, p.f, NEW.fts_len, p.impact
+            FROM mp_text_postings_of(NEW.agent_id, NEW.visibility, NEW.group_name, NEW.channel,
+                                     NEW.fts, NEW.fts_len, {_LENGTH}) AS p;
+        END IF;
+        RETURN NULL;
+    END
+    $$
+    """,
+    f"""
+    CREATE TRIGGER memories_text_postings
+        AFTER INSERT OR DELETE OR UPDATE OF {_SCOPE_COLUMNS}, title, content, context, tags
+        ON memories FOR EACH ROW EXECUTE FUNCTION mp_text_postings()
+    """,
+]
+
+#: every row's postings, for a palace migrated or copied in bulk
+FILL_POSTINGS = f"""
+INSERT INTO text_postings (seq, key, f, len, impact)
+SELECT m.seq, p.key, p.f, m.fts_len, p.impact
+FROM memories m,
+     mp_text_postings_of(m.agent_id, m.visibility, m.group_name, m.channel, m.fts, m.fts_len,
+                         {_LENGTH}) AS p
+"""
+POSTINGS_SCHEMA.append(FILL_POSTINGS)
+POSTINGS_SCHEMA.append("ANALYZE text_postings")
+
+# Each (query lexeme, visible partition) key with its postings count, the
+# lexeme's place among the query's and how often the query names it, and
+# the visible rows and tokens (as pg_text.py's search), and the reference
+# mean length of the stored impacts. Parameters: the
+# scope (text_scopes), the terms.
+_LISTS = """
+WITH p AS MATERIALIZED (
+    SELECT row_number() OVER (ORDER BY p.agent_id, p.visibility, p.group_name, p.channel) AS part,
+           p.agent_id, p.visibility, p.group_name, p.channel, p.docs, p.tokens
+    FROM text_scopes p WHERE {scope_p} AND p.docs > 0
+),
+q AS MATERIALIZED (
+    SELECT t.ord, l.lexeme
+    FROM unnest(?::TEXT[]) WITH ORDINALITY AS t(term, ord),
+         unnest(tsvector_to_array(to_tsvector('mp_english', t.term))) AS l(lexeme)
+),
+k AS MATERIALIZED (
+    SELECT l.lexeme, MIN(l.ord) AS first, COUNT(*) AS mult, p.part,
+           mp_text_key(p.agent_id, p.visibility, p.group_name, p.channel, l.lexeme) AS key
+    FROM q AS l, p GROUP BY l.lexeme, p.part, p.agent_id, p.visibility, p.group_name, p.channel
+)
+SELECT k.lexeme, k.first, k.mult, k.part, k.key,
+       (SELECT COUNT(*) FROM text_postings x WHERE x.key = k.key) AS n,
+       s.seen, s.tokens, (SELECT value FROM palace_meta WHERE key = 'postings_length')
+FROM k, (SELECT SUM(p.docs) AS seen, SUM(p.tokens) AS tokens FROM p) AS s
+ORDER BY k.first, k.lexeme, k.part
+"""
+
+# Every posting of the query's words in the caller's partitions, or of a
+# cut word its best ``depth`` across them (each partition's best ``depth``
+# hold those; ranked by impact within the word); summed per row; of the
+# best sums (at least ``top``, and every row tied with the last), the best
+# ``limit`` rows the scope and filters admit, in the exhaustive search's
+# order; per cut word the last impact read; how many postings were read,
+# rows scored and rows kept. Parameters: keys, their word, and per key the
+# most to read (NULL: all); the cut words; depth; the words' weights; the
+# mean length; top; scope and filter parameters; limit.
+_SCORE = f"""
+WITH k AS MATERIALIZED (
+    SELECT * FROM unnest(?::BIGINT[], ?::INTEGER[], ?::INTEGER[]) AS k(key, word, most)
+),
+x AS MATERIALIZED (
+    SELECT k.word, t.seq, t.f, t.len, t.impact
+    FROM k CROSS JOIN LATERAL (
+        SELECT t.seq, t.f, t.len, t.impact FROM text_postings t WHERE t.key = k.key
+        ORDER BY t.impact DESC, t.seq LIMIT k.most
+    ) AS t
+),
+cut AS MATERIALIZED (
+    SELECT y.word, y.seq, y.f, y.len, y.impact FROM (
+        SELECT x.*, row_number() OVER (PARTITION BY x.word ORDER BY x.impact DESC, x.seq) AS rn
+        FROM x WHERE x.word = ANY (?::INTEGER[])
+    ) AS y WHERE y.rn <= ?
+),
+y AS (
+    SELECT x.word, x.seq, x.f, x.len FROM x WHERE NOT x.word = ANY (?::INTEGER[])
+    UNION ALL
+    SELECT cut.word, cut.seq, cut.f, cut.len FROM cut
+),
+w AS (SELECT * FROM unnest(?::DOUBLE PRECISION[]) WITH ORDINALITY AS w(weight, word)),
+scored AS MATERIALIZED (
+    SELECT y.seq, SUM(w.weight * y.f * {K1 + 1}
+        / (y.f + {K1} * ({1 - B} + {B} * y.len / ?::DOUBLE PRECISION))) AS score
+    FROM y JOIN w ON w.word = y.word
+    GROUP BY y.seq
+),
+edge AS MATERIALIZED (
+    SELECT MIN(s.score) AS score FROM (
+        SELECT scored.score FROM scored ORDER BY scored.score DESC LIMIT ?
+    ) AS s
+),
+best AS MATERIALIZED (
+    SELECT s.seq, s.score, m.created_at, m.id
+    FROM scored AS s JOIN memories m ON m.seq = s.seq
+    WHERE s.score >= (SELECT edge.score FROM edge) AND {{scope_m}} AND {{filters}}
+    ORDER BY s.score DESC, m.created_at DESC, m.id DESC LIMIT ?
+)
+SELECT (SELECT array_agg(b.seq ORDER BY b.score DESC, b.created_at DESC, b.id DESC) FROM best b),
+       (SELECT array_agg(b.score ORDER BY b.score DESC, b.created_at DESC, b.id DESC) FROM best b),
+       (SELECT array_agg(c.word ORDER BY c.word) FROM (
+            SELECT cut.word, MIN(cut.impact) AS last FROM cut GROUP BY cut.word) AS c),
+       (SELECT array_agg(c.last ORDER BY c.word) FROM (
+            SELECT cut.word, MIN(cut.impact) AS last FROM cut GROUP BY cut.word) AS c),
+       (SELECT COUNT(*) FROM x), (SELECT COUNT(*) FROM scored),
+       (SELECT COUNT(*) FROM scored WHERE scored.score >= (SELECT edge.score FROM edge))
+"""
+
+
+@dataclass(slots=True)
+class _Word:
+    """One query lexeme: its weight (idf times how often the query names
+    it), its keys in the visible partitions that hold it, its postings there."""
+
+    weight: float
+    keys: dict[int, int]  # partition -> key
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class Ranking:
+    """The best rows found, and what the search read to find them."""
+
+    seqs: tuple[int, ...]
+    scores: tuple[float, ...]
+    read: int  # postings
+    scored: int  # rows
+    cut: int  # words read only in part (``WORD_DEPTH``)
+    unread: float  # the most a row's score may lack for them
+
+    @property
+    def exact(self) -> bool:
+        return self.cut == 0
+
+
+def _words(listed: Sequence[Sequence[Any]]) -> tuple[list[_Word], float, float]:
+    """The query's words from ``_LISTS``' rows (none empty), the scope's
+    mean length and the factor from a stored impact to a bound under it."""
+    seen, tokens = _int(listed[0][6]), _int(listed[0][7])
+    avgdl = tokens / seen if tokens > 0 else 1.0
+    reference = float(_int(listed[0][8]) or 32)
+    names: dict[str, int] = {}
+    mult: list[int] = []
+    keys: list[dict[int, int]] = []
+    hits: list[int] = []
+    for lexeme, _first, times, part, key, count, *_ in listed:
+        at = names.setdefault(str(lexeme), len(names))
+        if at == len(mult):
+            mult.append(_int(times))
+            keys.append({})
+            hits.append(0)
+        hits[at] += _int(count)
+        if _int(count):
+            keys[at][_int(part)] = _int(key)
+    words = [
+        _Word(m * max(math.log((max(seen, n) - n + 0.5) / (n + 0.5)), 1e-6), k, n)
+        for m, k, n in zip(mult, keys, hits, strict=True)
+    ]
+    return words, avgdl, max(1.0, avgdl / reference) * _ROUNDING
+
+
+def _int(value: Any) -> int:
+    return int(value or 0)
+
+
+class PostingsSearch(ScopeKeyTextSearch):
+    """``search_text`` over the postings (mixed in before
+    ``ScopeKeyTextSearch``, whose search from the rows stays for comparison)."""
+
+    def search_text(
+        self, terms: Sequence[str], scope: Scope, filters: RecallFilters, *, limit: int
+    ) -> list[TextMatch]:
+        """The ``limit`` best visible matches by scoped BM25, scored from
+        the postings of the query's words."""
+        if not terms or limit <= 0:
+            return []
+        with self._read() as cur:
+            ranking = self.rank_postings(cur, terms, scope, filters, limit=limit)
+            if not ranking.seqs:
+                return []
+            s_sql, s_params = scope_clause(scope)
+            rows = self._exec(
+                cur,
+                f"SELECT {SELECT_MEMORY}, m.seq FROM memories m"
+                f" WHERE m.seq = ANY(?::BIGINT[]) AND {s_sql}",
+                [list(ranking.seqs), *s_params],
+            ).fetchall()
+        by_seq = {int(r[-1]): r[:-1] for r in rows}
+        return [
+            TextMatch(row_to_memory(by_seq[seq]), score)
+            for seq, score in zip(ranking.seqs, ranking.scores, strict=True)
+            if seq in by_seq
+        ]
+
+    def rank_postings(
+        self,
+        cur: Cursor,
+        terms: Sequence[str],
+        scope: Scope,
+        filters: RecallFilters,
+        *,
+        limit: int,
+        depth: int | None = None,
+    ) -> Ranking:
+        """The best ``limit`` rows' write keys and scores; a word with more
+        than ``depth`` visible postings (``WORD_DEPTH``) read best first."""
+        most = WORD_DEPTH if depth is None else depth
+        p_sql, p_params = scope_clause(scope, "p")
+        listed = self._exec(cur, _LISTS.format(scope_p=p_sql), [*p_params, list(terms)]).fetchall()
+        if not listed:
+            return Ranking((), (), 0, 0, 0, 0.0)
+        words, avgdl, stretch = _words(listed)
+        if not any(word.count for word in words):
+            return Ranking((), (), 0, 0, 0, 0.0)
+        cut = [at + 1 for at, word in enumerate(words) if word.count > most]
+        keys = [
+            (key, at + 1, most if word.count > most else None)
+            for at, word in enumerate(words)
+            for key in word.keys.values()
+        ]
+        s_sql, s_params = scope_clause(scope)
+        f_sql, f_params = filter_clause(filters)
+        top = limit * 2
+        while True:
+            seqs, scores, cut_words, lasts, read, scored, kept = self._exec(
+                cur,
+                _SCORE.format(scope_m=s_sql, filters=f_sql),
+                [
+                    [k[0] for k in keys],
+                    [k[1] for k in keys],
+                    [k[2] for k in keys],
+                    cut,
+                    most,
+                    cut,
+                    [word.weight for word in words],
+                    avgdl,
+                    top,
+                    *s_params,
+                    *f_params,
+                    limit,
+                ],
+            ).fetchone()
+            if len(seqs or []) < limit and _int(kept) < _int(scored):
+                top = _int(scored)  # the filters left too few of the best: all of them
+                continue
+            unread = sum(
+                words[at - 1].weight * float(last) * stretch
+                for at, last in zip(cut_words or [], lasts or [], strict=True)
+            )
+            return Ranking(
+                tuple(int(x) for x in seqs or []),
+                tuple(float(x) for x in scores or []),
+                _int(read),
+                _int(scored),
+                len(cut),
+                unread,
+            )

@@ -1,0 +1,286 @@
+"""PostgreSQL's keyword search by impact-ordered postings: the same rows,
+order and scores as scoring every visible match, however shallow the
+first read and whatever the scope and filters; the postings kept on every
+write, erasure, bulk copy and upgrade; and a search that reads less than
+every match where the best rows are clear."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from bench.pgserver import ThrowawayPostgres, database_url
+from mindpalace.models import Category, NewMemory, RecallFilters, Scope, StoreKind, Visibility
+from mindpalace.store import core, pg_postings
+from mindpalace.store.migrations import MIGRATIONS
+from mindpalace.store.pg_text import ScopeKeyTextSearch
+from mindpalace.store.postgres import PostgresStore
+from mindpalace.store.sqlite import SQLiteStore
+from mindpalace.store.transfer import copy_palace
+from mindpalace.validation import content_hash
+
+NOW = datetime(2026, 3, 1, tzinfo=timezone.utc)
+# A skewed vocabulary: a few words in most rows, many in few.
+WORDS = [f"w{n}" for n in range(60)]
+WEIGHTS = [1.0 / (n + 1) for n in range(60)]
+AGENTS = ("ann", "bob", "cy")
+
+
+def _text(rng: random.Random, low: int, high: int) -> str:
+    return " ".join(rng.choices(WORDS, weights=WEIGHTS, k=rng.randint(low, high)))
+
+
+def _corpus(seed: int, size: int) -> list[tuple[NewMemory, str]]:
+    rng = random.Random(seed)
+    out = []
+    for n in range(size):
+        agent = rng.choice(AGENTS)
+        visibility = rng.choice(list(Visibility)) if rng.random() < 0.5 else Visibility.ISOLATED
+        text = _text(rng, 1, 40)
+        out.append(
+            (
+                NewMemory(
+                    content=text,
+                    content_hash=content_hash(f"{n} {text}"),
+                    agent_id=agent,
+                    title=_text(rng, 1, 3) if rng.random() < 0.3 else None,
+                    context=_text(rng, 1, 5) if rng.random() < 0.2 else None,
+                    tags=tuple(rng.sample(WORDS[:20], 2)) if rng.random() < 0.2 else (),
+                    visibility=visibility,
+                    group="ops" if visibility is Visibility.GROUP else None,
+                    category=Category.EVENT if n % 3 else Category.CONVERSATION,
+                    store=StoreKind.EPISODIC if n % 2 else StoreKind.SEMANTIC,
+                    created_at=NOW + timedelta(seconds=n % 50),  # ties of time
+                ),
+                f"mem_{n:04d}",
+            )
+        )
+    return out
+
+
+def _fill(store: PostgresStore, seed: int, size: int) -> None:
+    for agent in AGENTS:
+        items = [(m, key) for m, key in _corpus(seed, size) if m.agent_id == agent]
+        store.add_many(items, now=NOW, scope=Scope(agent_id=agent))
+
+
+@pytest.fixture(scope="module")
+def palace(postgres_server: ThrowawayPostgres) -> Iterator[PostgresStore]:
+    url = postgres_server.create()
+    store = PostgresStore(url, max_connections=2)
+    _fill(store, seed=5, size=600)
+    for n in range(0, 600, 17):
+        store.archive(f"mem_{n:04d}", owner=None, now=NOW)
+    yield store
+    store.close()
+    postgres_server.drop(url)
+
+
+READERS = [
+    Scope(agent_id="ann"),
+    Scope(agent_id="bob", groups=("ops",)),
+    Scope.management(),
+]
+FILTERS = [
+    RecallFilters(),
+    RecallFilters(include_archived=True),
+    RecallFilters(categories=(Category.CONVERSATION,)),
+    RecallFilters(stores=(StoreKind.EPISODIC,)),
+]
+
+
+def _queries(seed: int, count: int) -> list[list[str]]:
+    rng = random.Random(seed)
+    return [rng.sample(WORDS[: rng.choice((8, 30, 60))], rng.randint(1, 5)) for _ in range(count)]
+
+
+def _exhaustive(
+    store: PostgresStore, terms: list[str], scope: Scope, f: RecallFilters, k: int
+) -> Any:
+    return ScopeKeyTextSearch.search_text(store, terms, scope, f, limit=k)
+
+
+def _same_ranking(got: Any, want: Any) -> None:
+    """The same scores place by place; rows may differ only where their
+    scores tie up to rounding (sums of the same terms in another order)."""
+    assert [m.bm25 for m in got] == pytest.approx([m.bm25 for m in want], rel=1e-12)
+    scores = {m.memory.id: m.bm25 for m in want}
+    last = want[-1].bm25 if want else 0.0
+    for a, b in zip(got, want, strict=True):
+        if a.memory.id != b.memory.id:
+            assert a.bm25 == pytest.approx(b.bm25, rel=1e-12)
+            other = scores.get(a.memory.id, last)
+            assert other == pytest.approx(a.bm25, rel=1e-12)
+
+
+def test_postings_rank_as_every_match_is_scored(palace: PostgresStore) -> None:
+    """Every query, reader, filter (one that leaves few of the best rows:
+    the search runs again over all) and limit gets the exhaustive search's
+    rows, order and scores."""
+    for n, terms in enumerate(_queries(1, 40)):
+        scope = READERS[n % len(READERS)]
+        filters = FILTERS[n % len(FILTERS)]
+        for limit in (1, 7, 40, 500):
+            want = _exhaustive(palace, terms, scope, filters, limit)
+            got = palace.search_text(terms, scope, filters, limit=limit)
+            _same_ranking(got, want)
+            with palace._read() as cur:
+                ranking = palace.rank_postings(cur, terms, scope, filters, limit=limit)
+            assert ranking.exact and ranking.unread == 0.0
+
+
+def test_a_common_word_is_read_best_first_past_the_depth(palace: PostgresStore) -> None:
+    """A word with more visible postings than the depth is read best first:
+    at most ``depth`` of each partition's, and its ``depth`` best across
+    them count. Each row's score then lacks at most ``unread``; the rows
+    come in the order of their scores."""
+    scope = Scope.management()
+    with palace._read() as cur:
+        parts = cur.execute("SELECT COUNT(*) FROM text_scopes WHERE docs > 0").fetchone()
+        assert parts is not None
+        for terms in (["w0", "w59"], ["w0", "w1", "w40"], ["w2"]):
+            ranking = palace.rank_postings(cur, terms, scope, RecallFilters(), limit=30, depth=6)
+            assert not ranking.exact and ranking.cut >= 1 and ranking.unread > 0
+            # the rare word's postings in full, the common ones' cut
+            assert ranking.read <= 6 * int(parts[0]) * len(terms) + 600
+            full = {
+                m.memory.id: m.bm25
+                for m in _exhaustive(palace, terms, scope, RecallFilters(), 10_000)
+            }
+            ids = _ids(palace, ranking.seqs)
+            assert list(ranking.scores) == sorted(ranking.scores, reverse=True)
+            for key, score in zip(ids, ranking.scores, strict=True):
+                assert score <= full[key] * (1 + 1e-9)
+                assert full[key] <= score + ranking.unread + 1e-9
+    # The best postings of the cut word: the row holding it most densely is read.
+    with palace._read() as cur:
+        ranking = palace.rank_postings(cur, ["w2"], scope, RecallFilters(), limit=1, depth=6)
+    want = _exhaustive(palace, ["w2"], scope, RecallFilters(), 1)
+    assert ranking.scores[0] == pytest.approx(want[0].bm25, rel=1e-9)
+
+
+def _ids(store: PostgresStore, seqs: tuple[int, ...]) -> list[str]:
+    with store._read() as cur:
+        rows = cur.execute(
+            "SELECT m.id FROM unnest(%s::BIGINT[]) WITH ORDINALITY AS u(seq, o)"
+            " JOIN memories m ON m.seq = u.seq ORDER BY u.o",
+            [list(seqs)],
+        ).fetchall()
+    return [str(r[0]) for r in rows]
+
+
+def _postings(url: str) -> set[tuple[int, int, float, int, float]]:
+    with psycopg.connect(url) as conn:
+        rows = conn.execute("SELECT seq, key, f, len, impact FROM text_postings").fetchall()
+    return {(int(a), int(b), float(c), int(d), round(float(e), 5)) for a, b, c, d, e in rows}
+
+
+def _recomputed(url: str) -> set[tuple[int, int, float, int, float]]:
+    with psycopg.connect(url) as conn:
+        conn.execute("CREATE TEMPORARY TABLE fresh (LIKE text_postings)")
+        conn.execute(pg_postings.FILL_POSTINGS.replace("INTO text_postings", "INTO fresh"))
+        rows = conn.execute("SELECT seq, key, f, len, impact FROM fresh").fetchall()
+    return {(int(a), int(b), float(c), int(d), round(float(e), 5)) for a, b, c, d, e in rows}
+
+
+def test_postings_follow_every_write(postgres_url: str) -> None:
+    """Adds, an edit of each text column, a move between partitions, an
+    archive and a hard delete: the table always equals the postings
+    computed afresh from the rows."""
+    store = PostgresStore(postgres_url, max_connections=2)
+    try:
+        _fill(store, seed=2, size=60)
+        assert _postings(postgres_url) == _recomputed(postgres_url)
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            conn.execute("UPDATE memories SET content = 'w1 w1 w2 and more' WHERE id = 'mem_0001'")
+            conn.execute("UPDATE memories SET title = 'w7 w7 w7' WHERE id = 'mem_0002'")
+            conn.execute("UPDATE memories SET context = 'w9' WHERE id = 'mem_0003'")
+            conn.execute("UPDATE memories SET tags = '[\"w11\"]' WHERE id = 'mem_0004'")
+            conn.execute("UPDATE memories SET agent_id = 'dee' WHERE id = 'mem_0005'")
+        store.archive("mem_0006", owner=None, now=NOW)
+        assert store.delete("mem_0007", owner=None)
+        assert _postings(postgres_url) == _recomputed(postgres_url)
+        with psycopg.connect(postgres_url) as conn:
+            gone = conn.execute(
+                "SELECT COUNT(*) FROM text_postings t WHERE NOT EXISTS"
+                " (SELECT 1 FROM memories m WHERE m.seq = t.seq)"
+            ).fetchone()
+        assert gone == (0,)
+    finally:
+        store.close()
+
+
+def test_a_bulk_copy_fills_the_postings(tmp_path: Path, postgres_url: str) -> None:
+    """A palace copied in bulk (the postings trigger set aside) gets every
+    row's postings, under the copied rows' mean length, and ranks as the
+    exhaustive search."""
+    source = SQLiteStore(tmp_path / "source.db")
+    for agent in AGENTS:
+        items = [(m, key) for m, key in _corpus(4, 120) if m.agent_id == agent]
+        source.add_many(items, now=NOW, scope=Scope(agent_id=agent))
+    store = PostgresStore(postgres_url, max_connections=2)
+    try:
+        copy_palace(source, store)
+        assert _postings(postgres_url) == _recomputed(postgres_url)
+        with psycopg.connect(postgres_url) as conn:
+            length = conn.execute(
+                "SELECT value, (SELECT ROUND(AVG(fts_len)) FROM memories) FROM palace_meta"
+                " WHERE key = 'postings_length'"
+            ).fetchone()
+        assert length is not None and int(length[0]) == max(16, int(length[1]))
+        for terms in _queries(3, 6):
+            want = _exhaustive(store, terms, Scope.management(), RecallFilters(), 20)
+            got = store.search_text(terms, Scope.management(), RecallFilters(), limit=20)
+            _same_ranking(got, want)
+    finally:
+        store.close()
+        source.close()
+
+
+def test_an_older_palace_gets_its_postings_on_upgrade(
+    postgres_server: ThrowawayPostgres, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = f"{postgres_server.prefix}prepostings"
+    with psycopg.connect(postgres_server.url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    url = database_url(postgres_server.url, name)
+    old_version = max(m.version for m in MIGRATIONS if m.version < 24)
+    try:
+        with monkeypatch.context() as old:
+            old.setattr(core, "MIGRATIONS", tuple(m for m in MIGRATIONS if m.version < 24))
+            old.setattr(core, "latest_version", lambda: old_version)
+            store = PostgresStore(url)
+            assert store.schema_version() == old_version
+            _fill(store, seed=3, size=40)
+            store.close()
+        store = PostgresStore(url)
+        try:
+            assert store.schema_version() == MIGRATIONS[-1].version
+            assert _postings(url) and _postings(url) == _recomputed(url)
+            terms = ["w0", "w3"]
+            want = _exhaustive(store, terms, Scope(agent_id="ann"), RecallFilters(), 10)
+            got = store.search_text(terms, Scope(agent_id="ann"), RecallFilters(), limit=10)
+            assert want
+            _same_ranking(got, want)
+        finally:
+            store.close()
+    finally:
+        postgres_server.drop(url)
+
+
+def test_queries_without_a_matching_word(palace: PostgresStore) -> None:
+    """No terms, only stop words, words no row holds, a scope that sees
+    nothing, a limit of 0: nothing, and no error."""
+    scope = Scope.management()
+    assert palace.search_text([], scope, RecallFilters(), limit=5) == []
+    assert palace.search_text(["the", "and"], scope, RecallFilters(), limit=5) == []
+    assert palace.search_text(["zebra"], scope, RecallFilters(), limit=5) == []
+    nobody = Scope(agent_id="nobody", peer=True)  # a peer without a channel sees nothing
+    assert palace.search_text(["w0"], nobody, RecallFilters(), limit=5) == []
+    assert palace.search_text(["w0"], scope, RecallFilters(), limit=0) == []
