@@ -6,6 +6,7 @@ every match where the best rows are clear."""
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
@@ -234,6 +235,17 @@ def test_a_bulk_copy_fills_the_postings(tmp_path: Path, postgres_url: str) -> No
                 " WHERE key = 'postings_length'"
             ).fetchone()
         assert length is not None and int(length[0]) == max(16, int(length[1]))
+        # Vacuumed after the commit: a word's postings come from the index alone.
+        with psycopg.connect(postgres_url) as conn:
+            conn.execute("SET enable_seqscan = off")
+            conn.execute("SET enable_bitmapscan = off")
+            plan = conn.execute(
+                "EXPLAIN (ANALYZE, FORMAT JSON) SELECT COUNT(*) FROM text_postings"
+                " WHERE key = (SELECT key FROM text_postings LIMIT 1)"
+            ).fetchone()
+        assert plan is not None
+        assert '"Heap Fetches": 0' in json.dumps(plan[0]).replace("'", '"')
+        assert "Index Only Scan" in json.dumps(plan[0])
         for terms in _queries(3, 6):
             want = _exhaustive(store, terms, Scope.management(), RecallFilters(), 20)
             got = store.search_text(terms, Scope.management(), RecallFilters(), limit=20)

@@ -72,6 +72,11 @@ class SqlCore(abc.ABC, Handle):
         read whose result depends on them; nothing to do elsewhere."""
         return
 
+    def _after_bulk_copy(self) -> None:
+        """After a whole palace was copied in and committed: upkeep that
+        cannot run inside a transaction (nothing by default)."""
+        return
+
     @abc.abstractmethod
     def _is_unique_violation(self, exc: BaseException) -> bool:
         """Whether ``exc`` is the backend's unique-constraint error."""

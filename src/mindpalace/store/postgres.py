@@ -529,6 +529,17 @@ class PostgresStore(PgGraphReads, DatabaseDense, PostingsSearch, SqlStore):
             return False
         return True
 
+    def _after_bulk_copy(self) -> None:
+        """VACUUM the keyword postings a copy filled: their visibility map
+        set, a search reads them from the index alone (until then each
+        posting's row is read too, several times slower). Left to
+        autovacuum when it fails."""
+        try:
+            with self._connection() as conn:
+                conn.execute("VACUUM (ANALYZE) text_postings")
+        except (psycopg.Error, StorageError, BusyError):
+            return
+
     @property
     def replicas(self) -> int:
         """How many read replicas this store reads from."""

@@ -249,6 +249,7 @@ def copy_palace(source: SqlCore, destination: SqlCore) -> TransferReport:
                 f"{[t.table for t in reports if not t.identical]}, memories: {differing[:5]});"
                 " nothing was written"
             )
+    destination._after_bulk_copy()
     return report
 
 
