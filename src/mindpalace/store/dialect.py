@@ -104,10 +104,11 @@ class Dialect(abc.ABC):
         return []
 
     def text_postings_schema(self) -> list[str]:
-        """Statements keeping each row's words as postings ordered by their
-        BM25 impact per scope partition, backfilled, so a keyword search
-        reads the best rows first (none by default: SQLite's FTS5 index and
-        the warm keyword index rank their own)."""
+        """Statements keeping each row's words as postings per scope
+        partition's key, with their counts and the row's length, backfilled,
+        so a keyword search scores rows without reading them (none by
+        default: SQLite's FTS5 index and the warm keyword index rank their
+        own)."""
         return []
 
     def vector_storage_schema(self) -> list[str]:

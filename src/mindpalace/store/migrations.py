@@ -526,9 +526,10 @@ def _v23_partition_counts(d: Dialect) -> list[str]:
 
 def _v24_text_postings(d: Dialect) -> list[str]:
     # PostgreSQL's keyword search scored every visible row holding a query
-    # word (seconds at a million): each row's words also kept as postings
-    # ordered by impact, so a search reads the best rows first and stops
-    # once no other row can reach them (store/pg_postings.py).
+    # word from the row itself (seconds at a million): each row's words
+    # also kept as postings with their counts, in one index by key, so a
+    # search sums BM25 over postings without reading a row
+    # (store/pg_postings.py).
     return d.text_postings_schema()
 
 
@@ -556,7 +557,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(21, "archive and supersession flags read without a reload", _v21_flag_changes),
     Migration(22, "mentions by facts that may be replaced, by name", _v22_fact_mentions),
     Migration(23, "rows and tokens by text partition (SQLite)", _v23_partition_counts),
-    Migration(24, "keyword postings ordered by impact (PostgreSQL)", _v24_text_postings),
+    Migration(24, "keyword postings by scope partition's word (PostgreSQL)", _v24_text_postings),
 )
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from mindpalace.store.pg_postings import FILL_POSTINGS, POSTINGS_INDEX
+from mindpalace.store.pg_postings import FILL_POSTINGS
 from mindpalace.store.pg_vectors import PgVector
 
 __all__ = ["AFTER_BULK_INSERT", "BEFORE_BULK_INSERT", "derived_values"]
@@ -101,15 +101,9 @@ AFTER_BULK_INSERT = [
                       FROM memories) s
                 WHERE text_stats.id = 1;
             ELSIF name = 'memories_text_postings' THEN
-                -- Impacts under the copied rows' mean length; the impact
-                -- index built once after the rows, not kept row by row.
-                UPDATE palace_meta SET value = (
-                    SELECT GREATEST(16, COALESCE(ROUND(AVG(fts_len)), 32))::BIGINT FROM memories
-                ) WHERE key = 'postings_length';
+                -- Once over every row, in the index's order.
                 DELETE FROM text_postings;
-                DROP INDEX text_postings_impact;
                 {FILL_POSTINGS};
-                {POSTINGS_INDEX};
             ELSE
                 DELETE FROM text_scopes;
                 INSERT INTO text_scopes ({_SCOPE}, docs, tokens)

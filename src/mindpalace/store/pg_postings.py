@@ -7,9 +7,10 @@ memories a common word is in hundreds of thousands of rows and a search
 took seconds. Here each row's lexemes are also kept as postings, one row
 per (scope partition's lexeme key, memory) in ``text_postings``, with the
 column-weighted count ``f`` and the row's length, kept by a trigger in the
-writing transaction. An index over (key, impact) holds them all (``INCLUDE``),
-so a word's postings in one partition are one range of one index, read
-without touching the table.
+writing transaction. The primary key (key, memory) includes both, so a
+word's postings in one partition are one range of one index, read without
+touching the table, and a row's own postings are found by their keys when
+it changes or goes.
 
 A search (``PostingsSearch.search_text``) is two statements:
 
@@ -21,21 +22,16 @@ A search (``PostingsSearch.search_text``) is two statements:
    ``memories`` for the scope and filters, in the exhaustive search's
    order (score, then newest, then id).
 
-So the ranking is the exhaustive search's, row for row, in about a tenth
-of its time at 100,000 memories (``bench.pgkeyword``).
+So the ranking is the exhaustive search's, row for row (``bench.pgkeyword``
+measures both on one palace).
 
-One exception bounds the work: a word with more than ``WORD_DEPTH``
-visible postings (a common word of a large palace, whose idf is low) is
-read best first, by its *impact*: the BM25 factor ``f (k1 + 1) / (f + k1
-(1 - b + b |D| / a))`` under a reference mean length ``a`` fixed for the
-palace (``palace_meta``'s ``postings_length``), stored with each posting;
-its ``WORD_DEPTH`` best postings across the caller's partitions count, the
-rest of its rows score 0 for it. ``Ranking.cut`` says how many words were
-so cut, and ``Ranking.unread`` the most any row's score may lack for them
-(each cut word's last impact read, its weight, scaled by ``max(1, t / a)``
-for the scope's mean length ``t``: ``c(t) / c(a) = (X + Y / a) / (X + Y /
-t)`` for positive ``X``, ``Y``, at most that; plus 1e-6 for the float4 the
-impact is stored in). With no word cut the result is exact.
+One exception bounds the work: of a word with more than ``WORD_DEPTH``
+visible postings (a common word of a large palace, whose idf is low) only
+the newest ``WORD_DEPTH`` count; its older rows score 0 for it.
+``Ranking.cut`` says how many words were so cut, and ``Ranking.unread``
+the most any row's score may lack for them (each cut word's weight times
+``k1 + 1``, the most its factor can be). With no word cut the result is
+exact.
 """
 
 from __future__ import annotations
@@ -52,48 +48,29 @@ from mindpalace.store.fragments import SELECT_MEMORY, filter_clause, row_to_memo
 from mindpalace.store.fts5_bm25 import K1, B
 from mindpalace.store.pg_text import ScopeKeyTextSearch
 
-__all__ = ["FILL_POSTINGS", "POSTINGS_INDEX", "POSTINGS_SCHEMA", "PostingsSearch", "Ranking"]
+__all__ = ["FILL_POSTINGS", "POSTINGS_SCHEMA", "PostingsSearch", "Ranking"]
 
-#: the most postings of one word a search reads, best first (more are cut)
+#: the most postings of one word a search reads, newest first (more are cut)
 WORD_DEPTH = 50_000
-# An unread posting's factor over the last read one's (float4 rounding).
-_ROUNDING = 1.0 + 1e-6
 
 _WEIGHT_CASE = "CASE w WHEN 'A' THEN 1.5 WHEN 'B' THEN 1.0 WHEN 'C' THEN 0.5 ELSE 1.0 END"
-_LENGTH = "(SELECT value FROM palace_meta WHERE key = 'postings_length')::DOUBLE PRECISION"
 _SCOPE_COLUMNS = "agent_id, visibility, group_name, channel"
-
-#: each key's postings by impact
-POSTINGS_INDEX = (
-    "CREATE INDEX text_postings_impact ON text_postings (key, impact DESC, seq) INCLUDE (f, len)"
-)
 
 POSTINGS_SCHEMA = [
     """
     CREATE TABLE text_postings (
-        seq BIGINT NOT NULL, key BIGINT NOT NULL,
-        f REAL NOT NULL, len INTEGER NOT NULL, impact REAL NOT NULL,
-        PRIMARY KEY (seq, key)
+        key BIGINT NOT NULL, seq BIGINT NOT NULL, f REAL NOT NULL, len INTEGER NOT NULL,
+        PRIMARY KEY (key, seq) INCLUDE (f, len)
     )
     """,
-    POSTINGS_INDEX,
-    # The reference mean length: the palace's at this version (at least 16
-    # tokens), 32 for a palace still empty.
-    """
-    INSERT INTO palace_meta (key, value)
-    SELECT 'postings_length', GREATEST(16, COALESCE(ROUND(AVG(fts_len)), 32))::BIGINT
-    FROM memories
-    """,
     # One row's postings: per key (two lexemes meet in one key only by a
-    # 64-bit hash collision, as in pg_text.py), the weighted count and impact.
+    # 64-bit hash collision, as in pg_text.py), the weighted count.
     f"""
     CREATE FUNCTION mp_text_postings_of(
-        agent TEXT, vis TEXT, grp TEXT, chan TEXT, fts tsvector, len INTEGER,
-        a DOUBLE PRECISION
-    ) RETURNS TABLE (key BIGINT, f REAL, impact REAL)
-    LANGUAGE sql STABLE PARALLEL SAFE AS $$
-        SELECT k.key, SUM(k.f)::REAL,
-               (SUM(k.f) * {K1 + 1} / (SUM(k.f) + {K1} * ({1 - B} + {B} * len / a)))::REAL
+        agent TEXT, vis TEXT, grp TEXT, chan TEXT, fts tsvector
+    ) RETURNS TABLE (key BIGINT, f REAL)
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+        SELECT k.key, SUM(k.f)::REAL
         FROM (
             SELECT mp_text_key(agent, vis, grp, chan, u.lexeme) AS key,
                    COALESCE((SELECT SUM({_WEIGHT_CASE}) FROM unnest(u.weights) AS w), 0) AS f
@@ -103,8 +80,9 @@ POSTINGS_SCHEMA = [
     $$
     """,
     # Kept in the writing transaction. A column trigger does not see columns
-    # a BEFORE trigger sets (fts), so it fires on the text columns too.
-    f"""
+    # a BEFORE trigger sets (fts), so it fires on the text columns too. A
+    # row's old postings are found by their keys (the index's first column).
+    """
     CREATE FUNCTION mp_text_postings() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
         IF TG_OP = 'UPDATE'
@@ -116,13 +94,16 @@ POSTINGS_SCHEMA = [
             RETURN NULL;
         END IF;
         IF TG_OP IN ('UPDATE', 'DELETE') THEN
-            DELETE FROM text_postings WHERE seq = OLD.seq;
+            DELETE FROM text_postings
+            WHERE key = ANY (mp_text_keys(OLD.agent_id, OLD.visibility, OLD.group_name,
+                                          OLD.channel, OLD.fts))
+              AND seq = OLD.seq;
         END IF;
         IF TG_OP IN ('UPDATE', 'INSERT') THEN
-            INSERT INTO text_postings (seq, key, f, len, impact)
-            SELECT NEW.seq, p.key, p.f, NEW.fts_len, p.impact
-            FROM mp_text_postings_of(NEW.agent_id, NEW.visibility, NEW.group_name, NEW.channel,
-                                     NEW.fts, NEW.fts_len, {_LENGTH}) AS p;
+            INSERT INTO text_postings (key, seq, f, len)
+            SELECT p.key, NEW.seq, p.f, NEW.fts_len
+            FROM mp_text_postings_of(NEW.agent_id, NEW.visibility, NEW.group_name,
+                                     NEW.channel, NEW.fts) AS p;
         END IF;
         RETURN NULL;
     END
@@ -135,21 +116,21 @@ POSTINGS_SCHEMA = [
     """,
 ]
 
-#: every row's postings, for a palace migrated or copied in bulk
-FILL_POSTINGS = f"""
-INSERT INTO text_postings (seq, key, f, len, impact)
-SELECT m.seq, p.key, p.f, m.fts_len, p.impact
+#: every row's postings, for a palace migrated or copied in bulk (in key
+#: order: the index is built as it is filled, page after page)
+FILL_POSTINGS = """
+INSERT INTO text_postings (key, seq, f, len)
+SELECT p.key, m.seq, p.f, m.fts_len
 FROM memories m,
-     mp_text_postings_of(m.agent_id, m.visibility, m.group_name, m.channel, m.fts, m.fts_len,
-                         {_LENGTH}) AS p
+     mp_text_postings_of(m.agent_id, m.visibility, m.group_name, m.channel, m.fts) AS p
+ORDER BY p.key, m.seq
 """
 POSTINGS_SCHEMA.append(FILL_POSTINGS)
 POSTINGS_SCHEMA.append("ANALYZE text_postings")
 
 # Each (query lexeme, visible partition) key with its postings count, the
 # lexeme's place among the query's and how often the query names it, and
-# the visible rows and tokens (as pg_text.py's search), and the reference
-# mean length of the stored impacts. Parameters: the
+# the visible rows and tokens (as pg_text.py's search). Parameters: the
 # scope (text_scopes), the terms.
 _LISTS = """
 WITH p AS MATERIALIZED (
@@ -169,34 +150,34 @@ k AS MATERIALIZED (
 )
 SELECT k.lexeme, k.first, k.mult, k.part, k.key,
        (SELECT COUNT(*) FROM text_postings x WHERE x.key = k.key) AS n,
-       s.seen, s.tokens, (SELECT value FROM palace_meta WHERE key = 'postings_length')
+       s.seen, s.tokens
 FROM k, (SELECT SUM(p.docs) AS seen, SUM(p.tokens) AS tokens FROM p) AS s
 ORDER BY k.first, k.lexeme, k.part
 """
 
 # Every posting of the query's words in the caller's partitions, or of a
-# cut word its best ``depth`` across them (each partition's best ``depth``
-# hold those; ranked by impact within the word); summed per row; of the
-# best sums (at least ``top``, and every row tied with the last), the best
-# ``limit`` rows the scope and filters admit, in the exhaustive search's
-# order; per cut word the last impact read; how many postings were read,
-# rows scored and rows kept. Parameters: keys, their word, and per key the
-# most to read (NULL: all); the cut words; depth; the words' weights; the
-# mean length; top; scope and filter parameters; limit.
+# cut word its newest ``depth`` across them (each partition's newest
+# ``depth`` hold those); summed per row; of the best sums (at least
+# ``top``, and every row tied with the last), the best ``limit`` rows the
+# scope and filters admit, in the exhaustive search's order; how many
+# postings were read, rows scored and rows kept. Parameters: keys, their
+# word, and per key the most to read (NULL: all); the cut words; depth;
+# the cut words; the words' weights; the mean length; top; scope and
+# filter parameters; limit.
 _SCORE = f"""
 WITH k AS MATERIALIZED (
     SELECT * FROM unnest(?::BIGINT[], ?::INTEGER[], ?::INTEGER[]) AS k(key, word, most)
 ),
 x AS MATERIALIZED (
-    SELECT k.word, t.seq, t.f, t.len, t.impact
+    SELECT k.word, t.seq, t.f, t.len
     FROM k CROSS JOIN LATERAL (
-        SELECT t.seq, t.f, t.len, t.impact FROM text_postings t WHERE t.key = k.key
-        ORDER BY t.impact DESC, t.seq LIMIT k.most
+        SELECT t.seq, t.f, t.len FROM text_postings t WHERE t.key = k.key
+        ORDER BY t.seq DESC LIMIT k.most
     ) AS t
 ),
 cut AS MATERIALIZED (
-    SELECT y.word, y.seq, y.f, y.len, y.impact FROM (
-        SELECT x.*, row_number() OVER (PARTITION BY x.word ORDER BY x.impact DESC, x.seq) AS rn
+    SELECT y.word, y.seq, y.f, y.len FROM (
+        SELECT x.*, row_number() OVER (PARTITION BY x.word ORDER BY x.seq DESC) AS rn
         FROM x WHERE x.word = ANY (?::INTEGER[])
     ) AS y WHERE y.rn <= ?
 ),
@@ -225,10 +206,6 @@ best AS MATERIALIZED (
 )
 SELECT (SELECT array_agg(b.seq ORDER BY b.score DESC, b.created_at DESC, b.id DESC) FROM best b),
        (SELECT array_agg(b.score ORDER BY b.score DESC, b.created_at DESC, b.id DESC) FROM best b),
-       (SELECT array_agg(c.word ORDER BY c.word) FROM (
-            SELECT cut.word, MIN(cut.impact) AS last FROM cut GROUP BY cut.word) AS c),
-       (SELECT array_agg(c.last ORDER BY c.word) FROM (
-            SELECT cut.word, MIN(cut.impact) AS last FROM cut GROUP BY cut.word) AS c),
        (SELECT COUNT(*) FROM x), (SELECT COUNT(*) FROM scored),
        (SELECT COUNT(*) FROM scored WHERE scored.score >= (SELECT edge.score FROM edge))
 """
@@ -260,12 +237,11 @@ class Ranking:
         return self.cut == 0
 
 
-def _words(listed: Sequence[Sequence[Any]]) -> tuple[list[_Word], float, float]:
-    """The query's words from ``_LISTS``' rows (none empty), the scope's
-    mean length and the factor from a stored impact to a bound under it."""
+def _words(listed: Sequence[Sequence[Any]]) -> tuple[list[_Word], float]:
+    """The query's words from ``_LISTS``' rows (none empty) and the
+    scope's mean length."""
     seen, tokens = _int(listed[0][6]), _int(listed[0][7])
     avgdl = tokens / seen if tokens > 0 else 1.0
-    reference = float(_int(listed[0][8]) or 32)
     names: dict[str, int] = {}
     mult: list[int] = []
     keys: list[dict[int, int]] = []
@@ -283,7 +259,7 @@ def _words(listed: Sequence[Sequence[Any]]) -> tuple[list[_Word], float, float]:
         _Word(m * max(math.log((max(seen, n) - n + 0.5) / (n + 0.5)), 1e-6), k, n)
         for m, k, n in zip(mult, keys, hits, strict=True)
     ]
-    return words, avgdl, max(1.0, avgdl / reference) * _ROUNDING
+    return words, avgdl
 
 
 def _int(value: Any) -> int:
@@ -329,14 +305,14 @@ class PostingsSearch(ScopeKeyTextSearch):
         limit: int,
         depth: int | None = None,
     ) -> Ranking:
-        """The best ``limit`` rows' write keys and scores; a word with more
-        than ``depth`` visible postings (``WORD_DEPTH``) read best first."""
+        """The best ``limit`` rows' write keys and scores; of a word with more
+        than ``depth`` visible postings (``WORD_DEPTH``), the newest count."""
         most = WORD_DEPTH if depth is None else depth
         p_sql, p_params = scope_clause(scope, "p")
         listed = self._exec(cur, _LISTS.format(scope_p=p_sql), [*p_params, list(terms)]).fetchall()
         if not listed:
             return Ranking((), (), 0, 0, 0, 0.0)
-        words, avgdl, stretch = _words(listed)
+        words, avgdl = _words(listed)
         if not any(word.count for word in words):
             return Ranking((), (), 0, 0, 0, 0.0)
         cut = [at + 1 for at, word in enumerate(words) if word.count > most]
@@ -349,7 +325,7 @@ class PostingsSearch(ScopeKeyTextSearch):
         f_sql, f_params = filter_clause(filters)
         top = limit * 2
         while True:
-            seqs, scores, cut_words, lasts, read, scored, kept = self._exec(
+            seqs, scores, read, scored, kept = self._exec(
                 cur,
                 _SCORE.format(scope_m=s_sql, filters=f_sql),
                 [
@@ -370,10 +346,7 @@ class PostingsSearch(ScopeKeyTextSearch):
             if len(seqs or []) < limit and _int(kept) < _int(scored):
                 top = _int(scored)  # the filters left too few of the best: all of them
                 continue
-            unread = sum(
-                words[at - 1].weight * float(last) * stretch
-                for at, last in zip(cut_words or [], lasts or [], strict=True)
-            )
+            unread = sum(words[at - 1].weight * (K1 + 1) for at in cut)
             return Ranking(
                 tuple(int(x) for x in seqs or []),
                 tuple(float(x) for x in scores or []),

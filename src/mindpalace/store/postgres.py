@@ -239,7 +239,7 @@ class PostgresDialect(Dialect):
         return list(SCOPE_TOKENS_SCHEMA)
 
     def text_postings_schema(self) -> list[str]:
-        """Postings ordered by impact per partition's lexeme (pg_postings.py)."""
+        """Each row's words as postings by partition's lexeme key (pg_postings.py)."""
         return list(POSTINGS_SCHEMA)
 
     def vector_storage_schema(self) -> list[str]:
