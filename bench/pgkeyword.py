@@ -104,7 +104,7 @@ def run(palace: Path | None, url: str | None, kind: str, count: int, limit: int)
             got = store.search_text(terms, scope, RecallFilters(), limit=limit)
             times["postings"].append((time.perf_counter() - t) * 1000)
             with store._read() as cur:
-                ranking = store.rank_postings(cur, terms, scope, RecallFilters(), limit=limit)
+                ranking = store._rank_postings(cur, terms, scope, RecallFilters(), limit=limit)
             exact += ranking.exact
             read.append(ranking.read)
             scored.append(ranking.scored)

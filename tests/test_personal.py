@@ -558,6 +558,11 @@ def test_migration_5_marks_earlier_turns_as_messages(store_target: str) -> None:
             old._exec(cur, statement)  # type: ignore[attr-defined]
         if store_target.startswith("postgresql://"):  # 8: pgvector (nothing on SQLite)
             for statement in (
+                # 24: keyword postings
+                "DROP TRIGGER memories_text_postings ON memories",
+                "DROP FUNCTION mp_text_postings(),"
+                " mp_text_postings_of(TEXT, TEXT, TEXT, TEXT, tsvector)",
+                "DROP TABLE text_postings",
                 # 20: the text statistics' triggers as before (text_scopes'
                 # lengths go with the table, below)
                 "DROP TRIGGER memories_text_stats ON memories",

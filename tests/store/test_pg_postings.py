@@ -132,7 +132,7 @@ def test_postings_rank_as_every_match_is_scored(palace: PostgresStore) -> None:
             got = palace.search_text(terms, scope, filters, limit=limit)
             _same_ranking(got, want)
             with palace._read() as cur:
-                ranking = palace.rank_postings(cur, terms, scope, filters, limit=limit)
+                ranking = palace._rank_postings(cur, terms, scope, filters, limit=limit)
             assert ranking.exact and ranking.unread == 0.0
 
 
@@ -147,7 +147,7 @@ def test_a_common_word_past_the_depth_counts_its_newest_rows(palace: PostgresSto
         parts = cur.execute("SELECT COUNT(*) FROM text_scopes WHERE docs > 0").fetchone()
         assert parts is not None
         for terms in (["w0", "w59"], ["w0", "w1", "w40"], ["w2"]):
-            ranking = palace.rank_postings(cur, terms, scope, RecallFilters(), limit=30, depth=6)
+            ranking = palace._rank_postings(cur, terms, scope, RecallFilters(), limit=30, depth=6)
             assert not ranking.exact and ranking.cut >= 1 and ranking.unread > 0
             # the rare word's postings in full, the common ones' cut
             assert ranking.read <= 6 * int(parts[0]) * len(terms) + 600
@@ -160,7 +160,7 @@ def test_a_common_word_past_the_depth_counts_its_newest_rows(palace: PostgresSto
             for key, score in zip(ids, ranking.scores, strict=True):
                 assert score <= full[key] * (1 + 1e-9)
                 assert full[key] <= score + ranking.unread + 1e-9
-        ranking = palace.rank_postings(cur, ["w2"], scope, RecallFilters(), limit=50, depth=6)
+        ranking = palace._rank_postings(cur, ["w2"], scope, RecallFilters(), limit=50, depth=6)
         # the six newest holding it, of which those the default filters admit
         newest = cur.execute(
             "SELECT n.id FROM (SELECT m.id, m.archived, m.superseded_by FROM memories m"

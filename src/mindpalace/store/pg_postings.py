@@ -278,7 +278,7 @@ class PostingsSearch(ScopeKeyTextSearch):
         if not terms or limit <= 0:
             return []
         with self._read() as cur:
-            ranking = self.rank_postings(cur, terms, scope, filters, limit=limit)
+            ranking = self._rank_postings(cur, terms, scope, filters, limit=limit)
             if not ranking.seqs:
                 return []
             s_sql, s_params = scope_clause(scope)
@@ -295,7 +295,7 @@ class PostingsSearch(ScopeKeyTextSearch):
             if seq in by_seq
         ]
 
-    def rank_postings(
+    def _rank_postings(
         self,
         cur: Cursor,
         terms: Sequence[str],
