@@ -450,6 +450,10 @@ class PostgresStore(PgGraphReads, DatabaseDense, PostingsSearch, SqlStore):
             ],
         )
         self._put_parts(cur, vectors)
+        # Every caller reads next (the entities a batch links to): in a
+        # pipeline, a read straight after these unread inserts at times got
+        # one of their replies ("the last operation didn't produce records").
+        self._settle(cur)
 
     def nearest(
         self,
