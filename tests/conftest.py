@@ -13,12 +13,14 @@ from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import psycopg
 import pytest
 
-from bench.pgserver import ThrowawayPostgres
+from bench.pgserver import ThrowawayPostgres, database_url
 from mindpalace import Palace
 from mindpalace.config import Settings
-from mindpalace.store import Store
+from mindpalace.store import Store, core
+from mindpalace.store.migrations import MIGRATIONS
 from mindpalace.store.postgres import PostgresStore
 from mindpalace.store.sqlite import SQLiteStore
 
@@ -38,6 +40,34 @@ def postgres_url(postgres_server: ThrowawayPostgres) -> Iterator[str]:
     url = postgres_server.create()
     yield url
     postgres_server.drop(url)
+
+
+@pytest.fixture
+def older_pg_palace(
+    postgres_server: ThrowawayPostgres, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Callable[[int], tuple[str, PostgresStore]]]:
+    """Opens a new PostgreSQL palace migrated only below the version given
+    (an older release's palace, to be written and opened again): its URL
+    and store; each database is dropped afterwards."""
+    urls: list[str] = []
+
+    def open_before(version: int) -> tuple[str, PostgresStore]:
+        # Created empty, not from the migrated template.
+        name = f"{postgres_server.prefix}before{version}_{len(urls)}"
+        with psycopg.connect(postgres_server.url, autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {name}")
+        urls.append(database_url(postgres_server.url, name))
+        earlier = tuple(m for m in MIGRATIONS if m.version < version)
+        with monkeypatch.context() as old:
+            old.setattr(core, "MIGRATIONS", earlier)
+            old.setattr(core, "latest_version", lambda: earlier[-1].version)
+            store = PostgresStore(urls[-1])
+        assert store.schema_version() == earlier[-1].version
+        return urls[-1], store
+
+    yield open_before
+    for url in urls:
+        postgres_server.drop(url)
 
 
 @pytest.fixture(params=BACKENDS)

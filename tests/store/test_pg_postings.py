@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -16,9 +16,9 @@ from typing import Any
 import psycopg
 import pytest
 
-from bench.pgserver import ThrowawayPostgres, database_url
+from bench.pgserver import ThrowawayPostgres
 from mindpalace.models import Category, NewMemory, RecallFilters, Scope, StoreKind, Visibility
-from mindpalace.store import core, pg_postings
+from mindpalace.store import pg_postings
 from mindpalace.store.migrations import MIGRATIONS
 from mindpalace.store.pg_text import ScopeKeyTextSearch
 from mindpalace.store.postgres import PostgresStore
@@ -264,34 +264,22 @@ def test_a_bulk_copy_fills_the_postings(tmp_path: Path, postgres_url: str) -> No
 
 
 def test_an_older_palace_gets_its_postings_on_upgrade(
-    postgres_server: ThrowawayPostgres, monkeypatch: pytest.MonkeyPatch
+    older_pg_palace: Callable[[int], tuple[str, PostgresStore]],
 ) -> None:
-    name = f"{postgres_server.prefix}prepostings"
-    with psycopg.connect(postgres_server.url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    url = database_url(postgres_server.url, name)
-    old_version = max(m.version for m in MIGRATIONS if m.version < 24)
+    url, store = older_pg_palace(24)
+    _fill(store, seed=3, size=40)
+    store.close()
+    store = PostgresStore(url)
     try:
-        with monkeypatch.context() as old:
-            old.setattr(core, "MIGRATIONS", tuple(m for m in MIGRATIONS if m.version < 24))
-            old.setattr(core, "latest_version", lambda: old_version)
-            store = PostgresStore(url)
-            assert store.schema_version() == old_version
-            _fill(store, seed=3, size=40)
-            store.close()
-        store = PostgresStore(url)
-        try:
-            assert store.schema_version() == MIGRATIONS[-1].version
-            assert _postings(url) and _postings(url) == _recomputed(url)
-            terms = ["w0", "w3"]
-            want = _exhaustive(store, terms, Scope(agent_id="ann"), RecallFilters(), 10)
-            got = store.search_text(terms, Scope(agent_id="ann"), RecallFilters(), limit=10)
-            assert want
-            _same_ranking(got, want)
-        finally:
-            store.close()
+        assert store.schema_version() == MIGRATIONS[-1].version
+        assert _postings(url) and _postings(url) == _recomputed(url)
+        terms = ["w0", "w3"]
+        want = _exhaustive(store, terms, Scope(agent_id="ann"), RecallFilters(), 10)
+        got = store.search_text(terms, Scope(agent_id="ann"), RecallFilters(), limit=10)
+        assert want
+        _same_ranking(got, want)
     finally:
-        postgres_server.drop(url)
+        store.close()
 
 
 def test_queries_without_a_matching_word(palace: PostgresStore) -> None:

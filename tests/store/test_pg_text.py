@@ -5,7 +5,7 @@ kept on every write, and an old palace keyed and measured on upgrade."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -13,14 +13,13 @@ import numpy as np
 import psycopg
 import pytest
 
-from bench.pgserver import ThrowawayPostgres, database_url
 from mindpalace import Palace, Selection
 from mindpalace.config import Settings
 from mindpalace.conversations import Message
 from mindpalace.embed import HashingEmbedder
 from mindpalace.models import NewMemory, RecallFilters, Scope, Visibility
 from mindpalace.retrieval.keyword import KeywordIndex
-from mindpalace.store import Store, core
+from mindpalace.store import Store
 from mindpalace.store.migrations import MIGRATIONS
 from mindpalace.store.postgres import PostgresStore
 from mindpalace.store.sqlite import SQLiteStore
@@ -277,67 +276,43 @@ def test_partition_lengths_follow_an_erasure_that_rewrites_a_turn(postgres_url: 
 
 
 def test_an_old_palace_is_keyed_on_upgrade(
-    postgres_server: ThrowawayPostgres, monkeypatch: pytest.MonkeyPatch
+    older_pg_palace: Callable[[int], tuple[str, PostgresStore]],
 ) -> None:
     """A palace written before the scope keys (schema 9) gets its partition
     counts and key index when opened, and searches by them."""
-    name = f"{postgres_server.prefix}prekeys"
-    with psycopg.connect(postgres_server.url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    url = database_url(postgres_server.url, name)
-    old_version = max(m.version for m in MIGRATIONS if m.version < 12)
+    url, store = older_pg_palace(12)
+    _fill(store)
+    store.close()
+    store = PostgresStore(url)
     try:
-        with monkeypatch.context() as old:
-            old.setattr(core, "MIGRATIONS", tuple(m for m in MIGRATIONS if m.version < 12))
-            old.setattr(core, "latest_version", lambda: old_version)
-            store = PostgresStore(url)
-            assert store.schema_version() == old_version
-            _fill(store)
-            store.close()
-        store = PostgresStore(url)
-        try:
-            assert store.schema_version() == MIGRATIONS[-1].version
-            assert sum(_scope_counts(store).values()) == len(CORPUS)
-            found = store.search_text(["release"], Scope(agent_id="cy"), RecallFilters(), limit=5)
-            assert [m.memory.id for m in found] == ["mem_6"]
-        finally:
-            store.close()
+        assert store.schema_version() == MIGRATIONS[-1].version
+        assert sum(_scope_counts(store).values()) == len(CORPUS)
+        found = store.search_text(["release"], Scope(agent_id="cy"), RecallFilters(), limit=5)
+        assert [m.memory.id for m in found] == ["mem_6"]
     finally:
-        postgres_server.drop(url)
+        store.close()
 
 
 def test_an_older_palace_gets_its_partition_lengths_on_upgrade(
-    postgres_server: ThrowawayPostgres, monkeypatch: pytest.MonkeyPatch
+    older_pg_palace: Callable[[int], tuple[str, PostgresStore]],
 ) -> None:
     """A palace written before the partition lengths (schema 19), with an
     edit of a text its triggers did not count, gets every partition's
     length and the palace's counted when opened, and searches with them."""
-    name = f"{postgres_server.prefix}prelengths"
-    with psycopg.connect(postgres_server.url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    url = database_url(postgres_server.url, name)
-    old_version = max(m.version for m in MIGRATIONS if m.version < 20)
+    url, store = older_pg_palace(20)
+    _fill(store)
+    _add(store, "edited", ("bob", "isolated", "", "short"))
+    store.close()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("UPDATE memories SET content = %s WHERE id = 'edited'", ("long " * 50,))
+    store = PostgresStore(url)
     try:
-        with monkeypatch.context() as old:
-            old.setattr(core, "MIGRATIONS", tuple(m for m in MIGRATIONS if m.version < 20))
-            old.setattr(core, "latest_version", lambda: old_version)
-            store = PostgresStore(url)
-            assert store.schema_version() == old_version
-            _fill(store)
-            _add(store, "edited", ("bob", "isolated", "", "short"))
-            store.close()
-        with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute("UPDATE memories SET content = %s WHERE id = 'edited'", ("long " * 50,))
-        store = PostgresStore(url)
-        try:
-            assert store.schema_version() == MIGRATIONS[-1].version
-            assert sum(_scope_counts(store).values()) == len(CORPUS) + 1
-            ann = Scope(agent_id="ann")
-            for terms in QUERIES:
-                found = store.search_text(terms, ann, RecallFilters(), limit=50)
-                expected = _warm_scores(store, terms, ann)
-                assert {m.memory.id: m.bm25 for m in found} == pytest.approx(expected, rel=1e-9)
-        finally:
-            store.close()
+        assert store.schema_version() == MIGRATIONS[-1].version
+        assert sum(_scope_counts(store).values()) == len(CORPUS) + 1
+        ann = Scope(agent_id="ann")
+        for terms in QUERIES:
+            found = store.search_text(terms, ann, RecallFilters(), limit=50)
+            expected = _warm_scores(store, terms, ann)
+            assert {m.memory.id: m.bm25 for m in found} == pytest.approx(expected, rel=1e-9)
     finally:
-        postgres_server.drop(url)
+        store.close()

@@ -128,9 +128,8 @@ AFTER_BULK_INSERT = [
     """,
     # Fresh planner statistics for the tables that received the rows.
     "ANALYZE memories, embeddings, mentions, entities",
-    # A palace of an older schema has no postings table: nothing to analyse.
-    "DO $$ BEGIN IF to_regclass('text_postings') IS NOT NULL THEN ANALYZE text_postings;"
-    " END IF; END $$",
+    # (text_postings: vacuumed and analysed after the commit,
+    # PostgresStore._after_bulk_copy.)
 ]
 
 

@@ -217,7 +217,7 @@ class _Word:
     it), its keys in the visible partitions that hold it, its postings there."""
 
     weight: float
-    keys: dict[int, int]  # partition -> key
+    keys: list[int]
     count: int
 
 
@@ -244,17 +244,17 @@ def _words(listed: Sequence[Sequence[Any]]) -> tuple[list[_Word], float]:
     avgdl = tokens / seen if tokens > 0 else 1.0
     names: dict[str, int] = {}
     mult: list[int] = []
-    keys: list[dict[int, int]] = []
+    keys: list[list[int]] = []
     hits: list[int] = []
-    for lexeme, _first, times, part, key, count, *_ in listed:
+    for lexeme, _first, times, _part, key, count, *_ in listed:
         at = names.setdefault(str(lexeme), len(names))
         if at == len(mult):
             mult.append(_int(times))
-            keys.append({})
+            keys.append([])
             hits.append(0)
         hits[at] += _int(count)
         if _int(count):
-            keys[at][_int(part)] = _int(key)
+            keys[at].append(_int(key))
     words = [
         _Word(m * max(math.log((max(seen, n) - n + 0.5) / (n + 0.5)), 1e-6), k, n)
         for m, k, n in zip(mult, keys, hits, strict=True)
@@ -319,7 +319,7 @@ class PostingsSearch(ScopeKeyTextSearch):
         keys = [
             (key, at + 1, most if word.count > most else None)
             for at, word in enumerate(words)
-            for key in word.keys.values()
+            for key in word.keys
         ]
         s_sql, s_params = scope_clause(scope)
         f_sql, f_params = filter_clause(filters)
