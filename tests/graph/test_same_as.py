@@ -16,6 +16,7 @@ from tests.ui.conftest import BASE, TOKENS, login
 from mindpalace import Palace, PermissionDenied, Selection, ValidationError
 from mindpalace.cli import main
 from mindpalace.config import Settings
+from mindpalace.models import RecallFilters
 from mindpalace.server.http import build_app
 from mindpalace.web.identity import PalacePool, TokenTable
 
@@ -193,3 +194,31 @@ def test_the_inspector_shows_the_link(tmp_path: Path) -> None:
             login(client, "alice-token")
             page = client.get("/entities").text
     assert "Maria: same as Maria Lopez (first name)" in page
+
+
+@pytest.mark.parametrize("both", [1, 3])
+@pytest.mark.parametrize("short_first", [True, False], ids=["short first", "full first"])
+def test_a_memory_naming_both_linked_entities_counts_once(
+    palace: Palace, both: int, short_first: bool
+) -> None:
+    """Members of a name (the graph stage's hub test): a memory that names
+    both the full name and a first name joined to it mentions two entities
+    of one name, and counts once; the count is exact at the hub limit
+    whichever entity's mentions the store reads first."""
+    texts = ["Maria Lopez owns the billing service", "Maria: I will take it"]
+    for text in texts[::-1] if short_first else texts:
+        palace.remember(text)
+    palace.graph.separate_entity("Maria")
+    named = [palace.remember(f"Maria: ask Maria Lopez about topic {i}").id for i in range(both)]
+    alone = palace.remember("Maria Lopez reviews the budget").id
+    assert sorted(e.name for e in palace.graph.mentions(named[0])) == ["Maria", "Maria Lopez"]
+    palace.graph.join_entities("maria", "maria lopez")
+    scope, any_ = palace.scope, RecallFilters()
+    members = {*named, alone} | {m.id for m in palace.memories(limit=10) if "owns" in m.content}
+    members |= {m.id for m in palace.memories(limit=10) if m.content == "Maria: I will take it"}
+    for max_degree in range(1, len(members) + 2):
+        found = palace.store.entity_members(["maria lopez"], scope, any_, max_degree=max_degree)
+        if len(members) > max_degree:
+            assert found == {"maria lopez": (max_degree + 1, [])}
+        else:
+            assert found == {"maria lopez": (len(members), sorted(members))}

@@ -469,16 +469,25 @@ class GraphSql(CandidatesSql):
             ).fetchall():
                 seqs[str(norm)].append(int(seq))
             probes = [(norm, sorted(seqs[norm])) for norm in wanted if seqs.get(norm)]
-            for start in range(0, len(probes), _MEMBER_PROBES):
-                chunk = probes[start : start + _MEMBER_PROBES]
-                sql, params = self._members_statement(
-                    [entities for _, entities in chunk], scope, filters, max_degree + 1
+            limit = max_degree + 1
+            again = self._list_members(cur, probes, scope, filters, limit=limit, found=found)
+            # A memory mentioning two of a name's entities comes once from
+            # each where a statement does not drop repeats: a name whose rows
+            # reached the limit with fewer distinct memories is asked again,
+            # with room for every entity's rows.
+            for norm, entities in again:
+                found.pop(norm, None)
+                self._list_members(
+                    cur,
+                    [(norm, entities)],
+                    scope,
+                    filters,
+                    limit=limit * len(entities),
+                    found=found,
                 )
-                for probe, memory_id in self._exec(cur, sql, params).fetchall():
-                    found[chunk[int(probe)][0]].append(str(memory_id))
         out: dict[str, tuple[int, list[str]]] = {}
         for norm in wanted:
-            ids = found.get(norm)
+            ids = list(dict.fromkeys(found.get(norm, ())))[:limit]
             if not ids:
                 continue
             if len(ids) > max_degree:
@@ -487,15 +496,45 @@ class GraphSql(CandidatesSql):
                 out[norm] = (len(ids), sorted(ids))
         return out
 
+    def _list_members(
+        self,
+        cur: Cursor,
+        probes: Sequence[tuple[str, list[int]]],
+        scope: Scope,
+        filters: RecallFilters,
+        *,
+        limit: int,
+        found: dict[str, list[str]],
+    ) -> list[tuple[str, list[int]]]:
+        """Add to ``found`` each probe's (name, entity keys) visible members
+        under ``filters``, ``limit`` rows at most each; the probes whose rows
+        reached ``limit`` with repeats among them (fewer distinct memories)."""
+        rows: dict[str, list[str]] = defaultdict(list)
+        for start in range(0, len(probes), _MEMBER_PROBES):
+            chunk = probes[start : start + _MEMBER_PROBES]
+            sql, params = self._members_statement(
+                [entities for _, entities in chunk], scope, filters, limit
+            )
+            for probe, memory_id in self._exec(cur, sql, params).fetchall():
+                rows[chunk[int(probe)][0]].append(str(memory_id))
+        again: list[tuple[str, list[int]]] = []
+        for norm, entities in probes:
+            ids = rows.get(norm, [])
+            found[norm].extend(ids)
+            if len(ids) >= limit and len(entities) > 1 and len(set(ids)) < limit:
+                again.append((norm, entities))
+        return again
+
     def _members_statement(
         self, probes: Sequence[Sequence[int]], scope: Scope, filters: RecallFilters, limit: int
     ) -> tuple[str, list[object]]:
         """One statement listing, for each probe (the entity keys of one
-        name), the distinct visible memories under ``filters`` that mention
-        any of them, at most ``limit`` each: (probe number, memory id) rows.
-        Here a UNION ALL of one subquery per probe, each with its own LIMIT
-        (a hub stops at ``limit`` rows); PostgreSQL's store plans one
-        subquery for all (``pg_graph.py``)."""
+        name), the visible memories under ``filters`` that mention any of
+        them, at most ``limit`` rows each: (probe number, memory id) rows, a
+        memory repeated at most once per entity key. Here a UNION ALL of one
+        subquery per probe, each with its own LIMIT, that drops repeats
+        (SQLite does so as the rows come, so a hub stops at ``limit``);
+        PostgreSQL's store plans one subquery for all (``pg_graph.py``)."""
         s_sql, s_params = scope_clause(scope)
         f_sql, f_params = filter_clause(filters)
         parts: list[str] = []

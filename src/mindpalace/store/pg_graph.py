@@ -24,16 +24,22 @@ class PgGraphReads:
     def _members_statement(
         self, probes: Sequence[Sequence[int]], scope: Scope, filters: RecallFilters, limit: int
     ) -> tuple[str, list[object]]:
-        """(probe number, memory id) rows: each probe's distinct visible
-        memories under ``filters`` that mention any of its entity keys, at
-        most ``limit`` each (``GraphSql._members_statement``)."""
+        """(probe number, memory id) rows: each probe's visible memories
+        under ``filters`` that mention any of its entity keys, at most
+        ``limit`` rows each (``GraphSql._members_statement``).
+
+        Repeats are not dropped here: PostgreSQL drops them by sorting or
+        hashing every row first, which read each of a busy name's thousands
+        of mentions to list its first 51 (0.4 s of a recall at a million
+        memories); ``GraphSql.entity_members`` drops them, and asks again
+        for a name whose repeats left it short."""
         s_sql, s_params = scope_clause(scope)
         f_sql, f_params = filter_clause(filters)
         numbers = [n for n, entities in enumerate(probes) for _ in entities]
         keys = [seq for entities in probes for seq in entities]
         sql = (
             "SELECT w.probe, p.id FROM (SELECT DISTINCT u.probe FROM unnest(?::INT[], ?::BIGINT[])"
-            " AS u(probe, seq)) AS w CROSS JOIN LATERAL (SELECT DISTINCT m.id FROM mentions x"
+            " AS u(probe, seq)) AS w CROSS JOIN LATERAL (SELECT m.id FROM mentions x"
             " JOIN memories m ON m.seq = x.memory_seq"
             " WHERE x.entity_seq IN (SELECT v.seq FROM unnest(?::INT[], ?::BIGINT[])"
             " AS v(probe, seq) WHERE v.probe = w.probe)"
