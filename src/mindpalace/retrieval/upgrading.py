@@ -64,6 +64,8 @@ class VectorUpgrade:
             last such memory's seq; None when none wait.
         store: stores vectors, in one transaction.
         last_write: when (``time.monotonic``) this process last wrote.
+        finished: called once every text found waiting is stored and a
+            read found none left (not after a stop or a failure).
         name: the thread's name.
     """
 
@@ -73,11 +75,13 @@ class VectorUpgrade:
         store: Callable[[VectorBatch], None],
         *,
         last_write: Callable[[], float] = lambda: 0.0,
+        finished: Callable[[], None] = lambda: None,
         name: str,
     ) -> None:
         self._embed = embed
         self._store = store
         self._last_write = last_write
+        self._on_finished = finished
         self._stopping = threading.Event()
         self._finished = threading.Event()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
@@ -119,7 +123,9 @@ class VectorUpgrade:
                     continue
                 step = self._embed(after, STEP_TEXTS)
                 if step is None:
-                    break
+                    self._flush(model, held, held_parts)
+                    self._on_finished()
+                    return
                 batch, after = step
                 model = batch.model
                 held.update(batch.vectors)

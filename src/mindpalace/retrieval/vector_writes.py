@@ -9,6 +9,7 @@ vectors, the warm indexes recall searches, and reindexing.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -20,7 +21,7 @@ import numpy.typing as npt
 
 from mindpalace.embed.base import Embedder
 from mindpalace.embed.texts import Progress, embed_text, text_hash, vector_key
-from mindpalace.errors import EmbeddingError, EmbeddingMismatch
+from mindpalace.errors import EmbeddingError, EmbeddingMismatch, StorageError
 from mindpalace.retrieval import parts
 from mindpalace.retrieval.upgrading import VectorUpgrade
 from mindpalace.retrieval.warming import WarmReads
@@ -221,18 +222,34 @@ class VectorWrites:
             if upgrade is not None and not upgrade.done:
                 return upgrade
 
+            # The pass reads only memories written after the last finished
+            # pass's mark, and leaves its own (store/waiting_sql.py).
+            check = self.store.checked_vectors(model)
+            newest: list[tuple[int, str]] = []
+
             def embed(after_seq: int, limit: int) -> tuple[VectorBatch, int] | None:
-                rows = self.store.pending_vectors(model, after_seq=after_seq, limit=limit)
-                if not rows:
+                after = max(after_seq, check.after_seq)
+                waiting = self.store.pending_vectors(model, after_seq=after, limit=limit)
+                if not waiting.rows:
+                    newest[:] = [] if waiting.newest is None else [waiting.newest]
                     return None
+                rows = waiting.rows
                 texts = {h: embed_text(title, content) for _, h, title, content in rows}
                 batch = embedded_batch(embedder, model, list(texts), texts, cut=self.parts)
                 return batch, rows[-1][0]
+
+            def finished() -> None:
+                if newest:
+                    # The vectors are stored; a mark not left only has the
+                    # next pass read more.
+                    with contextlib.suppress(StorageError):
+                        self.store.mark_checked_vectors(model, check, newest[0])
 
             self._upgrade = VectorUpgrade(
                 embed,
                 self.store.add_vectors,
                 last_write=lambda: self._last_write,
+                finished=finished,
                 name="mindpalace-vectors",
             ).start()
             return self._upgrade

@@ -35,7 +35,15 @@ from mindpalace.store.graph_rows import RelationRow
 from mindpalace.store.inspect_rows import DayCount, SessionSummary
 from mindpalace.store.memory_rows import AddResult
 from mindpalace.store.recall_rows import Hydration, QueryFacts, QueryReads, SeedGraph, TextMatch
-from mindpalace.store.vector_rows import Counters, DenseRows, FlagChange, VectorBatch, VectorTable
+from mindpalace.store.vector_rows import (
+    Counters,
+    DenseRows,
+    FlagChange,
+    VectorBatch,
+    VectorCheck,
+    VectorTable,
+    Waiting,
+)
 
 __all__ = ["GraphRows", "Handle", "MemoryRows", "NameKeys", "TextIndex", "VectorRows"]
 
@@ -335,12 +343,23 @@ class VectorRows(Protocol):
         through a scoped read."""
         ...
 
-    def pending_vectors(
-        self, model: str, *, after_seq: int = 0, limit: int
-    ) -> list[tuple[int, str, str | None, str]]:
+    def checked_vectors(self, model: str) -> VectorCheck:
+        """Where a pass over the texts waiting for ``model`` may start:
+        every memory up to its ``after_seq`` had its vector when the last
+        pass ended (``mark_checked_vectors``)."""
+        ...
+
+    def pending_vectors(self, model: str, *, after_seq: int = 0, limit: int) -> Waiting:
         """Up to ``limit`` memories written after ``after_seq`` that wait to
         have their text embedded by ``model`` (``embed_hash`` set, no vector
-        stored under it), in write order: (seq, text hash, title, content)."""
+        stored under it), in write order: (seq, text hash, title, content);
+        and the newest memory the same read saw."""
+        ...
+
+    def mark_checked_vectors(self, model: str, check: VectorCheck, newest: tuple[int, str]) -> bool:
+        """Record that every memory up to ``newest`` (seq, id) has its
+        ``model`` vector, as a pass that began at ``check`` found; False
+        (nothing recorded) where a memory's text changed in place since."""
         ...
 
     def count_pending_vectors(self, model: str) -> int:

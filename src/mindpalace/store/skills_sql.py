@@ -36,6 +36,7 @@ from mindpalace.store.skill_rows import (
     SkillWrite,
     UsageSignal,
 )
+from mindpalace.store.waiting_sql import forget_checked_vectors
 
 __all__ = ["COACTIVATED", "CORRELATES", "SkillsSql"]
 
@@ -190,12 +191,17 @@ class SkillsSql(SqlCore):
         with self._mutate(structural=True) as cur:
             self._put_vectors(cur, vectors)
             for write in writes:
-                written.append(self._write_skill(cur, owner, write, now))
+                written.append(self._write_skill(cur, owner, write, now, vectors))
             self._set_correlations(cur, owner, correlations, now)
         return written
 
     def _write_skill(
-        self, cur: Cursor, owner: SkillOwner, write: SkillWrite, now: datetime
+        self,
+        cur: Cursor,
+        owner: SkillOwner,
+        write: SkillWrite,
+        now: datetime,
+        vectors: VectorBatch | None,
     ) -> Memory:
         new = write.memory
         row = self._exec(
@@ -240,6 +246,17 @@ class SkillsSql(SqlCore):
                     seq,
                 ),
             )
+            if new.embed_hash is not None and (
+                vectors is None
+                or not self._exec(
+                    cur,
+                    "SELECT 1 FROM embeddings WHERE model = ? AND text_hash = ?",
+                    (vectors.model, new.embed_hash),
+                ).fetchone()
+            ):
+                # An old memory's new text may wait for its vector: a pass
+                # over the waiting texts must read the old memories again.
+                forget_checked_vectors(self, cur)
             self._exec(cur, "DELETE FROM memory_tags WHERE memory_seq = ?", (seq,))
             for tag in new.tags:
                 self._exec(

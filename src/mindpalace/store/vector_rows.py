@@ -20,7 +20,9 @@ __all__ = [
     "DenseRows",
     "FlagChange",
     "VectorBatch",
+    "VectorCheck",
     "VectorTable",
+    "Waiting",
     "key_dimensions",
     "recoded",
 ]
@@ -312,3 +314,28 @@ class DenseRows:
     sims: npt.NDArray[np.float32]
     low: float | None
     complete: bool = False
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """One read of the texts waiting for a model's vectors.
+
+    Attributes:
+        rows: up to the limit asked, in write order: (seq, text hash,
+            title, content).
+        newest: the newest memory (seq, id) the same read saw; None in an
+            empty palace.
+    """
+
+    rows: list[tuple[int, str, str | None, str]]
+    newest: tuple[int, str] | None
+
+
+@dataclass(frozen=True)
+class VectorCheck:
+    """Where a pass over the waiting texts starts: every memory up to
+    ``after_seq`` had its vector when a pass last ended; ``resets`` is the
+    count of in-place text changes then (``mark_checked_vectors``)."""
+
+    after_seq: int
+    resets: int

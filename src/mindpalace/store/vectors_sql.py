@@ -17,14 +17,15 @@ import numpy as np
 import numpy.typing as npt
 
 from mindpalace.models import EmbeddingConfig, RecallFilters, Scope
-from mindpalace.store.core import Cursor, SqlCore
+from mindpalace.store.core import Cursor
 from mindpalace.store.fragments import in_list
 from mindpalace.store.vector_rows import DenseRows, VectorBatch, VectorTable, key_dimensions
+from mindpalace.store.waiting_sql import WaitingSql, forget_checked_vectors
 
 __all__ = ["VectorsSql"]
 
 
-class VectorsSql(SqlCore):
+class VectorsSql(WaitingSql):
     """The vectors part of ``SqlStore``: the embedding model, stored vectors, warm loads."""
 
     def _put_vectors(self, cur: Cursor, vectors: VectorBatch | None) -> None:
@@ -107,6 +108,7 @@ class VectorsSql(SqlCore):
         """Point memories (id -> text hash) at vectors, storing the vectors, in one transaction."""
         with self._mutate(structural=True) as cur:
             self._put_vectors(cur, vectors)
+            forget_checked_vectors(self, cur)
             for memory_id, text_hash in assignments.items():
                 self._exec(
                     cur, "UPDATE memories SET embed_hash = ? WHERE id = ?", (text_hash, memory_id)
@@ -124,6 +126,7 @@ class VectorsSql(SqlCore):
                 " VALUES (1, ?, ?, ?)",
                 (config.provider, config.model, config.dimensions),
             )
+            forget_checked_vectors(self, cur)
             if drop_vectors_except is not None:
                 for table in ("embeddings", "part_vectors"):
                     self._exec(cur, f"DELETE FROM {table} WHERE model <> ?", (drop_vectors_except,))
@@ -140,35 +143,6 @@ class VectorsSql(SqlCore):
         """Which of ``text_hashes`` have no stored vector for ``model``."""
         wanted = set(text_hashes)
         return wanted - {str(r[0]) for r in self._keyed(model, "embeddings", "text_hash", wanted)}
-
-    def pending_vectors(
-        self, model: str, *, after_seq: int = 0, limit: int
-    ) -> list[tuple[int, str, str | None, str]]:
-        """Up to ``limit`` memories written after ``after_seq`` whose text
-        waits for its ``model`` vector, in write order: (seq, text hash,
-        title, content)."""
-        with self._read() as cur:
-            rows = self._exec(
-                cur,
-                "SELECT m.seq, m.embed_hash, m.title, m.content FROM memories m"
-                " WHERE m.seq > ? AND m.embed_hash IS NOT NULL AND NOT EXISTS"
-                " (SELECT 1 FROM embeddings e WHERE e.model = ? AND e.text_hash = m.embed_hash)"
-                " ORDER BY m.seq LIMIT ?",
-                (after_seq, model, limit),
-            ).fetchall()
-        return [(int(r[0]), str(r[1]), r[2], str(r[3])) for r in rows]
-
-    def count_pending_vectors(self, model: str) -> int:
-        """How many distinct texts wait for their ``model`` vector."""
-        with self._read() as cur:
-            row = self._exec(
-                cur,
-                "SELECT COUNT(DISTINCT m.embed_hash) FROM memories m"
-                " WHERE m.embed_hash IS NOT NULL AND NOT EXISTS (SELECT 1 FROM embeddings e"
-                " WHERE e.model = ? AND e.text_hash = m.embed_hash)",
-                (model,),
-            ).fetchone()
-        return int(row[0] or 0)
 
     def count_unembedded(self) -> int:
         """How many memories name no text to embed (``embed_hash`` unset)."""
