@@ -201,3 +201,27 @@ def test_hydrate_reads_visible_memories_and_own_feedback(
     assert read.feedback == {mine[0]: (1, 0)}
     assert store.hydrate(mine, bob.scope, feedback_on=mine).feedback == {}
     assert store.hydrate([], ann.scope).memories == {}
+
+
+def test_terms_present_counts_only_live_memories_the_reader_sees(
+    store: Store, pair: tuple[Palace, Palace]
+) -> None:
+    """The word probe: a word of another agent's private memory, of an
+    archived memory (unless asked), or of a deleted memory is not present;
+    a shared memory's word is, to every reader; an updated memory's old
+    version is kept (superseded, live), and its words with it."""
+    ann, bob = pair
+    words = ["kafka", "zoltan", "heron", "ocelot", "quokka", "lynx", "absent"]
+    assert store.terms_present(words, ann.scope) == {"kafka"}
+    assert store.terms_present(words, bob.scope) == {"zoltan"}
+    bob.remember("the heron nests by the quarry", visibility="shared")
+    archived = ann.remember("an ocelot sleeps in the archive")
+    ann.forget(archived.id)
+    edited = ann.remember("a quokka smiles")
+    ann.update(edited.id, content="a lynx hides")
+    deleted = ann.remember("zoltan visits")  # Ann's own memory of Bob's word
+    ann.forget(deleted.id, hard=True)
+    live = {"kafka", "heron", "lynx", "quokka"}
+    assert store.terms_present(words, ann.scope) == live
+    assert store.terms_present(words, ann.scope, include_archived=True) == {*live, "ocelot"}
+    assert store.terms_present(words, bob.scope) == {"zoltan", "heron"}
