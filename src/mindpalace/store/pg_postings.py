@@ -20,7 +20,8 @@ A search (``PostingsSearch.search_text``) is two statements:
 2. every posting of those keys, scored as BM25 and summed per row (a hash
    aggregate over postings, not rows), the best scores' rows joined to
    ``memories`` for the scope and filters, in the exhaustive search's
-   order (score, then newest, then id).
+   order (score, then newest, then id); a word cut (below) first finds its
+   floor, the write key its newest postings start from.
 
 So the ranking is the exhaustive search's, row for row (``bench.pgkeyword``
 measures both on one palace).
@@ -155,43 +156,30 @@ FROM k, (SELECT SUM(p.docs) AS seen, SUM(p.tokens) AS tokens FROM p) AS s
 ORDER BY k.first, k.lexeme, k.part
 """
 
-# Every posting of the query's words in the caller's partitions, or of a
-# cut word its newest ``depth`` across them (each partition's newest
-# ``depth`` hold those); summed per row; of the best sums (at least
-# ``top``, and every row tied with the last), the best ``limit`` rows the
-# scope and filters admit, in the exhaustive search's order; how many
-# postings were read, rows scored and rows kept. Parameters: keys, their
-# word, and per key the most to read (NULL: all); the cut words; depth;
-# the cut words; the words' weights; the mean length; top; scope and
-# filter parameters; limit.
+# A cut word's floor: the write key of its ``depth``-th newest posting in
+# the caller's partitions (format: one branch per key; parameters: each
+# key, then the offset ``depth - 1``).
+_FLOOR = "SELECT seq FROM ({branches}) AS u ORDER BY seq DESC OFFSET ? LIMIT 1"
+_FLOOR_BRANCH = "SELECT t.seq FROM text_postings t WHERE t.key = ?"
+
+# Every posting of the query's keys at or above its word's floor (0 for a
+# word not cut), scored as BM25 and summed per row; of the best sums (at
+# least ``top``, and every row tied with the last), the best ``limit`` rows
+# the scope and filters admit, in the exhaustive search's order; how many
+# rows were scored and kept. Parameters: keys, their word's weight and
+# floor; the mean length; top; scope and filter parameters; limit.
 _SCORE = f"""
 WITH k AS MATERIALIZED (
-    SELECT * FROM unnest(?::BIGINT[], ?::INTEGER[], ?::INTEGER[]) AS k(key, word, most)
+    SELECT * FROM unnest(?::BIGINT[], ?::DOUBLE PRECISION[], ?::BIGINT[])
+        AS k(key, weight, floor)
 ),
-x AS MATERIALIZED (
-    SELECT k.word, t.seq, t.f, t.len
-    FROM k CROSS JOIN LATERAL (
-        SELECT t.seq, t.f, t.len FROM text_postings t WHERE t.key = k.key
-        ORDER BY t.seq DESC LIMIT k.most
-    ) AS t
-),
-cut AS MATERIALIZED (
-    SELECT y.word, y.seq, y.f, y.len FROM (
-        SELECT x.*, row_number() OVER (PARTITION BY x.word ORDER BY x.seq DESC) AS rn
-        FROM x WHERE x.word = ANY (?::INTEGER[])
-    ) AS y WHERE y.rn <= ?
-),
-y AS (
-    SELECT x.word, x.seq, x.f, x.len FROM x WHERE NOT x.word = ANY (?::INTEGER[])
-    UNION ALL
-    SELECT cut.word, cut.seq, cut.f, cut.len FROM cut
-),
-w AS (SELECT * FROM unnest(?::DOUBLE PRECISION[]) WITH ORDINALITY AS w(weight, word)),
 scored AS MATERIALIZED (
-    SELECT y.seq, SUM(w.weight * y.f * {K1 + 1}
-        / (y.f + {K1} * ({1 - B} + {B} * y.len / ?::DOUBLE PRECISION))) AS score
-    FROM y JOIN w ON w.word = y.word
-    GROUP BY y.seq
+    SELECT t.seq, SUM(k.weight * t.f * {K1 + 1}
+        / (t.f + {K1} * ({1 - B} + {B} * t.len / ?::DOUBLE PRECISION))) AS score
+    FROM k CROSS JOIN LATERAL (
+        SELECT t.seq, t.f, t.len FROM text_postings t WHERE t.key = k.key AND t.seq >= k.floor
+    ) AS t
+    GROUP BY t.seq
 ),
 edge AS MATERIALIZED (
     SELECT MIN(s.score) AS score FROM (
@@ -206,7 +194,7 @@ best AS MATERIALIZED (
 )
 SELECT (SELECT array_agg(b.seq ORDER BY b.score DESC, b.created_at DESC, b.id DESC) FROM best b),
        (SELECT array_agg(b.score ORDER BY b.score DESC, b.created_at DESC, b.id DESC) FROM best b),
-       (SELECT COUNT(*) FROM x), (SELECT COUNT(*) FROM scored),
+       (SELECT COUNT(*) FROM scored),
        (SELECT COUNT(*) FROM scored WHERE scored.score >= (SELECT edge.score FROM edge))
 """
 
@@ -227,7 +215,7 @@ class Ranking:
 
     seqs: tuple[int, ...]
     scores: tuple[float, ...]
-    read: int  # postings
+    read: int  # postings summed
     scored: int  # rows
     cut: int  # words read only in part (``WORD_DEPTH``)
     unread: float  # the most a row's score may lack for them
@@ -315,27 +303,21 @@ class PostingsSearch(ScopeKeyTextSearch):
         words, avgdl = _words(listed)
         if not any(word.count for word in words):
             return Ranking((), (), 0, 0, 0, 0.0)
-        cut = [at + 1 for at, word in enumerate(words) if word.count > most]
-        keys = [
-            (key, at + 1, most if word.count > most else None)
-            for at, word in enumerate(words)
-            for key in word.keys
-        ]
+        # A cut word counts from its floor: its newest ``most`` postings.
+        floors = [self._floor(cur, word.keys, most) if word.count > most else 0 for word in words]
+        keys = [(key, word.weight, floor) for word, floor in zip(words, floors, strict=True)
+                for key in word.keys]  # fmt: skip
         s_sql, s_params = scope_clause(scope)
         f_sql, f_params = filter_clause(filters)
         top = limit * 2
         while True:
-            seqs, scores, read, scored, kept = self._exec(
+            seqs, scores, scored, kept = self._exec(
                 cur,
                 _SCORE.format(scope_m=s_sql, filters=f_sql),
                 [
                     [k[0] for k in keys],
                     [k[1] for k in keys],
                     [k[2] for k in keys],
-                    cut,
-                    most,
-                    cut,
-                    [word.weight for word in words],
                     avgdl,
                     top,
                     *s_params,
@@ -346,12 +328,19 @@ class PostingsSearch(ScopeKeyTextSearch):
             if len(seqs or []) < limit and _int(kept) < _int(scored):
                 top = _int(scored)  # the filters left too few of the best: all of them
                 continue
-            unread = sum(words[at - 1].weight * (K1 + 1) for at in cut)
+            cut = [word for word in words if word.count > most]
             return Ranking(
                 tuple(int(x) for x in seqs or []),
                 tuple(float(x) for x in scores or []),
-                _int(read),
+                sum(min(word.count, most) for word in words),
                 _int(scored),
                 len(cut),
-                unread,
+                sum(word.weight * (K1 + 1) for word in cut),
             )
+
+    def _floor(self, cur: Cursor, keys: Sequence[int], depth: int) -> int:
+        """The write key of the ``depth``-th newest posting of ``keys`` (one
+        word's, in the caller's partitions; it has more than ``depth``)."""
+        branches = " UNION ALL ".join([_FLOOR_BRANCH] * len(keys))
+        row = self._exec(cur, _FLOOR.format(branches=branches), [*keys, depth - 1]).fetchone()
+        return int(row[0])
