@@ -58,8 +58,14 @@ def _records(count: int, agent: int, rnd: random.Random) -> list[dict[str, Any]]
     ]
 
 
+# The embedder and index of the palaces opened (``--url`` names a palace
+# written with another model; at a million, recall runs in the database).
+_OPEN = {"embedder": "hashing", "index": "auto"}
+
+
 def _palace(target: str, agent: str) -> Palace:
-    return Palace(target, agent_id=agent, settings=Settings(agent_id=agent, embedder="hashing"))
+    settings = Settings(agent_id=agent, embedder=_OPEN["embedder"], index=_OPEN["index"])
+    return Palace(target, agent_id=agent, settings=settings)
 
 
 def insert_rate(folder: Path, count: int, *, secure: bool) -> float:
@@ -84,7 +90,8 @@ def _recalls(palace: Palace, agents: list[str]) -> dict[str, list[list[str]]]:
     warm indexes are built (a recall before that reads the store's own
     text index, ranked a little differently)."""
     palace.recall(_QUERIES[0])
-    palace.engine.semantic.wait_for_warm()
+    if _OPEN["index"] != "database":
+        palace.engine.semantic.wait_for_warm()
     return {
         agent: [
             [h.memory.id for h in palace.for_agent(agent).recall(q, limit=10)] for q in _QUERIES
@@ -141,16 +148,23 @@ def copied(source: str, target: str) -> float:
 
 
 def erase_times(
-    target: str, memories: int, agents: int, *, filled: float | None = None
+    target: str,
+    memories: int,
+    agents: int,
+    *,
+    filled: float | None = None,
+    names: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """Fill ``target`` (unless ``filled`` gives the seconds it took already),
     then time a dry run and the erasure of one agent (to its commit and to
     its cleanup done) while another connection writes, check the other
-    agents' recall, and time a hard forget."""
+    agents' recall, and time a hard forget. ``names``: the palace's agents
+    (the first is erased), where it was not filled here."""
     if filled is None:
         filled = fill(target, memories, agents)
-    others = [f"agent{n}" for n in range(1, min(agents, 4))]
-    with _palace(target, "agent0") as palace:
+    names = names or tuple(f"agent{n}" for n in range(agents))
+    others = list(names[1:4])
+    with _palace(target, names[0]) as palace:
         before = _recalls(palace, others)
         start = time.perf_counter()
         preview = palace.erase(Selection.agent())
@@ -168,7 +182,7 @@ def erase_times(
         writer.stop.set()
         writer.join()
         after = _recalls(palace, others)
-        other = palace.for_agent("agent1")
+        other = palace.for_agent(names[1])
         victim = other.memories(limit=1)[0]
         start = time.perf_counter()
         other.forget(victim.id, hard=True)
@@ -205,7 +219,24 @@ def main() -> None:
     parser.add_argument("--postgres", action="store_true")
     parser.add_argument("--skip-inserts", action="store_true")
     parser.add_argument("--skip-erase", action="store_true")
+    parser.add_argument(
+        "--url",
+        help="erase the first of --names from this existing palace (PostgreSQL), no build",
+    )
+    parser.add_argument("--names", nargs="+", default=[], help="its agents, for --url")
+    parser.add_argument("--embedder", default="hashing", help="the model of --url's palace")
+    parser.add_argument("--index", default="auto", help="recall's index (database at 1M)")
     args = parser.parse_args()
+    _OPEN.update(embedder=args.embedder, index=args.index)
+    if args.url:
+        names = tuple(args.names)
+        if len(names) < 2:
+            raise SystemExit("--url needs --names: the agent to erase, then others")
+        with _palace(args.url, names[0]) as palace:
+            size = palace.store.size()
+        erased = erase_times(args.url, size, len(names), filled=0.0, names=names)
+        print(json.dumps({"postgres": erased}, indent=2))
+        return
     report: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="mindpalace-erase-") as scratch:
         folder = Path(scratch)

@@ -26,9 +26,14 @@ A search (``PostingsSearch.search_text``) is two statements:
 So the ranking is the exhaustive search's, row for row (``bench.pgkeyword``
 measures both on one palace).
 
+A partition the filters' agents or visibilities leave out counts for the
+idf and the mean length, but its postings are not read (a write looking
+for the memory it restates asks for its own agent's and visibility's).
+
 One exception bounds the work: of a word with more than ``WORD_DEPTH``
-visible postings (a common word of a large palace, whose idf is low) only
-the newest ``WORD_DEPTH`` count; its older rows score 0 for it.
+postings in the partitions read (a common word of a large palace, whose
+idf is low) only the newest ``WORD_DEPTH`` count; its older rows score 0
+for it.
 ``Ranking.cut`` says how many words were so cut, and ``Ranking.unread``
 the most any row's score may lack for them (each cut word's weight times
 ``k1 + 1``, the most its factor can be). With no word cut the result is
@@ -53,6 +58,8 @@ __all__ = ["FILL_POSTINGS", "POSTINGS_SCHEMA", "PostingsSearch", "Ranking"]
 
 #: the most postings of one word a search reads, newest first (more are cut)
 WORD_DEPTH = 50_000
+#: the fewest best sums a search checks against the scope and filters first
+FIRST_TOP = 256
 
 _WEIGHT_CASE = "CASE w WHEN 'A' THEN 1.5 WHEN 'B' THEN 1.0 WHEN 'C' THEN 0.5 ELSE 1.0 END"
 _SCOPE_COLUMNS = "agent_id, visibility, group_name, channel"
@@ -145,13 +152,13 @@ q AS MATERIALIZED (
          unnest(tsvector_to_array(to_tsvector('mp_english', t.term))) AS l(lexeme)
 ),
 k AS MATERIALIZED (
-    SELECT l.lexeme, MIN(l.ord) AS first, COUNT(*) AS mult, p.part,
+    SELECT l.lexeme, MIN(l.ord) AS first, COUNT(*) AS mult, p.part, p.agent_id, p.visibility,
            mp_text_key(p.agent_id, p.visibility, p.group_name, p.channel, l.lexeme) AS key
     FROM q AS l, p GROUP BY l.lexeme, p.part, p.agent_id, p.visibility, p.group_name, p.channel
 )
 SELECT k.lexeme, k.first, k.mult, k.part, k.key,
        (SELECT COUNT(*) FROM text_postings x WHERE x.key = k.key) AS n,
-       s.seen, s.tokens
+       s.seen, s.tokens, k.agent_id, k.visibility
 FROM k, (SELECT SUM(p.docs) AS seen, SUM(p.tokens) AS tokens FROM p) AS s
 ORDER BY k.first, k.lexeme, k.part
 """
@@ -202,7 +209,8 @@ SELECT (SELECT array_agg(b.seq ORDER BY b.score DESC, b.created_at DESC, b.id DE
 @dataclass(slots=True)
 class _Word:
     """One query lexeme: its weight (idf times how often the query names
-    it), its keys in the visible partitions that hold it, its postings there."""
+    it, from its postings in every visible partition), its keys in the
+    visible partitions the filters admit that hold it, its postings there."""
 
     weight: float
     keys: list[int]
@@ -225,27 +233,37 @@ class Ranking:
         return self.cut == 0
 
 
-def _words(listed: Sequence[Sequence[Any]]) -> tuple[list[_Word], float]:
+def _words(listed: Sequence[Sequence[Any]], filters: RecallFilters) -> tuple[list[_Word], float]:
     """The query's words from ``_LISTS``' rows (none empty) and the
-    scope's mean length."""
+    scope's mean length. A partition the filters' agents or visibilities
+    leave out counts for the words' idf, as the scope's length does, but
+    none of its postings is read: no row of it could be kept."""
     seen, tokens = _int(listed[0][6]), _int(listed[0][7])
     avgdl = tokens / seen if tokens > 0 else 1.0
+    agents = set(filters.agents)
+    visibilities = {v.value for v in filters.visibilities}
     names: dict[str, int] = {}
     mult: list[int] = []
     keys: list[list[int]] = []
     hits: list[int] = []
-    for lexeme, _first, times, _part, key, count, *_ in listed:
+    held: list[int] = []
+    for lexeme, _first, times, _part, key, count, _seen, _tokens, agent, visibility in listed:
         at = names.setdefault(str(lexeme), len(names))
         if at == len(mult):
             mult.append(_int(times))
             keys.append([])
             hits.append(0)
+            held.append(0)
         hits[at] += _int(count)
-        if _int(count):
+        admitted = (not agents or agent in agents) and (
+            not visibilities or visibility in visibilities
+        )
+        if _int(count) and admitted:
             keys[at].append(_int(key))
+            held[at] += _int(count)
     words = [
-        _Word(m * max(math.log((max(seen, n) - n + 0.5) / (n + 0.5)), 1e-6), k, n)
-        for m, k, n in zip(mult, keys, hits, strict=True)
+        _Word(m * max(math.log((max(seen, n) - n + 0.5) / (n + 0.5)), 1e-6), k, h)
+        for m, k, n, h in zip(mult, keys, hits, held, strict=True)
     ]
     return words, avgdl
 
@@ -300,7 +318,7 @@ class PostingsSearch(ScopeKeyTextSearch):
         listed = self._exec(cur, _LISTS.format(scope_p=p_sql), [*p_params, list(terms)]).fetchall()
         if not listed:
             return Ranking((), (), 0, 0, 0, 0.0)
-        words, avgdl = _words(listed)
+        words, avgdl = _words(listed, filters)
         if not any(word.count for word in words):
             return Ranking((), (), 0, 0, 0, 0.0)
         # A cut word counts from its floor: its newest ``most`` postings.
@@ -309,7 +327,10 @@ class PostingsSearch(ScopeKeyTextSearch):
                 for key in word.keys]  # fmt: skip
         s_sql, s_params = scope_clause(scope)
         f_sql, f_params = filter_clause(filters)
-        top = limit * 2
+        # The best sums joined to ``memories`` first: enough that filters
+        # on other columns (a restatement's look asks for one category)
+        # seldom leave too few, which costs a second summing.
+        top = max(limit * 2, FIRST_TOP)
         while True:
             seqs, scores, scored, kept = self._exec(
                 cur,
