@@ -17,6 +17,8 @@ import psycopg
 import pytest
 
 from bench.pgserver import ThrowawayPostgres
+from mindpalace import Palace, Selection
+from mindpalace.config import Settings
 from mindpalace.models import Category, NewMemory, RecallFilters, Scope, StoreKind, Visibility
 from mindpalace.store import pg_postings
 from mindpalace.store.migrations import MIGRATIONS
@@ -251,6 +253,58 @@ def test_postings_follow_every_write(postgres_url: str) -> None:
                 " (SELECT 1 FROM memories m WHERE m.seq = t.seq)"
             ).fetchone()
         assert gone == (0,)
+    finally:
+        store.close()
+
+
+def _counts(url: str) -> tuple[Any, ...]:
+    """The keyword counts the triggers keep, and the same counted afresh."""
+    scope = "agent_id, visibility, group_name, channel"
+    with psycopg.connect(url) as conn:
+        kept = conn.execute("SELECT docs, tokens FROM text_stats").fetchall()
+        fresh = conn.execute("SELECT COUNT(*), COALESCE(SUM(fts_len), 0) FROM memories").fetchall()
+        parts = conn.execute(
+            f"SELECT {scope}, docs, tokens FROM text_scopes WHERE docs > 0 ORDER BY 1, 2, 3, 4"
+        ).fetchall()
+        counted = conn.execute(
+            f"SELECT {scope}, COUNT(*), SUM(fts_len) FROM memories GROUP BY {scope}"
+            " ORDER BY 1, 2, 3, 4"
+        ).fetchall()
+    return kept, fresh, parts, counted
+
+
+def _agent(store: PostgresStore, agent: str) -> Palace:
+    return Palace(store=store, agent_id=agent, settings=Settings(agent_id=agent, embedder="none"))
+
+
+def test_an_erasure_keeps_the_keyword_records_by_set(postgres_url: str) -> None:
+    """An agent erased (each chunk deleted in one statement with its
+    postings, its partitions' and the palace's counts, the row triggers
+    standing aside): postings and counts equal those computed afresh, and
+    the triggers keep them again for the writes after it."""
+    store = PostgresStore(postgres_url, max_connections=2)
+    try:
+        _fill(store, seed=3, size=240)
+        bob = Palace(
+            store=store, agent_id="bob", settings=Settings(agent_id="bob", embedder="none")
+        )
+        receipt = bob.erase(Selection.agent(), confirm=True)
+        assert receipt.counts.memories > 0
+        assert _postings(postgres_url) == _recomputed(postgres_url)
+        kept, fresh, parts, counted = _counts(postgres_url)
+        assert [tuple(r) for r in kept] == [tuple(r) for r in fresh]
+        assert [tuple(r) for r in parts] == [tuple(r) for r in counted]
+        assert not any(r[0] == "bob" for r in parts)
+        # The writes after it are kept row by row again.
+        ann = Palace(
+            store=store, agent_id="ann", settings=Settings(agent_id="ann", embedder="none")
+        )
+        ann.remember("w3 w4 w5 after the erasure")
+        bob.remember("w6 bob writes again")
+        assert _postings(postgres_url) == _recomputed(postgres_url)
+        kept, fresh, parts, counted = _counts(postgres_url)
+        assert [tuple(r) for r in kept] == [tuple(r) for r in fresh]
+        assert [tuple(r) for r in parts] == [tuple(r) for r in counted]
     finally:
         store.close()
 

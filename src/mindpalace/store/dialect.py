@@ -111,6 +111,11 @@ class Dialect(abc.ABC):
         own)."""
         return []
 
+    def set_delete_schema(self) -> list[str]:
+        """Statements letting an erasure keep by set the records row
+        triggers keep (none by default: SQLite updates a row in place)."""
+        return []
+
     def vector_storage_schema(self) -> list[str]:
         """Statements tuning how stored vectors are laid out (none by default)."""
         return []

@@ -252,6 +252,11 @@ class EraseSql(SqlCore):
         default); False when it could not finish now."""
         return True
 
+    def _delete_memories(self, cur: Cursor, seqs: Sequence[int]) -> None:
+        """Delete these memories (their triggers and cascades keep the rest;
+        PostgreSQL keeps its keyword records by set: pg_erase.py)."""
+        self._exec(cur, LOOKUPS["delete"].format(", ".join("?" for _ in seqs)), list(seqs))
+
     def _after_erase(self, cur: Cursor) -> None:
         """Inside the erasure's transaction, once the rows are gone: the
         backend's own upkeep of what it derives (nothing by default)."""
@@ -447,7 +452,7 @@ class EraseSql(SqlCore):
             [(c, s) for s, c in sorted(plan.contexts.items())],
         )
         for chunk in _chunks(plan.seqs):
-            self._exec(cur, LOOKUPS["delete"].format(", ".join("?" for _ in chunk)), chunk)
+            self._delete_memories(cur, chunk)
         orphans = plan.orphans
         for chunk in _chunks(orphans):
             self._exec(cur, f"DELETE FROM entities WHERE {in_list('seq', chunk)}", chunk)

@@ -533,6 +533,14 @@ def _v24_text_postings(d: Dialect) -> list[str]:
     return d.text_postings_schema()
 
 
+def _v25_set_deletes(d: Dialect) -> list[str]:
+    # An erasure of many memories on PostgreSQL updated the one row of
+    # text_stats once per memory in one transaction, each update walking
+    # the versions the earlier ones left: minutes for an agent of a
+    # million. Its keyword records are now kept by set (store/pg_erase.py).
+    return d.set_delete_schema()
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "memories, tags, embeddings, full-text index", _v1_memories),
     Migration(2, "entities, mentions, edges, memory links, signals", _v2_graph),
@@ -558,6 +566,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(22, "mentions by facts that may be replaced, by name", _v22_fact_mentions),
     Migration(23, "rows and tokens by text partition (SQLite)", _v23_partition_counts),
     Migration(24, "keyword postings by scope partition's word (PostgreSQL)", _v24_text_postings),
+    Migration(25, "an erasure's keyword records kept by set (PostgreSQL)", _v25_set_deletes),
 )
 
 

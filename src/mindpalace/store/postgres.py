@@ -46,6 +46,7 @@ except ImportError as exc:  # pragma: no cover - depends on the install
 # Needs psycopg: imported once the check above passed.
 from mindpalace.store import pg_bulk, pg_vectors
 from mindpalace.store.pg_dense import DatabaseDense
+from mindpalace.store.pg_erase import SET_DELETE_SCHEMA, PgSetDeletes
 from mindpalace.store.pg_graph import PgGraphReads
 from mindpalace.store.pg_postings import POSTINGS_SCHEMA, PostingsSearch
 from mindpalace.store.pg_replicas import Replicas
@@ -242,6 +243,10 @@ class PostgresDialect(Dialect):
         """Each row's words as postings by partition's lexeme key (pg_postings.py)."""
         return list(POSTINGS_SCHEMA)
 
+    def set_delete_schema(self) -> list[str]:
+        """Keyword row triggers that stand aside for an erasure (pg_erase.py)."""
+        return list(SET_DELETE_SCHEMA)
+
     def vector_storage_schema(self) -> list[str]:
         """Vectors in their rows, not TOAST (pg_vectors.py)."""
         return pg_vectors.storage_schema()
@@ -277,7 +282,7 @@ class PostgresDialect(Dialect):
         )
 
 
-class PostgresStore(PgGraphReads, DatabaseDense, PostingsSearch, SqlStore):
+class PostgresStore(PgGraphReads, PgSetDeletes, DatabaseDense, PostingsSearch, SqlStore):
     """A palace in a PostgreSQL database (``postgresql://user@host/db``).
 
     ``replicas`` names streaming replicas of it (URLs of the same

@@ -1,0 +1,90 @@
+"""PostgreSQL's erasure of many memories, the keyword records kept by set.
+
+Three row triggers keep a memory's keyword records: the palace's row count
+and length (``text_stats``, one row), its partition's (``text_scopes``)
+and its postings (pg_postings.py). An erasure of 125,000 memories deletes
+them in one transaction, and each deleted memory updated the one
+``text_stats`` row again. A row updated many times in one transaction
+leaves a chain of versions that each later update walks, so the erasure
+slowed as it went: an agent of a million took minutes, with a concurrent
+writer waiting on the palace's write lock throughout.
+
+So an erasure deletes each chunk of memories in one statement that also
+deletes their postings, and subtracts their counts and lengths once per
+chunk and partition. The triggers stand aside while a transaction says so
+(``mindpalace.rows_by_set``, local to it, set around that statement only).
+Every other write keeps them row by row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from mindpalace.store.core import Cursor, SqlCore
+
+__all__ = ["SET_DELETE_SCHEMA", "PgSetDeletes"]
+
+_BY_SET = "mindpalace.rows_by_set"
+_SCOPE = "agent_id, visibility, group_name, channel"
+_TEXTS = "title, content, context, tags, fts_len"
+_UNLESS = f"WHEN (current_setting('{_BY_SET}', true) IS DISTINCT FROM 'on')"
+
+# The same triggers (events, columns, functions), each standing aside while
+# its transaction keeps the records by set.
+SET_DELETE_SCHEMA = [
+    "DROP TRIGGER memories_text_stats ON memories",
+    f"""
+    CREATE TRIGGER memories_text_stats AFTER INSERT OR DELETE OR UPDATE OF {_TEXTS}
+        ON memories FOR EACH ROW {_UNLESS} EXECUTE FUNCTION mp_text_stats()
+    """,
+    "DROP TRIGGER memories_text_scopes ON memories",
+    f"""
+    CREATE TRIGGER memories_text_scopes AFTER INSERT OR DELETE OR UPDATE OF {_SCOPE}, {_TEXTS}
+        ON memories FOR EACH ROW {_UNLESS} EXECUTE FUNCTION mp_text_scopes()
+    """,
+    "DROP TRIGGER memories_text_postings ON memories",
+    f"""
+    CREATE TRIGGER memories_text_postings
+        AFTER INSERT OR DELETE OR UPDATE OF {_SCOPE}, title, content, context, tags
+        ON memories FOR EACH ROW {_UNLESS} EXECUTE FUNCTION mp_text_postings()
+    """,
+]
+
+# One chunk of memories (parameter: their seqs) deleted, with their
+# postings, their partitions' and the palace's counts and lengths: all
+# data-modifying parts of one statement run, on one snapshot.
+_DELETE = f"""
+WITH gone AS MATERIALIZED (
+    SELECT seq, {_SCOPE}, fts, fts_len FROM memories WHERE seq = ANY (?::BIGINT[])
+),
+postings AS (
+    DELETE FROM text_postings t
+    USING (SELECT g.seq, k.key FROM gone AS g,
+                  unnest(mp_text_keys(g.agent_id, g.visibility, g.group_name, g.channel, g.fts))
+                  AS k(key)) AS d
+    WHERE t.key = d.key AND t.seq = d.seq
+),
+scopes AS (
+    UPDATE text_scopes AS s SET docs = s.docs - g.docs, tokens = s.tokens - g.tokens
+    FROM (SELECT {_SCOPE}, COUNT(*) AS docs, COALESCE(SUM(fts_len), 0) AS tokens
+          FROM gone GROUP BY {_SCOPE}) AS g
+    WHERE (s.agent_id, s.visibility, s.group_name, s.channel)
+        = (g.agent_id, g.visibility, g.group_name, g.channel)
+),
+stats AS (
+    UPDATE text_stats SET docs = docs - (SELECT COUNT(*) FROM gone),
+        tokens = tokens - (SELECT COALESCE(SUM(fts_len), 0) FROM gone)
+    WHERE id = 1
+)
+DELETE FROM memories WHERE seq IN (SELECT seq FROM gone)
+"""
+
+
+class PgSetDeletes(SqlCore):
+    """``_delete_memories`` for PostgreSQL (mixed into ``PostgresStore``)."""
+
+    def _delete_memories(self, cur: Cursor, seqs: Sequence[int]) -> None:
+        """Delete these memories and their keyword records, by set."""
+        cur.execute("SELECT set_config(%s, 'on', true)", (_BY_SET,))
+        self._exec(cur, _DELETE, [list(seqs)])
+        cur.execute("SELECT set_config(%s, 'off', true)", (_BY_SET,))
