@@ -61,6 +61,8 @@ def _records(count: int, agent: int, rnd: random.Random) -> list[dict[str, Any]]
 # The embedder and index of the palaces opened (``--url`` names a palace
 # written with another model; at a million, recall runs in the database).
 _OPEN = {"embedder": "hashing", "index": "auto"}
+# How long to wait for the erasure's cleanup (seconds; --cleanup-wait).
+_CLEANUP_WAIT = [float("inf")]
 
 
 def _palace(target: str, agent: str) -> Palace:
@@ -175,9 +177,12 @@ def erase_times(
         start = time.perf_counter()
         receipt = palace.erase(Selection.agent(), confirm=True)
         committed = time.perf_counter() - start
-        while palace.erasures(limit=1)[0].cleanup != "done":
+        cleaned: float | None = None
+        while time.perf_counter() - start < _CLEANUP_WAIT[0]:
+            if palace.erasures(limit=1)[0].cleanup == "done":
+                cleaned = time.perf_counter() - start
+                break
             time.sleep(0.05)
-        cleaned = time.perf_counter() - start
         time.sleep(0.5)
         writer.stop.set()
         writer.join()
@@ -196,7 +201,7 @@ def erase_times(
         "fill_s": round(filled, 1),
         "dry_run_s": round(dry, 3),
         "erase_to_commit_s": round(committed, 3),
-        "erase_to_cleanup_done_s": round(cleaned, 3),
+        "erase_to_cleanup_done_s": None if cleaned is None else round(cleaned, 3),
         "receipt_cleanup": receipt.cleanup,
         "writer": {
             "writes": writer.writes,
@@ -226,8 +231,12 @@ def main() -> None:
     parser.add_argument("--names", nargs="+", default=[], help="its agents, for --url")
     parser.add_argument("--embedder", default="hashing", help="the model of --url's palace")
     parser.add_argument("--index", default="auto", help="recall's index (database at 1M)")
+    parser.add_argument(
+        "--cleanup-wait", type=float, default=float("inf"), help="seconds (reported null if not)"
+    )
     args = parser.parse_args()
     _OPEN.update(embedder=args.embedder, index=args.index)
+    _CLEANUP_WAIT[0] = args.cleanup_wait
     if args.url:
         names = tuple(args.names)
         if len(names) < 2:
