@@ -164,6 +164,7 @@ def erase_times(
     (the first is erased), where it was not filled here."""
     if filled is None:
         filled = fill(target, memories, agents)
+    names_given = bool(names)
     names = names or tuple(f"agent{n}" for n in range(agents))
     others = list(names[1:4])
     with _palace(target, names[0]) as palace:
@@ -193,26 +194,32 @@ def erase_times(
         other.forget(victim.id, hard=True)
         forget = time.perf_counter() - start
         left = palace.store.size()
-    return {
-        "memories": memories,
-        "agents": agents,
-        "erased": receipt.counts.to_dict(),
-        "same_as_dry_run": preview.counts == receipt.counts,
-        "fill_s": round(filled, 1),
-        "dry_run_s": round(dry, 3),
-        "erase_to_commit_s": round(committed, 3),
-        "erase_to_cleanup_done_s": None if cleaned is None else round(cleaned, 3),
-        "receipt_cleanup": receipt.cleanup,
-        "writer": {
-            "writes": writer.writes,
-            "errors": writer.errors[:3],
-            "longest_stall_s": round(writer.longest, 3),
-        },
-        "other_agents_same_hits": before == after,
-        "recall_queries": len(_QUERIES) * len(others),
-        "hard_forget_s": round(forget, 3),
-        "left": left,
-    }
+        result = {
+            "memories": memories,
+            "agents": agents,
+            "erased": receipt.counts.to_dict(),
+            "same_as_dry_run": preview.counts == receipt.counts,
+            "fill_s": round(filled, 1),
+            "dry_run_s": round(dry, 3),
+            "erase_to_commit_s": round(committed, 3),
+            "erase_to_cleanup_done_s": None if cleaned is None else round(cleaned, 3),
+            "receipt_cleanup": receipt.cleanup,
+            "writer": {
+                "writes": writer.writes,
+                "errors": writer.errors[:3],
+                "longest_stall_s": round(writer.longest, 3),
+            },
+            "other_agents_same_hits": before == after,
+            "recall_queries": len(_QUERIES) * len(others),
+            "hard_forget_s": round(forget, 3),
+            "left": left,
+        }
+        if names_given:
+            # Before the palace closes: closing waits for the cleanup, which
+            # on PostgreSQL at a million (pgvector's index vacuum) ran for
+            # more than 45 minutes.
+            print(json.dumps({"postgres": result}, indent=2), flush=True)
+    return result
 
 
 def main() -> None:
@@ -243,8 +250,7 @@ def main() -> None:
             raise SystemExit("--url needs --names: the agent to erase, then others")
         with _palace(args.url, names[0]) as palace:
             size = palace.store.size()
-        erased = erase_times(args.url, size, len(names), filled=0.0, names=names)
-        print(json.dumps({"postgres": erased}, indent=2))
+        erase_times(args.url, size, len(names), filled=0.0, names=names)  # prints its report
         return
     report: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="mindpalace-erase-") as scratch:
