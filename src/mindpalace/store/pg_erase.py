@@ -21,12 +21,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from mindpalace.store.core import Cursor, SqlCore
+from mindpalace.store.pg_text import SCOPE_COLUMNS as _SCOPE
+from mindpalace.store.pg_text import TEXT_COLUMNS as _TEXTS
 
 __all__ = ["SET_DELETE_SCHEMA", "PgSetDeletes"]
 
 _BY_SET = "mindpalace.rows_by_set"
-_SCOPE = "agent_id, visibility, group_name, channel"
-_TEXTS = "title, content, context, tags, fts_len"
 _UNLESS = f"WHEN (current_setting('{_BY_SET}', true) IS DISTINCT FROM 'on')"
 
 # The same triggers (events, columns, functions), each standing aside while

@@ -52,7 +52,7 @@ from mindpalace.store.base import TextMatch
 from mindpalace.store.core import Cursor
 from mindpalace.store.fragments import SELECT_MEMORY, filter_clause, row_to_memory, scope_clause
 from mindpalace.store.fts5_bm25 import K1, B
-from mindpalace.store.pg_text import ScopeKeyTextSearch
+from mindpalace.store.pg_text import SCOPE_COLUMNS, ScopeKeyTextSearch
 
 __all__ = ["FILL_POSTINGS", "POSTINGS_SCHEMA", "PostingsSearch", "Ranking"]
 
@@ -62,7 +62,6 @@ WORD_DEPTH = 50_000
 FIRST_TOP = 256
 
 _WEIGHT_CASE = "CASE w WHEN 'A' THEN 1.5 WHEN 'B' THEN 1.0 WHEN 'C' THEN 0.5 ELSE 1.0 END"
-_SCOPE_COLUMNS = "agent_id, visibility, group_name, channel"
 
 POSTINGS_SCHEMA = [
     """
@@ -119,7 +118,7 @@ POSTINGS_SCHEMA = [
     """,
     f"""
     CREATE TRIGGER memories_text_postings
-        AFTER INSERT OR DELETE OR UPDATE OF {_SCOPE_COLUMNS}, title, content, context, tags
+        AFTER INSERT OR DELETE OR UPDATE OF {SCOPE_COLUMNS}, title, content, context, tags
         ON memories FOR EACH ROW EXECUTE FUNCTION mp_text_postings()
     """,
 ]

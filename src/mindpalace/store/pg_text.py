@@ -35,9 +35,17 @@ from mindpalace.store.fragments import SELECT_MEMORY, filter_clause, row_to_memo
 from mindpalace.store.fts5_bm25 import K1, B
 from mindpalace.store.sql import SqlStore
 
-__all__ = ["SCOPE_KEY_SCHEMA", "SCOPE_TOKENS_SCHEMA", "ScopeKeyTextSearch"]
+__all__ = [
+    "SCOPE_COLUMNS",
+    "SCOPE_KEY_SCHEMA",
+    "SCOPE_TOKENS_SCHEMA",
+    "TEXT_COLUMNS",
+    "ScopeKeyTextSearch",
+]
 
-_SCOPE = "agent_id, visibility, group_name, channel"
+#: the columns of a scope partition (text_scopes' key)
+SCOPE_COLUMNS = "agent_id, visibility, group_name, channel"
+_SCOPE = SCOPE_COLUMNS
 
 # A partition's lexeme as a 64-bit key: the first 16 hex digits of an MD5 of
 # the four scope columns and the lexeme (unit and record separators between
@@ -122,7 +130,9 @@ SCOPE_KEY_SCHEMA = [
 # column trigger sees only the columns an UPDATE names, never those a BEFORE
 # trigger sets, so ``UPDATE OF fts_len`` alone missed every edit of a text
 # (as ``text_stats``' trigger did; it is mended here too, and recounted).
-_TEXTS = "title, content, context, tags, fts_len"
+#: the columns whose change changes a row's keyword records
+TEXT_COLUMNS = "title, content, context, tags, fts_len"
+_TEXTS = TEXT_COLUMNS
 SCOPE_TOKENS_SCHEMA = [
     "ALTER TABLE text_scopes ADD COLUMN tokens BIGINT NOT NULL DEFAULT 0",
     f"""

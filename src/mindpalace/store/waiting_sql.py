@@ -49,8 +49,11 @@ def _row_hash(memory_id: str) -> int:
 def forget_checked_vectors(store: SqlCore, cur: Cursor) -> None:
     """Inside a write that gives existing memories other texts (or drops
     vectors): no mark holds any more, and a pass under way must not leave one."""
-    store._exec(cur, "DELETE FROM palace_meta WHERE key LIKE ?", (_CHECKED + "%",))
-    store._exec(cur, "DELETE FROM palace_meta WHERE key LIKE ?", (_CHECKED_ROW + "%",))
+    store._exec(
+        cur,
+        "DELETE FROM palace_meta WHERE key LIKE ? OR key LIKE ?",
+        (_CHECKED + "%", _CHECKED_ROW + "%"),
+    )
     store._exec(
         cur,
         "INSERT INTO palace_meta (key, value) VALUES (?, 1)"
