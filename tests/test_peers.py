@@ -5,7 +5,9 @@ its own channel; the management view is explicit."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -52,6 +54,28 @@ def test_peer_without_channel_fails_closed(make_palace: MakePalace) -> None:
         make_palace("coach", settings=settings)
     with pytest.raises(ConfigError, match="valid options: on, off"):
         Settings.from_env({"MINDPALACE_PEER": "maybe"})
+
+
+def test_a_rejected_scope_leaves_no_palace_open(tmp_path: Path) -> None:
+    """A palace refused for its scope closes the store it had opened: no
+    descriptor of its files stays open, no thread keeps writing beside them."""
+    fds = Path("/proc/self/fd")
+    if not fds.is_dir():
+        pytest.skip("needs /proc to list open descriptors")
+
+    def opened() -> list[str]:
+        names = []
+        for fd in fds.iterdir():
+            try:
+                names.append(os.readlink(fd))
+            except OSError:
+                continue  # closed while listing
+        return [name for name in names if name.startswith(str(tmp_path))]
+
+    settings = Settings(embedder="none")
+    with pytest.raises(ValidationError, match="needs the peer's channel"):
+        Palace(tmp_path / "p.db", agent_id="coach", peer=True, settings=settings)
+    assert (tmp_path / "p.db").exists() and opened() == []
 
 
 def test_a_peer_scope_without_channel_sees_nothing(make_palace: MakePalace) -> None:

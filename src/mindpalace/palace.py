@@ -157,13 +157,20 @@ class Palace(PalaceWrites):
                 )
             self._owns_engine = False
         self.engine = engine
-        self.scope: Scope = build_scope(
-            agent_id or engine.settings.agent_id,
-            groups=groups,
-            channel=channel,
-            management=management,
-            peer=engine.settings.peer if peer is None else peer,
-        )
+        try:
+            self.scope: Scope = build_scope(
+                agent_id or engine.settings.agent_id,
+                groups=groups,
+                channel=channel,
+                management=management,
+                peer=engine.settings.peer if peer is None else peer,
+            )
+        except BaseException:
+            # A rejected scope leaves no open engine behind (its store, its
+            # background threads still writing beside the palace's file).
+            if self._owns_engine:
+                engine.close()
+            raise
         # What the operations run in: this engine, this scope.
         self.seat: Seat = Seat(engine, self.scope)
         # The engine's constants; a view may try others (benchmarks, ablations).
