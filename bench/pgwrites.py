@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import shutil
 import statistics
 import sys
 import tempfile
@@ -83,6 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     rates.setdefault("import", []).append(n / s)
     finally:
         server.stop()
+        shutil.rmtree(scratch, ignore_errors=True)
     report = {
         "conversation": conversation.name,
         "memories": len(conversation.turns),
