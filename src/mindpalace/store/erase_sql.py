@@ -252,6 +252,20 @@ class EraseSql(SqlCore):
         default); False when it could not finish now."""
         return True
 
+    def _erased_pending(self, cur: Cursor) -> ErasureTally:
+        """What the erasures whose cleanup is pending removed, summed over
+        their receipts (a backend's cleanup may choose by it)."""
+        rows = self._exec(
+            cur,
+            "SELECT r.counts FROM erasures r, palace_meta m"
+            " WHERE m.key = ? AND m.value > 0 AND r.seq >= m.value",
+            (_CLEANUP_FROM,),
+        ).fetchall()
+        total: Counter[str] = Counter()
+        for (counts,) in rows:
+            total.update({k: int(v) for k, v in json.loads(counts).items()})
+        return ErasureTally.from_dict(dict(total))
+
     def _delete_memories(self, cur: Cursor, seqs: Sequence[int]) -> None:
         """Delete these memories (their triggers and cascades keep the rest;
         PostgreSQL keeps its keyword records by set: pg_erase.py)."""

@@ -20,10 +20,14 @@ neighbours still returns as many rows as asked.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import psycopg
+from psycopg import sql
 from psycopg.adapt import Dumper
 from psycopg.pq import Format
 
@@ -34,8 +38,10 @@ __all__ = [
     "PgVectorDumper",
     "ef_search",
     "index_name",
+    "rebuild_index",
     "storage_schema",
     "vector_schema",
+    "worn_indexes",
 ]
 
 #: candidates an HNSW search keeps (at least as many as rows asked for)
@@ -56,6 +62,49 @@ def ef_search(limit: int) -> int:
     """ef_search for a query asking ``limit`` rows: HNSW keeps at least as
     many candidates as it returns (as the in-process graph does, ann.py)."""
     return min(max(EF_SEARCH, limit), _EF_SEARCH_MAX)
+
+
+def worn_indexes(conn: psycopg.Connection[Any], erased: int, share: float) -> list[str]:
+    """The HNSW indexes over ``embeddings`` of which ``erased`` deleted
+    vectors are at least ``share`` of those they held (their size as the
+    server last counted it, the deleted included: an index never counted
+    counts as empty, and is rebuilt)."""
+    if erased <= 0:
+        return []
+    rows = conn.execute(
+        "SELECT c.relname, GREATEST(c.reltuples, 0) FROM pg_index i"
+        " JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam"
+        " WHERE i.indrelid = 'embeddings'::regclass AND a.amname = 'hnsw' AND i.indisvalid"
+        " ORDER BY c.relname"
+    ).fetchall()
+    return [str(name) for name, held in rows if erased >= share * float(held)]
+
+
+def rebuild_index(conn: psycopg.Connection[Any], name: str) -> None:
+    """``REINDEX INDEX CONCURRENTLY`` ``name`` (on an autocommit
+    connection): reads and writes go on meanwhile. A rebuild that fails
+    (a lock wait past ``lock_timeout``: a transaction kept the table)
+    leaves PostgreSQL's invalid copy, ``<name>_ccnew``, which writes would
+    keep up: dropped then if it can be, else before the next rebuild."""
+    _drop_unfinished(conn, name)
+    try:
+        conn.execute(sql.SQL("REINDEX INDEX CONCURRENTLY {}").format(sql.Identifier(name)))
+    except psycopg.Error:
+        with contextlib.suppress(psycopg.Error):
+            _drop_unfinished(conn, name)
+        raise
+
+
+def _drop_unfinished(conn: psycopg.Connection[Any], name: str) -> None:
+    """Drop the invalid copies failed rebuilds of ``name`` left."""
+    invalid = conn.execute(
+        "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
+        " WHERE i.indrelid = 'embeddings'::regclass AND NOT i.indisvalid"
+    ).fetchall()
+    for (left,) in invalid:
+        if str(left).startswith(f"{name}_ccnew"):
+            drop = sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}")
+            conn.execute(drop.format(sql.Identifier(str(left))))
 
 
 @dataclass(frozen=True, slots=True)
