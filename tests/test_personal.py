@@ -558,6 +558,7 @@ def test_migration_5_marks_earlier_turns_as_messages(store_target: str) -> None:
             old._exec(cur, statement)  # type: ignore[attr-defined]
         if store_target.startswith("postgresql://"):  # 8: pgvector (nothing on SQLite)
             for statement in (
+                "DROP TABLE text_key_counts",  # 26: the postings' counts by key
                 # 24: keyword postings
                 "DROP TRIGGER memories_text_postings ON memories",
                 "DROP FUNCTION mp_text_postings(),"

@@ -217,8 +217,15 @@ def _ids(store: PostgresStore, seqs: tuple[int, ...]) -> list[str]:
 
 
 def _postings(url: str) -> list[tuple[int, int, float, int]]:
+    """The postings; with them, each key's kept count checked against them
+    (no key left without postings: its row would name an erased word)."""
     with psycopg.connect(url) as conn:
         rows = conn.execute("SELECT key, seq, f, len FROM text_postings ORDER BY 1, 2").fetchall()
+        kept = conn.execute("SELECT key, n FROM text_key_counts ORDER BY key").fetchall()
+        counted = conn.execute(
+            "SELECT key, COUNT(*) FROM text_postings GROUP BY key ORDER BY key"
+        ).fetchall()
+    assert [tuple(r) for r in kept] == [tuple(r) for r in counted]
     return [(int(a), int(b), float(c), int(d)) for a, b, c, d in rows]
 
 
@@ -244,6 +251,11 @@ def test_postings_follow_every_write(postgres_url: str) -> None:
             conn.execute("UPDATE memories SET context = 'w9' WHERE id = 'mem_0003'")
             conn.execute("UPDATE memories SET tags = '[\"w11\"]' WHERE id = 'mem_0004'")
             conn.execute("UPDATE memories SET agent_id = 'dee' WHERE id = 'mem_0005'")
+            # Words only one memory holds: their keys' counts reach 0 and go.
+            conn.execute("UPDATE memories SET content = 'w1 zqonly' WHERE id = 'mem_0008'")
+            conn.execute("UPDATE memories SET content = 'zqgone w2' WHERE id = 'mem_0007'")
+            assert _postings(postgres_url) == _recomputed(postgres_url)
+            conn.execute("UPDATE memories SET content = 'w1 w3' WHERE id = 'mem_0008'")
         store.archive("mem_0006", owner=None, now=NOW)
         assert store.delete("mem_0007", owner=None)
         assert _postings(postgres_url) == _recomputed(postgres_url)
@@ -340,10 +352,11 @@ def test_a_bulk_copy_fills_the_postings(tmp_path: Path, postgres_url: str) -> No
         source.close()
 
 
+@pytest.mark.parametrize("before", [24, 26], ids=["no postings", "no key counts"])
 def test_an_older_palace_gets_its_postings_on_upgrade(
-    older_pg_palace: Callable[[int], tuple[str, PostgresStore]],
+    older_pg_palace: Callable[[int], tuple[str, PostgresStore]], before: int
 ) -> None:
-    url, store = older_pg_palace(24)
+    url, store = older_pg_palace(before)
     _fill(store, seed=3, size=40)
     store.close()
     store = PostgresStore(url)

@@ -91,6 +91,6 @@ def test_a_failed_rebuild_leaves_no_invalid_copy(postgres_url: str) -> None:
         holder.execute("COMMIT")
         # Dropped then if it could be, else by the next rebuild, which succeeds.
         pg_vectors.rebuild_index(conn, name)
-    oid, valid, names = _index(postgres_url)
-    assert valid and names == sorted(n for n in names if "ccnew" not in n)
+    _, valid, names = _index(postgres_url)
+    assert valid and not [n for n in names if "ccnew" in n]
     assert left in ([], [f"{name}_ccnew"])

@@ -111,6 +111,11 @@ class Dialect(abc.ABC):
         own)."""
         return []
 
+    def key_counts_schema(self) -> list[str]:
+        """Statements keeping each posting key's count as postings are
+        written, backfilled (none by default: no postings)."""
+        return []
+
     def set_delete_schema(self) -> list[str]:
         """Statements letting an erasure keep by set the records row
         triggers keep (none by default: SQLite updates a row in place)."""

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from mindpalace.store.pg_postings import FILL_POSTINGS
+from mindpalace.store.pg_postings import FILL_KEY_COUNTS, FILL_POSTINGS
 from mindpalace.store.pg_vectors import PgVector
 
 __all__ = ["AFTER_BULK_INSERT", "BEFORE_BULK_INSERT", "derived_values"]
@@ -104,6 +104,10 @@ AFTER_BULK_INSERT = [
                 -- Once over every row, in the index's order.
                 DELETE FROM text_postings;
                 {FILL_POSTINGS};
+                IF to_regclass('text_key_counts') IS NOT NULL THEN
+                    DELETE FROM text_key_counts;
+                    {FILL_KEY_COUNTS};
+                END IF;
             ELSE
                 DELETE FROM text_scopes;
                 INSERT INTO text_scopes ({_SCOPE}, docs, tokens)

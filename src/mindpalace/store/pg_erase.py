@@ -2,7 +2,7 @@
 
 Three row triggers keep a memory's keyword records: the palace's row count
 and length (``text_stats``, one row), its partition's (``text_scopes``)
-and its postings (pg_postings.py). An erasure of 125,000 memories deletes
+and its postings with their keys' counts (pg_postings.py). An erasure of 125,000 memories deletes
 them in one transaction, and each deleted memory updated the one
 ``text_stats`` row again. A row updated many times in one transaction
 leaves a chain of versions that each later update walks, so the erasure
@@ -11,8 +11,9 @@ writer waiting on the palace's write lock throughout.
 
 So an erasure deletes each chunk of memories in one statement that also
 deletes their postings, and subtracts their counts and lengths once per
-chunk and partition. The triggers stand aside while a transaction says so
-(``mindpalace.rows_by_set``, local to it, set around that statement only).
+chunk and partition (and each key's count once per chunk). The triggers
+stand aside while a transaction says so (``mindpalace.rows_by_set``,
+local to it, set around that statement only).
 Every other write keeps them row by row.
 """
 
@@ -51,8 +52,10 @@ SET_DELETE_SCHEMA = [
 ]
 
 # One chunk of memories (parameter: their seqs) deleted, with their
-# postings, their partitions' and the palace's counts and lengths: all
-# data-modifying parts of one statement run, on one snapshot.
+# postings and their keys' counts, their partitions' and the palace's
+# counts and lengths: all data-modifying parts of one statement run, on one
+# snapshot. It returns the keys whose count it brought to 0 (their rows go
+# next: one statement cannot change a row twice).
 _DELETE = f"""
 WITH gone AS MATERIALIZED (
     SELECT seq, {_SCOPE}, fts, fts_len FROM memories WHERE seq = ANY (?::BIGINT[])
@@ -63,6 +66,13 @@ postings AS (
                   unnest(mp_text_keys(g.agent_id, g.visibility, g.group_name, g.channel, g.fts))
                   AS k(key)) AS d
     WHERE t.key = d.key AND t.seq = d.seq
+    RETURNING t.key
+),
+counted AS (
+    UPDATE text_key_counts AS c SET n = c.n - p.n
+    FROM (SELECT key, COUNT(*) AS n FROM postings GROUP BY key) AS p
+    WHERE c.key = p.key
+    RETURNING c.key, c.n
 ),
 scopes AS (
     UPDATE text_scopes AS s SET docs = s.docs - g.docs, tokens = s.tokens - g.tokens
@@ -75,9 +85,13 @@ stats AS (
     UPDATE text_stats SET docs = docs - (SELECT COUNT(*) FROM gone),
         tokens = tokens - (SELECT COALESCE(SUM(fts_len), 0) FROM gone)
     WHERE id = 1
+),
+erased AS (
+    DELETE FROM memories WHERE seq IN (SELECT seq FROM gone)
 )
-DELETE FROM memories WHERE seq IN (SELECT seq FROM gone)
+SELECT array_agg(key) FROM counted WHERE n <= 0
 """
+_UNCOUNTED = "DELETE FROM text_key_counts WHERE key = ANY (?::BIGINT[]) AND n <= 0"
 
 
 class PgSetDeletes(SqlCore):
@@ -86,5 +100,7 @@ class PgSetDeletes(SqlCore):
     def _delete_memories(self, cur: Cursor, seqs: Sequence[int]) -> None:
         """Delete these memories and their keyword records, by set."""
         cur.execute("SELECT set_config(%s, 'on', true)", (_BY_SET,))
-        self._exec(cur, _DELETE, [list(seqs)])
+        row = self._exec(cur, _DELETE, [list(seqs)]).fetchone()
         cur.execute("SELECT set_config(%s, 'off', true)", (_BY_SET,))
+        if row is not None and row[0]:
+            self._exec(cur, _UNCOUNTED, [list(row[0])])

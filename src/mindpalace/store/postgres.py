@@ -48,7 +48,7 @@ from mindpalace.store import pg_bulk, pg_vectors
 from mindpalace.store.pg_dense import DatabaseDense
 from mindpalace.store.pg_erase import SET_DELETE_SCHEMA, PgSetDeletes
 from mindpalace.store.pg_graph import PgGraphReads
-from mindpalace.store.pg_postings import POSTINGS_SCHEMA, PostingsSearch
+from mindpalace.store.pg_postings import KEY_COUNTS_SCHEMA, POSTINGS_SCHEMA, PostingsSearch
 from mindpalace.store.pg_replicas import Replicas
 from mindpalace.store.pg_vectors import PgVector, PgVectorDumper
 
@@ -190,6 +190,7 @@ ERASED_TABLES = (
     "text_stats",
     "text_scopes",
     "text_postings",
+    "text_key_counts",
 )
 
 
@@ -245,6 +246,10 @@ class PostgresDialect(Dialect):
     def text_postings_schema(self) -> list[str]:
         """Each row's words as postings by partition's lexeme key (pg_postings.py)."""
         return list(POSTINGS_SCHEMA)
+
+    def key_counts_schema(self) -> list[str]:
+        """Each postings key's count, kept by the postings' trigger (pg_postings.py)."""
+        return list(KEY_COUNTS_SCHEMA)
 
     def set_delete_schema(self) -> list[str]:
         """Keyword row triggers that stand aside for an erasure (pg_erase.py)."""
@@ -560,7 +565,7 @@ class PostgresStore(PgGraphReads, PgSetDeletes, DatabaseDense, PostingsSearch, S
         autovacuum when it fails."""
         try:
             with self._connection() as conn:
-                conn.execute("VACUUM (ANALYZE) text_postings")
+                conn.execute("VACUUM (ANALYZE) text_postings, text_key_counts")
         except (psycopg.Error, StorageError, BusyError):
             return
 

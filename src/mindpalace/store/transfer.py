@@ -43,9 +43,17 @@ TABLE_ORDER = (
 )
 # Bookkeeping each palace keeps for itself: the schema version, the change
 # counters of in-process caches, PostgreSQL's BM25 collection statistics
-# (the whole palace's and each scope partition's) and keyword postings.
+# (the whole palace's and each scope partition's), keyword postings and
+# their keys' counts.
 NOT_COPIED = frozenset(
-    {"schema_migrations", "palace_meta", "text_stats", "text_scopes", "text_postings"}
+    {
+        "schema_migrations",
+        "palace_meta",
+        "text_stats",
+        "text_scopes",
+        "text_postings",
+        "text_key_counts",
+    }
 )
 
 _BATCH = 1000
