@@ -13,7 +13,7 @@ from mindpalace.models import Scope
 from mindpalace.store import Store
 from mindpalace.store.candidates_sql import FACT_MENTIONS, MEMORIES_BY_KEY
 from mindpalace.store.core import FLAG_CHANGES
-from mindpalace.store.erase_sql import LOOKUPS, change_clause
+from mindpalace.store.erase_sql import LOOKUPS, MODELS, change_clause
 
 pytestmark = pytest.mark.parametrize("backend", ["sqlite", "postgres"], indirect=True)
 
@@ -63,6 +63,32 @@ def test_each_erase_lookup_finds_its_rows_by_index(store: Store, name: str) -> N
     else:
         assert "Seq Scan" not in plan, plan
         assert "Index" in plan, plan
+
+
+@pytest.mark.parametrize("table", ["embeddings", "part_vectors"])
+def test_the_models_of_a_vector_table_are_read_by_its_key(store: Store, table: str) -> None:
+    """An erasure looks up vectors per model: the models are found by
+    stepping the key from one to the next, not by reading every vector;
+    every model is found, in order."""
+    sql = MODELS.format(table=table)
+    plan = _explain(store, sql, [])
+    if store.dialect.name == "sqlite":  # type: ignore[attr-defined]
+        assert f"SCAN {table}" not in plan and "SCAN t" not in plan, plan
+    else:
+        assert "Seq Scan" not in plan, plan
+    blob = b"\x00" * 8
+    with store._write() as cur:  # type: ignore[attr-defined]
+        for model in ("model-b", "model-a", "model-c"):
+            for n in range(3):
+                column = "vector" if table == "embeddings" else "vectors"
+                store._exec(  # type: ignore[attr-defined]
+                    cur,
+                    f"INSERT INTO {table} (model, text_hash, {column}) VALUES (?, ?, ?)",
+                    [model, f"h{n}", blob],
+                )
+    with store._read() as cur:  # type: ignore[attr-defined]
+        found = [r[0] for r in store._exec(cur, sql).fetchall()]  # type: ignore[attr-defined]
+    assert found == ["model-a", "model-b", "model-c"]
 
 
 def test_full_names_by_first_word_are_read_by_index(store: Store) -> None:

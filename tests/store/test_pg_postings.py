@@ -20,7 +20,7 @@ from bench.pgserver import ThrowawayPostgres
 from mindpalace import Palace, Selection
 from mindpalace.config import Settings
 from mindpalace.models import Category, NewMemory, RecallFilters, Scope, StoreKind, Visibility
-from mindpalace.store import pg_postings
+from mindpalace.store import pg_erase, pg_postings
 from mindpalace.store.migrations import MIGRATIONS
 from mindpalace.store.pg_text import ScopeKeyTextSearch
 from mindpalace.store.postgres import PostgresStore
@@ -289,11 +289,16 @@ def _agent(store: PostgresStore, agent: str) -> Palace:
     return Palace(store=store, agent_id=agent, settings=Settings(agent_id=agent, embedder="none"))
 
 
-def test_an_erasure_keeps_the_keyword_records_by_set(postgres_url: str) -> None:
+@pytest.mark.parametrize("chunk", [pg_erase.SET_CHUNK, 7])
+def test_an_erasure_keeps_the_keyword_records_by_set(
+    postgres_url: str, chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """An agent erased (each chunk deleted in one statement with its
     postings, its partitions' and the palace's counts, the row triggers
-    standing aside): postings and counts equal those computed afresh, and
-    the triggers keep them again for the writes after it."""
+    standing aside; one chunk, or many): postings and counts equal those
+    computed afresh, and the triggers keep them again for the writes after
+    it."""
+    monkeypatch.setattr(pg_erase, "SET_CHUNK", chunk)
     store = PostgresStore(postgres_url, max_connections=2)
     try:
         _fill(store, seed=3, size=240)

@@ -50,7 +50,7 @@ from mindpalace.store.fragments import (
 )
 from mindpalace.store.same_as_sql import NOT_APART
 
-__all__ = ["LOOKUPS", "EraseSql"]
+__all__ = ["LOOKUPS", "MODELS", "EraseSql"]
 
 _CHUNK = 500
 # Up to this many erased ids, recall signals are narrowed in SQL first.
@@ -80,6 +80,15 @@ LOOKUPS: dict[str, str] = {
     "shared_vectors": "SELECT embed_hash, seq FROM memories WHERE embed_hash IN ({})",
     "delete": "DELETE FROM memories WHERE seq IN ({})",
 }
+
+
+# The models a vector table holds, one step of its key (model, text_hash)
+# from each to the next.
+MODELS = (
+    "WITH RECURSIVE k(model) AS (SELECT MIN(model) FROM {table} UNION ALL"
+    " SELECT (SELECT MIN(t.model) FROM {table} t WHERE t.model > k.model)"
+    " FROM k WHERE k.model IS NOT NULL) SELECT model FROM k WHERE model IS NOT NULL"
+)
 
 
 def _chunks(values: Sequence[Any]) -> Iterator[list[Any]]:
@@ -267,9 +276,11 @@ class EraseSql(SqlCore):
         return ErasureTally.from_dict(dict(total))
 
     def _delete_memories(self, cur: Cursor, seqs: Sequence[int]) -> None:
-        """Delete these memories (their triggers and cascades keep the rest;
-        PostgreSQL keeps its keyword records by set: pg_erase.py)."""
-        self._exec(cur, LOOKUPS["delete"].format(", ".join("?" for _ in seqs)), list(seqs))
+        """Delete these memories, a chunk at a time (their triggers and
+        cascades keep the rest; PostgreSQL keeps its keyword records by
+        set: pg_erase.py)."""
+        for chunk in _chunks(seqs):
+            self._exec(cur, LOOKUPS["delete"].format(", ".join("?" for _ in chunk)), chunk)
 
     def _after_erase(self, cur: Cursor) -> None:
         """Inside the erasure's transaction, once the rows are gone: the
@@ -361,8 +372,10 @@ class EraseSql(SqlCore):
     def _models(self, cur: Cursor, table: str) -> list[str]:
         """The models ``table`` holds vectors of (one, or two while a
         re-embedding runs): each lookup by text hash then uses the key
-        (model, text_hash), not a scan."""
-        rows = self._exec(cur, f"SELECT DISTINCT model FROM {table}").fetchall()
+        (model, text_hash), not a scan. Found by stepping the key from one
+        model to the next (``SELECT DISTINCT`` read every row: 1.4 s at a
+        million vectors on PostgreSQL)."""
+        rows = self._exec(cur, MODELS.format(table=table)).fetchall()
         return [str(r[0]) for r in rows]
 
     def _plan_graph(self, cur: Cursor, plan: ErasePlan) -> None:
@@ -465,8 +478,7 @@ class EraseSql(SqlCore):
             "UPDATE memories SET context = ? WHERE seq = ?",
             [(c, s) for s, c in sorted(plan.contexts.items())],
         )
-        for chunk in _chunks(plan.seqs):
-            self._delete_memories(cur, chunk)
+        self._delete_memories(cur, plan.seqs)
         orphans = plan.orphans
         for chunk in _chunks(orphans):
             self._exec(cur, f"DELETE FROM entities WHERE {in_list('seq', chunk)}", chunk)

@@ -25,9 +25,13 @@ from mindpalace.store.core import Cursor, SqlCore
 from mindpalace.store.pg_text import SCOPE_COLUMNS as _SCOPE
 from mindpalace.store.pg_text import TEXT_COLUMNS as _TEXTS
 
-__all__ = ["SET_DELETE_SCHEMA", "PgSetDeletes"]
+__all__ = ["SET_CHUNK", "SET_DELETE_SCHEMA", "PgSetDeletes"]
 
 _BY_SET = "mindpalace.rows_by_set"
+#: memories deleted by one statement. Its postings are found in key order
+#: (each key's postings of the chunk side by side in the index): 10,000
+#: at a time took half the time of 500 at a time at a million memories.
+SET_CHUNK = 10_000
 _UNLESS = f"WHEN (current_setting('{_BY_SET}', true) IS DISTINCT FROM 'on')"
 
 # The same triggers (events, columns, functions), each standing aside while
@@ -64,7 +68,7 @@ postings AS (
     DELETE FROM text_postings t
     USING (SELECT g.seq, k.key FROM gone AS g,
                   unnest(mp_text_keys(g.agent_id, g.visibility, g.group_name, g.channel, g.fts))
-                  AS k(key)) AS d
+                  AS k(key) ORDER BY k.key, g.seq) AS d
     WHERE t.key = d.key AND t.seq = d.seq
     RETURNING t.key
 ),
@@ -98,9 +102,12 @@ class PgSetDeletes(SqlCore):
     """``_delete_memories`` for PostgreSQL (mixed into ``PostgresStore``)."""
 
     def _delete_memories(self, cur: Cursor, seqs: Sequence[int]) -> None:
-        """Delete these memories and their keyword records, by set."""
-        cur.execute("SELECT set_config(%s, 'on', true)", (_BY_SET,))
-        row = self._exec(cur, _DELETE, [list(seqs)]).fetchone()
-        cur.execute("SELECT set_config(%s, 'off', true)", (_BY_SET,))
-        if row is not None and row[0]:
-            self._exec(cur, _UNCOUNTED, [list(row[0])])
+        """Delete these memories and their keyword records, by set, in
+        chunks of ``SET_CHUNK``."""
+        for start in range(0, len(seqs), SET_CHUNK):
+            chunk = list(seqs[start : start + SET_CHUNK])
+            cur.execute("SELECT set_config(%s, 'on', true)", (_BY_SET,))
+            row = self._exec(cur, _DELETE, [chunk]).fetchone()
+            cur.execute("SELECT set_config(%s, 'off', true)", (_BY_SET,))
+            if row is not None and row[0]:
+                self._exec(cur, _UNCOUNTED, [list(row[0])])
