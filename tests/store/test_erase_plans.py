@@ -20,23 +20,22 @@ pytestmark = pytest.mark.parametrize("backend", ["sqlite", "postgres"], indirect
 _KEYS = 3  # a chunk of three keys stands for one of 500
 
 
-def _statement(name: str) -> str:
-    sql = LOOKUPS[name].format(", ".join("?" for _ in range(_KEYS)))
-    if name == "superseded":  # versions() narrows it to what the eraser may change
-        where, _ = change_clause(Scope(agent_id="alice"))
-        sql += f" AND {where}"
-    return sql
-
-
-def _params(name: str) -> list[object]:
-    values: list[object] = [1, 2, 3] if name in {"tags", "relations", "skills"} else ["x"] * _KEYS
-    if name in {"links_from", "links_to", "mentions", "delete"}:
-        values = [1, 2, 3]
-    return [*values, "alice"] if name == "superseded" else values
+def _values(name: str) -> list[object]:
+    if name in {"tags", "relations", "skills", "links_from", "links_to", "mentions", "delete"}:
+        return [1, 2, 3]
+    return ["x"] * _KEYS
 
 
 def _plan(store: Store, name: str) -> str:
-    return _explain(store, _statement(name), _params(name))
+    """The statement as an erasure runs it: the chunk's values as the
+    backend passes them (placeholders, or one array on PostgreSQL)."""
+    marks, given = store.dialect.marks(_values(name))  # type: ignore[attr-defined]
+    sql = LOOKUPS[name].format(marks)
+    if name == "superseded":  # versions() narrows it to what the eraser may change
+        where, _ = change_clause(Scope(agent_id="alice"))
+        sql += f" AND {where}"
+        given = [*given, "alice"]
+    return _explain(store, sql, given)
 
 
 def _explain(store: Store, sql: str, params: list[object]) -> str:

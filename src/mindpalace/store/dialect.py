@@ -64,6 +64,11 @@ class Dialect(abc.ABC):
         cheaper than the backend deriving it (none by default)."""
         return []
 
+    def marks(self, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        """What goes inside ``IN (...)`` for ``values``, and its parameters:
+        one placeholder per value by default."""
+        return ", ".join("?" for _ in values), list(values)
+
     def sql(self, text: str) -> str:
         """Rewrite shared SQL (``?`` placeholders) for this backend."""
         if self.placeholder == "?":

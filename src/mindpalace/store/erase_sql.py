@@ -181,18 +181,18 @@ class EraseSql(SqlCore):
             while frontier:
                 rows: list[Any] = []
                 for chunk in _chunks(frontier):
-                    marks = ", ".join("?" for _ in chunk)
+                    marks, given = self.dialect.marks(chunk)
                     rows += self._exec(
                         cur,
                         LOOKUPS["superseded"].format(marks) + f" AND {c_sql}",
-                        [*chunk, *c_params],
+                        [*given, *c_params],
                     ).fetchall()
                     rows += self._exec(
                         cur,
                         f"SELECT {SELECT_MEMORY} FROM memory_links l"
                         " JOIN memories s ON s.seq = l.src_seq JOIN memories m ON m.seq = l.dst_seq"
-                        f" WHERE {in_list('s.id', chunk)} AND {kinds} AND {c_sql}",
-                        [*chunk, *_VERSION_LINKS, *c_params],
+                        f" WHERE s.id IN ({marks}) AND {kinds} AND {c_sql}",
+                        [*given, *_VERSION_LINKS, *c_params],
                     ).fetchall()
                 frontier = []
                 for row in rows:
@@ -280,7 +280,8 @@ class EraseSql(SqlCore):
         cascades keep the rest; PostgreSQL keeps its keyword records by
         set: pg_erase.py)."""
         for chunk in _chunks(seqs):
-            self._exec(cur, LOOKUPS["delete"].format(", ".join("?" for _ in chunk)), chunk)
+            marks, given = self.dialect.marks(chunk)
+            self._exec(cur, LOOKUPS["delete"].format(marks), given)
 
     def _after_erase(self, cur: Cursor) -> None:
         """Inside the erasure's transaction, once the rows are gone: the
@@ -312,16 +313,16 @@ class EraseSql(SqlCore):
         ``{}`` in ``sql`` is each chunk's placeholders, after ``params``)."""
         total = 0
         for chunk in _chunks(values):
-            marks = ", ".join("?" for _ in chunk)
-            total += int(self._exec(cur, sql.format(marks), [*params, *chunk]).fetchone()[0])
+            marks, given = self.dialect.marks(chunk)
+            total += int(self._exec(cur, sql.format(marks), [*params, *given]).fetchone()[0])
         return total
 
     def _rows(self, cur: Cursor, sql: str, values: Sequence[Any]) -> list[Any]:
         """``sql``'s rows over chunks of ``values`` (``{}`` as in ``_count``)."""
         rows: list[Any] = []
         for chunk in _chunks(values):
-            marks = ", ".join("?" for _ in chunk)
-            rows += self._exec(cur, sql.format(marks), chunk).fetchall()
+            marks, given = self.dialect.marks(chunk)
+            rows += self._exec(cur, sql.format(marks), given).fetchall()
         return rows
 
     def _plan(
@@ -469,7 +470,8 @@ class EraseSql(SqlCore):
 
     def _apply(self, cur: Cursor, plan: ErasePlan, sweep: Sweep | None) -> None:
         for chunk in _chunks(plan.signals):
-            self._exec(cur, f"DELETE FROM signals WHERE {in_list('seq', chunk)}", chunk)
+            marks, given = self.dialect.marks(chunk)
+            self._exec(cur, f"DELETE FROM signals WHERE seq IN ({marks})", given)
         if sweep is not None:
             where, params = _sweep_clause(sweep)
             self._exec(cur, f"DELETE FROM scorer_weights WHERE {where}", params)
@@ -481,7 +483,8 @@ class EraseSql(SqlCore):
         self._delete_memories(cur, plan.seqs)
         orphans = plan.orphans
         for chunk in _chunks(orphans):
-            self._exec(cur, f"DELETE FROM entities WHERE {in_list('seq', chunk)}", chunk)
+            marks, given = self.dialect.marks(chunk)
+            self._exec(cur, f"DELETE FROM entities WHERE seq IN ({marks})", given)
         self._exec_many(
             cur,
             "UPDATE entities SET mentions = ? WHERE seq = ?",
@@ -501,10 +504,11 @@ class EraseSql(SqlCore):
         for table in _VECTOR_TABLES:
             for model in self._models(cur, table) if plan.vector_hashes else []:
                 for chunk in _chunks(plan.vector_hashes):
+                    marks, given = self.dialect.marks(chunk)
                     self._exec(
                         cur,
-                        f"DELETE FROM {table} WHERE model = ? AND {in_list('text_hash', chunk)}",
-                        [model, *chunk],
+                        f"DELETE FROM {table} WHERE model = ? AND text_hash IN ({marks})",
+                        [model, *given],
                     )
         self._after_erase(cur)
 

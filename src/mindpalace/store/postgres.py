@@ -207,6 +207,17 @@ class PostgresDialect(Dialect):
     list_tables_sql = "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
     derived_columns = frozenset({"memories.fts", "memories.fts_len", "embeddings.vec"})
 
+    def marks(self, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        """One array parameter for ``values`` (all integers or all
+        strings): psycopg parses a statement's placeholders on the client,
+        and an erasure's look-ups of 500 placeholders each spent a fifth of
+        its time there. Other values: one placeholder each."""
+        if values and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            return "SELECT unnest(?::BIGINT[])", [list(values)]
+        if values and all(isinstance(v, str) for v in values):
+            return "SELECT unnest(?::TEXT[])", [list(values)]
+        return super().marks(values)
+
     def sql(self, text: str) -> str:
         """Shared SQL for psycopg: a literal ``%`` doubled, ``?`` made ``%s``."""
         return text.replace("%", "%%").replace("?", "%s")
