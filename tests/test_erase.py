@@ -11,6 +11,9 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import sqlite3
+import sys
+import threading
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timezone
@@ -18,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from mindpalace import Palace, Selection, erasure, parse_selection
+from mindpalace import Palace, Selection, commands, erasure, parse_selection
 from mindpalace.arguments import build_parser
 from mindpalace.commands import run
 from mindpalace.conversations import Message
@@ -393,6 +396,57 @@ def test_cli_erase_is_a_dry_run_unless_yes(tmp_path: Any, monkeypatch: Any) -> N
     code, out, _ = _cli(db, "erasures")
     assert [r["id"] for r in json.loads(out)] == [done["id"]]
     assert "oslo" not in out.lower() and "erin" not in out.lower()
+
+
+class _Stderr(io.StringIO):
+    """Standard error that notes when the command says it waits for the cleanup."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.noticed = threading.Event()
+
+    def write(self, text: str) -> int:
+        if "waiting for the cleanup" in text:
+            self.noticed.set()
+        return super().write(text)
+
+
+def test_cli_says_why_it_waits_for_the_cleanup(tmp_path: Any, monkeypatch: Any) -> None:
+    """A command whose erasure's cleanup outlasts the notice's delay says on
+    standard error what it waits for (the cleanup is held here by a reader
+    whose snapshot keeps the WAL), then exits once the cleanup is done."""
+    monkeypatch.setenv("MINDPALACE_EMBEDDER", "hashing")
+    monkeypatch.setattr(commands, "_CLEANUP_NOTICE_AFTER", 0.2)
+    db = tmp_path / "p.db"
+    assert _cli(db, "remember", "Erin Frost moved to Oslo")[0] == 0
+    writer = sqlite3.connect(db)
+    writer.execute("INSERT INTO palace_meta (key, value) VALUES ('test_hold', 1)")
+    writer.commit()
+    reader = sqlite3.connect(db, check_same_thread=False)
+    reader.execute("BEGIN")
+    assert reader.execute("SELECT COUNT(*) FROM palace_meta").fetchone()
+    writer.close()
+    stderr = _Stderr()
+    monkeypatch.setattr(sys, "stderr", stderr)
+
+    def release() -> None:
+        stderr.noticed.wait(30)
+        reader.rollback()
+        reader.close()
+
+    releasing = threading.Thread(target=release)
+    releasing.start()
+    try:
+        code, out, _ = _cli(db, "erase", "entity", "Erin Frost", "--yes")
+    finally:
+        stderr.noticed.set()
+        releasing.join()
+    assert code == 0 and json.loads(out)["erased"] is True
+    assert "mindpalace erase: the erasure is committed; waiting for the cleanup" in (
+        stderr.getvalue()
+    )
+    code, out, _ = _cli(db, "erasures")
+    assert [r["cleanup"] for r in json.loads(out)] == ["done"]
 
 
 @pytest.mark.parametrize(

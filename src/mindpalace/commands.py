@@ -531,12 +531,33 @@ def _open(args: argparse.Namespace) -> Iterator[Palace]:
         try:
             with palace:
                 yield palace
+                _await_cleanup(palace, args)
         finally:
             where = None if target is None else str(target)
             if deferred and args.command != "demo" and where != ":memory:":
                 from mindpalace import vectorjob  # noqa: PLC0415
 
                 vectorjob.spawn(palace_target(where, os.environ, os.getcwd()))
+
+
+# A command whose erasure's cleanup is still running this long after it
+# says why it has not exited yet.
+_CLEANUP_NOTICE_AFTER = 5.0
+
+
+def _await_cleanup(palace: Palace, args: argparse.Namespace) -> None:
+    """Before the palace closes (closing waits for the cleanup after an
+    erasure, which at a million memories in PostgreSQL takes minutes): say
+    on standard error what the command is waiting for, once it has waited
+    ``_CLEANUP_NOTICE_AFTER`` seconds."""
+    if palace.engine.cleanup.wait(_CLEANUP_NOTICE_AFTER):
+        return
+    sys.stderr.write(
+        f"mindpalace {_name(args)}: the erasure is committed; waiting for the cleanup of what"
+        " the erased rows left on disk before exiting (interrupted, the cleanup stays pending:"
+        " doctor says so, and the next erasure's cleanup covers it)\n"
+    )
+    sys.stderr.flush()
 
 
 _FIELD_WORD = re.compile(r"(?<![\w-])([a-z]+_[a-z_]+)(?![\w-])")
