@@ -36,6 +36,7 @@ from typing import Any
 
 from mindpalace import Palace, Selection
 from mindpalace.config import Settings
+from mindpalace.models import Scope
 from mindpalace.store.transfer import copy_palace
 
 _WORDS = (
@@ -100,6 +101,21 @@ def _recalls(palace: Palace, agents: list[str]) -> dict[str, list[list[str]]]:
         ]
         for agent in agents
     }
+
+
+def _unchanged(
+    palace: Palace, before: dict[str, list[list[str]]], after: dict[str, list[list[str]]]
+) -> int:
+    """Queries whose hits before the erasure, less the erased ones, are the
+    first of their hits after it."""
+    ids = sorted({i for lists in before.values() for hits in lists for i in hits})
+    left = set(palace.store.get_many(ids, Scope.management()))
+    same = 0
+    for agent, lists in before.items():
+        for hits, later in zip(lists, after[agent], strict=True):
+            kept = [i for i in hits if i in left]
+            same += later[: len(kept)] == kept
+    return same
 
 
 class _Writer(threading.Thread):
@@ -210,6 +226,10 @@ def erase_times(
                 "longest_stall_s": round(writer.longest, 3),
             },
             "other_agents_same_hits": before == after,
+            # The erased agent's shared memories were in the others' hits:
+            # a query counts as unchanged when its hits that remain keep
+            # their order at the top (the freed places filled from below).
+            "other_agents_unchanged_queries": _unchanged(palace, before, after),
             "recall_queries": len(_QUERIES) * len(others),
             "hard_forget_s": round(forget, 3),
             "left": left,

@@ -227,6 +227,7 @@ class EraseSql(SqlCore):
         remaining memory uses, in one transaction that also writes
         ``receipt`` (its counts those removed; ``versions`` as given)."""
         with self._mutate(structural=True) as cur:
+            self._erasure_started(cur)
             plan = self._plan(cur, memory_ids, sweep, text_hashes)
             self._apply(cur, plan, sweep)
             tally = self._tally(plan)
@@ -260,6 +261,10 @@ class EraseSql(SqlCore):
         """The backend's cleanup of deleted rows on disk (nothing to do by
         default); False when it could not finish now."""
         return True
+
+    def _erasure_started(self, cur: Cursor) -> None:
+        """Inside an erasure's transaction, first: what the backend notes
+        for writers waiting on it (nothing by default)."""
 
     def _erased_pending(self, cur: Cursor) -> ErasureTally:
         """What the erasures whose cleanup is pending removed, summed over

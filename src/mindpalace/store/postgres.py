@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
@@ -170,6 +171,8 @@ _TEXT_SCHEMA = [
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 #: The tables an erasure deletes from or rewrites (store/erase_sql.py).
+#: the longest a writer waits for the write lock while an erasure holds it
+ERASURE_WAIT = 900.0
 #: the share of an HNSW index's vectors an erasure's cleanup rebuilds it past
 REBUILD_SHARE = 0.05
 
@@ -325,6 +328,7 @@ class PostgresStore(PgGraphReads, PgSetDeletes, DatabaseDense, PostingsSearch, S
     # Any constant would do: advisory locks are per database, and a palace
     # is one database.
     _WRITE_LOCK = 0x6D70_616C  # "mpal"
+    _ERASING_LOCK = 0x6D70_6572  # "mper": held beside it by an erasure
 
     def __init__(
         self,
@@ -407,10 +411,41 @@ class PostgresStore(PgGraphReads, PgSetDeletes, DatabaseDense, PostingsSearch, S
     def _write(self) -> Iterator[Cursor]:
         with self._connection() as conn:
             with conn.transaction(), conn.cursor() as cur:
-                cur.execute("SELECT pg_advisory_xact_lock(%s)", (self._WRITE_LOCK,))
+                self._take_write_lock(conn, cur)
                 yield cur
             if self._replicas is not None:  # committed: replicas must reach this
                 self._replicas.note_write(conn)
+
+    def _take_write_lock(self, conn: psycopg.Connection[Any], cur: Cursor) -> None:
+        """The palace's write lock, waited for ``busy_timeout`` seconds, and
+        for as long again each time while an erasure holds it (up to
+        ``ERASURE_WAIT`` seconds): erasing an agent of a million memories
+        holds it for minutes, in one transaction, and a writer must wait
+        for it rather than fail."""
+        deadline = time.monotonic() + ERASURE_WAIT
+        while True:
+            try:
+                with conn.transaction():  # a savepoint: a timeout undoes only it
+                    cur.execute("SELECT pg_advisory_xact_lock(%s)", (self._WRITE_LOCK,))
+                return
+            except pg_errors.LockNotAvailable:
+                if time.monotonic() >= deadline or not self._erasing(cur):
+                    raise
+
+    def _erasing(self, cur: Cursor) -> bool:
+        """Whether an erasure's transaction holds the palace (its lock,
+        taken beside the write lock: ``_erasure_started``)."""
+        row = cur.execute(
+            "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted"
+            " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+            " AND classid = 0 AND objid = %s AND objsubid = 1)",
+            (self._ERASING_LOCK,),
+        ).fetchone()
+        return bool(row and row[0])
+
+    def _erasure_started(self, cur: Cursor) -> None:
+        """Mark this write transaction as an erasure, for writers waiting."""
+        cur.execute("SELECT pg_advisory_xact_lock(%s)", (self._ERASING_LOCK,))
 
     @contextmanager
     def _read(self) -> Iterator[Cursor]:
