@@ -71,6 +71,19 @@ FIRST_TOP = 256
 
 _WEIGHT_CASE = "CASE w WHEN 'A' THEN 1.5 WHEN 'B' THEN 1.0 WHEN 'C' THEN 0.5 ELSE 1.0 END"
 
+# The postings' trigger ends early for an update that changes neither the
+# row's partition nor its words.
+_UNCHANGED = """\
+        IF TG_OP = 'UPDATE'
+            AND (OLD.agent_id, OLD.visibility, OLD.group_name, OLD.channel, OLD.fts_len)
+            IS NOT DISTINCT FROM (NEW.agent_id, NEW.visibility, NEW.group_name, NEW.channel,
+                                  NEW.fts_len)
+            AND OLD.fts IS NOT DISTINCT FROM NEW.fts
+        THEN
+            RETURN NULL;
+        END IF;
+"""
+
 POSTINGS_SCHEMA = [
     """
     CREATE TABLE text_postings (
@@ -97,18 +110,10 @@ POSTINGS_SCHEMA = [
     # Kept in the writing transaction. A column trigger does not see columns
     # a BEFORE trigger sets (fts), so it fires on the text columns too. A
     # row's old postings are found by their keys (the index's first column).
-    """
+    f"""
     CREATE FUNCTION mp_text_postings() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
-        IF TG_OP = 'UPDATE'
-            AND (OLD.agent_id, OLD.visibility, OLD.group_name, OLD.channel, OLD.fts_len)
-            IS NOT DISTINCT FROM (NEW.agent_id, NEW.visibility, NEW.group_name, NEW.channel,
-                                  NEW.fts_len)
-            AND OLD.fts IS NOT DISTINCT FROM NEW.fts
-        THEN
-            RETURN NULL;
-        END IF;
-        IF TG_OP IN ('UPDATE', 'DELETE') THEN
+{_UNCHANGED}        IF TG_OP IN ('UPDATE', 'DELETE') THEN
             DELETE FROM text_postings
             WHERE key = ANY (mp_text_keys(OLD.agent_id, OLD.visibility, OLD.group_name,
                                           OLD.channel, OLD.fts))
@@ -156,20 +161,12 @@ SELECT key, COUNT(*) FROM text_postings GROUP BY key ORDER BY key
 """
 KEY_COUNTS_SCHEMA = [
     "CREATE TABLE text_key_counts (key BIGINT PRIMARY KEY, n BIGINT NOT NULL)",
-    """
+    f"""
     CREATE OR REPLACE FUNCTION mp_text_postings() RETURNS trigger LANGUAGE plpgsql AS $$
     DECLARE
         old_keys BIGINT[];
     BEGIN
-        IF TG_OP = 'UPDATE'
-            AND (OLD.agent_id, OLD.visibility, OLD.group_name, OLD.channel, OLD.fts_len)
-            IS NOT DISTINCT FROM (NEW.agent_id, NEW.visibility, NEW.group_name, NEW.channel,
-                                  NEW.fts_len)
-            AND OLD.fts IS NOT DISTINCT FROM NEW.fts
-        THEN
-            RETURN NULL;
-        END IF;
-        IF TG_OP IN ('UPDATE', 'DELETE') THEN
+{_UNCHANGED}        IF TG_OP IN ('UPDATE', 'DELETE') THEN
             old_keys := mp_text_keys(OLD.agent_id, OLD.visibility, OLD.group_name,
                                      OLD.channel, OLD.fts);
             WITH gone AS (
