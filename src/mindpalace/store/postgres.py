@@ -170,12 +170,12 @@ _TEXT_SCHEMA = [
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
-#: The tables an erasure deletes from or rewrites (store/erase_sql.py).
 #: the longest a writer waits for the write lock while an erasure holds it
 ERASURE_WAIT = 900.0
 #: the share of an HNSW index's vectors an erasure's cleanup rebuilds it past
 REBUILD_SHARE = 0.05
 
+#: The tables an erasure deletes from or rewrites (store/erase_sql.py).
 ERASED_TABLES = (
     "memories",
     "memory_tags",
