@@ -14,7 +14,7 @@ import pytest
 from mindpalace import Palace, Selection
 from mindpalace.embed import HashingEmbedder
 from mindpalace.store import pg_vectors
-from mindpalace.store.postgres import REBUILD_SHARE
+from mindpalace.store.postgres import REBUILD_SHARE, PostgresStore
 
 
 def _index(url: str) -> tuple[int, bool, list[str]]:
@@ -94,3 +94,33 @@ def test_a_failed_rebuild_leaves_no_invalid_copy(postgres_url: str) -> None:
     _, valid, names = _index(postgres_url)
     assert valid and not [n for n in names if "ccnew" in n]
     assert left in ([], [f"{name}_ccnew"])
+
+
+def test_a_vacuum_tried_again_does_not_rebuild_again(postgres_url: str) -> None:
+    """A cleanup whose VACUUM fails (a table held past the busy timeout)
+    is tried again; the index it rebuilt first is not rebuilt again."""
+    store = PostgresStore(postgres_url, busy_timeout=0.3)
+    try:
+        palace = Palace(store=store, agent_id="ann", embedder=HashingEmbedder())
+        for n in range(40):
+            palace.remember(
+                f"note {n} of the {'gone' if n < 10 else 'kept'} kind",
+                session=("gone" if n < 10 else "kept"),
+            )
+        before = _index(postgres_url)[0]
+        with psycopg.connect(postgres_url) as holder:
+            holder.execute("LOCK TABLE signals IN SHARE UPDATE EXCLUSIVE MODE")  # VACUUM waits
+            palace.erase(Selection("session", "gone"), confirm=True)
+            deadline = time.monotonic() + 60
+            while _index(postgres_url)[0] == before:  # the rebuild, before the VACUUM
+                assert time.monotonic() < deadline
+                time.sleep(0.02)
+            rebuilt = _index(postgres_url)[0]
+            # Held past the busy timeout a few times: the first VACUUM fails.
+            time.sleep(4 * 0.3)
+            assert [r.cleanup for r in palace.erasures()] == ["pending"]
+            holder.rollback()
+        _cleaned_up(palace)
+        assert _index(postgres_url)[0] == rebuilt
+    finally:
+        store.close()

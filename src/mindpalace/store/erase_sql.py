@@ -266,19 +266,22 @@ class EraseSql(SqlCore):
         """Inside an erasure's transaction, first: what the backend notes
         for writers waiting on it (nothing by default)."""
 
-    def _erased_pending(self, cur: Cursor) -> ErasureTally:
-        """What the erasures whose cleanup is pending removed, summed over
-        their receipts (a backend's cleanup may choose by it)."""
+    def _erased_pending(self, cur: Cursor, *, after: int = 0) -> tuple[ErasureTally, int]:
+        """What the erasures whose cleanup is pending (those logged after
+        ``after`` of them) removed, summed over their receipts, and the
+        newest one's place in the log (a backend's cleanup may choose by
+        them)."""
         rows = self._exec(
             cur,
-            "SELECT r.counts FROM erasures r, palace_meta m"
-            " WHERE m.key = ? AND m.value > 0 AND r.seq >= m.value",
-            (_CLEANUP_FROM,),
+            "SELECT r.seq, r.counts FROM erasures r, palace_meta m"
+            " WHERE m.key = ? AND m.value > 0 AND r.seq >= m.value AND r.seq > ?",
+            (_CLEANUP_FROM, after),
         ).fetchall()
         total: Counter[str] = Counter()
-        for (counts,) in rows:
+        for _, counts in rows:
             total.update({k: int(v) for k, v in json.loads(counts).items()})
-        return ErasureTally.from_dict(dict(total))
+        newest = max((int(seq) for seq, _ in rows), default=after)
+        return ErasureTally.from_dict(dict(total)), newest
 
     def _delete_memories(self, cur: Cursor, seqs: Sequence[int]) -> None:
         """Delete these memories, a chunk at a time (their triggers and

@@ -341,6 +341,9 @@ class PostgresStore(PgGraphReads, PgSetDeletes, DatabaseDense, PostingsSearch, S
         self._location = redact_url(url)
         self._replicas: Replicas | None = None
         self._busy_timeout = busy_timeout
+        # The erasure log's place up to which the cleanup rebuilt (or did
+        # not need to rebuild) the vector index.
+        self._rebuilt_through = 0
         self._closed = threading.Event()
         lock_ms = max(1, int(busy_timeout * 1000))
 
@@ -596,9 +599,11 @@ class PostgresStore(PgGraphReads, PgSetDeletes, DatabaseDense, PostingsSearch, S
         try:
             with self._connection() as conn:
                 with conn.cursor() as cur:
-                    erased = self._erased_pending(cur).vectors
-                for index in pg_vectors.worn_indexes(conn, erased, REBUILD_SHARE):
+                    erased, newest = self._erased_pending(cur, after=self._rebuilt_through)
+                for index in pg_vectors.worn_indexes(conn, erased.vectors, REBUILD_SHARE):
                     pg_vectors.rebuild_index(conn, index)
+                # A VACUUM that fails is tried again: without a second rebuild.
+                self._rebuilt_through = newest
                 conn.execute(f"VACUUM {', '.join(ERASED_TABLES)}")
         except (psycopg.Error, StorageError, BusyError):
             return False
