@@ -236,8 +236,8 @@ def erase_times(
         }
         if names_given:
             # Before the palace closes: closing waits for the cleanup, which
-            # on PostgreSQL at a million (pgvector's index vacuum) ran for
-            # more than 45 minutes.
+            # on PostgreSQL at a million (the vector index rebuilt, then the
+            # VACUUM) takes minutes.
             print(json.dumps({"postgres": result}, indent=2), flush=True)
     return result
 

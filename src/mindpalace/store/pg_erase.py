@@ -2,9 +2,9 @@
 
 Three row triggers keep a memory's keyword records: the palace's row count
 and length (``text_stats``, one row), its partition's (``text_scopes``)
-and its postings with their keys' counts (pg_postings.py). An erasure of 125,000 memories deletes
-them in one transaction, and each deleted memory updated the one
-``text_stats`` row again. A row updated many times in one transaction
+and its postings with their keys' counts (pg_postings.py). An erasure of
+125,000 memories deletes them in one transaction, and each deleted memory
+updated the one ``text_stats`` row again. A row updated many times in one transaction
 leaves a chain of versions that each later update walks, so the erasure
 slowed as it went: an agent of a million took minutes, with a concurrent
 writer waiting on the palace's write lock throughout.
@@ -13,7 +13,7 @@ So an erasure deletes each chunk of memories in one statement that also
 deletes their postings, and subtracts their counts and lengths once per
 chunk and partition (and each key's count once per chunk). The triggers
 stand aside while a transaction says so (``mindpalace.rows_by_set``,
-local to it, set around that statement only).
+local to it, set around those statements only).
 Every other write keeps them row by row.
 """
 
@@ -104,10 +104,9 @@ class PgSetDeletes(SqlCore):
     def _delete_memories(self, cur: Cursor, seqs: Sequence[int]) -> None:
         """Delete these memories and their keyword records, by set, in
         chunks of ``SET_CHUNK``."""
+        cur.execute("SELECT set_config(%s, 'on', true)", (_BY_SET,))
         for start in range(0, len(seqs), SET_CHUNK):
-            chunk = list(seqs[start : start + SET_CHUNK])
-            cur.execute("SELECT set_config(%s, 'on', true)", (_BY_SET,))
-            row = self._exec(cur, _DELETE, [chunk]).fetchone()
-            cur.execute("SELECT set_config(%s, 'off', true)", (_BY_SET,))
+            row = self._exec(cur, _DELETE, [list(seqs[start : start + SET_CHUNK])]).fetchone()
             if row is not None and row[0]:
                 self._exec(cur, _UNCOUNTED, [list(row[0])])
+        cur.execute("SELECT set_config(%s, 'off', true)", (_BY_SET,))

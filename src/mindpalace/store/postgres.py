@@ -425,6 +425,9 @@ class PostgresStore(PgGraphReads, PgSetDeletes, DatabaseDense, PostingsSearch, S
         ``ERASURE_WAIT`` seconds): erasing an agent of a million memories
         holds it for minutes, in one transaction, and a writer must wait
         for it rather than fail."""
+        row = cur.execute("SELECT pg_try_advisory_xact_lock(%s)", (self._WRITE_LOCK,)).fetchone()
+        if row and row[0]:  # free: one round trip, as an unwaited lock takes
+            return
         deadline = time.monotonic() + ERASURE_WAIT
         while True:
             try:
