@@ -93,6 +93,28 @@ def test_last_week_ranks_last_weeks_decision_first(
     assert all("time" not in h.stage_scores for h in plain)
 
 
+def test_a_window_brings_in_what_happened_in_it(
+    make_palace: Callable[..., Palace], clock: object, tmp_path: Path
+) -> None:
+    """ "What stopped working last week" shares no word with the memory of
+    what did; written in the window, it is recalled all the same."""
+    palace = _palace(make_palace, clock, tmp_path)
+    clock.now = datetime(2026, 6, 4, 9, 0, tzinfo=timezone.utc)  # type: ignore[attr-defined]
+    fault = palace.remember("The label printer jammed on every roll; a loan unit is coming.")
+    clock.now = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)  # type: ignore[attr-defined]
+    since = palace.remember("Working hours have been 9 am to 5 pm since March 2026.")
+    clock.now = NOW  # type: ignore[attr-defined]
+    hits = palace.recall("what stopped working last week?", limit=10)
+    found = next(h for h in hits if h.memory.id == fault.id)
+    assert any("written 2026-06-04, in week of 1 June 2026" in gate for gate in found.gates)
+    # Said to hold since March, it is no event of last week.
+    held = next(h for h in hits if h.memory.id == since.id)  # a keyword match
+    assert "time" not in held.stage_scores
+    # Without the window the same palace does not recall it at all.
+    palace.recall_options = OFF
+    assert fault.id not in {h.memory.id for h in palace.recall("what stopped working last week?")}
+
+
 def test_in_may_ranks_mays_memories_first(
     make_palace: Callable[..., Palace], clock: object, tmp_path: Path
 ) -> None:

@@ -661,6 +661,18 @@ def test_gate_lets_a_new_destination_through(gated: Palace) -> None:
     assert gated.recall("What did Quimby think of the hotel in Miami?") == []
 
 
+def test_gate_reads_a_role_or_a_kind_as_no_name(gated: Palace) -> None:
+    """ "my TA", "a Muslim family": what the palace says in other words."""
+    helper = gated.remember("Bernadette, the teaching assistant, wants the plan printed by 8:30.")
+    hits = gated.recall("How should I get the plan to my TA?")
+    assert hits and hits[0].memory.id == helper.id
+    halal = gated.remember("We keep separate halal and vegetarian shelves for the parcels.")
+    hits = gated.recall("Can a Muslim family get a halal parcel?")
+    assert hits and hits[0].memory.id == halal.id
+    # the same word named on its own is still a name the palace must know
+    assert gated.recall("What did TA say about the plan?") == []
+
+
 def test_gate_reads_days_and_months_as_dates(gated: Palace) -> None:
     """No memory needs to say "Saturday" for "last Saturday" to be asked about."""
     concert = gated.remember("Saw Queen live with my parents: the concert was great.")

@@ -4,7 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from mindpalace.retrieval.answer_kind import AMOUNT, asks_amount, missing_kind, states_amount
+from mindpalace.retrieval.answer_kind import (
+    AMOUNT,
+    EMAIL,
+    PHONE,
+    asks_amount,
+    asks_email,
+    asks_phone,
+    missing_kind,
+    states_amount,
+    states_email,
+    states_phone,
+)
 
 
 @pytest.mark.parametrize(
@@ -61,3 +72,44 @@ def test_missing_kind() -> None:
     # no hits: nothing to judge (recall answers nothing anyway)
     assert missing_kind(question, []) is None
     assert missing_kind("When was the sofa delivered?", ["on Tuesday"]) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "asks"),
+    [
+        ("What's the phone number of the coach company?", True),
+        ("Which number should I call for the out-of-hours vet?", True),
+        ("Do we have a contact number for the plumber?", True),
+        ("How many numbers are on the rota?", False),
+        ("Who answers the phone on Mondays?", False),
+    ],
+)
+def test_asks_phone(question: str, asks: bool) -> None:
+    assert asks_phone(question) is asks
+
+
+@pytest.mark.parametrize(
+    ("text", "states"),
+    [
+        ("the practice mobile, 07700 900412, goes with the vet on call", True),
+        ("ring +44 (0)20 7946 0018 after 6", True),
+        ("mobile 07700.900.412", True),
+        ("booked for 2026-11-12 at 13:56", False),
+        ("on 12.11.2026 between 10.30 and 11.45", False),
+        ("the sale went through at £1,200,000", False),
+        ("room 4, 9 am, 29 pupils", False),
+    ],
+)
+def test_states_phone(text: str, states: bool) -> None:
+    assert states_phone(text) is states
+
+
+def test_missing_phone_and_email() -> None:
+    phone = "What's the phone number of the coach company?"
+    assert missing_kind(phone, ["Redline Travel runs the coach on 22 April."]) == PHONE
+    assert missing_kind(phone, ["Redline Travel: 0117 496 0123."]) is None
+    email = "What is the caterer's email address?"
+    assert asks_email(email) and not asks_email("Email the caterer about the menu")
+    assert missing_kind(email, ["The caterer is Bloom & Co."]) == EMAIL
+    assert missing_kind(email, ["Write to orders@bloom-catering.co.uk."]) is None
+    assert states_email("a.b+c@example.org") and not states_email("me @ home")

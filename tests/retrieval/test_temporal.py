@@ -72,8 +72,9 @@ TABLE: list[tuple[str, Interval, str]] = [
     # open ranges
     ("before June 2023", Interval(None, _day(2023, 6, 1)), "before June 2023"),
     ("after 2022", Interval(_day(2023, 1, 1), None), "after 2022"),
-    ("since last week", Interval(_day(2023, 5, 1), None), "since week of 1 May 2023"),
-    # In a stored text a deadline names its day, not the past up to it.
+    # In a stored text an onset names when it began, not every day after ...
+    ("since last week", _days((2023, 5, 1), (2023, 5, 7)), "since week of 1 May 2023"),
+    # ... and a deadline names its day, not the past up to it.
     ("until Friday", _days((2023, 5, 5), (2023, 5, 5)), "until 5 May 2023"),
     # spans next to a date
     ("the week before 3 May 2023", _days((2023, 4, 26), (2023, 5, 2)),
@@ -136,6 +137,17 @@ def test_a_deadline_is_its_day_in_text_and_open_in_a_query() -> None:
     # Asked, "until Friday" is a window over what came before.
     (asked,) = find_times("what did we ship until Friday?", REF, prefer="past")
     assert asked.interval.start is None and asked.interval.end == _day(2023, 5, 6)
+
+
+def test_an_onset_is_its_time_in_text_and_open_in_a_query() -> None:
+    # "texts owners since March" says when it began; it is no event of
+    # every later week ("what went wrong last week" is not about it).
+    (said,) = find_times("The software texts owners since March 2023.", REF)
+    assert said.interval == Interval(_day(2023, 3, 1), _day(2023, 4, 1))
+    assert not overlaps(said.interval, _days((2023, 5, 1), (2023, 5, 7)))
+    # Asked, "since March" is a window over everything after.
+    (asked,) = find_times("what changed since March?", REF, prefer="past")
+    assert asked.interval == Interval(_day(2023, 3, 1), None)
 
 
 def test_prefer_past_for_queries() -> None:

@@ -10,7 +10,9 @@ has or lacks, whatever its wording: a question asking what something costs
 is answered by an amount of money. When none of the best hits states one,
 the palace does not hold the answer.
 
-Only the price is read here. Other shapes were measured and left out
+Read here: a price (an amount of money), a phone number (a run of at
+least seven digits, spaces, dots or dashes between them allowed) and an
+email address. Other shapes were measured and left out
 (``docs/benchmarks/10-everyday-and-models.md``): a count or a clock time
 appears in nearly every hit (conversation turns carry their date and time
 in the title), so their absence never told anything.
@@ -21,10 +23,25 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-__all__ = ["AMOUNT", "asks_amount", "missing_kind", "states_amount"]
+__all__ = [
+    "AMOUNT",
+    "EMAIL",
+    "PHONE",
+    "asks_amount",
+    "asks_email",
+    "asks_phone",
+    "missing_kind",
+    "states_amount",
+    "states_email",
+    "states_phone",
+]
 
 #: how the rule names the kind of answer a price question asks for
 AMOUNT = "an amount of money"
+#: ... a question asking for a phone number
+PHONE = "a phone number"
+#: ... a question asking for an email address
+EMAIL = "an email address"
 
 _MONEY_WORDS = (
     r"cost|costs|costing|price|prices|priced|pay|paid|paying|pays|charge|charges|charged|spend|"
@@ -79,9 +96,59 @@ def states_amount(text: str) -> bool:
     return _SHORT.search(lowered) is not None or _FREE.search(lowered) is not None
 
 
+# "what's the phone number of", "which number do I call", "how do I phone"
+_ASKS_PHONE = re.compile(
+    r"\b(?:phone|telephone|mobile|cell|contact|landline|fax)(?: number|no)\b"
+    r"|\b(?:what|which) number\b[^?.!;]*\b(?:call|ring|phone|text|reach)\b",
+    re.IGNORECASE,
+)
+_PHONE = re.compile(r"(?<![\w.])\+?\(?\d(?:[\s().-]?\d){6,}(?![\w.])")
+# dates and clock times, which are runs of digits too ("2023-05-08 13:56")
+_DATE = re.compile(
+    r"\d{4}[./-]\d{1,2}[./-]\d{1,2}|\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|\b\d{1,2}[:.]\d{2}\b"
+)
+_ASKS_EMAIL = re.compile(r"\be-?mail address(?:es)?\b", re.IGNORECASE)
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+
+
+def asks_phone(question: str) -> bool:
+    """Whether ``question`` asks for a phone number."""
+    return _ASKS_PHONE.search(question) is not None
+
+
+def states_phone(text: str) -> bool:
+    """Whether ``text`` states a phone number: at least seven digits in a
+    row, single spaces, dots, dashes or brackets between them allowed
+    ("07700 900412", "+44 (0)20 7946 0018"), not a date or a sum."""
+    plain = _DATE.sub(" ", text)
+    return any(
+        len(re.sub(r"\D", "", m.group())) >= 7
+        and not _SYMBOL.search(plain[max(0, m.start() - 2) : m.end()])
+        for m in _PHONE.finditer(plain)
+    )
+
+
+def asks_email(question: str) -> bool:
+    """Whether ``question`` asks for an email address."""
+    return _ASKS_EMAIL.search(question) is not None
+
+
+def states_email(text: str) -> bool:
+    """Whether ``text`` states an email address."""
+    return _EMAIL.search(text) is not None
+
+
 def missing_kind(question: str, texts: Sequence[str]) -> str | None:
     """The kind of answer ``question`` asks for that none of ``texts``
-    states (``AMOUNT``), or None (it asks for no such kind, or one states it)."""
-    if texts and asks_amount(question) and not any(states_amount(t) for t in texts):
-        return AMOUNT
+    states (``AMOUNT``, ``PHONE``, ``EMAIL``), or None (it asks for no such
+    kind, or one states it)."""
+    if not texts:
+        return None
+    for kind, asks, states in (
+        (AMOUNT, asks_amount, states_amount),
+        (PHONE, asks_phone, states_phone),
+        (EMAIL, asks_email, states_email),
+    ):
+        if asks(question) and not any(states(t) for t in texts):
+            return kind
     return None

@@ -21,7 +21,9 @@ from mindpalace.retrieval.dense import DenseIndex, DenseView
 from mindpalace.retrieval.fusion import rrf
 from mindpalace.retrieval.keyword import top_rows
 from mindpalace.retrieval.options import Depths, RecallOptions
+from mindpalace.retrieval.time.intervals import Interval
 from mindpalace.store.base import TextMatch
+from mindpalace.store.fragments import to_epoch
 
 __all__ = [
     "Candidate",
@@ -31,6 +33,7 @@ __all__ = [
     "Visible",
     "best_sessions",
     "fuse",
+    "in_windows",
     "stored_keywords",
     "supported",
     "visible",
@@ -249,6 +252,51 @@ def supported(
     ]
     items += [(value, key, None) for key, value in fused.loose.items()]
     return Candidates(items, support)
+
+
+#: how many memories written in the windows a query names join its
+#: candidates (the best by cosine of those not already candidates)
+WINDOW_CANDIDATES = 10
+#: ... when the windows hold at most this many memories the caller may see
+#: (a window that holds more says too little to bring any in)
+WINDOW_ROWS = 2_000
+
+
+def in_windows(
+    fused: Fused, index: DenseIndex, windows: Sequence[Interval], taken: Candidates
+) -> list[Candidate]:
+    """Memories written within one of the closed ``windows`` a query names
+    that are not among the candidates ``taken`` (no keyword match, a cosine
+    under the floor: "what went wrong last week" shares no word with "the
+    analyser showed error E-14"): the ``WINDOW_CANDIDATES`` nearest the
+    query, each with its fused value (0 when it has none). The time prior
+    then lifts them like any memory of the window."""
+    closed = [w for w in windows if w.start is not None and w.end is not None]
+    if not closed:
+        return []
+    created = index.table.created_at
+    inside = np.zeros(len(index), dtype=bool)
+    for window in closed:
+        inside |= (created >= (to_epoch(window.start) or 0.0)) & (
+            created < (to_epoch(window.end) or 0.0)
+        )
+    inside &= fused.shown.rows
+    rows = np.flatnonzero(inside)
+    if rows.shape[0] == 0 or rows.shape[0] > WINDOW_ROWS:
+        return []
+    taken_rows = {row for _, _, row in taken.items if row is not None}
+    rows = np.array([row for row in rows.tolist() if row not in taken_rows], dtype=np.int64)
+    if rows.shape[0] == 0:
+        return []
+    fused.view.fill(rows[index.embedded[rows]])  # scored where only some rows were
+    sims = fused.view.sims
+    near = np.where(index.embedded[rows], sims[rows], -1.0)
+    best = rows[np.argsort(-near, kind="stable")[:WINDOW_CANDIDATES]]
+    values = fused.rows[best]
+    return [
+        (float(v) if np.isfinite(v) and v > 0 else 0.0, str(index.table.ids[row]), int(row))
+        for v, row in zip(values.tolist(), best.tolist(), strict=True)
+    ]
 
 
 def best_sessions(fused: Fused, index: DenseIndex, *, depth: int) -> list[str]:

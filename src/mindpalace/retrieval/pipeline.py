@@ -457,6 +457,10 @@ def _hybrid(
     clock.lap("dense")
     fused = hybrid.fuse(keyword, view, shown, index, options=options, depths=depths)
     candidates = hybrid.supported(fused, index, options=options, depths=depths)
+    windowed: list[hybrid.Candidate] = []
+    if asked.timed(options) and options.time_window_weight:
+        windowed = hybrid.in_windows(fused, index, asked.time.windows, candidates)
+        candidates = hybrid.Candidates([*candidates.items, *windowed], candidates.support)
     clock.lap("fusion", candidates=len(candidates.items))
     expansion = Expansion(candidates.items)
     if options.expand:
@@ -476,7 +480,16 @@ def _hybrid(
     view.fill(np.array(rows, dtype=np.int64))
     clock.lap("graph", candidates=len(expansion.candidates), reached=len(expansion.reached))
     unread = ranking.Ranked(expansion.candidates, {}, fused, candidates.support, expansion)
-    return _read(store, asked, facts, unread, at, clock=clock, judged=judged)
+    return _read(
+        store,
+        asked,
+        facts,
+        unread,
+        at,
+        clock=clock,
+        judged=judged,
+        windowed=[key for _, key, _ in windowed],
+    )
 
 
 def _read(
@@ -488,6 +501,7 @@ def _read(
     *,
     clock: _Stopwatch,
     judged: bool,
+    windowed: Sequence[str] = (),
 ) -> ranking.Ranked:
     """``ranked`` with its best candidates read in full, in one
     ``Store.hydrate`` (those the time prior may look at, the keyword
@@ -498,6 +512,7 @@ def _read(
     ordered = sorted(ranked.candidates, key=lambda item: (-item[0], item[1]))
     matched = ranked.fused.keyword.matched
     head = [key for _, key, _ in ordered[: depths.read(timed=asked.timed(options))]]
+    head += [key for key in windowed if key not in head]
     warm = index.keyword is not None
     event_rows = (
         [hybrid.warm_matches(index, at.scope, event.terms, SEARCH_LIMIT) for event in asked.events]
@@ -526,6 +541,7 @@ def _read(
         known,
         query,
         pool=depths.time,
+        also=windowed,
         window_weight=options.time_window_weight,
         when_weight=options.time_when_weight,
     )
@@ -541,7 +557,7 @@ def _read(
         feedback.update(more.feedback)
     # Ranked: the keyword matches, the best after the prior, and those the
     # prior looked at; not whatever else was read on the way.
-    looked = [key for _, key, _ in ordered[: depths.time]] if query.active else []
+    looked = [key for _, key, _ in ordered[: depths.time]] + list(windowed) if query.active else []
     chosen = {*matched, *best, *looked}
     clock.lap("time", candidates=len(final))
     return replace(

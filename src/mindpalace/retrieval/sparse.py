@@ -86,6 +86,10 @@ def _opens_sentence(text: str, start: int) -> bool:
 # my trip to Miami", "restaurants near Shibuya".
 _PLACE_WORDS = frozenset({"to", "in", "at", "near", "around", "visiting"})
 
+# Words after which a capitalised word names a kind or a role, not someone:
+# "a Muslim family", "my TA", "our CFO".
+_DETERMINERS = frozenset({"a", "an", "my", "our", "your", "his", "her", "their", "its"})
+
 # Names of days and months say when, which the time stage reads from the
 # memories' dates: "the concert last Saturday" names nothing a memory must
 # mention. Short forms are left out: "Jan" is also someone, "SAT" a test.
@@ -99,16 +103,21 @@ _CALENDAR = frozenset(
 
 
 def gate_terms(text: str) -> list[str]:
-    """``salient_terms`` less the names that only say where or when: a
-    place the user is going to may be new while what they ask about (their
-    taste in hotels) is stored, and a day or month is a date, not a name. A
-    place name also used elsewhere in the text stays."""
+    """``salient_terms`` less the names that only say where or when, or
+    that are not names: a place the user is going to may be new while what
+    they ask about (their taste in hotels) is stored, a day or month is a
+    date, and a capitalised word after an article or a possessive ("a
+    Muslim family", "my TA", "her Mom") is a kind of thing or a role, which
+    the palace may hold in other words ("the teaching assistant"). A name
+    also used elsewhere in the text without such a word stays."""
     names = [n for n in salient_terms(text) if n not in _CALENDAR]
     if not names:
         return names
-    placed: dict[str, bool] = {}  # name -> whether every use follows a place word
+    placed: dict[str, bool] = {}  # name -> whether every use follows a place word or a determiner
     words = [m.group().lower() for m in _TOKEN.finditer(text)]
     for before, word in zip(["", *words], words, strict=False):
         if word in names:
-            placed[word] = placed.get(word, True) and before in _PLACE_WORDS
+            placed[word] = placed.get(word, True) and (
+                before in _PLACE_WORDS or before in _DETERMINERS
+            )
     return [n for n in names if not placed.get(n, False)]

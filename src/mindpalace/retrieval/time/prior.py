@@ -32,7 +32,7 @@ turns only and are unchanged).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
@@ -227,13 +227,20 @@ def lift(
     pool: int,
     window_weight: float,
     when_weight: float,
+    also: Collection[str] = (),
 ) -> Timed:
     """The stage over a recall: ``time_prior`` on the ``pool`` best
-    candidates (those of ``memories``, read in full), under the settled
-    ``query``; the others keep their values."""
+    candidates and those named in ``also`` (those of ``memories``, read in
+    full), under the settled ``query``; the others keep their values."""
     if not query.active:
         return Timed(list(candidates))
     ordered = sorted(candidates, key=lambda item: (-item[0], item[1]))
+    if also:
+        wanted = set(also)
+        ordered = ordered[:pool] + sorted(
+            ordered[pool:], key=lambda item: item[1] not in wanted
+        )  # stable: each part keeps its order
+        pool += sum(1 for _, key, _ in ordered[pool:] if key in wanted)
     boosts: dict[str, TimeBoost] = {}
     out: list[Candidate] = []
     for value, key, row in ordered[:pool]:

@@ -482,12 +482,14 @@ def _frame(resolved: _Resolved, op: str | None, *, prefer: str) -> _Resolved:
     """The time an operator makes of a resolved one: "before June" is
     everything up to June. In a stored text (``prefer`` "nearest") a
     deadline ("report by Thursday", "open until Friday") names its day, not
-    the whole past up to it: the text is about that day."""
+    the whole past up to it, and an onset ("texts owners since March")
+    names when it began, not every day after: the text is about that day
+    ("what went wrong last week" is not answered by what holds since March)."""
     interval, label, relative = resolved
     if not op:
         return resolved
     op = op.lower()
-    if op in _DEADLINES and prefer != "past":
+    if (op in _DEADLINES or op == "since") and prefer != "past":
         return interval, f"{op} {label}", relative
     if op == "before":
         return Interval(None, interval.start), f"before {label}", relative
