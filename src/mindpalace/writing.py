@@ -34,7 +34,7 @@ from mindpalace.models import (
     Visibility,
 )
 from mindpalace.retrieval import hybrid
-from mindpalace.retrieval.currency import same_subject_cosine
+from mindpalace.retrieval.currency import link_cosine
 from mindpalace.retrieval.sparse import query_terms
 from mindpalace.scoping import check_change, write_channel, write_owner
 from mindpalace.seat import Seat
@@ -216,7 +216,7 @@ def _warm_for_restating(seat: Seat, news: list[NewMemory], vectors: VectorBatch)
     index takes about a second there (``RESTATE_WARM``, ``RESTATE_BUILD``
     say when)."""
     eligible = sum(1 for n in news if may_restate(n))
-    if not eligible or same_subject_cosine(vectors.model) is None:
+    if not eligible or link_cosine(vectors.model) is None:
         return
     seat.engine.semantic.keywords_for_writes(
         eligible, load_from=RESTATE_WARM, build_from=RESTATE_BUILD, min_rows=RESTATE_WARM_ROWS
@@ -243,12 +243,12 @@ def restating(seat: Seat, new: NewMemory, vectors: VectorBatch | None, now: date
     there is one (store/supersede.py states the rule, its second): the
     best keyword match of its category in its own scope part, written
     before it, when it is also the nearest of the five best to its
-    embedding, and at least the model's same-subject cosine near. Found before the write; the store
+    embedding, and at least the model's link cosine near. Found before the write; the store
     checks it again in the write's transaction. Memories of the same batch
     are not candidates for each other (they are not written yet)."""
     if vectors is None or vectors.pending or not may_restate(new):
         return new
-    cosine = same_subject_cosine(vectors.model)
+    cosine = link_cosine(vectors.model)
     blob = vectors.vectors.get(new.embed_hash or "")
     words = query_terms(new.content)
     if cosine is None or blob is None or not words:

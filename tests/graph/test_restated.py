@@ -72,6 +72,21 @@ def test_a_replacement_in_other_words_closes_the_old_memory(
     assert f"replaced by {new.id}: the question asks about an earlier time" in hits[0].gates
 
 
+def test_a_replacement_less_alike_is_linked_from_the_link_cosine(
+    minilm: Callable[..., Palace], clock: Any
+) -> None:
+    """Said in new words (MiniLM cosine 0.56: under the order's 0.6, over
+    the link cosine 0.5), a change of who keeps the van still closes the
+    old statement; an unrelated fact beside it stays open."""
+    palace = minilm()
+    old = palace.remember("Mia Park looks after the company van and its bookings.")
+    other = palace.remember("The company van is serviced every March at Dale Motors.")
+    clock.now += timedelta(days=60)
+    new = palace.remember("Since the spring Omar Haddad has taken over the van bookings from Mia.")
+    assert palace.get(old.id).superseded_by == new.id
+    assert palace.get(other.id).superseded_by is None
+
+
 @pytest.mark.parametrize(
     "text",
     [

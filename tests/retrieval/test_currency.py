@@ -139,12 +139,16 @@ def test_the_replacement_of_a_decision_comes_first(tmp_path: Path) -> None:
 
 
 def test_the_rule_runs_only_for_models_it_was_measured_on() -> None:
-    from mindpalace.retrieval.currency import same_subject_cosine
+    from mindpalace.retrieval.currency import link_cosine, same_subject_cosine
 
     assert same_subject_cosine("local/all-minilm-l6-v2-int8/384") == 0.6
     assert same_subject_cosine("bge-small-en-v1.5-int8") == 0.7
     assert same_subject_cosine("hashing/hashing-v1/256") is None
     assert same_subject_cosine("http/text-embedding-3-small/1536") is None
+    # the write path links a replacement from its own, lower cosine for MiniLM
+    assert link_cosine("local/all-minilm-l6-v2-int8/384") == 0.5
+    assert link_cosine("static/minilm-l6-m2v-256/256") == 0.7
+    assert link_cosine("hashing/hashing-v1/256") is None
 
 
 def test_a_replaced_memory_is_placed_above_its_replacement_when_asked_about_before() -> None:
