@@ -15,6 +15,7 @@ import pytest
 
 from mindpalace import Palace
 from mindpalace.config import Settings
+from mindpalace.conversations import Message
 from mindpalace.formats import read_messages
 from mindpalace.retrieval.pipeline import RecallOptions
 from mindpalace.retrieval.time.temporal import find_times
@@ -113,6 +114,23 @@ def test_a_window_brings_in_what_happened_in_it(
     # Without the window the same palace does not recall it at all.
     palace.recall_options = OFF
     assert fault.id not in {h.memory.id for h in palace.recall("what stopped working last week?")}
+
+
+def test_a_busy_chat_in_the_window_leaves_room_for_a_fact(
+    make_palace: Callable[..., Palace], clock: object
+) -> None:
+    """The window brings in its nearest turns and, apart, its nearest facts:
+    a dozen turns nearer the query (hashing model: shared letters) do not
+    crowd out what was written then."""
+    palace = make_palace(settings=Settings(embedder="hashing"))
+    clock.now = datetime(2026, 6, 4, 9, 0, tzinfo=timezone.utc)  # type: ignore[attr-defined]
+    fault = palace.remember("The label printer jammed on every roll; a loan unit is coming.")
+    chatter = [f"the brokerage brokers called about lot {i}" for i in range(12)]
+    palace.add_messages([Message(content=text, speaker="Cy", session="desk") for text in chatter])
+    clock.now = NOW  # type: ignore[attr-defined]
+    hits = palace.recall("what broke down last week?", limit=20)
+    found = next(h for h in hits if h.memory.id == fault.id)
+    assert any("in week of 1 June 2026" in gate for gate in found.gates)
 
 
 def test_in_may_ranks_mays_memories_first(

@@ -9,6 +9,7 @@ evidence (``KeywordScores``), its fusion with the dense cosines
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -255,7 +256,8 @@ def supported(
 
 
 #: how many memories written in the windows a query names join its
-#: candidates (the best by cosine of those not already candidates)
+#: candidates, of each kind (written on its own, a conversation turn): the
+#: best by cosine of those not already candidates
 WINDOW_CANDIDATES = 10
 #: ... when the windows hold at most this many memories the caller may see
 #: (a window that holds more says too little to bring any in)
@@ -269,7 +271,9 @@ def in_windows(
     that are not among the candidates ``taken`` (no keyword match, a cosine
     under the floor: "what went wrong last week" shares no word with "the
     analyser showed error E-14"): the ``WINDOW_CANDIDATES`` nearest the
-    query, each with its fused value (0 when it has none). The time prior
+    query of those written on their own and as many of the conversation
+    turns (a busy chat that week does not crowd out the one fact written
+    then), each with its fused value (0 when it has none). The time prior
     then lifts them like any memory of the window."""
     closed = [w for w in windows if w.start is not None and w.end is not None]
     if not closed:
@@ -281,21 +285,23 @@ def in_windows(
             created < (to_epoch(window.end) or 0.0)
         )
     inside &= fused.shown.rows
+    if not 0 < int(inside.sum()) <= WINDOW_ROWS:
+        return []
+    for _, _, row in taken.items:
+        if row is not None:
+            inside[row] = False
     rows = np.flatnonzero(inside)
-    if rows.shape[0] == 0 or rows.shape[0] > WINDOW_ROWS:
-        return []
-    taken_rows = {row for _, _, row in taken.items if row is not None}
-    rows = np.array([row for row in rows.tolist() if row not in taken_rows], dtype=np.int64)
-    if rows.shape[0] == 0:
-        return []
     fused.view.fill(rows[index.embedded[rows]])  # scored where only some rows were
-    sims = fused.view.sims
-    near = np.where(index.embedded[rows], sims[rows], -1.0)
-    best = rows[np.argsort(-near, kind="stable")[:WINDOW_CANDIDATES]]
-    values = fused.rows[best]
+    near = np.where(index.embedded[rows], fused.view.sims[rows], -1.0)
+    turn = index.sessions.in_session[rows]
+    chosen: list[int] = []
+    for kind in (~turn, turn):
+        ranked = rows[kind][np.argsort(-near[kind], kind="stable")]
+        chosen += ranked[:WINDOW_CANDIDATES].tolist()
+    values = fused.rows[chosen].tolist() if chosen else []
     return [
-        (float(v) if np.isfinite(v) and v > 0 else 0.0, str(index.table.ids[row]), int(row))
-        for v, row in zip(values.tolist(), best.tolist(), strict=True)
+        (float(v) if math.isfinite(v) and v > 0 else 0.0, str(index.table.ids[row]), int(row))
+        for v, row in zip(values, chosen, strict=True)
     ]
 
 
