@@ -113,3 +113,9 @@ def test_missing_phone_and_email() -> None:
     assert missing_kind(email, ["The caterer is Bloom & Co."]) == EMAIL
     assert missing_kind(email, ["Write to orders@bloom-catering.co.uk."]) is None
     assert states_email("a.b+c@example.org") and not states_email("me @ home")
+
+
+def test_a_share_of_a_price_is_an_amount() -> None:
+    assert states_amount("For surgery we take a 50 percent deposit at admission.")
+    assert states_amount("members get 10% off")
+    assert not states_amount("the percentage of members who row")

@@ -170,3 +170,18 @@ def test_another_agents_memories_do_not_change_the_reading(service: Palace) -> N
     assert [(h.memory.id, h.score, h.gates) for h in after] == [
         (h.memory.id, h.score, h.gates) for h in before
     ]
+
+
+def test_an_amount_in_a_lower_hit_is_another_things_price() -> None:
+    """ "What does the loan analyser cost?" above another service's fee: the
+    best hit, about the loan, states no amount, so the question is not
+    answered; with the amount in the best hit it is."""
+    question = "How much are we paying per month for the loan blood analyser?"
+    loan = _memory("loan", None, content="The manufacturer sent a loan blood analyser.")
+    fee = _memory("fee", None, content="A standard consultation is £54 including VAT.")
+    priced = _memory("priced", None, content="The loan blood analyser costs us £90 a month.")
+    marks = marks_for("all-minilm-l6-v2-int8") or (1.0, 1.0)
+    first = read(question, HitList([Hit(loan, 0.9), Hit(fee, 0.5)]), marks)
+    assert first is not None and first.missing == AMOUNT
+    answered = read(question, HitList([Hit(priced, 0.9), Hit(loan, 0.5)]), marks)
+    assert answered is not None and answered.missing is None

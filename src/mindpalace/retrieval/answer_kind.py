@@ -69,6 +69,8 @@ _NUMBER_WORDS = frozenset(
 _NUMERIC = re.compile(r"\d[\d,.]*$|^\d")
 _SHORT = re.compile(r"\d\s?[pk]\b(?!\.)")
 _FREE = re.compile(r"\bfree\b|\bno charge\b|\bat no cost\b")
+# a share of a price ("a 50 percent deposit", "10% off")
+_PERCENT = re.compile(r"\d\s?(?:%|per ?cent\b)")
 
 
 def _counted(word: str) -> bool:
@@ -84,7 +86,8 @@ def asks_amount(question: str) -> bool:
 
 def states_amount(text: str) -> bool:
     """Whether ``text`` states an amount of money ("£15", "$1,200", "20
-    euros", "USD 300", "50p", "free")."""
+    euros", "USD 300", "50p", "free"), or a share of one ("a 50 percent
+    deposit")."""
     if _SYMBOL.search(text):
         return True
     lowered = text.lower()
@@ -93,7 +96,7 @@ def states_amount(text: str) -> bool:
         after = lowered[unit.end() :].split(maxsplit=1)[:1]
         if any(_counted(w) for w in before) or any(_NUMERIC.search(w) for w in after):
             return True
-    return _SHORT.search(lowered) is not None or _FREE.search(lowered) is not None
+    return any(p.search(lowered) is not None for p in (_SHORT, _FREE, _PERCENT))
 
 
 # "what's the phone number of", "which number do I call", "how do I phone"

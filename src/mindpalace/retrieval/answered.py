@@ -21,9 +21,10 @@ everyday palaces: ``_MARKS``), the question is judged not answered by the
 palace: every hit's relevance is halved and scaled by how near the better
 of the two signs came to its mark, so all fall below 0.5 and a caller can
 tell "probably not here" from a match. So too, whatever the signs, when the
-question asks for a kind of value none of the head hits states
-(``answer_kind.py``: a price question and no amount of money): the hits
-are about its subject, not about what it asks. The order is unchanged; ``explain``
+question asks for a kind of value the best hit does not state
+(``answer_kind.py``: a price question and no amount of money; an amount
+in a lower hit is another thing's price): the hits are about its
+subject, not about what it asks. The order is unchanged; ``explain``
 shows the rule's reading. A model not measured here (an http service, the
 test model) has no marks, and the rule does not run for it. The weights are
 the model's own and the words are the hits' own: nothing depends on
@@ -205,7 +206,10 @@ def read(question: str, hits: HitList, marks: tuple[float, float]) -> Reading | 
     cosine = float(hits[0].stage_scores.get("dense", -1.0))
     words_mark, cosine_mark = marks
     support = max(words / words_mark, cosine / cosine_mark, 0.0)
-    missing = missing_kind(question, texts)
+    # The value asked for is stated by the best hit, which is about what is
+    # asked: "the loan analyser" with no price, above another service's
+    # fee, does not say what the loan costs.
+    missing = missing_kind(question, texts[:1])
     if missing is not None:
         support = min(support, MISSING_SUPPORT)
     return Reading(words=words, cosine=cosine, support=support, missing=missing)
@@ -225,7 +229,7 @@ def judged(question: str, hits: HitList, model: str) -> HitList:
     if reading.missing is not None:
         gate = (
             f"answer-support: low (the question asks for {reading.missing};"
-            f" none of the best {HEAD} hits states one)"
+            " the best hit states none)"
         )
     else:
         gate = (
