@@ -399,27 +399,3 @@ def test_salient_terms_are_lowered_words_of_the_text_and_never_stopwords(text: s
 )
 def test_query_terms(text: str, expected: list[str]) -> None:
     assert query_terms(text) == expected
-
-
-@pytest.mark.parametrize(
-    ("query", "terms"),
-    [
-        # a relative time says when: its words are no subject to match
-        ("What good news did we get this week?", ("good", "news", "get")),
-        ("what happened yesterday", ("happened",)),
-        ("Who joined the team last month?", ("joined", "team")),
-        # a date, a month or a weekday may be said the same way in a memory
-        ("Anything worth knowing about 29 May?", ("anything", "worth", "knowing", "29", "may")),
-        ("What did we decide last Friday?", ("decide", "last", "friday")),
-        ("what did we decide in October 2026", ("decide", "october", "2026")),
-        # nothing else left: the words are kept
-        ("last week", ("last", "week")),
-    ],
-)
-def test_keyword_terms_leave_out_relative_times(query: str, terms: tuple[str, ...]) -> None:
-    from datetime import datetime, timezone
-
-    from mindpalace.retrieval.pipeline import Asked, RecallOptions
-
-    now = datetime(2027, 6, 18, 12, 0, tzinfo=timezone.utc)
-    assert Asked.of(query, now, RecallOptions()).terms == terms

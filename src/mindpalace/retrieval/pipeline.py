@@ -109,14 +109,9 @@ class Asked:
         # Events only ever give windows: without a window weight they are
         # not looked up (``prior.settle``).
         looked_up = when.active and bool(options.time_window_weight)
-        # The words of a relative time ("last week") say when, not what:
-        # the time prior reads them; a keyword match on "week" is chance.
-        subject = query
-        for start, end in reversed(when.relative):
-            subject = subject[:start] + " " + subject[end:]
         return cls(
             text=query,
-            terms=tuple(query_terms(subject) or query_terms(query)),
+            terms=tuple(query_terms(query)),
             salient=tuple(gate_terms(query)) if options.unknown_entity_gate else (),
             names=tuple(query_names(query)),
             time=when,

@@ -81,9 +81,6 @@ class TimeQuery:
         asks_before: whether its words ask what held before a change
             ("before", "used to", "originally", ...): a replaced memory
             answers it before the memory that replaced it.
-        relative: where in the query its relative times are ("last week",
-            "yesterday"): their words say when, which no memory needs to
-            say in the same words ("week" is no subject).
     """
 
     windows: tuple[Interval, ...] = ()
@@ -92,7 +89,6 @@ class TimeQuery:
     events: tuple[EventPhrase, ...] = ()
     looks_back: bool = False
     asks_before: bool = False
-    relative: tuple[tuple[int, int], ...] = ()
 
     @property
     def active(self) -> bool:
@@ -125,20 +121,6 @@ _LOOKS_BACK = re.compile(
 )
 
 
-_DATED = re.compile(
-    r"\d|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b"
-    r"|\b(?:mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?\b",
-    re.IGNORECASE,
-)
-
-
-def _undated(text: str) -> bool:
-    """Whether a time expression names no date, month or weekday ("last
-    week", "yesterday"): words a memory that answers need not share
-    ("27 January" is a date a memory may state in the same words)."""
-    return _DATED.search(text) is None
-
-
 def read_query(query: str, now: datetime) -> TimeQuery:
     """The time windows a query names and whether it asks when.
 
@@ -162,7 +144,6 @@ def read_query(query: str, now: datetime) -> TimeQuery:
         looks_back=before
         or any(m.interval.end is not None and m.interval.end <= now for m in mentions),
         asks_before=before,
-        relative=tuple((m.start, m.end) for m in mentions if m.relative and _undated(m.text)),
     )
 
 
