@@ -42,6 +42,15 @@ def minilm(make_palace: Callable[..., Palace]) -> Callable[..., Palace]:
         ("Since 1 May boats are booked in the app.", True),
         ("Rent went up to £900 a month.", True),
         ("We use Grafana instead of Datadog.", True),
+        ("Since the break-in the shed has a heavier lock.", True),  # since an event
+        ("Since the new year the catch-up is on Tuesdays.", True),
+        ("Change of date: the show will be on 4 September.", True),
+        ("No walk-in shower after all: we are fitting a bath.", True),
+        ("The committee raised the cap to five vouchers.", True),
+        ("Gareth has pushed handover back to 20 November.", True),
+        ("Ian has brought our inspection forward to 24 June.", True),
+        ("Kwame put the kettle back on.", False),  # back, not later
+        ("The shop cut prices in half last year.", False),  # no new value
         ("The weekly planning meeting lasts one hour.", False),
         ("We also hold a design review on Tuesdays from 2 pm.", False),  # adds
         ("The office is open from 8 am to 6 pm.", False),  # a span, not an onset
