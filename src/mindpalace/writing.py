@@ -34,7 +34,7 @@ from mindpalace.models import (
     Visibility,
 )
 from mindpalace.retrieval import hybrid
-from mindpalace.retrieval.currency import link_cosine, named_link_cosine
+from mindpalace.retrieval.currency import link_cosine
 from mindpalace.retrieval.sparse import query_terms
 from mindpalace.scoping import check_change, write_channel, write_owner
 from mindpalace.seat import Seat
@@ -270,34 +270,21 @@ def restating(seat: Seat, new: NewMemory, vectors: VectorBatch | None, now: date
     if not olders:
         return new
     mine = np.frombuffer(blob, dtype=np.float32)
+    best, nearest = cosine, None
     stored = store.memory_vectors(vectors.model, [m.id for m in olders])
-    similarity: dict[str, float] = {}
     for memory in olders:
         theirs = stored.get(memory.id)
         other = None if theirs is None else np.frombuffer(theirs, dtype=np.float32)
         if other is None or other.shape != mine.shape:
             continue
         norms = float(np.linalg.norm(mine) * np.linalg.norm(other)) or 1.0
-        similarity[memory.id] = float(mine @ other) / norms
-    first = olders[0]
-    # The two signs agree: the best keyword match is also the nearest.
-    if first.id not in similarity or similarity[first.id] < max(similarity.values()):
+        similarity = float(mine @ other) / norms
+        if similarity >= best:
+            best, nearest = similarity, memory
+    # The two signs agree: the nearest is also the best keyword match.
+    if nearest is None or nearest is not olders[0]:
         return new
-    if similarity[first.id] >= cosine or _named_alike(new, first, vectors.model, similarity):
-        return replace(new, restates=(first.id,))
-    return new
-
-
-def _named_alike(new: NewMemory, old: Memory, model: str, similarity: dict[str, float]) -> bool:
-    """Whether ``old`` is near enough to ``new`` for the rule when both name
-    the same someone or something (``currency.named_link_cosine``: a change
-    of supplier or of date said in new words is less alike than a
-    restatement, and the shared name stands in for the closeness)."""
-    low = named_link_cosine(model)
-    if low is None or similarity[old.id] < low:
-        return False
-    text = old.content.casefold()
-    return any(m.kind == "name" and m.norm and m.norm in text for m in new.mentions)
+    return replace(new, restates=(nearest.id,))
 
 
 def write_many(seat: Seat, news: list[NewMemory], vectors: VectorBatch | None) -> list[Memory]:

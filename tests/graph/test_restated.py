@@ -96,28 +96,6 @@ def test_a_replacement_less_alike_is_linked_from_the_link_cosine(
     assert palace.get(other.id).superseded_by is None
 
 
-_DROPPED = (
-    "After the February mix-up we dropped {}; Ridge Organic now delivers sacks on Tuesdays"
-    " and invoices monthly."
-)
-
-
-def test_a_replacement_naming_the_same_supplier_is_linked_from_the_named_cosine(
-    minilm: Callable[..., Palace], clock: Any
-) -> None:
-    """Cosine 0.43 (under the link cosine 0.5): the shared name "Millbrook
-    Farm" stands in for the closeness; without it nothing is linked."""
-    for agent, text, linked in (
-        ("named", _DROPPED.format("Millbrook Farm"), True),
-        ("unnamed", _DROPPED.format("that farm"), False),
-    ):
-        palace = minilm(agent)
-        old = palace.remember("The bread flour comes from Millbrook Farm.")
-        clock.now += timedelta(days=60)
-        new = palace.remember(text)
-        assert palace.get(old.id).superseded_by == (new.id if linked else None), agent
-
-
 @pytest.mark.parametrize(
     "text",
     [

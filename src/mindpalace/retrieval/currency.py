@@ -35,7 +35,6 @@ __all__ = [
     "WINDOW",
     "carried_forward",
     "link_cosine",
-    "named_link_cosine",
     "newer_first",
     "older_first",
     "same_subject_cosine",
@@ -70,14 +69,6 @@ _LINK_COSINES = {
 }
 
 
-#: the link cosine when the new memory and the old one name the same
-#: someone or something (a name the entity extractor finds in both). MiniLM
-#: only: on the thirteen everyday palaces 0.35 links 4 more of the 77
-#: replacements and no other pair; with the static model it linked 4 other
-#: pairs, so it has none.
-_NAMED_LINK_COSINES = {"all-minilm-l6-v2-int8": 0.35}
-
-
 def _by_model(table: dict[str, float], model: str) -> float | None:
     for name, value in table.items():
         if name in model:
@@ -89,12 +80,6 @@ def same_subject_cosine(model: str) -> float | None:
     """The same-subject cosine for the vectors' ``model`` (a vector key or
     model name); None for a model it was not measured for."""
     return _by_model(_COSINES, model)
-
-
-def named_link_cosine(model: str) -> float | None:
-    """``link_cosine`` for two memories that name the same someone or
-    something; None where it was not measured (the named rule does not run)."""
-    return _by_model(_NAMED_LINK_COSINES, model)
 
 
 def link_cosine(model: str) -> float | None:
