@@ -108,6 +108,7 @@ def test_a_window_brings_in_what_happened_in_it(
     hits = palace.recall("what stopped working last week?", limit=10)
     found = next(h for h in hits if h.memory.id == fault.id)
     assert any("written 2026-06-04, in week of 1 June 2026" in gate for gate in found.gates)
+    assert "time-window: written in a window the query names" in found.gates
     # Said to hold since March, it is no event of last week.
     held = next(h for h in hits if h.memory.id == since.id)  # a keyword match
     assert "time" not in held.stage_scores
@@ -131,6 +132,31 @@ def test_a_busy_chat_in_the_window_leaves_room_for_a_fact(
     hits = palace.recall("what broke down last week?", limit=20)
     found = next(h for h in hits if h.memory.id == fault.id)
     assert any("in week of 1 June 2026" in gate for gate in found.gates)
+
+
+def test_a_window_brings_in_its_memories_through_the_graph_too(
+    make_palace: Callable[..., Palace], clock: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the graph proposes the rows to score (a large palace), a window
+    memory the graph did not propose counts as the weakest candidate: not
+    the 0 of a row never scored, which no time prior lifts. (Hashing model:
+    the March rows are nearer the query than the June one, all under the
+    cosine floor, none a keyword match.)"""
+    from mindpalace.retrieval import dense
+
+    monkeypatch.setattr(dense, "GATHER_ROWS", 1)  # score through the graph at any size
+    palace = make_palace(settings=Settings(embedder="hashing", signals=False))
+    palace.semantic.ann_rows = 1
+    clock.now = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)  # type: ignore[attr-defined]
+    palace.remember_many([{"content": f"downtown brokerage report {i}"} for i in range(2, 62)])
+    clock.now = datetime(2026, 6, 4, 9, 0, tzinfo=timezone.utc)  # type: ignore[attr-defined]
+    fault = palace.remember("the brokerage desk closed downtown at lot 1")
+    clock.now = NOW  # type: ignore[attr-defined]
+    assert palace.semantic.wait_for_graph()
+    palace.recall_options = RecallOptions(ann_candidates=5)
+    hits = palace.recall("what broke down last week?", limit=20)
+    found = next(h for h in hits if h.memory.id == fault.id)
+    assert found.stage_scores["time"] > 1.0 and found.stage_scores["final"] > 0.0
 
 
 def test_in_may_ranks_mays_memories_first(

@@ -80,8 +80,11 @@ def test_missing_kind() -> None:
         ("What's the phone number of the coach company?", True),
         ("Which number should I call for the out-of-hours vet?", True),
         ("Do we have a contact number for the plumber?", True),
+        ("What is the phone no. for the vet?", True),
+        ("Any contact numbers for the caterer?", True),
         ("How many numbers are on the rota?", False),
         ("Who answers the phone on Mondays?", False),
+        ("Which number bus do I take to reach the hospital?", False),
     ],
 )
 def test_asks_phone(question: str, asks: bool) -> None:
@@ -94,6 +97,8 @@ def test_asks_phone(question: str, asks: bool) -> None:
         ("the practice mobile, 07700 900412, goes with the vet on call", True),
         ("ring +44 (0)20 7946 0018 after 6", True),
         ("mobile 07700.900.412", True),
+        ("The out-of-hours number is 07700 900412.", True),  # a sentence's end
+        ("Ring 02079460018.", True),
         ("booked for 2026-11-12 at 13:56", False),
         ("on 12.11.2026 between 10.30 and 11.45", False),
         ("the sale went through at £1,200,000", False),

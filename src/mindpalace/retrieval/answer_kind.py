@@ -7,8 +7,8 @@ for the pen test?" finds "the penetration test by Kestrel Security is booked
 for 7 to 11 December" (most of its words, a close cosine), which says when
 and with whom, not what it costs. Some answers have a shape a text either
 has or lacks, whatever its wording: a question asking what something costs
-is answered by an amount of money. When none of the best hits states one,
-the palace does not hold the answer.
+is answered by an amount of money. When the best hit states none, the
+palace does not hold the answer.
 
 Read here: a price (an amount of money), a phone number (a run of at
 least seven digits, spaces, dots or dashes between them allowed) and an
@@ -101,17 +101,18 @@ def states_amount(text: str) -> bool:
 
 # "what's the phone number of", "which number do I call", "how do I phone"
 _ASKS_PHONE = re.compile(
-    r"\b(?:phone|telephone|mobile|cell|contact|landline|fax)(?: number|no)\b"
-    r"|\b(?:what|which) number\b[^?.!;]*\b(?:call|ring|phone|text|reach)\b",
+    r"\b(?:phone|telephone|mobile|cell|contact|landline|fax)(?: numbers?| no\b)"
+    r"|\b(?:what|which) number (?:do|should|can|shall) (?:i|we|you|they)"
+    r" (?:call|ring|phone|text)\b",
     re.IGNORECASE,
 )
-_PHONE = re.compile(r"(?<![\w.])\+?\(?\d(?:[\s().-]?\d){6,}(?![\w.])")
+_PHONE = re.compile(r"(?<![\w.])\+?\(?\d(?:[\s().-]?\d){6,}(?!\w|\.\d)")
 # dates and clock times, which are runs of digits too ("2023-05-08 13:56")
 _DATE = re.compile(
     r"\d{4}[./-]\d{1,2}[./-]\d{1,2}|\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|\b\d{1,2}[:.]\d{2}\b"
 )
 _ASKS_EMAIL = re.compile(r"\be-?mail address(?:es)?\b", re.IGNORECASE)
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 
 
 def asks_phone(question: str) -> bool:
@@ -138,7 +139,7 @@ def asks_email(question: str) -> bool:
 
 def states_email(text: str) -> bool:
     """Whether ``text`` states an email address."""
-    return _EMAIL.search(text) is not None
+    return "@" in text and _EMAIL.search(text) is not None
 
 
 def missing_kind(question: str, texts: Sequence[str]) -> str | None:

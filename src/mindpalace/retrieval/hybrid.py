@@ -299,8 +299,13 @@ def in_windows(
         ranked = rows[kind][np.argsort(-near[kind], kind="stable")]
         chosen += ranked[:WINDOW_CANDIDATES].tolist()
     values = fused.rows[chosen].tolist() if chosen else []
+    # Written in the window the query names, a memory counts at least as the
+    # weakest candidate found by its words or meaning: a cosine at the
+    # bottom of the range (or under the proposals of an approximate search,
+    # where it was never scored) fuses to 0, which no time prior lifts.
+    base = min((value for value, _, _ in taken.items if value > 0), default=0.0)
     return [
-        (float(v) if math.isfinite(v) and v > 0 else 0.0, str(index.table.ids[row]), int(row))
+        (max(float(v) if math.isfinite(v) else 0.0, base), str(index.table.ids[row]), int(row))
         for v, row in zip(values, chosen, strict=True)
     ]
 

@@ -120,11 +120,8 @@ def hybrid_hits(
             path = " -> ".join(reached[key].path)
             gate = f"graph: reached via {path}"
         elif key not in keyword.rank and row is not None:
-            gate = (
-                f"relevance-floor: cosine {cosine:.2f} >= {options.dense_floor}"
-                if cosine >= options.dense_floor
-                else "session-context: next to a relevant memory"
-            )
+            timed = support.get(row, 0.0) <= 0 and key in ranked.boosts
+            gate = _unmatched_gate(cosine, options.dense_floor, timed=timed)
         if key in reached:
             scores["graph"] = reached[key].score
         if row is not None:
@@ -150,6 +147,16 @@ def hybrid_hits(
         )
         hits.append(mark(hit, ranked.boosts))
     return HitList(hits, mode="hybrid")
+
+
+def _unmatched_gate(cosine: float, floor: float, *, timed: bool) -> str:
+    """Why a memory no keyword matched is a hit: its cosine, the window the
+    query names it was written in (``timed``), or its session's support."""
+    if cosine >= floor:
+        return f"relevance-floor: cosine {cosine:.2f} >= {floor}"
+    if timed:
+        return "time-window: written in a window the query names"
+    return "session-context: next to a relevant memory"
 
 
 def reasons(expansion: Expansion, key: str, memories: Mapping[str, Memory]) -> tuple[Link, ...]:

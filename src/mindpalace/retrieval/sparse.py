@@ -87,8 +87,9 @@ def _opens_sentence(text: str, start: int) -> bool:
 _PLACE_WORDS = frozenset({"to", "in", "at", "near", "around", "visiting"})
 
 # Words after which a capitalised word names a kind or a role, not someone:
-# "a Muslim family", "my TA", "our CFO".
-_DETERMINERS = frozenset({"a", "an", "my", "our", "your", "his", "her", "their", "its"})
+# "a Muslim family", "my TA", "our CFO" ("her" is also the object of a verb:
+# "did you tell her Bob called" names Bob).
+_DETERMINERS = frozenset({"a", "an", "my", "our", "your", "his", "their", "its"})
 
 # Names of days and months say when, which the time stage reads from the
 # memories' dates: "the concert last Saturday" names nothing a memory must
@@ -107,7 +108,7 @@ def gate_terms(text: str) -> list[str]:
     that are not names: a place the user is going to may be new while what
     they ask about (their taste in hotels) is stored, a day or month is a
     date, and a capitalised word after an article or a possessive ("a
-    Muslim family", "my TA", "her Mom") is a kind of thing or a role, which
+    Muslim family", "my TA", "our CFO") is a kind of thing or a role, which
     the palace may hold in other words ("the teaching assistant"). A name
     also used elsewhere in the text without such a word stays."""
     names = [n for n in salient_terms(text) if n not in _CALENDAR]

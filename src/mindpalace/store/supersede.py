@@ -52,11 +52,11 @@ before the write and the store checks it inside the transaction:
    0.5 for MiniLM, 0.7 for bge and the static model; a model not measured
    there links nothing by this rule). One memory at most.
 
-On the thirteen everyday palaces (``bench.everyday``: 77 replaced facts)
-the second rule links 57 of the 77 with MiniLM and no other pair; the
+On the sixteen everyday palaces (``bench.everyday``: 96 replaced facts)
+the second rule links 69 of the 96 with MiniLM and no other pair; the
 misses are replacements less like the old text than the cosine asks, or
-filed under another category. With the static model it links 36 and 2
-other pairs.
+filed under another category. With the static model it links 45, and 4
+other pairs (as it did at 0.7 before the change words and palaces grew).
 
 A pure rule over text, here in the store because the store applies it inside
 the write transaction (candidates_sql.py reads the candidates), so a new fact sees
@@ -114,14 +114,18 @@ _FUNCTIONAL = frozenset(
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _MONTHS = "january february march april may june july august september october november december"
 _DAYS = "monday tuesday wednesday thursday friday saturday sunday"
+_NUMBERS = "one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|fifty|hundred"
 # Words that say a statement replaces an earlier one (rule 2).
 _CHANGE = re.compile(
     r"\b(?:now|no longer|any ?more|instead|nowadays|these days|from now on"
     r"|t(?:ook|akes|aken) over|hand(?:ed|s)\b[^.;]{0,60}?\bover"
-    r"|mov(?:ed|es|ing)|chang(?:ed|es)|change of \w+|switch(?:ed|es|ing)"
-    r"|dropped|stopped|replaced|renamed|rescheduled|postponed|delayed|after all"
-    r"|pushed\b[^.;]{0,40}?\bback|put back|brought\b[^.;]{0,40}?\bforward"
-    r"|(?:raised|lowered|increased|reduced|cut)\b[^.;]{0,40}?\bto\b"
+    r"|mov(?:ed|es|ing)|chang(?:ed|es)|switch(?:ed|es|ing)"
+    r"|change of (?:plans?|dates?|times?|venue|heart|supplier|owner)"
+    r"|dropped|stopped|replaced|renamed|rescheduled|postponed|delayed"
+    r"|after all(?!,)"  # "no shower after all"; not "after all, we are small"
+    r"|pushed\b[^.;]{0,40}?\bback (?:to|by|until|a|an|one|two|three|\d+)|put back"
+    r"|brought\b[^.;]{0,40}?\bforward"
+    rf"|(?:raised|lowered|increased|reduced|cut)\b[^.;]{{0,40}}?\bto (?:[£$€]?\d+|{_NUMBERS})"
     r"|(?:went|goes|gone|has gone) (?:up|down))\b",
     re.IGNORECASE,
 )
@@ -130,7 +134,9 @@ _WHENS = "|".join((_MONTHS + " " + _DAYS + " today tomorrow week month year seas
 _ONSET = re.compile(
     r"\b(?:from|since|as of|starting|effective)\s+"
     rf"(?:the\s+|next\s+|this\s+|mid[- ]|early\s+|late\s+)?(?:\d|{_WHENS}|new year)"
-    r"|\bsince the \w",  # since an event: "since the break-in", "since the flood"
+    # since an event ("since the break-in", "since the flood"), not a cause
+    # ("since the hall is booked, ...": a verb follows its noun)
+    r"|\bsince the [\w-]+(?! (?:is|are|was|were|has|have|had|will|would|can|could|does|did)\b)\b",
     re.IGNORECASE,
 )
 # What follows a span's start ("from 8 am to 6 pm", "from 14 to 25 May").

@@ -9,7 +9,8 @@ expression it recognises with the interval it names:
   ``a few weeks ago``, ``last week``, ``this weekend``, ``next Friday``,
   ``last month``, ``earlier this year``, ``the other day``, ``last summer``;
 * open ranges around any of them: ``before June 2023``, ``since May``,
-  ``after 2022``, ``until Friday``;
+  ``after 2022``, ``until Friday`` (in a stored text a deadline, ``until
+  Friday``, and an onset, ``since May``, name their own day or month);
 * spans next to a date: ``the week before 3 August 2023`` (the seven days
   before it), ``two weeks before August 11, 2023`` (about fourteen days
   before it, give or take three), ``the Saturday after October 28, 2023``.
