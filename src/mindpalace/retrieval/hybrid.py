@@ -9,7 +9,6 @@ evidence (``KeywordScores``), its fusion with the dense cosines
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -273,8 +272,9 @@ def in_windows(
     analyser showed error E-14"): the ``WINDOW_CANDIDATES`` nearest the
     query of those written on their own and as many of the conversation
     turns (a busy chat that week does not crowd out the one fact written
-    then), each with its fused value (0 when it has none). The time prior
-    then lifts them like any memory of the window."""
+    then), each with its fused value or, when higher, the weakest
+    candidate's. The time prior then lifts them like any memory of the
+    window."""
     closed = [w for w in windows if w.start is not None and w.end is not None]
     if not closed:
         return []
@@ -298,14 +298,14 @@ def in_windows(
     for kind in (~turn, turn):
         ranked = rows[kind][np.argsort(-near[kind], kind="stable")]
         chosen += ranked[:WINDOW_CANDIDATES].tolist()
-    values = fused.rows[chosen].tolist() if chosen else []
+    values = fused.rows[chosen].tolist()  # finite: every row here is visible
     # Written in the window the query names, a memory counts at least as the
     # weakest candidate found by its words or meaning: a cosine at the
     # bottom of the range (or under the proposals of an approximate search,
     # where it was never scored) fuses to 0, which no time prior lifts.
     base = min((value for value, _, _ in taken.items if value > 0), default=0.0)
     return [
-        (max(float(v) if math.isfinite(v) else 0.0, base), str(index.table.ids[row]), int(row))
+        (max(float(v), base), str(index.table.ids[row]), int(row))
         for v, row in zip(values, chosen, strict=True)
     ]
 

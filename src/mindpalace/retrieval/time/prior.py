@@ -235,16 +235,11 @@ def lift(
     if not query.active:
         return Timed(list(candidates))
     ordered = sorted(candidates, key=lambda item: (-item[0], item[1]))
-    if also:
-        wanted = set(also)
-        ordered = ordered[:pool] + sorted(
-            ordered[pool:], key=lambda item: item[1] not in wanted
-        )  # stable: each part keeps its order
-        pool += sum(1 for _, key, _ in ordered[pool:] if key in wanted)
+    wanted = set(also)
     boosts: dict[str, TimeBoost] = {}
     out: list[Candidate] = []
-    for value, key, row in ordered[:pool]:
-        memory = memories.get(key)
+    for place, (value, key, row) in enumerate(ordered):
+        memory = memories.get(key) if place < pool or key in wanted else None
         boost = None
         if memory is not None:
             # A turn's time names its session (every turn of it shares the
@@ -260,7 +255,7 @@ def lift(
         if boost is not None:
             boosts[key] = boost
         out.append((value * boost.factor if boost else value, key, row))
-    return Timed(out + ordered[pool:], boosts)
+    return Timed(out, boosts)
 
 
 def mark(hit: Hit, boosts: Mapping[str, TimeBoost]) -> Hit:
