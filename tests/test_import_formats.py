@@ -5,6 +5,7 @@ and turns or notes over the content limit stored as linked parts."""
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 import tempfile
@@ -218,24 +219,32 @@ def test_one_conversation_reads_the_same_from_either_export() -> None:
 def test_a_claude_chain_of_100000_messages_reads_in_linear_time() -> None:
     """The branch was followed with a list (``in`` on it at every step):
     20,000 messages took 2.3 s and 100,000 took 48 s (21x for 5x the
-    messages). Read in linear time, five times the messages take about five
-    times as long; the bound is relative, so a loaded machine slows both."""
+    messages). Read in linear time, ten times the messages take about ten
+    times as long (13-16x here), where the old walk took about eighty. The bound
+    is relative, so a loaded machine slows both; the collector is held off
+    while timing (its full passes grow with everything alive, which makes
+    any allocating loop look worse than linear on a busy machine)."""
 
     def timed(data: list[dict[str, object]], count: int) -> float:
-        start = time.perf_counter()
-        turns, ignored = read_claude(data, name="chain", file="conversations.json")
-        took = time.perf_counter() - start
+        gc.collect()
+        gc.disable()
+        try:
+            start = time.perf_counter()
+            turns, ignored = read_claude(data, name="chain", file="conversations.json")
+            took = time.perf_counter() - start
+        finally:
+            gc.enable()
         assert (len(turns), ignored) == (count, 0)
         assert turns[0].content == "message 0" and turns[-1].content == f"message {count - 1}"
         return took
 
-    chains = {count: claude_chain(count) for count in (20_000, 100_000)}
+    chains = {count: claude_chain(count) for count in (10_000, 100_000)}
     took: dict[int, list[float]] = {count: [] for count in chains}
     for _ in range(4):  # interleaved, the fastest of each: a load that comes and goes hits both
         for count, data in chains.items():
             took[count].append(timed(data, count))
-    small, large = min(took[20_000]), min(took[100_000])
-    assert large <= 12 * small, (small, large)
+    small, large = min(took[10_000]), min(took[100_000])
+    assert large <= 40 * small, (small, large)
 
 
 def chatgpt_chain(count: int, title: str) -> list[dict[str, object]]:
