@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -109,12 +110,35 @@ def test_a_window_brings_in_what_happened_in_it(
     found = next(h for h in hits if h.memory.id == fault.id)
     assert any("written 2026-06-04, in week of 1 June 2026" in gate for gate in found.gates)
     assert "time-window: written in a window the query names" in found.gates
-    # Said to hold since March, it is no event of last week.
+    # Said to hold since March, it is no event of last week: written
+    # outside the window, it is lowered, not lifted.
     held = next(h for h in hits if h.memory.id == since.id)  # a keyword match
-    assert "time" not in held.stage_scores
+    assert held.stage_scores["time"] == pytest.approx(RecallOptions().time_outside_factor)
+    assert "time: written 2026-03-02, outside week of 1 June 2026" in held.gates
     # Without the window the same palace does not recall it at all.
     palace.recall_options = OFF
     assert fault.id not in {h.memory.id for h in palace.recall("what stopped working last week?")}
+
+
+def test_a_fact_written_outside_the_window_falls_below_one_written_in_it(
+    make_palace: Callable[..., Palace], clock: object
+) -> None:
+    """A breakdown written in March says "stopped working" word for word; the
+    one of last week says it otherwise. Asked about last week, the March one
+    is lowered (``time_outside_factor``) and last week's comes first; not
+    lowered, the March one's words win."""
+    palace = make_palace()
+    clock.now = datetime(2026, 3, 11, 9, 0, tzinfo=timezone.utc)  # type: ignore[attr-defined]
+    march = palace.remember("The autoclave stopped working mid-cycle with a tray of kits inside.")
+    clock.now = datetime(2026, 6, 4, 9, 0, tzinfo=timezone.utc)  # type: ignore[attr-defined]
+    june = palace.remember("The blood analyser began failing every sample; a loan unit is coming.")
+    clock.now = NOW  # type: ignore[attr-defined]
+    query = "what stopped working last week?"
+    hits = palace.recall(query, limit=5)
+    assert [h.memory.id for h in hits][:2] == [june.id, march.id]
+    assert "time: written 2026-03-11, outside week of 1 June 2026" in hits[1].gates
+    palace.recall_options = replace(RecallOptions(), time_outside_factor=1.0)
+    assert [h.memory.id for h in palace.recall(query, limit=5)][:2] == [march.id, june.id]
 
 
 def test_a_busy_chat_in_the_window_leaves_room_for_a_fact(

@@ -192,6 +192,32 @@ def test_time_prior() -> None:
     assert time_prior(later, said, TimeQuery(), window_weight=0.2, when_weight=0.3) is None
 
 
+def test_time_prior_lowers_what_falls_outside_a_closed_window() -> None:
+    """``outside`` multiplies the factor of a memory whose time is in none of
+    the query's windows when one is closed; an open window ("since March")
+    or a memory in the window is not lowered, and 1 turns it off."""
+    in_may = read_query("what happened in May 2023", REF)
+    later = datetime(2023, 6, 2, tzinfo=UTC)
+    boost = time_prior(later, [], in_may, window_weight=0.2, when_weight=0.3, outside=0.6)
+    assert boost is not None and boost.factor == pytest.approx(0.6)
+    assert boost.reason == "time: written 2023-06-02, outside May 2023"
+    said = find_times("we met on 30 May", later)  # says a day in the window
+    boost = time_prior(later, said, in_may, window_weight=0.2, when_weight=0.3, outside=0.6)
+    assert boost is not None and boost.factor == pytest.approx(1.2)
+    assert time_prior(later, [], in_may, window_weight=0.2, when_weight=0.3, outside=1.0) is None
+    since = read_query("what has changed since March 2023", REF)
+    assert since.windows and since.windows[0].end is None
+    old = datetime(2022, 6, 2, tzinfo=UTC)
+    assert time_prior(old, [], since, window_weight=0.2, when_weight=0.3, outside=0.6) is None
+    # Asked when, outside the window: lowered, and lifted for the time it states.
+    when_in_may = read_query("when in May 2023 did we meet?", REF)
+    said_june = find_times("we met on 1 June", later)
+    boost = time_prior(
+        later, said_june, when_in_may, window_weight=0.2, when_weight=0.3, outside=0.5
+    )
+    assert boost is not None and boost.factor == pytest.approx(1.3 * 0.5)
+
+
 # -- invariants ----------------------------------------------------------------------
 
 PHRASES = [row[0] for row in TABLE] + [

@@ -51,6 +51,10 @@ class RecallOptions:
             ``time.prior``); 0 turns it off.
         time_when_weight: share added to a memory that states a time when
             the query asks when; 0 turns it off.
+        time_outside_factor: multiplies the relevance of a memory written on
+            its own (not a turn) whose time falls in none of the times the
+            query names when one of them is closed ("last week", "in
+            October"; ``time.prior``); 1 turns it off.
         time_pool: how many of the best candidates the time prior looks at.
         session_diversity: each memory of a session already ranked above a
             memory multiplies its score by this (1 turns it off), so that
@@ -91,6 +95,7 @@ class RecallOptions:
     redundancy: float = 0.95
     time_window_weight: float = 0.2
     time_when_weight: float = 0.3
+    time_outside_factor: float = 0.6
     time_pool: int = 50
     session_diversity: float = 1.0
     ann_candidates: int = 400

@@ -402,6 +402,7 @@ def _text(asked: Asked, facts: QueryFacts, at: Setting) -> HitList:
         pool=at.depths.time,
         window_weight=options.time_window_weight,
         when_weight=options.time_when_weight,
+        outside=options.time_outside_factor,
     )
     return ranking.text_hits(
         matches,
@@ -544,12 +545,13 @@ def _read(
         also=windowed,
         window_weight=options.time_window_weight,
         when_weight=options.time_when_weight,
+        outside=options.time_outside_factor,
     )
     final = sorted(timed.candidates, key=lambda item: (-item[0], item[1]))
     best = [key for _, key, _ in final[: depths.hydrate]]
     feedback = dict(read.feedback)
-    # The prior only lifts (its weights are not negative), so the best are
-    # among those read; a negative weight may bring up others: read them.
+    # A memory the prior lowered (written outside the query's window) or a
+    # negative weight may let others up among the best: read them.
     missing = [key for key in best if key not in matched and key not in wanted]
     if missing:
         more = store.hydrate(missing, at.scope, feedback_on=missing if judged else ())

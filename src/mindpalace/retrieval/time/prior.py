@@ -13,8 +13,10 @@ like the others.
 ``time_prior`` is the stage, a pure function: a memory's relevance is
 multiplied by
 
-    1 + window_weight x [its time falls in a window the query names]
-      + when_weight x [the query asks when and the memory states a time]
+    (1 + window_weight x [its time falls in a window the query names]
+       + when_weight x [the query asks when and the memory states a time])
+    x outside, for a memory written on its own whose time falls in none
+      of the windows when one of them is closed (else 1)
 
 where a memory's time is its ``created_at`` and every time its content
 states, resolved against ``created_at`` ("yesterday" in a turn of 8 May 2023
@@ -26,7 +28,11 @@ on its own (not a turn of a conversation) takes ``WRITTEN_WINDOW`` times
 the window weight: a turn's time names its whole session, whose turns all
 share it, while the time of a fact written alone names that fact (measured
 on the everyday palaces, BENCHMARKS.md; the conversation benchmarks hold
-turns only and are unchanged).
+turns only and are unchanged). For the same reason only such a memory is
+lowered (``outside``, the option ``time_outside_factor``) when its time
+falls in none of the windows and one is closed ("last week", "in October",
+not "since March"): "what stopped working last week?" is not answered by a
+breakdown written in March, however well its words match.
 """
 
 from __future__ import annotations
@@ -176,29 +182,45 @@ def time_prior(
     *,
     window_weight: float,
     when_weight: float,
+    outside: float = 1.0,
 ) -> TimeBoost | None:
     """The stage: how much a memory's time lifts its relevance (module
-    docstring); None when it does not."""
+    docstring); None when it does not. ``outside`` multiplies the factor of
+    a memory whose time falls in none of the query's windows when one of
+    them is closed (both ends known)."""
     factor = 1.0
+    lowered = 1.0
     reasons = []
     if query.windows and window_weight:
+        inside = False
         for window, label in zip(query.windows, query.labels, strict=True):
             if window.contains(created_at):
                 factor += window_weight
                 reasons.append(f"written {created_at:%Y-%m-%d}, in {label}")
+                inside = True
                 break
             said = next((m for m in stated if overlaps(m.interval, window)), None)
             if said is not None:
                 factor += window_weight
                 reasons.append(f"says {said.text!r} ({said.label}), in {label}")
+                inside = True
                 break
+        if not inside and outside != 1.0:
+            closed = [
+                label
+                for window, label in zip(query.windows, query.labels, strict=True)
+                if window.start is not None and window.end is not None
+            ]
+            if closed:
+                lowered = outside
+                reasons.append(f"written {created_at:%Y-%m-%d}, outside {closed[0]}")
     if query.asks_when and when_weight and stated:
         factor += when_weight
         first = stated[0]
         reasons.append(f"the query asks when; it says {first.text!r} ({first.label})")
-    if factor == 1.0:
+    if factor == 1.0 and lowered == 1.0:
         return None
-    return TimeBoost(factor, "time: " + "; ".join(reasons))
+    return TimeBoost(factor * lowered, "time: " + "; ".join(reasons))
 
 
 def settle(
@@ -227,11 +249,14 @@ def lift(
     pool: int,
     window_weight: float,
     when_weight: float,
+    outside: float = 1.0,
     also: Collection[str] = (),
 ) -> Timed:
     """The stage over a recall: ``time_prior`` on the ``pool`` best
     candidates and those named in ``also`` (those of ``memories``, read in
-    full), under the settled ``query``; the others keep their values."""
+    full), under the settled ``query``; the others keep their values.
+    ``outside`` is the factor of a memory written on its own whose time
+    falls outside every closed window the query names."""
     if not query.active:
         return Timed(list(candidates))
     ordered = sorted(candidates, key=lambda item: (-item[0], item[1]))
@@ -251,6 +276,7 @@ def lift(
                 query,
                 window_weight=window_weight * (WRITTEN_WINDOW if alone else 1.0),
                 when_weight=when_weight,
+                outside=outside if alone else 1.0,
             )
         if boost is not None:
             boosts[key] = boost
