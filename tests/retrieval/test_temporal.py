@@ -90,6 +90,20 @@ TABLE: list[tuple[str, Interval, str]] = [
     ("the day after 5 May", _days((2023, 5, 6), (2023, 5, 6)), "6 May 2023"),
     ("the month after June 2023", _days((2023, 7, 1), (2023, 7, 31)),
      "1 July 2023 to 31 July 2023"),
+    # ranges of days, and two dates joined
+    ("10 to 13 June 2023", _days((2023, 6, 10), (2023, 6, 13)), "10 June 2023 to 13 June 2023"),
+    ("on 10-13 June 2023", _days((2023, 6, 10), (2023, 6, 13)), "10 June 2023 to 13 June 2023"),
+    ("June 10\u201313, 2023", _days((2023, 6, 10), (2023, 6, 13)), "10 June 2023 to 13 June 2023"),
+    ("between 19 and 31 March", _days((2023, 3, 19), (2023, 3, 31)),
+     "19 March 2023 to 31 March 2023"),
+    ("the 2nd to 4th of May", _days((2023, 5, 2), (2023, 5, 4)),
+     "2 May 2023 to 4 May 2023"),
+    ("from 25 April to 3 May 2023", _days((2023, 4, 25), (2023, 5, 3)),
+     "25 April 2023 to 3 May 2023"),
+    ("between 1 April 2023 and 9 April 2023", _days((2023, 4, 1), (2023, 4, 9)),
+     "1 April 2023 to 9 April 2023"),
+    ("from March to April 2023", Interval(_day(2023, 3, 1), _day(2023, 5, 1)),
+     "1 March 2023 to 30 April 2023"),
 ]  # fmt: skip
 
 
@@ -119,6 +133,18 @@ def test_phrases(phrase: str, interval: Interval, label: str) -> None:
 )
 def test_not_dates(text: str) -> None:
     assert find_times(text, REF) == []
+
+
+def test_what_is_no_range_keeps_its_dates() -> None:
+    """A range backwards names the day it ends on; two dates joined by a
+    plain "and", or spans over a year apart, stay two mentions."""
+    assert [m.label for m in find_times("from 5 to 3 June 2023", REF)] == ["3 June 2023"]
+    found = find_times("We met on 10 June 2023 and 13 June 2023.", REF)
+    assert [m.label for m in found] == ["10 June 2023", "13 June 2023"]
+    found = find_times("from 1 May 2021 to 3 June 2023", REF)
+    assert [m.label for m in found] == ["1 May 2021", "3 June 2023"]
+    found = find_times("from 3 June 2023 to 1 May 2023", REF)
+    assert [m.label for m in found] == ["3 June 2023", "1 May 2023"]
 
 
 def test_several_in_text_order() -> None:

@@ -108,6 +108,9 @@ _NUM = r"\d{1,3}|a\s+couple(?:\s+of)?|couple(?:\s+of)?|a\s+few|few|several|an?|o
 _UNIT = r"days?|nights?|weeks?|weekends?|fortnights?|months?|years?"
 _ORD = r"(?:st|nd|rd|th)?"
 
+# What joins the days of a range: "10 to 13 June", "June 10-13", "between 19 and 31 March".
+_TO = r"(?:-|\u2013|to|and|until|till|through)"
+
 # "the week", "two days", "the Saturday" right before "before" / "after".
 _OFFSET = rf"(?:the|{_NUM})\s+(?:{_UNIT}|{_FULL_WEEKDAY})"
 
@@ -121,9 +124,11 @@ _PATTERN = re.compile(
     (?:(?P<mod>early|mid|late)[\s-]+)?
     (?:
         (?P<iso_y>\d{{4}})-(?P<iso_m>\d{{1,2}})(?:-(?P<iso_d>\d{{1,2}}))?\b(?!-)
-      | (?P<dmy_d>\d{{1,2}}){_ORD}\s+(?:of\s+)?(?P<dmy_m>{_MONTH})\b\.?
+      | (?:(?P<dmy_from>\d{{1,2}}){_ORD}\s*{_TO}\s*)?
+            (?P<dmy_d>\d{{1,2}}){_ORD}\s+(?:of\s+)?(?P<dmy_m>{_MONTH})\b\.?
             (?:,?\s*(?P<dmy_y>\d{{4}})\b)?
       | (?P<mdy_m>{_MONTH})\.?\s+(?P<mdy_d>\d{{1,2}}){_ORD}\b(?!:\d)
+            (?:\s*{_TO}\s*(?P<mdy_to>\d{{1,2}}){_ORD}\b(?!:\d))?
             (?:,?\s*(?P<mdy_y>\d{{4}})\b)?
       | (?P<my_m>{_MONTH})\.?,?\s+(?:of\s+)?(?P<my_y>\d{{4}})\b
       | (?P<sy_s>{_SEASON})\s+(?:of\s+)?(?P<sy_y>\d{{4}})\b
@@ -375,9 +380,22 @@ def _absolute(g: _Group, cal: Calendar, prefer: str) -> _Resolved | None:
         year_text = g("dmy_y") or g("mdy_y")
         if year_text is not None and _year(year_text) is None:
             return None
-        return _day_month(
-            cal, int(g("dmy_d") or g("mdy_d")), _MONTHS[word.lower()], _year(year_text), prefer
-        )
+        month = _MONTHS[word.lower()]
+        last = _day_month(cal, int(g("dmy_d") or g("mdy_d")), month, _year(year_text), prefer)
+        first_text = g("dmy_from") or (g("mdy_d") if g("mdy_to") else None)
+        if last is None or first_text is None:
+            return last
+        # A range of days in one month: the last day settles the year.
+        if g("mdy_to"):
+            last = _day_month(cal, int(g("mdy_to")), month, _year(year_text), prefer)
+            if last is None:
+                return None
+        assert last[0].start is not None and last[0].end is not None
+        end = last[0].start.date()
+        if not 1 <= int(first_text) < end.day:
+            return last  # "5 to 3 June" is no range: the day named last
+        interval = cal.days(end.replace(day=int(first_text)), end)
+        return interval, span_label(interval), last[2]
     if g("my_m"):
         year = _year(g("my_y"))
         if year is None or not _month_ok(g("my_m"), attached=True):
@@ -682,7 +700,49 @@ def _find_cached(text: str, reference: datetime, prefer: str) -> tuple[TimeMenti
         found.append(
             TimeMention(match.group(), match.start(), match.end(), interval, label, relative)
         )
-    return tuple(found)
+    return tuple(_joined(text, found))
+
+
+# "from 25 July to 8 August": two dates joined into the span between them.
+_JOIN = re.compile(r"\s*(?:-|\u2013|to|until|till|through)\s*", re.IGNORECASE)
+_AND = re.compile(r"\s+and\s+", re.IGNORECASE)
+_BETWEEN = re.compile(r"\bbetween\s+$", re.IGNORECASE)
+_LONGEST_SPAN = timedelta(days=366)
+
+
+def _joined(text: str, found: list[TimeMention]) -> list[TimeMention]:
+    """``found`` with each two dates that ``_JOIN`` links ("25 July to 8
+    August", "between 10 June and 13 June") made one mention of the span
+    from the first to the second."""
+    out: list[TimeMention] = []
+    for mention in found:
+        before = out[-1] if out else None
+        if (
+            before is not None
+            and (
+                _JOIN.fullmatch(text, before.end, mention.start)
+                or (
+                    _AND.fullmatch(text, before.end, mention.start)
+                    and _BETWEEN.search(text, 0, before.start) is not None
+                )
+            )
+            and before.interval.start is not None
+            and mention.interval.end is not None
+            and before.interval.start < mention.interval.start  # type: ignore[operator]
+            and mention.interval.end - before.interval.start <= _LONGEST_SPAN
+        ):
+            interval = Interval(before.interval.start, mention.interval.end)
+            out[-1] = TimeMention(
+                text[before.start : mention.end],
+                before.start,
+                mention.end,
+                interval,
+                span_label(interval),
+                before.relative or mention.relative,
+            )
+            continue
+        out.append(mention)
+    return out
 
 
 # Most texts name no time: a set lookup over their words decides whether to
