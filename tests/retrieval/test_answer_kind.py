@@ -30,12 +30,17 @@ from mindpalace.retrieval.answer_kind import (
         ("When is the MOT due, and what will it cost?", True),
         ("How expensive was the taxi?", True),
         ("What do I have to pay if I lose my fob?", True),
+        ("How much is a night in one of the pods?", True),
+        ("How much is an adult ticket?", True),
+        ("How much did the fundraiser bring in?", True),
+        ("How much do couples put down to hold their date?", True),
         # an amount of something else, or money not asked for
         ("How much notice does the label printer need?", False),
         ("How much milk does Chidi drink?", False),
         ("Who do I pay my regatta entry fee to?", False),
         ("What's our parental leave policy?", False),
         ("How much is it?", False),
+        ("How much of my plot has to be worked?", False),
     ],
 )
 def test_asks_amount(question: str, asks: bool) -> None:

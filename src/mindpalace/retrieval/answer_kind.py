@@ -46,11 +46,13 @@ EMAIL = "an email address"
 _MONEY_WORDS = (
     r"cost|costs|costing|price|prices|priced|pay|paid|paying|pays|charge|charges|charged|spend|"
     r"spending|spent|rent|fee|fees|fare|fares|salary|wage|wages|budget|money|earn|earns|earned|"
-    r"owe|owed|owes"
+    r"owe|owed|owes|raise|raised|raising|deposit|bring in|brought in|put down"
 )
-# "how much ... pay", "what does it cost", "what is the rent", "how expensive"
+# "how much ... pay", "how much is a ticket", "what does it cost", "what is
+# the rent", "how expensive"
 _ASKS = re.compile(
     rf"\bhow much\b[^?.!;]*\b(?:{_MONEY_WORDS})\b"
+    r"|\bhow much(?:'s| is| are| was| were) (?:a|an|one|each)\b"
     r"|\bhow expensive\b"
     r"|\bwhat(?:'s| is| was| are| were| will| would| does| do| did)\b[^?.!;]*"
     r"\b(?:costs?|pay|paid|charge|charged|spend|spent)\b"
