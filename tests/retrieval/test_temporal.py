@@ -145,6 +145,9 @@ def test_what_is_no_range_keeps_its_dates() -> None:
     assert [m.label for m in found] == ["1 May 2021", "3 June 2023"]
     found = find_times("from 3 June 2023 to 1 May 2023", REF)
     assert [m.label for m in found] == ["3 June 2023", "1 May 2023"]
+    # an open time after "until" is no end of a span (found by a property test)
+    found = find_times("in May 2023 until before in May 2023", REF)
+    assert [m.label for m in found] == ["May 2023", "before May 2023"]
 
 
 def test_several_in_text_order() -> None:

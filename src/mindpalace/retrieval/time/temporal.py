@@ -727,8 +727,9 @@ def _joined(text: str, found: list[TimeMention]) -> list[TimeMention]:
                 )
             )
             and before.interval.start is not None
+            and mention.interval.start is not None
             and mention.interval.end is not None
-            and before.interval.start < mention.interval.start  # type: ignore[operator]
+            and before.interval.start < mention.interval.start
             and mention.interval.end - before.interval.start <= _LONGEST_SPAN
         ):
             interval = Interval(before.interval.start, mention.interval.end)
