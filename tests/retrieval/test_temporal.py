@@ -366,3 +366,46 @@ def test_the_window_lifts_a_memory_written_alone_more_than_a_turn() -> None:
     assert timed.boosts["turn"].factor == pytest.approx(1.2)
     assert timed.boosts["fact"].factor == pytest.approx(1.0 + 0.2 * WRITTEN_WINDOW)
     assert dict((k, v) for v, k, _ in timed.candidates)["fact"] > 1.2
+
+
+def test_a_lowered_memory_stays_above_those_the_prior_did_not_look_at() -> None:
+    """Outside the window, a fact of the pool is lowered, but never below the
+    best candidate past the pool (whose time nobody read); a turn is not
+    lowered at all."""
+    from collections.abc import Sequence
+    from dataclasses import replace
+
+    from mindpalace.models import Category, Memory, MemoryKind
+    from mindpalace.retrieval.time.prior import Timed, lift
+
+    from .memories import memory as _memory
+
+    def fact(key: str, when: datetime) -> Memory:
+        return replace(
+            _memory(key, None), created_at=when, category=Category.FACT, kind=MemoryKind.MEMORY
+        )
+
+    march = datetime(2023, 3, 3, 10, tzinfo=UTC)
+    memories = {
+        "in": fact("in", datetime(2023, 5, 3, 10, tzinfo=UTC)),
+        "out": fact("out", march),
+        "far": fact("far", march),
+        "turn": replace(_memory("turn", "s1"), created_at=march),
+    }
+    query = read_query("what broke last week?", REF)
+    candidates = [(1.0, "out", 0), (0.9, "far", 1), (0.95, "in", 2), (0.8, "beyond", 3)]
+
+    def run(items: Sequence[tuple[float, str, int | None]], pool: int) -> Timed:
+        return lift(
+            items, memories, query, pool=pool, window_weight=0.2, when_weight=0.0, outside=0.6
+        )
+
+    timed = run(candidates, 3)
+    values = {k: v for v, k, _ in timed.candidates}
+    assert values["out"] == pytest.approx(0.8) and values["far"] == pytest.approx(0.8)
+    assert values["in"] == pytest.approx(0.95 * 1.5) and values["beyond"] == 0.8
+    assert "outside week of 1 May 2023" in timed.boosts["out"].reason
+    deep = run(candidates, 4)
+    assert {k: v for v, k, _ in deep.candidates}["out"] == pytest.approx(0.6)
+    turned = run([(1.0, "turn", 0)], 3)
+    assert "turn" not in turned.boosts and turned.candidates[0][0] == 1.0

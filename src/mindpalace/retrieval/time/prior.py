@@ -261,6 +261,16 @@ def lift(
         return Timed(list(candidates))
     ordered = sorted(candidates, key=lambda item: (-item[0], item[1]))
     wanted = set(also)
+    # A memory it lowers stays above those it did not look at: their times
+    # are unknown, and they were not read.
+    beyond = next(
+        (
+            value
+            for place, (value, key, _) in enumerate(ordered)
+            if place >= pool and key not in wanted
+        ),
+        0.0,
+    )
     boosts: dict[str, TimeBoost] = {}
     out: list[Candidate] = []
     for place, (value, key, row) in enumerate(ordered):
@@ -280,7 +290,12 @@ def lift(
             )
         if boost is not None:
             boosts[key] = boost
-        out.append((value * boost.factor if boost else value, key, row))
+        if boost is None:
+            out.append((value, key, row))
+        elif boost.factor >= 1.0:
+            out.append((value * boost.factor, key, row))
+        else:
+            out.append((max(value * boost.factor, min(value, beyond)), key, row))
     return Timed(out, boosts)
 
 
