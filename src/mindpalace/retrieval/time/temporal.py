@@ -114,9 +114,17 @@ _TO = r"(?:-|\u2013|to|and|until|till|through)"
 # "the week", "two days", "the Saturday" right before "before" / "after".
 _OFFSET = rf"(?:the|{_NUM})\s+(?:{_UNIT}|{_FULL_WEEKDAY})"
 
-_PATTERN = re.compile(
-    rf"""
-    \b
+# The words a time expression can start with (besides a digit): a position
+# that starts none of them is skipped before the pattern's alternatives are
+# tried there (a third of the time over long texts; the same matches).
+_STARTS = (
+    r"on|in|during|over|the|before|after|since|until|till|by|of|from|through|around"
+    r"|early|mid|late|other|day|yesterday|today|tonight|tomorrow|last|this|earlier|later"
+    r"|past|previous|next|coming|an?|one|two|three|four|five|six|seven|eight|nine|ten"
+    r"|eleven|twelve|couple|few|several|" + _SEASON + "|" + _MONTH + "|" + _WEEKDAY
+)
+_LEAD = rf"\b(?=\d|(?:{_STARTS})\b)"
+_BODY = rf"""
     (?:(?:(?:on|in|during|over)\s+)?(?P<off>{_OFFSET})\s+(?=(?:before|after)\s))?
     (?:(?P<op>before|after|since|until|till|by)\s+)?
     (?:(?P<pre>in|on|during|over|of|from|through|around)\s+)?
@@ -145,9 +153,8 @@ _PATTERN = re.compile(
       | (?P<bm>{_FULL_MONTH})\b
       | (?P<by>(?:19|20)\d{{2}})\b(?![-/:])
     )
-    """,
-    re.IGNORECASE | re.VERBOSE,
-)
+    """
+_PATTERN = re.compile(_LEAD + _BODY, re.IGNORECASE | re.VERBOSE)
 
 
 def _pick(candidates: list[tuple[Interval, str]], today: date, prefer: str) -> tuple[Interval, str]:
