@@ -141,6 +141,38 @@ def test_a_fact_written_outside_the_window_falls_below_one_written_in_it(
     assert [h.memory.id for h in palace.recall(query, limit=5)][:2] == [march.id, june.id]
 
 
+def test_a_window_fact_no_word_matches_counts_as_a_fair_candidate(
+    make_palace: Callable[..., Palace], clock: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The window's fact shares no word with the question; facts of other
+    months say "went wrong" outright, and trips mention "went". Counted as
+    the upper quartile of the candidates (and lifted by the window), it
+    comes first on the pipeline's order; counted as the weakest candidate
+    (a trip), words of other months stay above it. (Neither lowered nor
+    re-ordered here: the base alone decides.)"""
+    from mindpalace.retrieval import hybrid
+
+    palace = make_palace()
+    palace.recall_options = RecallOptions(rerank=False, time_outside_factor=1.0)
+    texts = [
+        "What went wrong with the boiler: the pressure valve failed.",
+        "What went wrong at the fete: the marquee blew over in the wind.",
+        "The van went wrong on the ring road and was towed.",
+        *(f"We went to {place} for the day." for place in ("Bath", "Wells", "Frome", "Bude")),
+        *(f"Anna went swimming at the {pool} pool." for pool in ("leisure", "lido", "school")),
+    ]
+    for day, text in enumerate(texts, start=2):
+        clock.now = datetime(2026, 3, day, 9, 0, tzinfo=timezone.utc)  # type: ignore[attr-defined]
+        palace.remember(text)
+    clock.now = datetime(2026, 6, 4, 9, 0, tzinfo=timezone.utc)  # type: ignore[attr-defined]
+    june = palace.remember("The label printer jammed on every roll; a loan unit is coming.")
+    clock.now = NOW  # type: ignore[attr-defined]
+    query = "what went wrong last week?"
+    assert palace.recall(query, limit=5)[0].memory.id == june.id
+    monkeypatch.setattr(hybrid, "WINDOW_QUANTILE", 0.0)
+    assert june.id not in [h.memory.id for h in palace.recall(query, limit=3)]
+
+
 def test_a_busy_chat_in_the_window_leaves_room_for_a_fact(
     make_palace: Callable[..., Palace], clock: object
 ) -> None:

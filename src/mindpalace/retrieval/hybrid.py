@@ -261,23 +261,34 @@ WINDOW_CANDIDATES = 10
 #: ... when the windows hold at most this many memories the caller may see
 #: (a window that holds more says too little to bring any in)
 WINDOW_ROWS = 2_000
+#: ... each counting at least as the candidate at this quantile of the
+#: values of those found by words or meaning (0: the weakest)
+WINDOW_QUANTILE = 0.75
 
 
 def in_windows(
     fused: Fused, index: DenseIndex, windows: Sequence[Interval], taken: Candidates
-) -> list[Candidate]:
-    """Memories written within one of the closed ``windows`` a query names
-    that are not among the candidates ``taken`` (no keyword match, a cosine
-    under the floor: "what went wrong last week" shares no word with "the
-    analyser showed error E-14"): the ``WINDOW_CANDIDATES`` nearest the
-    query of those written on their own and as many of the conversation
-    turns (a busy chat that week does not crowd out the one fact written
-    then), each with its fused value or, when higher, the weakest
-    candidate's. The time prior then lifts them like any memory of the
-    window."""
+) -> tuple[Candidates, list[Candidate]]:
+    """``taken`` with the memories written within one of the closed
+    ``windows`` a query names counted as fair candidates, and those of them
+    it lacks (no keyword match, a cosine under the floor: "what went wrong
+    last week" shares no word with "the analyser showed error E-14").
+
+    Each memory of the window counts at least as the candidate at
+    ``WINDOW_QUANTILE`` of the others (the upper quartile): written when the
+    query asks about, it is as likely an answer as a fair match of its
+    words. Of those not taken, the ``WINDOW_CANDIDATES`` nearest the query
+    of those written on their own and as many of the conversation turns
+    join (a busy chat that week does not crowd out the one fact written
+    then). The time prior then lifts them like any memory of the window.
+
+    Returns:
+        The candidates (``taken``'s, raised where written in the window, and
+        the new ones), and the new ones alone.
+    """
     closed = [w for w in windows if w.start is not None and w.end is not None]
     if not closed:
-        return []
+        return taken, []
     created = index.table.created_at
     inside = np.zeros(len(index), dtype=bool)
     for window in closed:
@@ -286,10 +297,20 @@ def in_windows(
         )
     inside &= fused.shown.rows
     if not 0 < int(inside.sum()) <= WINDOW_ROWS:
-        return []
-    for _, _, row in taken.items:
+        return taken, []
+    # A cosine at the bottom of the range (or under the proposals of an
+    # approximate search, where it was never scored) fuses to 0, which no
+    # time prior lifts; the weakest candidate's value left a window's memory
+    # under keyword matches of other weeks (the everyday palaces,
+    # BENCHMARKS.md).
+    found = sorted(value for value, _, _ in taken.items if value > 0)
+    base = found[min(len(found) - 1, int(WINDOW_QUANTILE * len(found)))] if found else 0.0
+    items: list[Candidate] = []
+    for value, key, row in taken.items:
+        written_then = row is not None and bool(inside[row])
         if row is not None:
             inside[row] = False
+        items.append((max(value, base) if written_then else value, key, row))
     rows = np.flatnonzero(inside)
     fused.view.fill(rows[index.embedded[rows]])  # scored where only some rows were
     near = np.where(index.embedded[rows], fused.view.sims[rows], -1.0)
@@ -299,15 +320,11 @@ def in_windows(
         ranked = rows[kind][np.argsort(-near[kind], kind="stable")]
         chosen += ranked[:WINDOW_CANDIDATES].tolist()
     values = fused.rows[chosen].tolist()  # finite: every row here is visible
-    # Written in the window the query names, a memory counts at least as the
-    # weakest candidate found by its words or meaning: a cosine at the
-    # bottom of the range (or under the proposals of an approximate search,
-    # where it was never scored) fuses to 0, which no time prior lifts.
-    base = min((value for value, _, _ in taken.items if value > 0), default=0.0)
-    return [
+    added: list[Candidate] = [
         (max(float(v), base), str(index.table.ids[row]), int(row))
         for v, row in zip(values, chosen, strict=True)
     ]
+    return Candidates([*items, *added], taken.support), added
 
 
 def best_sessions(fused: Fused, index: DenseIndex, *, depth: int) -> list[str]:

@@ -460,8 +460,7 @@ def _hybrid(
     candidates = hybrid.supported(fused, index, options=options, depths=depths)
     windowed: list[hybrid.Candidate] = []
     if asked.timed(options) and options.time_window_weight:
-        windowed = hybrid.in_windows(fused, index, asked.time.windows, candidates)
-        candidates = hybrid.Candidates([*candidates.items, *windowed], candidates.support)
+        candidates, windowed = hybrid.in_windows(fused, index, asked.time.windows, candidates)
     clock.lap("fusion", candidates=len(candidates.items))
     expansion = Expansion(candidates.items)
     if options.expand:
