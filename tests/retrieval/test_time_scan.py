@@ -4,6 +4,7 @@ finds what reading the whole text finds."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from datetime import datetime, timezone
 
 from hypothesis import given, settings
@@ -23,12 +24,19 @@ PIECES = [
 ]  # fmt: skip
 
 
+def _joined(pieces: list[str], spaced: list[bool]) -> str:
+    return "".join(p + (" " if i < len(spaced) and spaced[i] else "") for i, p in enumerate(pieces))
+
+
+def _found(matches: Iterator[re.Match[str]]) -> list[tuple[tuple[int, int], str]]:
+    return [(m.span(), m.group()) for m in matches]
+
+
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.sampled_from(PIECES), max_size=40), st.lists(st.booleans(), max_size=40))
 def test_stretches_find_what_the_whole_text_finds(pieces: list[str], spaced: list[bool]) -> None:
-    text = "".join(p + (" " if i < len(spaced) and spaced[i] else "") for i, p in enumerate(pieces))
-    whole = [(m.span(), m.group()) for m in _PATTERN.finditer(text)]
-    assert [(m.span(), m.group()) for m in time_matches(_PATTERN, text)] == whole
+    text = _joined(pieces, spaced)
+    assert _found(time_matches(_PATTERN, text)) == _found(_PATTERN.finditer(text))
 
 
 # The pattern without the look-ahead that skips positions no time starts at.
@@ -44,9 +52,8 @@ MORE = [
 @settings(max_examples=600, deadline=None)
 @given(st.lists(st.sampled_from(MORE), max_size=30), st.lists(st.booleans(), max_size=30))
 def test_the_lead_skips_no_time(pieces: list[str], spaced: list[bool]) -> None:
-    text = "".join(p + (" " if i < len(spaced) and spaced[i] else "") for i, p in enumerate(pieces))
-    whole = [(m.span(), m.group()) for m in UNLED.finditer(text)]
-    assert [(m.span(), m.group()) for m in _PATTERN.finditer(text)] == whole
+    text = _joined(pieces, spaced)
+    assert _found(_PATTERN.finditer(text)) == _found(UNLED.finditer(text))
 
 
 PHRASES = [
@@ -68,9 +75,9 @@ def test_the_lead_skips_no_time_in_these_phrases() -> None:
     lose a match)."""
     for phrase in PHRASES:
         for text in (phrase, f"x {phrase} y", f"She said {phrase}, then left."):
-            whole = [(m.span(), m.group()) for m in UNLED.finditer(text)]
+            whole = _found(UNLED.finditer(text))
             assert whole, text
-            assert [(m.span(), m.group()) for m in _PATTERN.finditer(text)] == whole, text
+            assert _found(_PATTERN.finditer(text)) == whole, text
 
 
 def test_a_break_ends_a_stretch_but_no_time() -> None:
@@ -88,5 +95,4 @@ def test_stretches_keep_what_follows_a_match(pieces: list[str]) -> None:
     # What follows a date ("5:30", "2023-", "2023/") decides whether it is
     # one: the characters read there must not be breaks.
     text = "".join(pieces)
-    whole = [(m.span(), m.group()) for m in _PATTERN.finditer(text)]
-    assert [(m.span(), m.group()) for m in time_matches(_PATTERN, text)] == whole
+    assert _found(time_matches(_PATTERN, text)) == _found(_PATTERN.finditer(text))
