@@ -110,11 +110,13 @@ def test_a_window_brings_in_what_happened_in_it(
     found = next(h for h in hits if h.memory.id == fault.id)
     assert any("written 2026-06-04, in week of 1 June 2026" in gate for gate in found.gates)
     assert "time-window: written in a window the query names" in found.gates
+    assert found.stage_scores["window"] == 1.0  # in the window: answer support counts it
     # Said to hold since March, it is no event of last week: written
     # outside the window, it is lowered, not lifted.
     held = next(h for h in hits if h.memory.id == since.id)  # a keyword match
     assert held.stage_scores["time"] == pytest.approx(RecallOptions().time_outside_factor)
     assert "time: written 2026-03-02, outside week of 1 June 2026" in held.gates
+    assert "window" not in held.stage_scores
     # Without the window the same palace does not recall it at all.
     palace.recall_options = OFF
     assert fault.id not in {h.memory.id for h in palace.recall("what stopped working last week?")}

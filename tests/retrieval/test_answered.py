@@ -185,3 +185,22 @@ def test_an_amount_in_a_lower_hit_is_another_things_price() -> None:
     assert first is not None and first.missing == AMOUNT
     answered = read(question, HitList([Hit(priced, 0.9), Hit(loan, 0.5)]), marks)
     assert answered is not None and answered.missing is None
+
+
+def test_a_best_hit_written_in_the_window_answers_the_question() -> None:
+    """ "What stopped working last week?" shares no word and little meaning
+    with "the analyser showed error E-14"; written that week (the time
+    prior's ``window`` score), it answers the question. Asked a price, it
+    still has to state one; and a best hit outside the window is judged by
+    its words as before."""
+    marks = marks_for("all-minilm-l6-v2-int8") or (1.0, 1.0)
+    fault = _memory("fault", None, content="The analyser showed error E-14 on every sample.")
+    question = "What stopped working last week?"
+    plain = read(question, HitList([Hit(fault, 0.9, stage_scores={"dense": 0.2})]), marks)
+    assert plain is not None and not plain.answered
+    scores = {"dense": 0.2, "time": 1.5, "window": 1.0}
+    then = read(question, HitList([Hit(fault, 0.9, stage_scores=scores)]), marks)
+    assert then is not None and then.answered
+    windowed = HitList([Hit(fault, 0.9, stage_scores=scores)])
+    priced = read("How much did last week's repair cost?", windowed, marks)
+    assert priced is not None and priced.missing == AMOUNT and not priced.answered

@@ -20,8 +20,11 @@ When neither reaches its mark (per embedding model, measured on the
 everyday palaces: ``_MARKS``), the question is judged not answered by the
 palace: every hit's relevance is halved and scaled by how near the better
 of the two signs came to its mark, so all fall below 0.5 and a caller can
-tell "probably not here" from a match. So too, whatever the signs, when the
-question asks for a kind of value the best hit does not state
+tell "probably not here" from a match. A best hit whose time falls in a
+window the question names ("last week", "in October") answers it
+whatever its words: the time is what such a question asks about. The
+question counts as not answered, whatever the signs, when it
+asks for a kind of value the best hit does not state
 (``answer_kind.py``: a price question and no amount of money; an amount
 in a lower hit is another thing's price): the hits are about its
 subject, not about what it asks. The order is unchanged; ``explain``
@@ -212,6 +215,11 @@ def read(question: str, hits: HitList, marks: tuple[float, float]) -> Reading | 
     missing = missing_kind(question, texts[:1])
     if missing is not None:
         support = min(support, MISSING_SUPPORT)
+    elif hits[0].stage_scores.get("window", 0.0) >= 1.0:
+        # Written (or saying a time) in the window the question names: the
+        # time is what it asks about ("what went wrong last week?" is
+        # answered by the week's fault, whatever its words).
+        support = max(support, 1.0)
     return Reading(words=words, cosine=cosine, support=support, missing=missing)
 
 

@@ -104,10 +104,12 @@ class TimeQuery:
 
 @dataclass(frozen=True, slots=True)
 class TimeBoost:
-    """The factor the prior gave a memory, and why."""
+    """The factor the prior gave a memory, why, and whether its time falls
+    in a window the query names."""
 
     factor: float
     reason: str
+    inside: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,8 +193,8 @@ def time_prior(
     factor = 1.0
     lowered = 1.0
     reasons = []
+    inside = False
     if query.windows and window_weight:
-        inside = False
         for window, label in zip(query.windows, query.labels, strict=True):
             if window.contains(created_at):
                 factor += window_weight
@@ -220,7 +222,7 @@ def time_prior(
         reasons.append(f"the query asks when; it says {first.text!r} ({first.label})")
     if factor == 1.0 and lowered == 1.0:
         return None
-    return TimeBoost(factor * lowered, "time: " + "; ".join(reasons))
+    return TimeBoost(factor * lowered, "time: " + "; ".join(reasons), inside=inside)
 
 
 def settle(
@@ -300,12 +302,13 @@ def lift(
 
 
 def mark(hit: Hit, boosts: Mapping[str, TimeBoost]) -> Hit:
-    """``hit`` with its time factor in ``stage_scores`` and the reason among its gates."""
+    """``hit`` with its time factor in ``stage_scores`` (and ``window`` 1
+    when its time falls in a window the query names) and the reason among
+    its gates."""
     boost = boosts.get(hit.memory.id)
     if boost is None:
         return hit
-    return replace(
-        hit,
-        stage_scores={**hit.stage_scores, "time": boost.factor},
-        gates=(*hit.gates, boost.reason),
-    )
+    scores = {**hit.stage_scores, "time": boost.factor}
+    if boost.inside:
+        scores["window"] = 1.0
+    return replace(hit, stage_scores=scores, gates=(*hit.gates, boost.reason))
