@@ -286,7 +286,7 @@ def in_windows(
         The candidates (``taken``'s, raised where written in the window, and
         the new ones), and the new ones alone.
     """
-    closed = [w for w in windows if w.start is not None and w.end is not None]
+    closed = [w for w in windows if w.closed]
     if not closed:
         return taken, []
     created = index.table.created_at

@@ -549,8 +549,8 @@ def _read(
     final = sorted(timed.candidates, key=lambda item: (-item[0], item[1]))
     best = [key for _, key, _ in final[: depths.hydrate]]
     feedback = dict(read.feedback)
-    # A memory the prior lowered (written outside the query's window) or a
-    # negative weight may let others up among the best: read them.
+    # The prior lowers no memory below those past its pool, but a negative
+    # weight may let others up among the best: read them.
     missing = [key for key in best if key not in matched and key not in wanted]
     if missing:
         more = store.hydrate(missing, at.scope, feedback_on=missing if judged else ())

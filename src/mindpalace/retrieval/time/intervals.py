@@ -31,6 +31,11 @@ class Interval:
     start: datetime | None
     end: datetime | None
 
+    @property
+    def closed(self) -> bool:
+        """Whether both ends are known ("last week", not "since March")."""
+        return self.start is not None and self.end is not None
+
     def contains(self, moment: datetime) -> bool:
         """Whether ``moment`` falls inside."""
         return (self.start is None or self.start <= moment) and (

@@ -208,14 +208,11 @@ def time_prior(
                 inside = True
                 break
         if not inside and outside != 1.0:
-            closed = [
-                label
-                for window, label in zip(query.windows, query.labels, strict=True)
-                if window.start is not None and window.end is not None
-            ]
-            if closed:
+            pairs = zip(query.windows, query.labels, strict=True)
+            closed = next((label for window, label in pairs if window.closed), None)
+            if closed is not None:
                 lowered = outside
-                reasons.append(f"written {created_at:%Y-%m-%d}, outside {closed[0]}")
+                reasons.append(f"written {created_at:%Y-%m-%d}, outside {closed}")
     if query.asks_when and when_weight and stated:
         factor += when_weight
         first = stated[0]

@@ -108,8 +108,10 @@ _NUM = r"\d{1,3}|a\s+couple(?:\s+of)?|couple(?:\s+of)?|a\s+few|few|several|an?|o
 _UNIT = r"days?|nights?|weeks?|weekends?|fortnights?|months?|years?"
 _ORD = r"(?:st|nd|rd|th)?"
 
-# What joins the days of a range: "10 to 13 June", "June 10-13", "between 19 and 31 March".
-_TO = r"(?:-|\u2013|to|and|until|till|through)"
+# What joins two times into a span ("from 25 July to 8 August", "June 10-13");
+# the days of a range may also be joined by "and" ("between 19 and 31 March").
+_JOINERS = r"-|\u2013|to|until|till|through"
+_TO = rf"(?:{_JOINERS}|and)"
 
 # "the week", "two days", "the Saturday" right before "before" / "after".
 _OFFSET = rf"(?:the|{_NUM})\s+(?:{_UNIT}|{_FULL_WEEKDAY})"
@@ -711,7 +713,7 @@ def _find_cached(text: str, reference: datetime, prefer: str) -> tuple[TimeMenti
 
 
 # "from 25 July to 8 August": two dates joined into the span between them.
-_JOIN = re.compile(r"\s*(?:-|\u2013|to|until|till|through)\s*", re.IGNORECASE)
+_JOIN = re.compile(rf"\s*(?:{_JOINERS})\s*", re.IGNORECASE)
 _AND = re.compile(r"\s+and\s+", re.IGNORECASE)
 _BETWEEN = re.compile(r"\bbetween\s+$", re.IGNORECASE)
 _LONGEST_SPAN = timedelta(days=366)
