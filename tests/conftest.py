@@ -20,7 +20,7 @@ from bench.pgserver import ThrowawayPostgres, database_url
 from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.store import Store, core
-from mindpalace.store.migrations import MIGRATIONS
+from mindpalace.store.migrations import MIGRATIONS, Migration
 from mindpalace.store.postgres import PostgresStore
 from mindpalace.store.sqlite import SQLiteStore
 
@@ -42,6 +42,26 @@ def postgres_url(postgres_server: ThrowawayPostgres) -> Iterator[str]:
     postgres_server.drop(url)
 
 
+#: Steps whose columns this code writes with every memory (the stated
+#: times, 27): a palace of an older release, written with this code by a
+#: test, holds them too (that release wrote them empty), so that the test
+#: writes what it means to.
+WRITTEN_WITH_EVERY_MEMORY = frozenset({27})
+
+
+def _older(version: int) -> tuple[Migration, ...]:
+    return tuple(
+        m for m in MIGRATIONS if m.version < version or m.version in WRITTEN_WITH_EVERY_MEMORY
+    )
+
+
+@pytest.fixture
+def older_migrations() -> Callable[[int], tuple[Migration, ...]]:
+    """The steps of a palace migrated only below a version, as tests that
+    write an older release's palace with this code migrate it."""
+    return _older
+
+
 @pytest.fixture
 def older_pg_palace(
     postgres_server: ThrowawayPostgres, monkeypatch: pytest.MonkeyPatch
@@ -57,7 +77,7 @@ def older_pg_palace(
         with psycopg.connect(postgres_server.url, autocommit=True) as conn:
             conn.execute(f"CREATE DATABASE {name}")
         urls.append(database_url(postgres_server.url, name))
-        earlier = tuple(m for m in MIGRATIONS if m.version < version)
+        earlier = _older(version)
         with monkeypatch.context() as old:
             old.setattr(core, "MIGRATIONS", earlier)
             old.setattr(core, "latest_version", lambda: earlier[-1].version)

@@ -24,6 +24,7 @@ from mindpalace.embed.texts import Progress, embed_text, text_hash
 from mindpalace.errors import PermissionDenied
 from mindpalace.graph.relations import extract_graph
 from mindpalace.models import Scope
+from mindpalace.retrieval.time import stored as stored_times
 from mindpalace.scoping import check_import
 from mindpalace.store import ImportReport
 from mindpalace.store.exchange_rows import PalaceRecords, parse_records
@@ -92,6 +93,10 @@ def import_jsonl(
     )
     records = parse_records(found)
     check_import(palace.scope, memories)
+    # The times each states, read once here as a write reads them.
+    memories = [
+        replace(m, stated_times=stored_times.written(m.content, m.created_at)) for m in memories
+    ]
     _check_records(palace.scope, records)
     embedder = palace.engine.semantic.embedder
     if embedder is None or any(

@@ -382,6 +382,8 @@ class NewMemory:
     #: current memories of its own scope part it replaces, found before the
     #: write (store/supersede.py, rule 2); the store checks them again
     restates: tuple[str, ...] = ()
+    #: the times its content states, read by the write (``Memory.stated_times``)
+    stated_times: str | None = None
 
     def stored(self, memory_id: str, now: datetime) -> Memory:
         """The memory this becomes when first written as ``memory_id`` at ``now``."""
@@ -416,6 +418,7 @@ class NewMemory:
             kind=self.kind,
             project=self.project,
             completed=self.completed,
+            stated_times=self.stated_times,
         )
 
 
@@ -431,6 +434,9 @@ class Memory:
     other relevance. ``kind`` is the personal-data kind (journal, node,
     issue, spec, message, or an ordinary memory), ``project`` the project it
     belongs to and ``completed`` an issue's state (None for other kinds).
+    ``stated_times`` is not part of its value: the times its content states,
+    as the write read them, kept for recall's time prior
+    (``retrieval/time/stored.py``; None: not kept, recall reads the text).
     """
 
     id: str
@@ -463,11 +469,14 @@ class Memory:
     kind: MemoryKind = MemoryKind.MEMORY
     project: str | None = None
     completed: bool | None = None
+    stated_times: str | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready form (enums as strings, times as ISO 8601)."""
         out: dict[str, Any] = {}
         for name in self.__dataclass_fields__:
+            if name == "stated_times":  # derived from the content, not shown
+                continue
             value = getattr(self, name)
             if isinstance(value, enum.Enum):
                 value = value.value

@@ -49,6 +49,7 @@ from mindpalace.recall_request import RecallRequest
 from mindpalace.retention import Retention
 from mindpalace.retrieval import pipeline
 from mindpalace.retrieval.indexing import SemanticIndex
+from mindpalace.retrieval.time import stored as stored_times
 from mindpalace.scoping import build_scope
 from mindpalace.seat import Seat
 from mindpalace.signals import Signals
@@ -547,13 +548,17 @@ class Palace(PalaceWrites):
         """Embed every memory with this palace's embedder and adopt its model
         (after a change of model, or to embed memories stored while the
         embedder was failing); long texts get the vectors of their parts
-        too, also those written before parts were kept. Returns how many
-        texts were embedded.
+        too, also those written before parts were kept. Memories written
+        before their stated times were kept with them get them too (recall
+        reads them from the text until then). Returns how many texts were
+        embedded.
 
         Raises:
             EmbeddingError: when no embedder is configured or it fails.
         """
-        return self.semantic.reindex(progress=progress)
+        embedded = self.semantic.reindex(progress=progress)
+        stored_times.keep_all(self.engine.store)
+        return embedded
 
     def pending_vectors(self) -> int:
         """How many texts of this palace's memories wait for their vector: a

@@ -36,6 +36,7 @@ from mindpalace.models import (
 from mindpalace.retrieval import hybrid
 from mindpalace.retrieval.currency import link_cosine
 from mindpalace.retrieval.sparse import query_terms
+from mindpalace.retrieval.time import stored as stored_times
 from mindpalace.scoping import check_change, write_channel, write_owner
 from mindpalace.seat import Seat
 from mindpalace.store.base import AddResult, VectorBatch
@@ -44,6 +45,7 @@ from mindpalace.validation import check_content, check_context, check_id, conten
 
 __all__ = [
     "change",
+    "dated",
     "forget",
     "new_memory",
     "prepare_many",
@@ -126,7 +128,7 @@ def remember(seat: Seat, draft: Draft) -> Memory:
         _warm_for_restating(seat, [new], vectors)
     new = restating(seat, new, vectors, now)
     return engine.store.add(
-        new,
+        dated(new, now),
         memory_id=engine.ids.next(now),
         now=now,
         scope=seat.scope,
@@ -287,6 +289,13 @@ def restating(seat: Seat, new: NewMemory, vectors: VectorBatch | None, now: date
     return replace(new, restates=(nearest.id,))
 
 
+def dated(new: NewMemory, now: datetime) -> NewMemory:
+    """``new`` with the times its content states, read here once so that
+    recall need not read them again (``retrieval/time/stored.py``); ``now``
+    is its creation time when it names none, as the store takes it."""
+    return replace(new, stated_times=stored_times.written(new.content, new.created_at or now))
+
+
 def write_many(seat: Seat, news: list[NewMemory], vectors: VectorBatch | None) -> list[Memory]:
     """Write ``news`` and their ``vectors`` (None: not embedded; reindex
     will, later) in one transaction; the stored memories, in order."""
@@ -304,7 +313,7 @@ def write_results(
     now = engine.now()
     if vectors is None:
         news = [replace(n, embed_hash=None) for n in news]
-    items = [(n, engine.ids.next(now)) for n in news]
+    items = [(dated(n, now), engine.ids.next(now)) for n in news]
     results = engine.store.add_many(
         items, now=now, scope=seat.scope, vectors=vectors, signals=engine.settings.signals
     )
@@ -394,7 +403,7 @@ def change(seat: Seat, memory_id: str, changes: Changes) -> Memory:
         new = replace(new, embed_hash=None)
     written = engine.store.revise(
         memory_id,
-        new,
+        dated(new, now),
         memory_id=engine.ids.next(now),
         owner=write_owner(seat.scope),
         now=now,

@@ -6,6 +6,7 @@ always equal a recount, and searches score as with counting."""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from mindpalace.models import RecallFilters, Scope
 from mindpalace.retrieval.sparse import query_terms
 from mindpalace.store import core
 from mindpalace.store.fts5_bm25 import tokens_in
-from mindpalace.store.migrations import MIGRATIONS
+from mindpalace.store.migrations import Migration
 from mindpalace.store.sqlite import SQLiteStore
 
 SCOPE = "agent_id, visibility, group_name, channel"
@@ -114,10 +115,12 @@ def test_searches_score_as_with_counting_the_rows(tmp_path: Path) -> None:
 
 
 def test_an_older_palace_is_counted_when_opened(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    older_migrations: Callable[[int], tuple[Migration, ...]],
 ) -> None:
     path = tmp_path / "p.db"
-    before = [m for m in MIGRATIONS if m.version < 23]
+    before = older_migrations(23)
     with monkeypatch.context() as old:
         old.setattr(core, "MIGRATIONS", tuple(before))
         old.setattr(core, "latest_version", lambda: before[-1].version)

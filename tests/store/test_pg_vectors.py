@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import io
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -34,7 +34,7 @@ from mindpalace.retrieval import dense
 from mindpalace.retrieval.pipeline import RecallOptions
 from mindpalace.store import core, migrate
 from mindpalace.store.base import VectorBatch
-from mindpalace.store.migrations import MIGRATIONS
+from mindpalace.store.migrations import MIGRATIONS, Migration
 from mindpalace.store.pg_vectors import MAX_DIMENSIONS, index_name
 from mindpalace.store.postgres import PostgresStore
 from mindpalace.store.sqlite import SQLiteStore
@@ -171,7 +171,10 @@ def test_every_write_path_fills_vec(
 
 
 def test_the_migration_backfills_an_old_palace(
-    postgres_server: ThrowawayPostgres, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    postgres_server: ThrowawayPostgres,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    older_migrations: Callable[[int], tuple[Migration, ...]],
 ) -> None:
     """A palace written before pgvector (schema 7) gets ``vec`` for every
     stored vector and the index of its model when opened."""
@@ -183,8 +186,9 @@ def test_the_migration_backfills_an_old_palace(
     settings = Settings(agent_id="ann", signals=False)
     try:
         with monkeypatch.context() as old:
-            old.setattr(core, "MIGRATIONS", MIGRATIONS[:7])
-            old.setattr(core, "latest_version", lambda: 7)
+            earlier = older_migrations(8)
+            old.setattr(core, "MIGRATIONS", earlier)
+            old.setattr(core, "latest_version", lambda: earlier[-1].version)
             source = SQLiteStore(tmp_path / "old.db")
             with Palace(store=source, agent_id="ann", settings=settings, embedder=embedder) as p:
                 p.remember_many(
@@ -192,7 +196,7 @@ def test_the_migration_backfills_an_old_palace(
                 )
             source = SQLiteStore(tmp_path / "old.db")
             target = PostgresStore(old_url)
-            assert target.schema_version() == 7
+            assert target.schema_version() == earlier[-1].version
             assert copy_palace(source, target).identical
             source.close()
             target.close()

@@ -4,7 +4,7 @@ backend, exactly as a fresh ingest indexes them."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -19,7 +19,7 @@ from mindpalace.embed.hashing import HashingEmbedder
 from mindpalace.store import core
 from mindpalace.store.graph_sql import GraphSql
 from mindpalace.store.link_rows import LinkWrites
-from mindpalace.store.migrations import MIGRATIONS, TURN_CONTEXT_CHARS
+from mindpalace.store.migrations import MIGRATIONS, TURN_CONTEXT_CHARS, Migration
 from mindpalace.store.postgres import PostgresStore
 from mindpalace.store.same_as_sql import SameAsSql
 from mindpalace.store.sqlite import SQLiteStore
@@ -85,21 +85,25 @@ def _links_of_schema_9(store: GraphSql, cur: object, writes: LinkWrites) -> None
 
 
 def test_migration_cuts_old_contexts_as_new_ingest_does(
-    old_target: tuple[str, str | Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    old_target: tuple[str, str | Path],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    older_migrations: Callable[[int], tuple[Migration, ...]],
 ) -> None:
     backend, target = old_target
     settings = Settings(agent_id="ann", signals=False)
     embedder = HashingEmbedder(dimensions=32)
     with monkeypatch.context() as old:
-        old.setattr(core, "MIGRATIONS", MIGRATIONS[:9])
-        old.setattr(core, "latest_version", lambda: 9)
+        earlier = older_migrations(10)
+        old.setattr(core, "MIGRATIONS", earlier)
+        old.setattr(core, "latest_version", lambda: earlier[-1].version)
         old.setattr(transcripts, "CONTEXT_CHARS", 10**9)  # the whole previous turn
         # Entities of schema 9 have no links to short names (migration 17).
         old.setattr(SameAsSql, "_first_name_rule", lambda *args: None)
         # Mentions of schema 9 have no mark of the facts among them (22).
         old.setattr(GraphSql, "_write_links", _links_of_schema_9)
         store = _open(backend, target)
-        assert store.schema_version() == 9
+        assert store.schema_version() == earlier[-1].version
         with Palace(store=store, agent_id="ann", settings=settings, embedder=embedder) as p:
             p.add_messages(TURNS)
             p.remember("A hand-written note", context=LONG + LONG)

@@ -103,19 +103,21 @@ class SqlCore(abc.ABC, Handle):
 
     # -- schema -------------------------------------------------------------------
 
-    def _current_version(self) -> int | None:
-        """The applied schema version, read without a write lock (None: no schema)."""
-        with self._read() as cur:
-            try:
-                row = self._exec(cur, "SELECT MAX(version) FROM schema_migrations").fetchone()
-            except Exception:  # no such table yet: a new database
-                return None
-        return int(row[0] or 0)
+    def _applied(self, cur: Cursor) -> set[int] | None:
+        """The schema versions applied (None: no schema yet)."""
+        try:
+            rows = self._exec(cur, "SELECT version FROM schema_migrations").fetchall()
+        except Exception:  # no such table yet: a new database
+            return None
+        return {int(r[0]) for r in rows}
 
     def _migrate(self) -> None:
         # Opening a current palace must not take the write lock: readers
         # never wait for writers.
-        if self._current_version() == latest_version():
+        with self._read() as cur:
+            applied = self._applied(cur)
+        if applied is not None and all(m.version in applied for m in MIGRATIONS):
+            self._check_not_newer(max(applied, default=0))
             return
         with self._write() as cur:
             self._exec(
@@ -124,16 +126,12 @@ class SqlCore(abc.ABC, Handle):
                 f"version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
                 f"applied_at {self.dialect.float_type} NOT NULL)",
             )
-            row = self._exec(cur, "SELECT MAX(version) FROM schema_migrations").fetchone()
-            current = int(row[0] or 0)
-            if current > latest_version():
-                raise StorageError(
-                    f"{self.location} has schema version {current}, newer than this "
-                    f"mindpalace understands ({latest_version()}); upgrade mindpalace"
-                )
+            applied = self._applied(cur) or set()
+            self._check_not_newer(max(applied, default=0))
             now = datetime.now(timezone.utc).timestamp()
+            # Every step not applied yet, in order (a step is applied once).
             for migration in MIGRATIONS:
-                if migration.version <= current:
+                if migration.version in applied:
                     continue
                 for statement in migration.statements(self.dialect):
                     self._exec(cur, statement)
@@ -142,6 +140,13 @@ class SqlCore(abc.ABC, Handle):
                     "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
                     (migration.version, migration.name, now),
                 )
+
+    def _check_not_newer(self, current: int) -> None:
+        if current > latest_version():
+            raise StorageError(
+                f"{self.location} has schema version {current}, newer than this "
+                f"mindpalace understands ({latest_version()}); upgrade mindpalace"
+            )
 
     def schema_version(self) -> int:
         """The latest migration applied."""

@@ -68,6 +68,7 @@ MEMORY_COLUMNS = (
     "kind",
     "project",
     "completed",
+    "stated_times",
 )
 SELECT_MEMORY = ", ".join(f"m.{c}" for c in MEMORY_COLUMNS)
 
@@ -110,6 +111,7 @@ def row_to_memory(row: Sequence[Any]) -> Memory:
         category, tags, source, visibility, group_name, channel, created_at, updated_at,
         last_accessed_at, valid_from, valid_to, superseded_by, strength, confidence,
         access_count, archived, is_constraint, metadata, kind, project, completed,
+        stated_times,
     ) = row  # fmt: skip
     created = from_epoch(created_at)
     updated = from_epoch(updated_at)
@@ -145,6 +147,7 @@ def row_to_memory(row: Sequence[Any]) -> Memory:
         kind=_enum(MemoryKind, kind),
         project=project or None,
         completed=None if completed is None else bool(completed),
+        stated_times=stated_times,
     )
 
 
@@ -181,6 +184,7 @@ def memory_row(m: Memory) -> tuple[Any, ...]:
         "kind": m.kind.value,
         "project": m.project or "",
         "completed": None if m.completed is None else int(m.completed),
+        "stated_times": m.stated_times,
     }
     return tuple(values[c] for c in MEMORY_COLUMNS)
 

@@ -549,6 +549,14 @@ def _v26_key_counts(d: Dialect) -> list[str]:
     return d.key_counts_schema()
 
 
+def _v27_stated_times(d: Dialect) -> list[str]:
+    # The times a memory's content states, read once by the write instead
+    # of at every recall that looks at it (retrieval/time/stored.py): 27 ms
+    # of a timed recall's p95 at 100k facts went to reading them. Rows
+    # written before stay NULL and are read at recall as before.
+    return ["ALTER TABLE memories ADD COLUMN stated_times TEXT"]
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "memories, tags, embeddings, full-text index", _v1_memories),
     Migration(2, "entities, mentions, edges, memory links, signals", _v2_graph),
@@ -576,6 +584,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(24, "keyword postings by scope partition's word (PostgreSQL)", _v24_text_postings),
     Migration(25, "an erasure's keyword records kept by set (PostgreSQL)", _v25_set_deletes),
     Migration(26, "postings counted by key as they are written (PostgreSQL)", _v26_key_counts),
+    Migration(27, "the times a memory states, read when it is written", _v27_stated_times),
 )
 
 

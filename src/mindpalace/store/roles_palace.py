@@ -20,7 +20,7 @@ from mindpalace.store.skill_rows import (
     SkillWrite,
     UsageSignal,
 )
-from mindpalace.store.upkeep_rows import ConsolidationPlan, DecayCandidate
+from mindpalace.store.upkeep_rows import ConsolidationPlan, DecayCandidate, TimesToKeep
 from mindpalace.store.vector_rows import VectorBatch
 
 __all__ = ["Exchange", "SignalRows", "SkillRows", "Upkeep"]
@@ -186,6 +186,17 @@ class Upkeep(Protocol):
 
     def stats(self, scope: Scope) -> Stats:
         """Counts over what ``scope`` can see."""
+        ...
+
+    def times_to_keep(self, form: str, *, after_seq: int, limit: int) -> list[TimesToKeep]:
+        """Up to ``limit`` memories past ``after_seq`` (by seq, every
+        scope's) whose kept stated times do not start with ``form`` (none
+        kept, or another reader's)."""
+        ...
+
+    def keep_times(self, kept: Sequence[tuple[TimesToKeep, str]]) -> None:
+        """Store each memory's stated times (its kept form), in one
+        transaction; not where its text changed since it was read."""
         ...
 
     def agents(self) -> list[str]:

@@ -229,7 +229,7 @@ class SkillsSql(SqlCore):
                 cur,
                 "UPDATE memories SET content = ?, content_hash = ?, title = ?, context = ?,"
                 " embed_hash = ?, type = ?, store = ?, category = ?, tags = ?, source = ?,"
-                " metadata = ?, updated_at = ?, archived = 0 WHERE seq = ?",
+                " metadata = ?, stated_times = ?, updated_at = ?, archived = 0 WHERE seq = ?",
                 (
                     new.content,
                     new.content_hash,
@@ -242,6 +242,7 @@ class SkillsSql(SqlCore):
                     json.dumps(list(new.tags), ensure_ascii=False),
                     new.source.value,
                     json.dumps(dict(new.metadata), ensure_ascii=False, sort_keys=True),
+                    new.stated_times,
                     to_epoch(now),
                     seq,
                 ),

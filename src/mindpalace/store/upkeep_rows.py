@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
-__all__ = ["ConsolidationPlan", "DecayCandidate"]
+__all__ = ["ConsolidationPlan", "DecayCandidate", "TimesToKeep"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,6 +20,17 @@ class DecayCandidate:
     strength: float
     last_used: float  # epoch seconds: last access, else creation
     exempt: bool  # constraints and pinned memories never decay
+
+
+@dataclass(frozen=True, slots=True)
+class TimesToKeep:
+    """A memory whose stated times are not kept in the reader's form
+    (``Upkeep.times_to_keep``): what reading them needs."""
+
+    seq: int
+    content_hash: str
+    content: str
+    created_at: datetime
 
 
 @dataclass(frozen=True, slots=True)

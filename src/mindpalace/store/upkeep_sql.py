@@ -11,14 +11,15 @@ them.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import datetime
 from itertools import product
 
 from mindpalace.store.core import SqlCore
-from mindpalace.store.fragments import in_list, to_epoch
-from mindpalace.store.upkeep_rows import ConsolidationPlan, DecayCandidate
+from mindpalace.store.fragments import from_epoch, in_list, to_epoch
+from mindpalace.store.upkeep_rows import ConsolidationPlan, DecayCandidate, TimesToKeep
 
-__all__ = ["ConsolidationPlan", "DecayCandidate", "UpkeepSql", "partition_key"]
+__all__ = ["ConsolidationPlan", "DecayCandidate", "TimesToKeep", "UpkeepSql", "partition_key"]
 
 
 def partition_key(name: str, agent_id: str, channel: str) -> str:
@@ -30,7 +31,33 @@ def partition_key(name: str, agent_id: str, channel: str) -> str:
 
 
 class UpkeepSql(SqlCore):
-    """Reads and writes of consolidation."""
+    """Reads and writes of consolidation, and the stated times kept."""
+
+    def times_to_keep(self, form: str, *, after_seq: int, limit: int) -> list[TimesToKeep]:
+        with self._read() as cur:
+            rows = self._exec(
+                cur,
+                "SELECT seq, content_hash, content, created_at FROM memories"
+                " WHERE seq > ? AND (stated_times IS NULL OR substr(stated_times, 1, ?) <> ?)"
+                " ORDER BY seq LIMIT ?",
+                (after_seq, len(form), form, limit),
+            ).fetchall()
+        out = []
+        for seq, content_hash, content, created_at in rows:
+            created = from_epoch(created_at)
+            assert created is not None  # NOT NULL column
+            out.append(TimesToKeep(int(seq), str(content_hash), str(content), created))
+        return out
+
+    def keep_times(self, kept: Sequence[tuple[TimesToKeep, str]]) -> None:
+        if not kept:
+            return
+        with self._mutate() as cur:
+            self._exec_many(
+                cur,
+                "UPDATE memories SET stated_times = ? WHERE seq = ? AND content_hash = ?",
+                [(form, row.seq, row.content_hash) for row, form in kept],
+            )
 
     def meta(self, key: str) -> int | None:
         """A palace_meta counter, or None."""

@@ -37,12 +37,12 @@ from functools import lru_cache
 
 from mindpalace.models import Memory, RecallFilters, Scope
 from mindpalace.retrieval.sparse import STOPWORDS, salient_terms
+from mindpalace.retrieval.time import stored
 from mindpalace.retrieval.time.temporal import (
     Interval,
     Offset,
     TimeMention,
     anchored,
-    find_times,
     offset_ending,
     spoken_day,
 )
@@ -215,7 +215,7 @@ def _time_of(memory: Memory, places: Sequence[int]) -> tuple[Interval, str, bool
     (and whether it was stated)."""
     stated = [
         m
-        for m in find_times(memory.content, memory.created_at)
+        for m in stored.stated(memory.content, memory.created_at, memory.stated_times)
         if m.interval.start is not None and m.interval.end is not None
     ]
     if stated:

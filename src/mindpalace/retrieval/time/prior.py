@@ -43,6 +43,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from mindpalace.models import Hit, Memory, MemoryKind, Scope
+from mindpalace.retrieval.time import stored
 from mindpalace.retrieval.time.anchors import Anchor, EventPhrase, TextSearch, find_events, resolve
 from mindpalace.retrieval.time.temporal import (
     Interval,
@@ -173,8 +174,9 @@ def anchor(
 
 
 def stated_times(memory: Memory) -> list[TimeMention]:
-    """The times a memory's content states, resolved against when it was written."""
-    return find_times(memory.content, memory.created_at)
+    """The times a memory's content states, resolved against when it was
+    written: as its write read them (``stored``), else read now."""
+    return stored.stated(memory.content, memory.created_at, memory.stated_times)
 
 
 def time_prior(
