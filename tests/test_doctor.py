@@ -385,3 +385,23 @@ def test_a_report_before_opening_says_whether_telemetry_is_on(
     assert code == 1
     assert check(report, "telemetry")["detail"].startswith("on:")
     assert [c["name"] for c in report["checks"]][:4] == ["model", "palace", "telemetry", "metrics"]
+
+
+def test_memories_written_before_their_times_were_kept_are_named_until_reindex(
+    tmp_path: Path, doctor: Doctor, cli: Callable[..., tuple[int, str]]
+) -> None:
+    path = tmp_path / "p.db"
+    with Palace(path, settings=HASHING) as palace:
+        palace.remember_many([{"content": f"note {i}, written on 3 May 2026"} for i in range(12)])
+        assert check(palace.doctor(), "stated_times")["detail"] == "kept with every memory"
+    db = sqlite3.connect(path)
+    with db:  # as an earlier version wrote them
+        db.execute("UPDATE memories SET stated_times = NULL WHERE content LIKE 'note 1%'")
+    db.close()
+    code, report = doctor(path)
+    found = check(report, "stated_times")
+    assert code == 0 and found["ok"] is True
+    assert found["detail"].startswith("3 memories written by an earlier version")
+    assert f"mindpalace --db {path} reindex" in found["detail"]
+    assert cli("--db", str(path), "reindex")[0] == 0
+    assert check(doctor(path)[1], "stated_times")["detail"] == "kept with every memory"

@@ -55,6 +55,7 @@ from mindpalace.engine import Engine
 from mindpalace.errors import ConfigError, EmbeddingError
 from mindpalace.models import Scope
 from mindpalace.retrieval import warm_cache
+from mindpalace.retrieval.time import stored as stored_times
 from mindpalace.store.base import SERVER_SCHEMES, redact_url
 from mindpalace.store.migrations import latest_version
 from mindpalace.store.roles import Handle, VectorRows
@@ -279,6 +280,28 @@ def check_pending(engine: Engine) -> Check:
     return Check("pending_vectors", True, "none")
 
 
+#: at most this many memories without kept stated times are counted
+_TIMES_COUNTED = 10_000
+
+
+def check_stated_times(engine: Engine) -> Check:
+    """Memories whose stated times are not kept with them (written by an
+    earlier version): recall reads their texts instead, slower, with the
+    same result, until reindex keeps them. Never a problem."""
+    form = stored_times.VERSION + ":"
+    missing = len(engine.store.times_to_keep(form, after_seq=0, limit=_TIMES_COUNTED + 1))
+    if not missing:
+        return Check("stated_times", True, "kept with every memory")
+    count = f"{_TIMES_COUNTED:,}+" if missing > _TIMES_COUNTED else f"{missing:,}"
+    return Check(
+        "stated_times",
+        True,
+        f"{count} memories written by an earlier version: recall reads the times they state"
+        f" from their text (slower, the same hits) until"
+        f" `{_command(engine.store.location, 'reindex')}` keeps them",
+    )
+
+
 def check_warm_cache(engine: Engine) -> Check:
     """The warm-index files beside a SQLite palace."""
     folder = warm_cache.folder_of(engine.store)
@@ -433,6 +456,7 @@ def examine(engine: Engine) -> DoctorReport:
         check_schema(store.schema_version(), store.location),
         check_integrity(store),
         check_pending(engine),
+        check_stated_times(engine),
         check_warm_cache(engine),
         *check_telemetry(),
         check_retention(engine),
