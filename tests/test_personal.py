@@ -554,6 +554,8 @@ def test_migration_5_marks_earlier_turns_as_messages(store_target: str) -> None:
             # 22: mentions by facts that may be replaced
             "DROP INDEX mentions_fact",
             "ALTER TABLE mentions DROP COLUMN fact",
+            # 27: the stated times kept
+            "ALTER TABLE memories DROP COLUMN stated_times",
         ):
             old._exec(cur, statement)  # type: ignore[attr-defined]
         if store_target.startswith("postgresql://"):  # 8: pgvector (nothing on SQLite)

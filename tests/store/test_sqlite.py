@@ -80,7 +80,7 @@ def _in_the_file_alone(path: Path, copy: Path, text: str) -> bool:
     try:
         found = con.execute("SELECT COUNT(*) FROM memories WHERE content = ?", (text,))
         return int(found.fetchone()[0]) == 1
-    except sqlite3.OperationalError:  # not even the tables are in the file yet
+    except sqlite3.DatabaseError:  # not even the tables in the file yet, or a copy torn mid-write
         return False
     finally:
         con.close()
