@@ -370,6 +370,11 @@ def test_salient_terms_as_defined(text: str) -> None:
     assert salient_terms(text) == _salient_by_definition(text)
 
 
+@given(st.text(alphabet=st.sampled_from("aBcZ09_ .?!:;'\"(\n\tIT-"), max_size=80))
+def test_salient_terms_of_ascii_text_as_defined(text: str) -> None:
+    assert salient_terms(text) == _salient_by_definition(text)
+
+
 @given(st.text(max_size=80))
 def test_gate_terms_are_salient_terms_in_order(text: str) -> None:
     names = gate_terms(text)

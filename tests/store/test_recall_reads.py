@@ -4,13 +4,21 @@ caller's scope, on every backend."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any, cast
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mindpalace import Palace
 from mindpalace.config import Settings
-from mindpalace.models import Category, RecallFilters
+from mindpalace.models import Category, RecallFilters, Scope
 from mindpalace.store import Store
+from mindpalace.store.fragments import scope_clause
+from mindpalace.store.graph_rows import heaviest
 from mindpalace.store.recall_sql import FOLLOWED, QueryReads
+from mindpalace.store.same_as_sql import answering
 
 ANY = RecallFilters()
 # The names "What about Alice Moreno and Kafka?" may use (retrieval.graphstage.query_names).
@@ -225,3 +233,121 @@ def test_terms_present_counts_only_live_memories_the_reader_sees(
     assert store.terms_present(words, ann.scope) == live
     assert store.terms_present(words, ann.scope, include_archived=True) == {*live, "ocelot"}
     assert store.terms_present(words, bob.scope) == {"zoltan", "heron"}
+
+
+def _co_occurring_by_join(
+    store: Store, norms: list[str], scope: Scope, per_entity: int
+) -> dict[str, list[tuple[str, float]]]:
+    """The neighbours as one join over every edge defines them: each end
+    read as the entity its name is the same as, the heaviest edge of two
+    ends that share a key, an end that is the key itself left out, the
+    heaviest first (ties by key)."""
+    core = cast(Any, store)
+    s_sql, s_params = scope_clause(scope, "a")
+    a_sql, a_params = answering("a", norms)
+    directions = [
+        "SELECT COALESCE(ar.norm, a.norm), COALESCE(br.norm, b.norm), g.weight"
+        f" FROM entity_edges g JOIN entities a ON a.seq = g.{near}"
+        f" JOIN entities b ON b.seq = g.{far} LEFT JOIN entities ar ON ar.seq = a.same_as"
+        f" LEFT JOIN entities br ON br.seq = b.same_as WHERE {a_sql} AND {s_sql}"
+        for near, far in (("src_seq", "dst_seq"), ("dst_seq", "src_seq"))
+    ]
+    found: dict[str, dict[str, float]] = {}
+    with core._read() as cur:
+        rows = core._exec(
+            cur, " UNION ALL ".join(directions), [*a_params, *s_params, *a_params, *s_params]
+        ).fetchall()
+    for a, b, weight in rows:
+        if a != b:
+            kept = found.setdefault(str(a), {})
+            kept[str(b)] = max(kept.get(str(b), 0.0), float(weight))
+    return {
+        key: sorted(values.items(), key=lambda kv: (-kv[1], kv[0]))[:per_entity]
+        for key, values in found.items()
+    }
+
+
+def test_co_occurring_names_only_the_heaviest_edges_and_answers_as_the_join(store: Store) -> None:
+    """The neighbours are read from the edges alone, the heaviest named
+    first: the answer is the one join over every edge gives, under each
+    scope, with linked short names, ties and busy entities."""
+    ann, bob = _palace(store, "ann"), _palace(store, "bob")
+    people = [f"Person{chr(65 + i)} Quill" for i in range(30)]
+    texts = [f"Kafka met {people[i]} and {people[(i * 7) % 30]} at Falcon" for i in range(30)]
+    texts += [f"Kafka and Zephyr were both down, said {people[i % 5]}" for i in range(12)]
+    texts += ["Alice Moreno runs Kafka", "Alice said Kafka is fine", "Alice and Zephyr"]
+    ann.remember_many([{"content": t} for t in texts])
+    bob.remember_many([{"content": f"Kafka and {p} in Bob's notes"} for p in people[:3]])
+    assert ann.graph.join_entities("Alice", "Alice Moreno")
+    core = cast(Any, store)
+    with core._read() as cur:  # a short name read as the full one: "Alice" is Alice Moreno
+        linked = core._exec(cur, "SELECT COUNT(*) FROM entities WHERE same_as IS NOT NULL")
+        assert linked.fetchone()[0] > 0
+    keys = ["kafka", "falcon", "zephyr", "alice moreno", "alice", "personb quill", "nobody"]
+    for palace in (ann, bob):
+        for per_entity in (1, 2, 5, 40):
+            got = store.co_occurring(keys, palace.scope, per_entity=per_entity)
+            assert got == _co_occurring_by_join(store, keys, palace.scope, per_entity)
+    assert len(store.co_occurring(["kafka"], ann.scope, per_entity=5)["kafka"]) == 5
+
+
+def _heaviest_by_definition(
+    edges: dict[str, list[tuple[float, int]]], roots: dict[int, str], per_entity: int
+) -> dict[str, list[tuple[str, float]]]:
+    out = {}
+    for key, found in edges.items():
+        kept: dict[str, float] = {}
+        for negated, seq in found:
+            other = roots[seq]
+            if other != key:
+                kept[other] = max(kept.get(other, -1.0), -negated)
+        if kept:
+            out[key] = sorted(kept.items(), key=lambda kv: (-kv[1], kv[0]))[:per_entity]
+    return out
+
+
+@given(
+    st.dictionaries(
+        st.sampled_from("abcd"),
+        st.lists(  # past one round of names (16 to 24 ends) and not
+            st.tuples(st.sampled_from([0.1, 0.5, 0.5, 1.0, 2.0]), st.integers(0, 40)),
+            max_size=90,
+        ),
+        max_size=4,
+    ),
+    st.dictionaries(st.integers(0, 40), st.sampled_from("abcdefgh"), min_size=41, max_size=41),
+    st.integers(1, 6),
+)
+def test_heaviest_names_ends_until_the_answer_cannot_change(
+    edges: dict[str, list[tuple[float, int]]], roots: dict[int, str], per_entity: int
+) -> None:
+    asked: list[int] = []
+
+    def named(seqs: Sequence[int]) -> dict[int, str]:
+        asked.extend(seqs)
+        return {s: roots[s] for s in seqs}
+
+    negated = {k: [(-w, s) for w, s in found] for k, found in edges.items()}
+    expected = _heaviest_by_definition({k: list(v) for k, v in negated.items()}, roots, per_entity)
+    assert heaviest(negated, per_entity, named) == expected
+    assert len(asked) == len(set(asked))  # no end named twice
+
+
+def test_heaviest_names_few_ends_of_a_busy_entity() -> None:
+    edges = {"kafka": [(-1.0 / (i + 1), i) for i in range(5000)]}
+    asked: list[int] = []
+
+    def named(seqs: Sequence[int]) -> dict[int, str]:
+        asked.extend(seqs)
+        return {s: f"e{s:05d}" for s in seqs}
+
+    assert heaviest(edges, 5, named) == {"kafka": [(f"e{i:05d}", 1.0 / (i + 1)) for i in range(5)]}
+    assert len(asked) <= 40
+
+
+def test_heaviest_names_every_end_tied_with_the_last_kept() -> None:
+    """Ties go by key: an end as heavy as the last kept, past the first
+    round of names, may still come first."""
+    edges = {"kafka": [(-1.0, seq) for seq in range(40)]}
+    roots = {seq: "zed" if seq < 39 else "abe" for seq in range(40)}
+    assert heaviest(edges, 1, lambda seqs: {s: roots[s] for s in seqs}) == {"kafka": [("abe", 1.0)]}

@@ -39,6 +39,7 @@ from mindpalace.store.fragments import (
     scope_clause,
     to_epoch,
 )
+from mindpalace.store.graph_rows import heaviest
 from mindpalace.store.link_rows import EntityLookup, LinkWrites
 from mindpalace.store.same_as_sql import NOT_APART, answering
 from mindpalace.store.supersede import (
@@ -610,30 +611,51 @@ class GraphSql(CandidatesSql):
     ) -> dict[str, list[tuple[str, float]]]:
         s_sql, s_params = scope_clause(scope, "a")
         a_sql, a_params = answering("a", norms)
-        found: dict[str, dict[str, float]] = defaultdict(dict)
-        # Edges are stored once per pair: both directions, in one statement;
-        # each end is read as the entity its name is the same as, if linked.
-        directions = [
-            "SELECT COALESCE(ar.norm, a.norm), COALESCE(br.norm, b.norm), g.weight"
-            f" FROM entity_edges g JOIN entities a ON a.seq = g.{near}"
-            f" JOIN entities b ON b.seq = g.{far} LEFT JOIN entities ar ON ar.seq = a.same_as"
-            f" LEFT JOIN entities br ON br.seq = b.same_as WHERE {a_sql} AND {s_sql}"
-            for near, far in (("src_seq", "dst_seq"), ("dst_seq", "src_seq"))
-        ]
         with self._read() as cur:
-            rows = self._exec(
-                cur,
-                " UNION ALL ".join(directions),
-                [*a_params, *s_params, *a_params, *s_params],
-            ).fetchall()
-        for a, b, weight in rows:
-            if a != b:
-                best = found[str(a)].get(str(b), 0.0)
-                found[str(a)][str(b)] = max(best, float(weight))
-        return {
-            key: sorted(values.items(), key=lambda kv: (-kv[1], kv[0]))[:per_entity]
-            for key, values in found.items()
-        }
+            # The visible entities of these keys, each read as the entity its
+            # name is the same as, if linked.
+            near = {
+                int(seq): str(key)
+                for seq, key in self._exec(
+                    cur,
+                    "SELECT a.seq, COALESCE(ar.norm, a.norm) FROM entities a"
+                    f" LEFT JOIN entities ar ON ar.seq = a.same_as WHERE {a_sql} AND {s_sql}",
+                    [*a_params, *s_params],
+                ).fetchall()
+            }
+            # Their edges, stored once per pair: both directions. Only the
+            # heaviest are named (a busy entity has thousands of edges).
+            edges: dict[str, list[tuple[float, int]]] = defaultdict(list)
+            seqs = sorted(near)
+            for i in range(0, len(seqs), 400):
+                chunk = seqs[i : i + 400]
+                for a, b, weight in self._exec(
+                    cur,
+                    f"SELECT src_seq, dst_seq, weight FROM entity_edges"
+                    f" WHERE {in_list('src_seq', chunk)} UNION ALL"
+                    f" SELECT dst_seq, src_seq, weight FROM entity_edges"
+                    f" WHERE {in_list('dst_seq', chunk)}",
+                    [*chunk, *chunk],
+                ).fetchall():
+                    edges[near[int(a)]].append((-float(weight), int(b)))
+            return heaviest(edges, per_entity, lambda wanted: self._roots(cur, wanted))
+
+    def _roots(self, cur: Cursor, seqs: Sequence[int]) -> dict[int, str]:
+        """Each entity's key as a reader reads it: the key of the entity its
+        name is the same as, if linked, else its own."""
+        out: dict[int, str] = {}
+        for i in range(0, len(seqs), 400):
+            chunk = list(seqs[i : i + 400])
+            out.update(
+                (int(seq), str(key))
+                for seq, key in self._exec(
+                    cur,
+                    "SELECT b.seq, COALESCE(br.norm, b.norm) FROM entities b"
+                    f" LEFT JOIN entities br ON br.seq = b.same_as WHERE {in_list('b.seq', chunk)}",
+                    chunk,
+                ).fetchall()
+            )
+        return out
 
     def _replaced_facts(
         self, cur: Cursor, new: NewMemory, scope: Scope, read: ReadFacts | None = None
