@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -30,10 +29,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from bench.longmemeval import load
-from bench.realspeed import palace_path
+from bench.realspeed import palace_path, percentiles
 from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.embed import from_settings
@@ -64,16 +61,6 @@ def _reading(way: str) -> Iterator[None]:
         yield
     finally:
         stored.decode = kept
-
-
-def _summary(values: Sequence[float]) -> dict[str, float]:
-    if not values:
-        return {}
-    return {
-        "n": len(values),
-        "p50": statistics.median(values),
-        "p95": float(np.percentile(values, 95)),
-    }
 
 
 def _hits(hits: Sequence[Hit]) -> list[tuple[str, float]]:
@@ -114,8 +101,8 @@ def measure(path: Path, embedder: str, n_queries: int) -> dict[str, Any]:
                     total[way][which].append(ms)
             same += got["kept"] == got["text"]
     out["same_hits"] = same
-    out["time_stage"] = {w: {k: _summary(v) for k, v in stage[w].items()} for w in WAYS}
-    out["recall"] = {w: {k: _summary(v) for k, v in total[w].items()} for w in WAYS}
+    out["time_stage"] = {w: {k: percentiles(v) for k, v in stage[w].items()} for w in WAYS}
+    out["recall"] = {w: {k: percentiles(v) for k, v in total[w].items()} for w in WAYS}
     out["ratio_p50"] = {
         what: {
             k: (values["kept"][k]["p50"] / values["text"][k]["p50"])
