@@ -11,6 +11,7 @@ import json
 import sqlite3
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
@@ -217,6 +218,15 @@ def test_each_backend_keeps_and_returns_the_form(
         hits = p.recall("what is on 9 December 2026")
         assert hits and hits[0].memory.id == m.id
         assert hits[0].memory.stated_times == got.stated_times
+        # Kept again where missing or of another reader, on this backend too.
+        store = cast(Any, p.engine.store)
+        with store._mutate() as cur:
+            store._exec(cur, "UPDATE memories SET stated_times = ?", ("0:[]",))
+        form = stored.VERSION + ":"
+        assert [r.seq for r in store.times_to_keep(form, after_seq=0, limit=5)] != []
+        assert stored.keep_all(p.engine.store) == 1
+        assert store.times_to_keep(form, after_seq=0, limit=5) == []
+        assert p.get(m.id).stated_times == got.stated_times
 
 
 def test_reindex_keeps_the_times_of_memories_written_before(tmp_path: Path) -> None:
