@@ -280,8 +280,9 @@ def check_pending(engine: Engine) -> Check:
     return Check("pending_vectors", True, "none")
 
 
-#: at most this many memories without kept stated times are counted
-_TIMES_COUNTED = 10_000
+#: at most this many memories without kept stated times are counted (each
+#: is read whole: a count past this says no more)
+_TIMES_COUNTED = 1_000
 
 
 def check_stated_times(engine: Engine) -> Check:

@@ -106,9 +106,9 @@ def written(content: str, created_at: datetime) -> str:
 
 def stated(content: str, created_at: datetime, kept: str | None) -> list[TimeMention]:
     """The times ``content`` states: from ``kept`` when it holds them,
-    else read from the text (resolved against ``created_at``)."""
+    else read from the text as the write reads it (``written``)."""
     found = decode(kept, content)
-    return found if found is not None else find_times(content, created_at)
+    return found if found is not None else find_times(content, reference(created_at))
 
 
 def keep_all(store: Upkeep, *, batch: int = 2000) -> int:
