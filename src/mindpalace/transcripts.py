@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,8 @@ from mindpalace.models import (
     RecallFilters,
     StoreKind,
 )
+from mindpalace.retrieval.time import stored as stored_times
+from mindpalace.retrieval.time.intervals import TimeMention
 from mindpalace.retrieval.time.temporal import find_times
 from mindpalace.splitting import Part, parts_within
 from mindpalace.store.base import AddResult, VectorBatch
@@ -166,15 +169,19 @@ def _prepare(
         return f"turn {start + index + 1} of {total}" + (f" ({origin})" if origin else "")
 
     batch: list[dict[str, Any]] = []
+    kept: list[str] = []  # each record's stated times (``retrieval/time/stored.py``)
     owners: list[int] = []  # the turn of each record (a long turn gives several)
     for index, message in enumerate(turns):
         try:
             parts = records.next(message)
         except ValidationError as exc:
             raise ValidationError(exc.field, exc.value, reason=f"{name(index)}: {exc}") from None
-        batch += parts
+        batch += [record for record, _ in parts]
+        kept += [times for _, times in parts]
         owners += [index] * len(parts)
-    return writing.prepare_many(view.seat, batch, name=lambda i: name(owners[i]))
+    news = writing.prepare_many(view.seat, batch, name=lambda i: name(owners[i]))
+    # The times were read with the date context: the write need not read them again.
+    return [replace(new, stated_times=times) for new, times in zip(news, kept, strict=True)]
 
 
 class _TurnRecords:
@@ -197,7 +204,9 @@ class _TurnRecords:
         self._previous: dict[str | None, str] = {}
         self._counted: dict[str | None, int] = {}
 
-    def next(self, message: Message) -> list[dict[str, Any]]:
+    def next(self, message: Message) -> list[tuple[dict[str, Any], str]]:
+        """The records of ``message`` (one, or its parts), each with the
+        kept form of the times its content states."""
         palace = self._palace
         message = _checked(message)
         which = message.session or self._session
@@ -235,6 +244,7 @@ class _TurnRecords:
         records = []
         for number, piece in enumerate(pieces, start=1):
             content = prefix + piece.text
+            said, kept = _times(content, len(prefix), when)
             metadata: dict[str, Any] = {
                 "role": message.role,
                 "speaker": message.who,
@@ -248,26 +258,29 @@ class _TurnRecords:
                     turn=identity, part=number, parts=len(pieces), part_of=turn, gap=piece.gap
                 )
             records.append(
-                {
-                    "content": content,
-                    "title": spoken_date(when),
-                    "context": self._context(which, piece.text, when),
-                    "session": which,
-                    "category": Category.CONVERSATION,
-                    "store": StoreKind.EPISODIC,
-                    "created_at": when,
-                    "metadata": metadata,
-                    "identity": identity,
-                }
+                (
+                    {
+                        "content": content,
+                        "title": spoken_date(when),
+                        "context": self._context(which, said),
+                        "session": which,
+                        "category": Category.CONVERSATION,
+                        "store": StoreKind.EPISODIC,
+                        "created_at": when,
+                        "metadata": metadata,
+                        "identity": identity,
+                    },
+                    kept,
+                )
             )
             if which is not None:
                 self._previous[which] = content
         return records
 
-    def _context(self, which: str | None, text: str, when: datetime) -> str | None:
+    def _context(self, which: str | None, said: list[TimeMention]) -> str | None:
         """The start of the turn before (``previous_context``, cut to fit)
-        and the dates ``text`` states."""
-        dates = date_context(text, when) if self._dates else []
+        and the dates the turn's text states (``said``)."""
+        dates = _date_line(said) if self._dates else []
         room = self._limit - sum(len(line) + 1 for line in dates)
         before = self._previous.get(which) if which is not None else None
         cut = previous_context(before) if before else ""
@@ -316,8 +329,31 @@ def date_context(text: str, when: datetime) -> list[str]:
     """The dates a turn states, resolved against its time, as a keyword
     context line: "I went yesterday" said on 8 May 2023 gives
     ``["when: 7 May 2023"]``, so a question naming that date finds it."""
-    labels = dict.fromkeys(m.label for m in find_times(text, when))
+    return _date_line(find_times(text, when))
+
+
+def _date_line(said: list[TimeMention]) -> list[str]:
+    labels = dict.fromkeys(m.label for m in said)
     return [f"when: {'; '.join(labels)}"] if labels else []
+
+
+def _times(content: str, start: int, when: datetime) -> tuple[list[TimeMention], str]:
+    """The times the turn's text (``content`` from ``start``, after the
+    speaker's name) states, resolved against ``when`` for its date context,
+    and the kept form of those ``content`` states (``stored_times.written``).
+
+    One reading serves both where ``when`` is UTC, as the kept form
+    resolves against UTC: the mentions in the text are those of the content
+    past the name (the same dates on every turn of LoCoMo and LongMemEval_S,
+    121,000 texts). A turn timed in another zone is read twice, so each
+    keeps its own reference.
+    """
+    found = find_times(content, stored_times.reference(when))
+    if when.utcoffset():
+        said = find_times(content[start:], when)
+    else:
+        said = [m for m in found if m.start >= start]
+    return said, stored_times.encode(found)
 
 
 def search_messages(

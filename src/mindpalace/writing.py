@@ -292,7 +292,11 @@ def restating(seat: Seat, new: NewMemory, vectors: VectorBatch | None, now: date
 def dated(new: NewMemory, now: datetime) -> NewMemory:
     """``new`` with the times its content states, read here once so that
     recall need not read them again (``retrieval/time/stored.py``); ``now``
-    is its creation time when it names none, as the store takes it."""
+    is its creation time when it names none, as the store takes it.
+    Conversation ingest reads them with a turn's date context and hands
+    them in kept (``transcripts``); those stand."""
+    if new.stated_times is not None:
+        return new
     return replace(new, stated_times=stored_times.written(new.content, new.created_at or now))
 
 

@@ -16,7 +16,7 @@ from typing import Any, cast
 import pytest
 
 from bench.everyday import load, palace_files
-from mindpalace import Palace
+from mindpalace import Palace, transcripts
 from mindpalace.config import Settings
 from mindpalace.conversations import Message
 from mindpalace.embed import HashingEmbedder
@@ -167,6 +167,58 @@ def test_every_write_path_keeps_the_times_its_text_states(tmp_path: Path) -> Non
     assert [m.interval.start for m in said] == [datetime(2026, 10, 2, tzinfo=UTC)]
     joined = stored.decode(kept["Kenji Sato joined on 2 November 2026."], "") or []
     assert [m.label for m in joined] == ["2 November 2026"]
+
+
+@pytest.mark.parametrize(
+    "zone",
+    [UTC, None, timezone(timedelta(hours=-8)), timezone(timedelta(hours=9))],
+    ids=["utc", "naive", "minus-8", "plus-9"],
+)
+def test_a_turn_read_once_keeps_what_the_write_reads_and_its_date_context(
+    tmp_path: Path, zone: timezone | None
+) -> None:
+    # Conversation ingest reads a turn's times once for its date context
+    # and its kept form: each must be what reading it alone would give,
+    # in every zone (late evening, where UTC is another day), for a long
+    # turn cut into parts, and for a speaker named like a month.
+    when = datetime(2026, 5, 8, 23, 30, tzinfo=zone)
+    long = " ".join(
+        f"On day {i} we met again, and the launch moved from yesterday to next Friday."
+        for i in range(40)
+    )
+    turns = [
+        ("May", "I went yesterday, and the audit is on 3 December."),
+        ("Ann", "see you next Friday"),
+        ("Ann", "Nothing with a time in it."),
+        ("Kenji", long + " The review is the week after 12 June 2026."),
+    ]
+    path = tmp_path / "p.db"
+    settings = Settings(agent_id="ann", signals=False, max_content_chars=1500)
+    with Palace(
+        path, agent_id="ann", embedder=HashingEmbedder(dimensions=32), settings=settings
+    ) as p:
+        p.add_messages(
+            [
+                Message(content=text, role="user", speaker=who, session="s1", created_at=when)
+                for who, text in turns
+            ]
+        )
+        stored_turns = p.memories(limit=50, categories="conversation")
+    kept = _kept(path)
+    assert len(stored_turns) >= len(turns) + 1  # the long turn is in parts
+    for memory in stored_turns:
+        content = memory.content
+        assert kept[content] == stored.written(content, memory.created_at), content
+        who = str(memory.metadata["speaker"])
+        text = content[len(who) + 2 :]
+        dates = transcripts.date_context(text, when)
+        lines = (memory.context or "").splitlines()
+        assert [line for line in lines if line.startswith("when: ")] == dates, content
+    month = next(m for m in stored_turns if m.content.startswith("May: "))
+    labels = (month.context or "").removeprefix("when: ").split("; ")
+    assert "May 2026" not in labels and labels[-1] == "3 December 2025"  # not the speaker
+    said = stored.decode(kept[month.content], month.content) or []
+    assert [m.label for m in said][-1] == "3 December 2025"
 
 
 def test_recall_ranks_the_same_with_the_kept_times_as_without(tmp_path: Path) -> None:
