@@ -485,3 +485,39 @@ def test_erase_runs_in_a_seat_as_the_other_operations_do(
     assert bob.get(theirs.id).id == theirs.id
     with pytest.raises(NotFoundError):
         erasure.forget_hard(seat, theirs.id)  # bob's isolated note: ann cannot see it
+
+
+def test_an_erasure_of_everything_a_seat_may_change_needs_no_look_for_versions(
+    make_palace: Callable[..., Palace],
+) -> None:
+    """An agent's erasure (and a peer-facing view's of its channel) reaches
+    every memory the seat may change, so it does not look for their older
+    versions: what it erases is what the look would have added to."""
+    coach = make_palace("coach")
+    peer = make_palace("coach", channel="peer:1", peer=True)
+    other = make_palace("other")
+    for view, tag in ((coach, "own"), (peer, "peer")):
+        first = view.remember(f"The {tag} deploy window is Tuesday")
+        second = view.update(first.id, content=f"The {tag} deploy window is Thursday")
+        view.update(second.id, content=f"The {tag} deploy window is Friday")
+        view.forget(view.remember(f"An archived {tag} note").id)
+    other.remember("The other agent's deploy window is Monday", visibility="shared")
+    for view, selection in (
+        (coach, Selection.agent()),
+        (peer, Selection.agent()),
+        (peer, Selection.channel("peer:1")),
+    ):
+        seat = Seat(view.engine, view.scope)
+        assert erasure._closed(seat.scope, selection)
+        chosen = erasure._chosen(seat, selection, "erase")
+        looked = erasure.erase_memories(seat, chosen, selection.to_dict(), confirm=False)
+        assert looked.counts.versions == 0  # the look finds nothing outside
+        quick = erasure.erase(seat, selection)
+        assert (quick.counts, quick.digest) == (looked.counts, looked.digest)
+    admin = make_palace("admin", management=True)
+    assert not erasure._closed(admin.scope, Selection.agent())
+    assert not erasure._closed(coach.scope, Selection.channel("peer:1"))
+    assert peer.erase(Selection.agent(), confirm=True).counts.memories == 4
+    assert coach.erase(Selection.agent(), confirm=True).counts.memories == 4
+    assert _count(coach.store, "memories", "agent_id = ?", "coach") == 0
+    assert _count(coach.store, "memories") == 1
