@@ -37,6 +37,7 @@ __all__ = [
     "link_cosine",
     "newer_first",
     "older_first",
+    "reordered",
     "same_subject_cosine",
 ]
 
@@ -133,7 +134,7 @@ def newer_first(
                 head.insert(j, head.pop(at))
                 placed_above[newer.memory.id] = older.id
                 break
-    return _reordered(hits, head, placed_above, "newer: placed above")
+    return reordered(hits, head, placed_above, "newer: placed above")
 
 
 def carried_forward(
@@ -183,10 +184,10 @@ def older_first(hits: HitList, *, window: int = WINDOW) -> HitList:
         if above is not None:
             head.insert(above, head.pop(at))
             placed_above[old.memory.id] = head[above + 1].memory.id
-    return _reordered(hits, head, placed_above, "older: placed above")
+    return reordered(hits, head, placed_above, "older: placed above")
 
 
-def _reordered(hits: HitList, head: list[Hit], placed_above: dict[str, str], why: str) -> HitList:
+def reordered(hits: HitList, head: list[Hit], placed_above: dict[str, str], why: str) -> HitList:
     """``hits`` with its first ``len(head)`` in ``head``'s order, each hit
     moved above another saying so (``why`` and the other's id)."""
     if not placed_above:

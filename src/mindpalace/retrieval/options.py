@@ -69,6 +69,9 @@ class RecallOptions:
         newer_first: of two memories written on their own about one subject
             among the best hits, put the newer first (``currency.py``),
             unless the time prior lifted the older one more.
+        introduction_first: a question asking who a named person is ("who
+            is Nell?") puts first, among the best hits, the memory written
+            on its own that introduces them (``identity.py``).
         answer_support: lower every hit's relevance below 0.5 when the best
             hits neither carry the question's words nor come close to it
             (``answered.py``): the palace probably does not hold the answer.
@@ -101,6 +104,7 @@ class RecallOptions:
     ann_candidates: int = 400
     rerank: bool = True
     newer_first: bool = True
+    introduction_first: bool = True
     answer_support: bool = True
 
     @property

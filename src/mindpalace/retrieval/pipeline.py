@@ -43,6 +43,7 @@ from mindpalace.retrieval import (
     answered,
     currency,
     hybrid,
+    identity,
     instore,
     parts,
     ranking,
@@ -228,9 +229,7 @@ def recall(
             hits = with_parts(store, hits, at.index.model, query_vector, forest.window)
             hits = reranker.reranked(hits, forest, query)
             clock.lap("rerank", hits=len(hits))
-        same_subject = currency.same_subject_cosine(at.index.model)
-        if options.newer_first and same_subject is not None:
-            hits = currency.newer_first(hits, _vectors_of(at.index), cosine=same_subject)
+        hits = _in_order(hits, query, at.index, options)
         if scorer is not None:
             hits = learned.rescored(hits, scorer, now=now, limit=limit, judgments=ranked.feedback)
             clock.lap("scorer", hits=len(hits))
@@ -246,6 +245,18 @@ def recall(
         hits = answered.judged(query, hits, at.index.model)
         clock.lap("support", hits=len(hits))
     hits.timings = clock.laps
+    return hits
+
+
+def _in_order(hits: HitList, query: str, index: DenseIndex, options: RecallOptions) -> HitList:
+    """The orders over the ranked hits that no stage scores: the newer of
+    two statements of one subject first (``currency``), and the memory
+    introducing the person a question asks about (``identity``)."""
+    same_subject = currency.same_subject_cosine(index.model)
+    if options.newer_first and same_subject is not None:
+        hits = currency.newer_first(hits, _vectors_of(index), cosine=same_subject)
+    if options.introduction_first:
+        hits = identity.introduction_first(hits, query)
     return hits
 
 
