@@ -124,9 +124,7 @@ NOW = datetime(2026, 11, 27, 17, 0, tzinfo=timezone.utc)
 
 
 @pytest.mark.parametrize("on", [True, False])
-def test_a_palace_answers_who_someone_is_with_their_introduction(
-    tmp_path: Path, on: bool
-) -> None:
+def test_a_palace_answers_who_someone_is_with_their_introduction(tmp_path: Path, on: bool) -> None:
     with Palace(
         tmp_path / "p.db", agent_id="ann", settings=Settings(agent_id="ann", embedder="static")
     ) as palace:
