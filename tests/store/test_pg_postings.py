@@ -305,13 +305,20 @@ def test_an_erasure_keeps_the_keyword_records_by_set(
         bob = Palace(
             store=store, agent_id="bob", settings=Settings(agent_id="bob", embedder="none")
         )
-        receipt = bob.erase(Selection.agent(), confirm=True)
-        assert receipt.counts.memories > 0
-        assert _postings(postgres_url) == _recomputed(postgres_url)
-        kept, fresh, parts, counted = _counts(postgres_url)
-        assert [tuple(r) for r in kept] == [tuple(r) for r in fresh]
-        assert [tuple(r) for r in parts] == [tuple(r) for r in counted]
-        assert not any(r[0] == "bob" for r in parts)
+        # Part of each partition (its postings one by one), then the rest
+        # (whole partitions: their postings by key), then an agent at once.
+        for agent, selection in (
+            ("bob", Selection.matching(categories="conversation")),
+            ("bob", Selection.matching(categories="event")),
+            ("cy", Selection.agent()),
+        ):
+            receipt = _agent(store, agent).erase(selection, confirm=True)
+            assert receipt.counts.memories > 0
+            assert _postings(postgres_url) == _recomputed(postgres_url)
+            kept, fresh, parts, counted = _counts(postgres_url)
+            assert [tuple(r) for r in kept] == [tuple(r) for r in fresh]
+            assert [tuple(r) for r in parts] == [tuple(r) for r in counted]
+        assert not any(r[0] in ("bob", "cy") for r in parts)
         # The writes after it are kept row by row again.
         ann = Palace(
             store=store, agent_id="ann", settings=Settings(agent_id="ann", embedder="none")

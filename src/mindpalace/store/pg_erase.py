@@ -15,6 +15,12 @@ chunk and partition (and each key's count once per chunk). The triggers
 stand aside while a transaction says so (``mindpalace.rows_by_set``,
 local to it, set around those statements only).
 Every other write keeps them row by row.
+
+Where the erasure takes every row of a partition (an agent's own
+memories, a channel), that partition's postings go by key: each of its
+words' keys, found from the erased rows, has its postings deleted as one
+range of the index and its count row with them. A posting is then not
+looked up by (key, memory) one at a time.
 """
 
 from __future__ import annotations
@@ -55,7 +61,8 @@ SET_DELETE_SCHEMA = [
     """,
 ]
 
-# One chunk of memories (parameter: their seqs) deleted, with their
+# One chunk of memories (parameters: their seqs; those of them in a
+# partition not erased whole, whose postings go here) deleted, with their
 # postings and their keys' counts, their partitions' and the palace's
 # counts and lengths: all data-modifying parts of one statement run, on one
 # snapshot. It returns the keys whose count it brought to 0 (their rows go
@@ -66,7 +73,8 @@ WITH gone AS MATERIALIZED (
 ),
 postings AS (
     DELETE FROM text_postings t
-    USING (SELECT g.seq, k.key FROM gone AS g,
+    USING (SELECT g.seq, k.key FROM gone AS g
+                  JOIN unnest(?::BIGINT[]) AS kept(seq) ON kept.seq = g.seq,
                   unnest(mp_text_keys(g.agent_id, g.visibility, g.group_name, g.channel, g.fts))
                   AS k(key) ORDER BY k.key, g.seq) AS d
     WHERE t.key = d.key AND t.seq = d.seq
@@ -97,6 +105,33 @@ SELECT array_agg(key) FROM counted WHERE n <= 0
 """
 _UNCOUNTED = "DELETE FROM text_key_counts WHERE key = ANY (?::BIGINT[]) AND n <= 0"
 
+# The partitions whose every row is among those to erase (parameter: their
+# seqs), each with its rows' seqs.
+_WHOLE = f"""
+SELECT array_agg(m.seq) FROM memories AS m
+JOIN (SELECT {_SCOPE}, COUNT(*) AS n FROM memories WHERE seq = ANY (?::BIGINT[])
+      GROUP BY {_SCOPE}) AS e USING ({_SCOPE})
+JOIN text_scopes AS s USING ({_SCOPE})
+WHERE s.docs = e.n AND m.seq = ANY (?::BIGINT[])
+GROUP BY {_SCOPE}
+"""
+# Every posting and count row of those partitions' keys (parameter: their
+# rows' seqs): each key's postings one range of the index.
+_BY_KEY = """
+WITH keys AS MATERIALIZED (
+    SELECT DISTINCT k.key FROM memories AS m,
+        unnest(mp_text_keys(m.agent_id, m.visibility, m.group_name, m.channel, m.fts)) AS k(key)
+    WHERE m.seq = ANY (?::BIGINT[])
+),
+postings AS (
+    DELETE FROM text_postings AS t USING keys WHERE t.key = keys.key
+),
+counts AS (
+    DELETE FROM text_key_counts AS c USING keys WHERE c.key = keys.key
+)
+SELECT COUNT(*) FROM keys
+"""
+
 
 class PgSetDeletes(SqlCore):
     """``_delete_memories`` for PostgreSQL (mixed into ``PostgresStore``)."""
@@ -105,8 +140,16 @@ class PgSetDeletes(SqlCore):
         """Delete these memories and their keyword records, by set, in
         chunks of ``SET_CHUNK``."""
         cur.execute("SELECT set_config(%s, 'on', true)", (_BY_SET,))
+        everything = list(seqs)
+        whole: set[int] = set()
+        for (members,) in self._exec(cur, _WHOLE, [everything, everything]).fetchall():
+            whole.update(int(seq) for seq in members)
+        if whole:
+            self._exec(cur, _BY_KEY, [sorted(whole)])
         for start in range(0, len(seqs), SET_CHUNK):
-            row = self._exec(cur, _DELETE, [list(seqs[start : start + SET_CHUNK])]).fetchone()
+            chunk = list(seqs[start : start + SET_CHUNK])
+            partial = [seq for seq in chunk if seq not in whole]
+            row = self._exec(cur, _DELETE, [chunk, partial]).fetchone()
             if row is not None and row[0]:
                 self._exec(cur, _UNCOUNTED, [list(row[0])])
         cur.execute("SELECT set_config(%s, 'off', true)", (_BY_SET,))
