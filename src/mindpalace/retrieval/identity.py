@@ -99,8 +99,13 @@ def introduces(memory: Memory, asked: str) -> int:
     if memory.kind is MemoryKind.MESSAGE or memory.category is Category.CONVERSATION:
         return 0
     text = memory.content
+    lowered = text.lower()
+    if not all(part in lowered for part in asked.lower().split()):
+        return 0  # every way of introducing the name writes each of its words
     best = 0
     single = len(asked.split()) == 1
+    # Another name is given only where the asked one is written out.
+    named = re.search(rf"\b{re.escape(asked)}\b", text, re.IGNORECASE) is not None
     for clause in _CLAUSE.finditer(text):
         opening = _NAME.match(text, clause.end())
         if opening is None:
@@ -111,8 +116,9 @@ def introduces(memory: Memory, asked: str) -> int:
         whole = subject.lower() == asked.lower()
         if len(subject.split()) < 2 and not (whole and single):
             continue
-        segment = text[clause.end() :]
-        if not (_holds(subject, asked) or _other_name(segment, subject, asked)):
+        if not _holds(subject, asked) and not (
+            named and _other_name(text[clause.end() :], subject, asked)
+        ):
             continue
         best = max(best, 2 if _COPULA.match(text, opening.end()) else 1)
         if best == 2:
