@@ -244,7 +244,7 @@ class _TurnRecords:
         records = []
         for number, piece in enumerate(pieces, start=1):
             content = prefix + piece.text
-            said, kept = _times(content, len(prefix), when)
+            said, kept = _times(content, len(prefix), when, dates=self._dates)
             metadata: dict[str, Any] = {
                 "role": message.role,
                 "speaker": message.who,
@@ -337,7 +337,9 @@ def _date_line(said: list[TimeMention]) -> list[str]:
     return [f"when: {'; '.join(labels)}"] if labels else []
 
 
-def _times(content: str, start: int, when: datetime) -> tuple[list[TimeMention], str]:
+def _times(
+    content: str, start: int, when: datetime, *, dates: bool = True
+) -> tuple[list[TimeMention], str]:
     """The times the turn's text (``content`` from ``start``, after the
     speaker's name) states, resolved against ``when`` for its date context,
     and the kept form of those ``content`` states (``stored_times.written``).
@@ -346,9 +348,12 @@ def _times(content: str, start: int, when: datetime) -> tuple[list[TimeMention],
     resolves against UTC: the mentions in the text are those of the content
     past the name (the same dates on every turn of LoCoMo and LongMemEval_S,
     121,000 texts). A turn timed in another zone is read twice, so each
-    keeps its own reference.
+    keeps its own reference. Without a date context (``dates`` False) only
+    the kept form is read.
     """
     found = find_times(content, stored_times.reference(when))
+    if not dates:
+        return [], stored_times.encode(found)
     if when.utcoffset():
         said = find_times(content[start:], when)
     else:

@@ -219,6 +219,18 @@ def test_a_turn_read_once_keeps_what_the_write_reads_and_its_date_context(
     assert "May 2026" not in labels and labels[-1] == "3 December 2025"  # not the speaker
     said = stored.decode(kept[month.content], month.content) or []
     assert [m.label for m in said][-1] == "3 December 2025"
+    # Without a date context the turn still keeps what the write reads.
+    bare = tmp_path / "bare.db"
+    with Palace(
+        bare, agent_id="ann", embedder=HashingEmbedder(dimensions=32), settings=settings
+    ) as p:
+        p.add_messages(
+            [Message(content=turns[0][1], role="user", speaker="May", created_at=when)],
+            dates=False,
+        )
+        [plain] = p.memories(limit=5, categories="conversation")
+    assert "when: " not in (plain.context or "")
+    assert _kept(bare)[plain.content] == stored.written(plain.content, plain.created_at)
 
 
 def test_recall_ranks_the_same_with_the_kept_times_as_without(tmp_path: Path) -> None:
