@@ -149,6 +149,70 @@ def test_edge_counts_follow_the_memories_that_support_them(palace: Palace) -> No
     assert edge() == [] and _count(palace.store, "entities") == 0
 
 
+def _graph(store: Store) -> tuple[dict[str, int], dict[tuple[str, str], int]]:
+    """Each entity's mention count and each edge's count, by names."""
+    names = {int(seq): str(norm) for seq, norm in _rows(store, "SELECT seq, norm FROM entities")}
+    mentions = {
+        names[int(e)]: int(n)
+        for e, n in _rows(store, "SELECT entity_seq, COUNT(*) FROM mentions GROUP BY entity_seq")
+    }
+    kept = {
+        names[int(seq)]: int(n) for seq, n in _rows(store, "SELECT seq, mentions FROM entities")
+    }
+    assert kept == mentions  # the kept count is the rows'
+    edges = {
+        tuple(sorted((names[int(a)], names[int(b)]))): int(n)
+        for a, b, n in _rows(store, "SELECT src_seq, dst_seq, count FROM entity_edges")
+    }
+    return mentions, edges  # type: ignore[return-value]
+
+
+def test_the_graph_left_is_the_graph_of_what_is_left(
+    make_palace: Callable[..., Palace], tmp_path: Any
+) -> None:
+    """After erasing one session, the names and their co-occurrence edges
+    are those a palace of the other session's memories alone holds: every
+    edge only the erased memories supported goes, shared edges lose their
+    count, names no memory mentions any more go with their edges."""
+    rnd = __import__("random").Random(7)
+    people = ["Alice Chen", "Bob Stone", "Carol Diaz", "Dan Wu", "Eve Park", "Ines Moreau"]
+    words = "falcon budget river garden schema deploy ledger harbour violin orchard".split()
+    texts = []
+    for i in range(24):
+        who = rnd.sample(people[:4] if i % 2 else people, k=rnd.choice([2, 3]))
+        said = ". ".join(f"{name} spoke about the {rnd.choice(words)}" for name in who)
+        texts.append((f"s{i % 2}", f"{said}. Meeting {i}."))
+    texts.append(("s1", "Zora Lind checked the orchard. Meeting 99."))
+    ann = make_palace("ann")
+    for session, text in texts:
+        ann.remember(text, session=session)
+    # An edge no memory's names gave (as an import may write one): it goes
+    # with the name only erased memories mention, and is counted.
+    with ann.store._write() as cur:  # type: ignore[attr-defined]
+        ann.store._exec(  # type: ignore[attr-defined]
+            cur,
+            "INSERT INTO entity_edges (src_seq, dst_seq, count, weight, updated_at)"
+            " SELECT a.seq, b.seq, 1, 0.5, 0 FROM entities a, entities b"
+            " WHERE a.norm = 'ines moreau' AND b.norm = 'zora lind'",
+        )
+    before = _graph(ann.store)
+    assert ("ines moreau", "zora lind") in before[1]
+    receipt = ann.erase(Selection.session("s0"), confirm=True)
+    assert receipt.counts.memories == 12
+    assert ann.erase(Selection.session("s0")).counts.memories == 0
+    with Palace(tmp_path / "rest.db", agent_id="ann") as rest:
+        for session, text in texts:
+            if session == "s1":
+                rest.remember(text, session=session)
+        expected = _graph(rest.store)
+    after = _graph(ann.store)
+    assert after == expected
+    assert after != before and "ines moreau" in before[0] and "ines moreau" not in after[0]
+    assert receipt.counts.entities == len(before[0]) - len(after[0])
+    assert receipt.counts.entity_edges == len(before[1]) - len(after[1])
+    assert receipt.counts.mentions == sum(before[0].values()) - sum(after[0].values())
+
+
 def test_a_deleted_turn_leaves_no_copy_in_the_next_turns_context(palace: Palace) -> None:
     when = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
     turns = palace.add_messages(

@@ -13,7 +13,7 @@ from mindpalace.models import Scope
 from mindpalace.store import Store
 from mindpalace.store.candidates_sql import FACT_MENTIONS, MEMORIES_BY_KEY
 from mindpalace.store.core import FLAG_CHANGES
-from mindpalace.store.erase_sql import LOOKUPS, MODELS, change_clause
+from mindpalace.store.erase_sql import EDGES_OF_PAIRS, LOOKUPS, MODELS, change_clause
 
 pytestmark = pytest.mark.parametrize("backend", ["sqlite", "postgres"], indirect=True)
 
@@ -62,6 +62,42 @@ def test_each_erase_lookup_finds_its_rows_by_index(store: Store, name: str) -> N
     else:
         assert "Seq Scan" not in plan, plan
         assert "Index" in plan, plan
+
+
+def test_the_edges_of_pairs_are_probed_by_key(store: Store) -> None:
+    """An erasure reads only the edges its memories supported: each pair of
+    entities, probed by the edges' key (not every edge of each entity), and
+    finds the stored ones."""
+    table, given = store.dialect.pair_rows([(1, 2), (2, 3), (1, 3)])  # type: ignore[attr-defined]
+    plan = _explain(store, EDGES_OF_PAIRS.format(table), given)
+    if store.dialect.name == "sqlite":  # type: ignore[attr-defined]
+        assert "SCAN e" not in plan and "SCAN entity_edges" not in plan, plan
+        assert "SEARCH e USING" in plan, plan
+    else:
+        assert "Seq Scan on entity_edges" not in plan, plan
+        assert "Index" in plan, plan
+    with store._write() as cur:  # type: ignore[attr-defined]
+        for n in (1, 2, 3, 4):
+            store._exec(  # type: ignore[attr-defined]
+                cur,
+                "INSERT INTO entities (id, agent_id, visibility, name, norm, type, kind,"
+                " created_at, updated_at)"
+                " VALUES (?, 'a', 'isolated', ?, ?, 'person', 'entity', 0, 0)",
+                [f"ent_{n}", f"N{n}", f"n{n}"],
+            )
+        seqs = [r[0] for r in store._exec(cur, "SELECT seq FROM entities ORDER BY seq").fetchall()]  # type: ignore[attr-defined]
+        for (a, b), count in {(0, 1): 5, (1, 2): 1, (0, 3): 7}.items():
+            store._exec(  # type: ignore[attr-defined]
+                cur,
+                "INSERT INTO entity_edges (src_seq, dst_seq, count, weight, updated_at)"
+                " VALUES (?, ?, ?, 0.5, 0)",
+                [seqs[a], seqs[b], count],
+            )
+    wanted = [(seqs[0], seqs[1]), (seqs[1], seqs[2]), (seqs[0], seqs[2]), (seqs[1], seqs[0])]
+    table, given = store.dialect.pair_rows(wanted)  # type: ignore[attr-defined]
+    with store._read() as cur:  # type: ignore[attr-defined]
+        found = sorted(tuple(r) for r in store._exec(cur, EDGES_OF_PAIRS.format(table), given))  # type: ignore[attr-defined]
+    assert found == sorted([(seqs[0], seqs[1], 5), (seqs[1], seqs[2], 1)])
 
 
 @pytest.mark.parametrize("table", ["embeddings", "part_vectors"])

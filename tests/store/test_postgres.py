@@ -239,3 +239,23 @@ def test_mindpalace_db_may_name_a_postgres_url(
     with Palace(embedder=HashingEmbedder()) as palace:
         assert palace.store.location == postgres_url
         assert [m.content for m in palace.memories()] == ["Stored through the environment"]
+
+
+def test_a_chunk_of_keys_reaches_the_server_as_given(postgres_url: str) -> None:
+    """A chunk of keys goes as the text of one array: quotes, backslashes,
+    braces, commas, spaces, empty strings and the word NULL come back as
+    written, integers as numbers."""
+    texts = ['plain', 'say "hi"', "back\\slash\\", "{brace},comma", " spaced ", "", "NULL",
+             "it's", "ünïcode ✓", "\\\"", "a\nb"]  # fmt: skip
+    numbers = [0, -1, 2**62, 7]
+    store = open_store(postgres_url)
+    try:
+        assert isinstance(store, PostgresStore)
+        with store._read() as cur:
+            for values in (texts, numbers):
+                sql, params = store.dialect.marks(values)
+                assert len(params) == 1
+                got = [row[0] for row in store._exec(cur, sql, params).fetchall()]
+                assert got == values
+    finally:
+        store.close()

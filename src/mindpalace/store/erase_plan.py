@@ -17,7 +17,13 @@ from itertools import combinations
 
 from mindpalace.store.migrations import TURN_CONTEXT_CHARS
 
-__all__ = ["ErasePlan", "contexts_cut", "cut_context", "edge_changes", "returned"]
+__all__ = [
+    "ErasePlan",
+    "co_mentions",
+    "contexts_cut",
+    "cut_context",
+    "returned",
+]
 
 # Trimmed from the end of a turn's start, as the ingest does (transcripts.py).
 _SPACES = " \t\n\r\x0b\x0c"
@@ -63,21 +69,18 @@ class ErasePlan:
         return sum(1 for (a, b), left in self.edges.items() if left <= 0 or {a, b} & gone)
 
 
-def edge_changes(
-    mentions: Iterable[tuple[int, int]],
-    edges: Iterable[tuple[int, int, int]],
-) -> dict[tuple[int, int], int]:
-    """For each stored edge ``(src, dst, count)`` between two entities an
-    erased memory mentions together (``mentions``: its ``(memory seq,
-    entity seq)`` rows), the count left once those memories are gone:
-    each memory added one to the pair's count (graph_sql.py)."""
+def co_mentions(mentions: Iterable[tuple[int, int]]) -> Counter[tuple[int, int]]:
+    """For each pair of entities (lower seq first) that memories mention
+    together (``mentions``: ``(memory seq, entity seq)`` rows), how many
+    of those memories mention both: what each added to the pair's edge
+    count (graph_sql.py)."""
     by_memory: dict[int, set[int]] = {}
     for memory_seq, entity_seq in mentions:
         by_memory.setdefault(memory_seq, set()).add(entity_seq)
     lost: Counter[tuple[int, int]] = Counter()
     for entities in by_memory.values():
         lost.update(combinations(sorted(entities), 2))
-    return {(a, b): count - lost[(a, b)] for a, b, count in edges if (a, b) in lost}
+    return lost
 
 
 def returned(data: str, erased: Collection[str]) -> bool:

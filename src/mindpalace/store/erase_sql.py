@@ -39,7 +39,12 @@ from typing import Any
 from mindpalace.models import Memory, RecallFilters, Scope
 from mindpalace.receipts import CLEANUP_DONE, CLEANUP_PENDING, ErasureTally, Receipt, Sweep
 from mindpalace.store.core import Cursor, SqlCore
-from mindpalace.store.erase_plan import ErasePlan, contexts_cut, edge_changes, returned
+from mindpalace.store.erase_plan import (
+    ErasePlan,
+    co_mentions,
+    contexts_cut,
+    returned,
+)
 from mindpalace.store.fragments import (
     SELECT_MEMORY,
     filter_clause,
@@ -50,7 +55,7 @@ from mindpalace.store.fragments import (
 )
 from mindpalace.store.same_as_sql import NOT_APART
 
-__all__ = ["LOOKUPS", "MODELS", "EraseSql"]
+__all__ = ["EDGES_OF_PAIRS", "LOOKUPS", "MODELS", "EraseSql"]
 
 _CHUNK = 500
 # Up to this many erased ids, recall signals are narrowed in SQL first.
@@ -81,6 +86,12 @@ LOOKUPS: dict[str, str] = {
     "delete": "DELETE FROM memories WHERE seq IN ({})",
 }
 
+
+# The co-occurrence edges of given (src, dst) pairs ({}: the pairs' rows).
+EDGES_OF_PAIRS = (
+    "SELECT e.src_seq, e.dst_seq, e.count FROM {} AS p"
+    " JOIN entity_edges e ON e.src_seq = p.a AND e.dst_seq = p.b"
+)
 
 # The models a vector table holds, one step of its key (model, text_hash)
 # from each to the next.
@@ -388,32 +399,50 @@ class EraseSql(SqlCore):
         return [str(r[0]) for r in rows]
 
     def _plan_graph(self, cur: Cursor, plan: ErasePlan) -> None:
-        """Mentions, entities left without one, edges left without support."""
+        """Mentions, entities left without one, edges left without support.
+
+        Only the edges an erased memory supported are read (each pair of
+        entities it mentions, probed by key), and those of the entities that
+        go: the edges of every entity an erased memory mentions took half an
+        agent's erasure at a million memories (a name many memories share
+        has an edge to most of the palace's names)."""
         pairs = [(int(m), int(e)) for m, e in self._rows(cur, LOOKUPS["mentions"], plan.seqs)]
         plan.mentions = len(pairs)
         lost = Counter(e for _, e in pairs)
-        touched = sorted(lost)
         for entity, total in self._rows(
             cur,
             "SELECT entity_seq, COUNT(*) FROM mentions WHERE entity_seq IN ({})"
             " GROUP BY entity_seq",
-            touched,
+            sorted(lost),
         ):
             plan.entities[int(entity)] = int(total) - lost[int(entity)]
-        edges = {
-            (int(a), int(b)): int(n)
-            for column in ("src_seq", "dst_seq")
-            for a, b, n in self._rows(
-                cur,
-                f"SELECT src_seq, dst_seq, count FROM entity_edges WHERE {column} IN ({{}})",
-                touched,
-            )
+        orphans = plan.orphans
+        supported = co_mentions(pairs)
+        # Each erased memory added one to its pairs' counts (graph_sql.py).
+        plan.edges = {
+            (int(a), int(b)): int(n) - supported[(int(a), int(b))]
+            for a, b, n in self._pair_rows(cur, EDGES_OF_PAIRS, sorted(supported))
         }
-        plan.edges = edge_changes(pairs, [(a, b, n) for (a, b), n in edges.items()])
-        orphans = set(plan.orphans)
-        for (a, b), n in edges.items():
-            if (a in orphans or b in orphans) and (a, b) not in plan.edges:
-                plan.edges[(a, b)] = n  # goes with its entity
+        # An entity that goes takes its edges along. Those it shares with an
+        # erased memory's other names are known now; any other (one an
+        # import wrote, say) is read, once the counts say there is one.
+        gone = set(orphans)
+        for end, column in enumerate(("src_seq", "dst_seq")):
+            known = sum(1 for pair in plan.edges if pair[end] in gone)
+            sql = f"SELECT {{}} FROM entity_edges WHERE {column} IN ({{{{}}}})"
+            if self._count(cur, sql.format("COUNT(*)"), orphans) == known:
+                continue
+            for a, b, n in self._rows(cur, sql.format("src_seq, dst_seq, count"), orphans):
+                plan.edges.setdefault((int(a), int(b)), int(n))
+
+    def _pair_rows(self, cur: Cursor, sql: str, pairs: Sequence[tuple[int, int]]) -> list[Any]:
+        """``sql``'s rows over chunks of ``pairs`` (``{}``: a chunk's rows,
+        ``dialect.pair_rows``)."""
+        rows: list[Any] = []
+        for start in range(0, len(pairs), _CHUNK // 2):
+            table, given = self.dialect.pair_rows(pairs[start : start + _CHUNK // 2])
+            rows += self._exec(cur, sql.format(table), given).fetchall()
+        return rows
 
     def _plan_signals(self, cur: Cursor, plan: ErasePlan, sweep: Sweep | None) -> None:
         """Signals about the memories, of the swept scope, and recalls that

@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from mindpalace.store.core import Cursor, SqlCore
+from mindpalace.store.dialect import array_literal
 from mindpalace.store.pg_text import SCOPE_COLUMNS as _SCOPE
 from mindpalace.store.pg_text import TEXT_COLUMNS as _TEXTS
 
@@ -140,16 +141,18 @@ class PgSetDeletes(SqlCore):
         """Delete these memories and their keyword records, by set, in
         chunks of ``SET_CHUNK``."""
         cur.execute("SELECT set_config(%s, 'on', true)", (_BY_SET,))
-        everything = list(seqs)
+        everything = array_literal(seqs)
         whole: set[int] = set()
         for (members,) in self._exec(cur, _WHOLE, [everything, everything]).fetchall():
             whole.update(int(seq) for seq in members)
         if whole:
-            self._exec(cur, _BY_KEY, [sorted(whole)])
+            self._exec(cur, _BY_KEY, [array_literal(sorted(whole))])
         for start in range(0, len(seqs), SET_CHUNK):
             chunk = list(seqs[start : start + SET_CHUNK])
             partial = [seq for seq in chunk if seq not in whole]
-            row = self._exec(cur, _DELETE, [chunk, partial]).fetchone()
+            row = self._exec(
+                cur, _DELETE, [array_literal(chunk), array_literal(partial)]
+            ).fetchone()
             if row is not None and row[0]:
-                self._exec(cur, _UNCOUNTED, [list(row[0])])
+                self._exec(cur, _UNCOUNTED, [array_literal(row[0])])
         cur.execute("SELECT set_config(%s, 'off', true)", (_BY_SET,))

@@ -30,7 +30,7 @@ from mindpalace.errors import BusyError, ConfigError, StorageError
 from mindpalace.models import RecallFilters, Scope
 from mindpalace.store.base import SERVER_SCHEMES, VectorBatch, redact_url
 from mindpalace.store.core import Cursor
-from mindpalace.store.dialect import Dialect, TextQuery
+from mindpalace.store.dialect import Dialect, TextQuery, array_literal
 from mindpalace.store.fragments import filter_clause, scope_clause
 from mindpalace.store.pg_text import SCOPE_KEY_SCHEMA, SCOPE_TOKENS_SCHEMA
 from mindpalace.store.sql import SqlStore
@@ -214,12 +214,20 @@ class PostgresDialect(Dialect):
         """One array parameter for ``values`` (all integers or all
         strings): psycopg parses a statement's placeholders on the client,
         and an erasure's look-ups of 500 placeholders each spent a fifth of
-        its time there. Other values: one placeholder each."""
+        its time there. The array goes as its text (``array_literal``).
+        Other values: one placeholder each."""
         if values and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
-            return "SELECT unnest(?::BIGINT[])", [list(values)]
+            return "SELECT unnest(?::BIGINT[])", [array_literal(values)]
         if values and all(isinstance(v, str) for v in values):
-            return "SELECT unnest(?::TEXT[])", [list(values)]
+            return "SELECT unnest(?::TEXT[])", [array_literal(values)]
         return super().marks(values)
+
+    def pair_rows(self, pairs: Sequence[tuple[int, int]]) -> tuple[str, list[Any]]:
+        """Two array parameters, unnested side by side."""
+        return "(SELECT * FROM unnest(?::BIGINT[], ?::BIGINT[]) AS u(a, b))", [
+            array_literal(a for a, _ in pairs),
+            array_literal(b for _, b in pairs),
+        ]
 
     def sql(self, text: str) -> str:
         """Shared SQL for psycopg: a literal ``%`` doubled, ``?`` made ``%s``."""
