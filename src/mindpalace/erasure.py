@@ -25,14 +25,14 @@ vacuumed. The receipt says ``cleanup: "pending"``; the erasure log says
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from mindpalace.embed.texts import embed_text, text_hash
 from mindpalace.errors import NotFoundError, ValidationError
 from mindpalace.graph.extract import normalise_name
-from mindpalace.models import Memory, RecallFilters, Scope
+from mindpalace.models import Erasable, Memory, RecallFilters, Scope
 from mindpalace.receipts import CLEANUP_PENDING, ErasureTally, Receipt, Sweep, ids_digest
 from mindpalace.retrieval import warm_cache
 from mindpalace.scoping import check_change
@@ -60,14 +60,14 @@ def _visible(seat: Seat, memory_id: str) -> Memory:
     return memory
 
 
-def _chosen(seat: Seat, selection: Selection, action: str) -> list[Memory]:
+def _chosen(seat: Seat, selection: Selection, action: str) -> list[Erasable]:
     """The memories ``selection`` names that ``seat`` may change."""
     scope, store = seat.scope, seat.engine.store
     kind, value = selection.kind, selection.value or ""
     if kind == "memory":
         memory = _visible(seat, value)
         check_change(scope, memory, action)
-        return [memory]
+        return [Erasable.of(memory)]
     if kind == "agent":
         return store.erasable(scope, _everything(agents=(scope.agent_id,)))
     if kind == "channel":
@@ -147,7 +147,7 @@ def _closed(scope: Scope, selection: Selection) -> bool:
 
 def erase_memories(
     seat: Seat,
-    chosen: list[Memory],
+    chosen: Sequence[Erasable],
     selection: Mapping[str, Any],
     *,
     confirm: bool,
@@ -162,7 +162,7 @@ def erase_memories(
     million memories that look is a read per 500 of them)."""
     scope, engine = seat.scope, seat.engine
     older = [] if closed else engine.store.versions([m.id for m in chosen], scope)
-    memories = [*chosen, *older]
+    memories = [*chosen, *map(Erasable.of, older)]
     for memory in memories:
         check_change(scope, memory, action)
     ids = [m.id for m in memories]

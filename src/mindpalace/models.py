@@ -23,6 +23,7 @@ __all__ = [
     "EmbeddingConfig",
     "Entity",
     "EntityLink",
+    "Erasable",
     "Hit",
     "HitList",
     "Link",
@@ -488,6 +489,24 @@ class Memory:
                 value = dict(value)
             out[name] = value
         return out
+
+
+@dataclass(frozen=True, slots=True)
+class Erasable:
+    """What an erasure reads of each memory it reaches: whose it is (its
+    agent and channel: who may change it) and the text its vectors are
+    keyed by. An agent's erasure at a million memories reads 100,000 of
+    them; a whole ``Memory`` each cost a twentieth of the time allowed."""
+
+    id: str
+    agent_id: str
+    channel: str | None
+    title: str | None
+    content: str
+
+    @classmethod
+    def of(cls, memory: Memory) -> Erasable:
+        return cls(memory.id, memory.agent_id, memory.channel, memory.title, memory.content)
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,7 @@ from typing import Any
 
 from mindpalace.erasure import erase_memories
 from mindpalace.errors import MindPalaceError, NotFoundError, ValidationError
-from mindpalace.models import Memory
+from mindpalace.models import Erasable
 from mindpalace.receipts import Receipt
 from mindpalace.retention_rules import RetentionRule, parse_days, rule_key
 from mindpalace.scoping import check_rule
@@ -152,7 +152,7 @@ class Retention:
 def apply_rules(view: View, rules: list[RetentionRule], *, confirm: bool) -> Receipt:
     """Erase (or, without ``confirm``, count) what ``rules`` reach through ``view``."""
     now = view.now()
-    chosen: dict[str, Memory] = {}
+    chosen: dict[str, Erasable] = {}
     reached: list[dict[str, Any]] = []
     for rule in rules:
         found = view.engine.store.erasable(view.scope, rule.filters(now))

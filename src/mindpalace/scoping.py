@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from mindpalace.errors import PermissionDenied, ValidationError
-from mindpalace.models import Memory, Scope
+from mindpalace.models import Erasable, Memory, Scope
 from mindpalace.validation import check_agent_id, check_identifier
 
 __all__ = [
@@ -119,7 +119,7 @@ def write_channel(scope: Scope, requested: object) -> str | None:
     return channel
 
 
-def check_change(scope: Scope, memory: Memory, action: str) -> None:
+def check_change(scope: Scope, memory: Memory | Erasable, action: str) -> None:
     """Refuse ``action`` on the visible ``memory`` unless ``scope`` may do it
     (the rule is in the module's docstring). A memory ``scope`` cannot see
     is the caller's ``NotFoundError`` before this is asked.

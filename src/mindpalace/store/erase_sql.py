@@ -36,7 +36,7 @@ from collections.abc import Collection, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
-from mindpalace.models import Memory, RecallFilters, Scope
+from mindpalace.models import Erasable, Memory, RecallFilters, Scope
 from mindpalace.receipts import CLEANUP_DONE, CLEANUP_PENDING, ErasureTally, Receipt, Sweep
 from mindpalace.store.core import Cursor, SqlCore
 from mindpalace.store.erase_plan import (
@@ -145,7 +145,7 @@ class EraseSql(SqlCore):
         *,
         channel: str | None = None,
         entity: str | None = None,
-    ) -> list[Memory]:
+    ) -> list[Erasable]:
         """The memories ``scope`` may change that match ``filters`` (archived
         and superseded ones as ``filters`` says), of ``channel`` ("" for
         unchannelled) and mentioning the entity named ``entity`` (a
@@ -173,11 +173,11 @@ class EraseSql(SqlCore):
         with self._read() as cur:
             rows = self._exec(
                 cur,
-                f"SELECT {SELECT_MEMORY} FROM memories m WHERE {' AND '.join(where)}"
-                " ORDER BY m.seq",
+                "SELECT m.id, m.agent_id, m.channel, m.title, m.content FROM memories m"
+                f" WHERE {' AND '.join(where)} ORDER BY m.seq",
                 params,
             ).fetchall()
-        return [row_to_memory(r) for r in rows]
+        return [Erasable(str(i), str(a), c or None, t, str(x)) for i, a, c, t, x in rows]
 
     def versions(self, memory_ids: Collection[str], scope: Scope) -> list[Memory]:
         """The older versions of ``memory_ids`` that ``scope`` may change,

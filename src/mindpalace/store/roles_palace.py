@@ -7,7 +7,15 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from datetime import datetime
 from typing import Any, Protocol
 
-from mindpalace.models import Memory, Mention, RecallFilters, RelationMention, Scope, Stats
+from mindpalace.models import (
+    Erasable,
+    Memory,
+    Mention,
+    RecallFilters,
+    RelationMention,
+    Scope,
+    Stats,
+)
 from mindpalace.receipts import ErasureTally, Receipt, Sweep
 from mindpalace.retention_rules import RetentionRule
 from mindpalace.store.exchange_rows import ImportReport, PalaceRecords
@@ -253,7 +261,7 @@ class Upkeep(Protocol):
         *,
         channel: str | None = None,
         entity: str | None = None,
-    ) -> list[Memory]:
+    ) -> list[Erasable]:
         """The memories ``scope`` may change matching ``filters``, of
         ``channel`` and mentioning the entity (normalised name or alias)
         ``entity``, in write order."""
