@@ -118,11 +118,16 @@ GROUP BY {_SCOPE}
 """
 # Every posting and count row of those partitions' keys (parameter: their
 # rows' seqs): each key's postings one range of the index.
-_BY_KEY = """
-WITH keys AS MATERIALIZED (
-    SELECT DISTINCT k.key FROM memories AS m,
-        unnest(mp_text_keys(m.agent_id, m.visibility, m.group_name, m.channel, m.fts)) AS k(key)
+# Each distinct (partition, word) is hashed once: hashing each row's words
+# (``mp_text_keys``, 33 a row) took 2.6 times as long for the same keys.
+_BY_KEY = f"""
+WITH words AS MATERIALIZED (
+    SELECT DISTINCT {_SCOPE}, w.word
+    FROM memories AS m, unnest(tsvector_to_array(COALESCE(m.fts, ''::tsvector))) AS w(word)
     WHERE m.seq = ANY (?::BIGINT[])
+),
+keys AS MATERIALIZED (
+    SELECT DISTINCT mp_text_key({_SCOPE}, word) AS key FROM words
 ),
 postings AS (
     DELETE FROM text_postings AS t USING keys WHERE t.key = keys.key
