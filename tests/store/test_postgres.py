@@ -19,6 +19,7 @@ from mindpalace.embed.hashing import HashingEmbedder
 from mindpalace.errors import BusyError, ConfigError, StorageError
 from mindpalace.models import NewMemory, RecallFilters, Scope
 from mindpalace.store import open_store
+from mindpalace.store.dialect import array_literal
 from mindpalace.store.postgres import PostgresStore
 from mindpalace.store.sqlite import SQLiteStore
 from mindpalace.validation import content_hash
@@ -259,3 +260,5 @@ def test_a_chunk_of_keys_reaches_the_server_as_given(postgres_url: str) -> None:
                 assert got == values
     finally:
         store.close()
+    with pytest.raises(TypeError, match="all integers or all strings"):
+        array_literal([1, "2"])

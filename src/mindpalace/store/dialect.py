@@ -153,16 +153,22 @@ class Dialect(abc.ABC):
 
 
 def array_literal(values: Iterable[int] | Iterable[str]) -> str:
-    """The text of a PostgreSQL array of ``values`` (integers, or strings
-    each quoted with its backslashes and double quotes escaped), for a
-    parameter cast to ``BIGINT[]`` or ``TEXT[]``: psycopg's own dumping of
-    a list checked each string with a regular expression and each integer's
-    size, a second per 600,000 values (an erasure at a million sends each
-    of its keys several times)."""
-    parts = [
-        str(int(v))
-        if not isinstance(v, str)
-        else '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
-        for v in values
-    ]
-    return "{" + ",".join(parts) + "}"
+    """The text of a PostgreSQL array of ``values`` (all integers, or all
+    strings, each quoted with its backslashes and double quotes escaped),
+    for a parameter cast to ``BIGINT[]`` or ``TEXT[]``: psycopg's own
+    dumping of a list checked each string with a regular expression and
+    each integer's size (an erasure at a million sends each of its keys
+    several times)."""
+    items: list[object] = list(values)
+    strings = [v for v in items if isinstance(v, str)]
+    if len(strings) == len(items):
+        if not strings:
+            return "{}"
+        quoted = (
+            v if "\\" not in v and '"' not in v else v.replace("\\", "\\\\").replace('"', '\\"')
+            for v in strings
+        )
+        return '{"' + '","'.join(quoted) + '"}'
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in items):
+        return "{" + ",".join(map(str, items)) + "}"
+    raise TypeError("an array's values are all integers or all strings")
