@@ -216,11 +216,14 @@ class PostgresDialect(Dialect):
         and an erasure's look-ups of 500 placeholders each spent a fifth of
         its time there. The array goes as its text (``array_literal``).
         Other values: one placeholder each."""
-        if values and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
-            return "SELECT unnest(?::BIGINT[])", [array_literal(values)]
-        if values and all(isinstance(v, str) for v in values):
-            return "SELECT unnest(?::TEXT[])", [array_literal(values)]
-        return super().marks(values)
+        if not values:
+            return super().marks(values)
+        try:
+            literal = array_literal(values)  # decides what the values are, once
+        except TypeError:
+            return super().marks(values)
+        kind = "TEXT" if isinstance(values[0], str) else "BIGINT"
+        return f"SELECT unnest(?::{kind}[])", [literal]
 
     def pair_rows(self, pairs: Sequence[tuple[int, int]]) -> tuple[str, list[Any]]:
         """Two array parameters, unnested side by side."""
