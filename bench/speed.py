@@ -50,6 +50,7 @@ from mindpalace.embed.texts import vector_key
 from mindpalace.models import RecallFilters
 from mindpalace.retrieval import pipeline
 from mindpalace.retrieval.sparse import STOPWORDS
+from mindpalace.store import vector_bytes
 
 CACHE = Path(__file__).resolve().parent / ".cache" / "speed"
 SIZES = {"1k": 1_000, "10k": 10_000, "20k": 20_000, "100k": 100_000, "1m": 1_000_000}
@@ -483,11 +484,9 @@ class Suite:
                 " s = m @ e.embed_query(sys.argv[1]); print(np.argsort(-s)[:10].tolist())"
             )
             with sqlite3_connect(self.path) as conn:
-                dims = len(conn.execute("SELECT vector FROM embeddings LIMIT 1").fetchone()[0]) // 4
-                matrix = np.frombuffer(
-                    b"".join(r[0] for r in conn.execute("SELECT vector FROM embeddings")),
-                    dtype=np.float32,
-                ).reshape(-1, dims)
+                blobs = [bytes(r[0]) for r in conn.execute("SELECT vector FROM embeddings")]
+                matrix = vector_bytes.from_blobs(blobs, vector_bytes.blob_dimensions(blobs[0]))
+                del blobs
             np.save(matrix_file, matrix)
             del matrix
             for q in self.queries[:runs]:

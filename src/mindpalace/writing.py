@@ -39,6 +39,7 @@ from mindpalace.retrieval.sparse import query_terms
 from mindpalace.retrieval.time import stored as stored_times
 from mindpalace.scoping import check_change, write_channel, write_owner
 from mindpalace.seat import Seat
+from mindpalace.store import vector_bytes
 from mindpalace.store.base import AddResult, VectorBatch
 from mindpalace.store.supersede import may_restate
 from mindpalace.validation import check_content, check_context, check_id, content_hash
@@ -271,12 +272,12 @@ def restating(seat: Seat, new: NewMemory, vectors: VectorBatch | None, now: date
     ]
     if not olders:
         return new
-    mine = np.frombuffer(blob, dtype=np.float32)
+    mine = vector_bytes.from_blob(blob)
     best, nearest = cosine, None
     stored = store.memory_vectors(vectors.model, [m.id for m in olders])
     for memory in olders:
         theirs = stored.get(memory.id)
-        other = None if theirs is None else np.frombuffer(theirs, dtype=np.float32)
+        other = None if theirs is None else vector_bytes.from_blob(theirs)
         if other is None or other.shape != mine.shape:
             continue
         norms = float(np.linalg.norm(mine) * np.linalg.norm(other)) or 1.0

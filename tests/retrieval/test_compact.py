@@ -117,7 +117,9 @@ def test_int8_finds_the_rows_floats_find(
                 k = min(max(window, candidates), int(allowed.sum()))
                 order = np.argsort(-np.where(allowed, want.sims, -np.inf), kind="stable")[:k]
                 found = np.argsort(-np.where(allowed, got.sims, -np.inf), kind="stable")[:k]
-                assert np.array_equal(order, found)
+                # The same score at every rank (rows of one score may swap:
+                # the codes' short list is re-scored by another product).
+                np.testing.assert_allclose(want.sims[found], want.sims[order], rtol=0, atol=1e-6)
                 np.testing.assert_allclose(got.sims[order], want.sims[order], rtol=0, atol=1e-6)
                 seen = extra[allowed[extra]]
                 np.testing.assert_allclose(got.sims[seen], want.sims[seen], rtol=0, atol=1e-6)

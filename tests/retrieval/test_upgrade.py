@@ -28,7 +28,7 @@ from mindpalace.errors import ConfigError, EmbeddingError
 from mindpalace.retrieval import indexing, vector_writes
 from mindpalace.retrieval.indexing import BULK_TEXTS
 from mindpalace.retrieval.upgrading import VectorUpgrade
-from mindpalace.store import Store
+from mindpalace.store import Store, vector_bytes
 from mindpalace.store.base import VectorBatch
 from mindpalace.vectorjob import SERVER_LOCK, lock_path
 
@@ -101,7 +101,7 @@ def test_a_bulk_write_is_stored_at_once_and_embedded_after(
     table = palace.engine.store.load_vectors(key)
     row = int(np.flatnonzero(table.ids == memory.id)[0])
     expected = model.embed([embed_text(memory.title, memory.content)])[0]
-    assert np.allclose(table.matrix[row], expected, atol=1e-6)
+    assert np.array_equal(table.matrix[row], vector_bytes.from_blob(vector_bytes.to_blob(expected)))
     assert table.embedded.all()
 
 

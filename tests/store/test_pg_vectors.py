@@ -32,13 +32,14 @@ from mindpalace.models import (
 )
 from mindpalace.retrieval import dense
 from mindpalace.retrieval.pipeline import RecallOptions
-from mindpalace.store import core, migrate
+from mindpalace.store import core, migrate, vector_bytes
 from mindpalace.store.base import VectorBatch
 from mindpalace.store.migrations import MIGRATIONS, Migration
 from mindpalace.store.pg_vectors import MAX_DIMENSIONS, index_name
 from mindpalace.store.postgres import PostgresStore
 from mindpalace.store.sqlite import SQLiteStore
 from mindpalace.store.transfer import copy_palace
+from mindpalace.store.vector_bytes import from_blob, to_blob
 
 T0 = datetime(2026, 3, 1, tzinfo=timezone.utc)
 DIMS = 16
@@ -102,6 +103,22 @@ def test_decoding_in_sql_is_exact(pg: PostgresStore) -> None:
         text = cur.execute("SELECT mp_vector(%s)::text", (values.tobytes(),)).fetchone()[0]
     decoded = np.array(text.strip("[]").split(","), dtype=np.float32)
     assert decoded.tobytes() == values.tobytes()
+
+
+def test_decoding_half_precision_in_sql_is_exact(pg: PostgresStore) -> None:
+    # Zeros of both signs, subnormals, the largest value, and values whose
+    # exponent and fraction use every bit of float16.
+    values = np.array(
+        [0.0, -0.0, 6e-8, -3.0e-5, 6.1035156e-05, 1.0, -2.5, 65504.0, 0.33325195, -0.0999755],
+        dtype=np.float16,
+    )
+    blob = to_blob(values.astype(np.float32))
+    assert len(blob) == 2 * values.size + 1
+    with pg._read() as cur:
+        text = cur.execute("SELECT mp_vector(%s)::text", (blob,)).fetchone()[0]
+    decoded = np.array(text.strip("[]").split(","), dtype=np.float32)
+    assert decoded.tobytes() == values.astype(np.float32).tobytes()
+    assert decoded.tobytes() == from_blob(blob).tobytes()
 
 
 def test_the_index_follows_the_recorded_model(pg: PostgresStore) -> None:
@@ -189,6 +206,8 @@ def test_the_migration_backfills_an_old_palace(
             earlier = older_migrations(8)
             old.setattr(core, "MIGRATIONS", earlier)
             old.setattr(core, "latest_version", lambda: earlier[-1].version)
+            # Float32 bytes, as palaces were written then (vector_bytes.py).
+            old.setattr(vector_bytes, "to_blobs", lambda m: [r.tobytes() for r in m])
             source = SQLiteStore(tmp_path / "old.db")
             with Palace(store=source, agent_id="ann", settings=settings, embedder=embedder) as p:
                 p.remember_many(
@@ -204,6 +223,9 @@ def test_the_migration_backfills_an_old_palace(
         try:
             assert store.schema_version() == MIGRATIONS[-1].version
             assert _vec_state(store) == (30, 0, [index_name(48)])
+            with store._read() as cur:
+                sizes = cur.execute("SELECT DISTINCT length(vector) FROM embeddings").fetchall()
+            assert sizes == [(4 * 48,)]
             query = embedder.embed_one("note 7 about the kafka cluster")
             key = vector_key(embedder.config)
             found = store.nearest(key, query, Scope(agent_id="ann"), ANY, limit=3)

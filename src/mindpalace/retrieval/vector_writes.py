@@ -25,6 +25,7 @@ from mindpalace.errors import EmbeddingError, EmbeddingMismatch, StorageError
 from mindpalace.retrieval import parts
 from mindpalace.retrieval.upgrading import VectorUpgrade
 from mindpalace.retrieval.warming import WarmReads
+from mindpalace.store import vector_bytes
 from mindpalace.store.base import VectorBatch
 from mindpalace.store.roles import MemoryRows, VectorRows
 
@@ -355,5 +356,4 @@ def embedded_batch(
 
 
 def _to_blobs(hashes: Iterable[str], matrix: npt.NDArray[np.float32]) -> dict[str, bytes]:
-    rows = np.ascontiguousarray(matrix, dtype=np.float32)
-    return {h: rows[i].tobytes() for i, h in enumerate(hashes)}
+    return dict(zip(hashes, vector_bytes.to_blobs(matrix), strict=True))

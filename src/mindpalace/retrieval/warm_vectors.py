@@ -44,6 +44,7 @@ import numpy.typing as npt
 from mindpalace.retrieval import dense, warm_cache, warm_table
 from mindpalace.retrieval.compact import CompactVectors, Part
 from mindpalace.retrieval.dense import DenseIndex
+from mindpalace.store import vector_bytes
 from mindpalace.store.roles import Handle, VectorRows
 from mindpalace.store.vector_rows import VectorTable, key_dimensions
 
@@ -122,7 +123,7 @@ class _Unread:
         for at, memory_id in enumerate(ids):
             blob = found.get(memory_id)
             if blob is not None:
-                out[at] = np.frombuffer(blob, dtype=np.float32)
+                out[at] = vector_bytes.from_blob(blob)
         return out
 
 

@@ -138,6 +138,11 @@ class Dialect(abc.ABC):
         """Statements tuning how stored vectors are laid out (none by default)."""
         return []
 
+    def half_vector_schema(self) -> list[str]:
+        """Statements letting SQL the backend runs read half-precision
+        vector bytes (none by default: only Python reads them)."""
+        return []
+
     def vector_index_schema(self) -> list[str]:
         """Statements giving the stored vectors a nearest-neighbour index the
         backend keeps itself (none by default: recall's in-process graph

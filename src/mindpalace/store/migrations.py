@@ -557,6 +557,14 @@ def _v27_stated_times(d: Dialect) -> list[str]:
     return ["ALTER TABLE memories ADD COLUMN stated_times TEXT"]
 
 
+def _v28_half_vectors(d: Dialect) -> list[str]:
+    # Vectors written in half precision (store/vector_bytes.py): half the
+    # bytes of the largest table. Rows written before stay float32 and are
+    # read as before; a mindpalace older than this schema must not read the
+    # new ones, which this version number keeps it from opening.
+    return d.half_vector_schema()
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "memories, tags, embeddings, full-text index", _v1_memories),
     Migration(2, "entities, mentions, edges, memory links, signals", _v2_graph),
@@ -585,6 +593,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(25, "an erasure's keyword records kept by set (PostgreSQL)", _v25_set_deletes),
     Migration(26, "postings counted by key as they are written (PostgreSQL)", _v26_key_counts),
     Migration(27, "the times a memory states, read when it is written", _v27_stated_times),
+    Migration(28, "vectors kept in half precision", _v28_half_vectors),
 )
 
 

@@ -115,12 +115,14 @@ class DatabaseDense(ScopeKeyTextSearch):
             head_params = [vector, model, *s_params, *f_params]
         elif nearest > 0:
             # ORDER BY the index's own expression, and the partial index's
-            # predicate restated, so the planner walks the HNSW index; the
-            # walk's cosine distance gives the cosine (the vectors are unit
-            # length). The farthest rows (the negated query's nearest) are
-            # a second, shallower walk.
+            # predicate restated, so the planner walks the HNSW index. A
+            # row's score is its product with the query, as everywhere: a
+            # vector kept in half precision is unit length to about 1e-4
+            # only, so the walk's cosine distance is not quite it. The
+            # farthest rows (the negated query's nearest) are a second,
+            # shallower walk.
             walk = (
-                f"SELECT m.seq, 1 - (e.vec::vector({dims}) <=> ?::vector({dims})) AS sim"
+                "SELECT m.seq, -(e.vec <#> ?::vector) AS sim"
                 " FROM embeddings e JOIN memories m ON m.embed_hash = e.text_hash"
                 f" WHERE e.model = ? AND vector_dims(e.vec) = {dims} AND {s_sql} AND {f_sql}"
                 f" ORDER BY e.vec::vector({dims}) <=> ?::vector({dims}) LIMIT ?"

@@ -1,8 +1,9 @@
 """pgvector on PostgreSQL: a ``vector`` copy of every stored embedding and
 an HNSW index over it, so the server proposes dense candidates.
 
-The ``embeddings`` table of every backend keeps the float32 bytes (``vector``,
-what warm recall scores exactly and what a migration copies). PostgreSQL adds
+The ``embeddings`` table of every backend keeps a vector's bytes (``vector``,
+in half precision since schema 28: store/vector_bytes.py), what warm recall
+scores exactly and what a migration copies. PostgreSQL adds
 ``vec``, the same numbers as a pgvector ``vector``: the writer sends it in
 pgvector's binary format (``PgVector``), and a trigger decodes the bytes in
 SQL for every row written without it (a copy between backends, the backfill
@@ -31,12 +32,15 @@ from psycopg import sql
 from psycopg.adapt import Dumper
 from psycopg.pq import Format
 
+from mindpalace.store.vector_bytes import from_blob
+
 __all__ = [
     "EF_SEARCH",
     "MAX_DIMENSIONS",
     "PgVector",
     "PgVectorDumper",
     "ef_search",
+    "half_vector_schema",
     "index_name",
     "rebuild_index",
     "storage_schema",
@@ -109,8 +113,8 @@ def _drop_unfinished(conn: psycopg.Connection[Any], name: str) -> None:
 
 @dataclass(frozen=True, slots=True)
 class PgVector:
-    """Float32 little-endian bytes (the ``embeddings.vector`` blob) to be
-    sent as a pgvector ``vector``."""
+    """A vector's stored bytes (the ``embeddings.vector`` blob, either form
+    of ``vector_bytes``) to be sent as a pgvector ``vector``."""
 
     blob: bytes
 
@@ -132,7 +136,7 @@ class PgVectorDumper(Dumper):
     oid = 0
 
     def dump(self, obj: PgVector) -> bytes:
-        values = np.frombuffer(obj.blob, dtype="<f4")
+        values = from_blob(obj.blob)
         return int(values.shape[0]).to_bytes(2, "big") + b"\0\0" + values.astype(">f4").tobytes()
 
 
@@ -157,6 +161,43 @@ LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
                 | get_byte(b, 4 * i) AS f
         FROM generate_series(0, length(b) / 4 - 1) AS i
     ) AS t
+$$
+"""
+
+# The same for either stored form (store/vector_bytes.py): a blob of odd
+# length is float16 (sign, 5-bit exponent, 10-bit fraction per two bytes,
+# little-endian) and its tag byte; any other is float32, as above.
+_DECODE_EITHER = """
+CREATE OR REPLACE FUNCTION mp_vector(b BYTEA) RETURNS vector
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+    SELECT CASE WHEN length(b) % 2 = 0 THEN (
+        SELECT array_agg(
+            CASE WHEN t.e = 0 THEN t.s * t.f * 2.0::DOUBLE PRECISION ^ -149
+                 ELSE t.s * (t.f + 8388608) * 2.0::DOUBLE PRECISION ^ (t.e - 150) END
+            ORDER BY t.i)::vector
+        FROM (
+            SELECT i,
+                CASE WHEN get_byte(b, 4 * i + 3) >= 128
+                     THEN -1.0::DOUBLE PRECISION ELSE 1.0::DOUBLE PRECISION END AS s,
+                ((get_byte(b, 4 * i + 3) & 127) << 1) | (get_byte(b, 4 * i + 2) >> 7) AS e,
+                ((get_byte(b, 4 * i + 2) & 127) << 16) | (get_byte(b, 4 * i + 1) << 8)
+                    | get_byte(b, 4 * i) AS f
+            FROM generate_series(0, length(b) / 4 - 1) AS i
+        ) AS t
+    ) ELSE (
+        SELECT array_agg(
+            CASE WHEN t.e = 0 THEN t.s * t.f * 2.0::DOUBLE PRECISION ^ -24
+                 ELSE t.s * (t.f + 1024) * 2.0::DOUBLE PRECISION ^ (t.e - 25) END
+            ORDER BY t.i)::vector
+        FROM (
+            SELECT i,
+                CASE WHEN get_byte(b, 2 * i + 1) >= 128
+                     THEN -1.0::DOUBLE PRECISION ELSE 1.0::DOUBLE PRECISION END AS s,
+                (get_byte(b, 2 * i + 1) & 124) >> 2 AS e,
+                ((get_byte(b, 2 * i + 1) & 3) << 8) | get_byte(b, 2 * i) AS f
+            FROM generate_series(0, (length(b) - 1) / 2 - 1) AS i
+        ) AS t
+    ) END
 $$
 """
 
@@ -243,6 +284,11 @@ def storage_schema() -> list[str]:
     """Statements keeping vectors in their rows (measured: a database-mode
     read of 1,000 vectors touched 7,295 buffers before, 4,295 after)."""
     return list(_STORAGE)
+
+
+def half_vector_schema() -> list[str]:
+    """Statements letting the trigger decode half-precision blobs too."""
+    return [_DECODE_EITHER]
 
 
 def vector_schema() -> list[str]:

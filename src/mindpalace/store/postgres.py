@@ -284,6 +284,10 @@ class PostgresDialect(Dialect):
         """Vectors in their rows, not TOAST (pg_vectors.py)."""
         return pg_vectors.storage_schema()
 
+    def half_vector_schema(self) -> list[str]:
+        """The trigger's decoding of either form of a vector's bytes (pg_vectors.py)."""
+        return pg_vectors.half_vector_schema()
+
     def vector_index_schema(self) -> list[str]:
         """pgvector: the ``vec`` column, its trigger and backfill, the HNSW index."""
         return pg_vectors.vector_schema()

@@ -13,6 +13,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from mindpalace.store.vector_bytes import blob_dimensions, from_blobs
+
 __all__ = [
     "CODED_COLUMNS",
     "PLAIN_COLUMNS",
@@ -64,11 +66,12 @@ class FlagChange(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class VectorBatch:
-    """Vectors to store: text hash -> float32 bytes, all of one model.
-    ``pending``: the write's texts are left to a background upgrade (their
-    memories name them; ``vectors`` holds none of them). ``parts``: text
-    hash -> the vectors of the text's parts, one float32 row each
-    (``retrieval.parts``), for the texts of more than one part."""
+    """Vectors to store: text hash -> a vector's stored bytes
+    (``vector_bytes``), all of one model. ``pending``: the write's texts
+    are left to a background upgrade (their memories name them; ``vectors``
+    holds none of them). ``parts``: text hash -> the vectors of the text's
+    parts, packed (``retrieval.parts``), for the texts of more than one
+    part."""
 
     model: str
     vectors: Mapping[str, bytes]
@@ -149,17 +152,18 @@ class VectorTable:
         count = len(rows)
         embedded = np.fromiter((r[11] is not None for r in rows), dtype=bool, count=count)
         dims = (
-            next((len(r[11]) // 4 for r in rows if r[11] is not None), dimensions) if floats else 0
+            next((blob_dimensions(r[11]) for r in rows if r[11] is not None), dimensions)
+            if floats
+            else 0
         )
         if not floats:  # the column holds the vector's key: no width to read from it
             matrix = np.empty((count, 0), dtype=np.float32)
         elif count and embedded.all():
-            matrix = np.frombuffer(b"".join(r[11] for r in rows), dtype=np.float32)
-            matrix = matrix.reshape(count, dims)
+            matrix = from_blobs([r[11] for r in rows], dims)
         else:
             matrix = np.zeros((count, dims), dtype=np.float32)
-            for i in np.flatnonzero(embedded).tolist():
-                matrix[i] = np.frombuffer(rows[i][11], dtype=np.float32)
+            at = np.flatnonzero(embedded)
+            matrix[at] = from_blobs([rows[i][11] for i in at.tolist()], dims)
         texts = None
         if count and len(rows[0]) > 18:
             texts = tuple((r[18], r[19], r[20], r[21]) for r in rows)
