@@ -30,6 +30,7 @@ from mindpalace.errors import EmbeddingError
 from mindpalace.retrieval import warm_cache
 from mindpalace.retrieval.indexing import BULK_TEXTS
 from mindpalace.store.migrations import latest_version
+from mindpalace.store.vector_bytes import from_blob
 
 HASHING = Settings(embedder="hashing")
 Doctor = Callable[..., tuple[int, dict[str, Any]]]
@@ -405,3 +406,28 @@ def test_memories_written_before_their_times_were_kept_are_named_until_reindex(
     assert f"mindpalace --db {path} reindex" in found["detail"]
     assert cli("--db", str(path), "reindex")[0] == 0
     assert check(doctor(path)[1], "stated_times")["detail"] == "kept with every memory"
+
+
+def test_vectors_an_earlier_version_kept_in_float32_are_named_until_reindex(
+    tmp_path: Path, doctor: Doctor, cli: Callable[..., tuple[int, str]]
+) -> None:
+    path = tmp_path / "p.db"
+    with Palace(path, settings=HASHING) as palace:
+        palace.remember_many([{"content": f"note {i} on the boiler service"} for i in range(12)])
+        found = check(palace.doctor(), "vector_form")
+        assert found["detail"] == "every vector in half precision"
+    db = sqlite3.connect(path)
+    with db:  # as an earlier version wrote them: float32, four bytes a value
+        rows = db.execute("SELECT text_hash, vector FROM embeddings").fetchall()
+        db.executemany(
+            "UPDATE embeddings SET vector = ? WHERE text_hash = ?",
+            [(from_blob(blob).tobytes(), key) for key, blob in rows[:5]],
+        )
+    db.close()
+    code, report = doctor(path)
+    found = check(report, "vector_form")
+    assert code == 0 and found["ok"] is True
+    assert found["detail"].startswith("5 vectors written by an earlier version in float32")
+    assert f"mindpalace --db {path} reindex" in found["detail"]
+    assert cli("--db", str(path), "reindex")[0] == 0
+    assert check(doctor(path)[1], "vector_form")["detail"] == "every vector in half precision"

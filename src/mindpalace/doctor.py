@@ -303,6 +303,25 @@ def check_stated_times(engine: Engine) -> Check:
     )
 
 
+def check_vector_form(engine: Engine) -> Check:
+    """Vectors of the palace's model kept in float32 (written by an
+    earlier version): read as they are, in twice the space of the half
+    precision written now, until reindex rewrites them. Never a problem."""
+    config = engine.store.embedding_config()
+    if config is None:
+        return Check("vector_form", True, "no vectors yet")
+    wide = engine.store.wide_vectors(vector_key(config), limit=_TIMES_COUNTED + 1)
+    if not wide:
+        return Check("vector_form", True, "every vector in half precision")
+    count = f"{_TIMES_COUNTED:,}+" if wide > _TIMES_COUNTED else f"{wide:,}"
+    return Check(
+        "vector_form",
+        True,
+        f"{count} vectors written by an earlier version in float32: twice the space until"
+        f" `{_command(engine.store.location, 'reindex')}` rewrites them in half precision",
+    )
+
+
 def check_warm_cache(engine: Engine) -> Check:
     """The warm-index files beside a SQLite palace."""
     folder = warm_cache.folder_of(engine.store)
@@ -458,6 +477,7 @@ def examine(engine: Engine) -> DoctorReport:
         check_integrity(store),
         check_pending(engine),
         check_stated_times(engine),
+        check_vector_form(engine),
         check_warm_cache(engine),
         *check_telemetry(),
         check_retention(engine),

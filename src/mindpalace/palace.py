@@ -550,8 +550,9 @@ class Palace(PalaceWrites):
         embedder was failing); long texts get the vectors of their parts
         too, also those written before parts were kept. Memories written
         before their stated times were kept with them get them too (recall
-        reads them from the text until then). Returns how many texts were
-        embedded.
+        reads them from the text until then), and vectors an older version
+        kept in float32 are rewritten in half precision (half the space).
+        Returns how many texts were embedded.
 
         Raises:
             EmbeddingError: when no embedder is configured or it fails.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,7 @@ import pytest
 from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.embed import HashingEmbedder
+from mindpalace.store.postgres import PostgresStore
 from mindpalace.store.vector_bytes import (
     HALF,
     blob_dimensions,
@@ -148,3 +150,52 @@ def test_a_reopened_palace_ranks_as_the_process_that_wrote_it(tmp_path: Path) ->
     shutil.rmtree(warm, ignore_errors=True)
     with Palace(path, agent_id="ann", settings=settings, embedder=embedder) as palace:
         assert _hits(palace, queries) == written
+
+
+def test_reindex_rewrites_float32_vectors_in_half_precision(
+    make_palace: Callable[..., Palace],
+) -> None:
+    """A palace whose vectors an older version kept in float32 (and one
+    value past float16's range): reindex halves them, recall ranks as
+    before within float16's rounding, and on PostgreSQL the pgvector copy
+    follows the bytes."""
+    palace = make_palace(embedder=HashingEmbedder(dimensions=32))
+    texts = [f"note {i} about the {word} rota" for i, word in enumerate(WORDS)]
+    palace.remember_many([{"content": t} for t in texts])
+    store = palace.engine.store
+    model = palace.engine.semantic.dense().model  # type: ignore[union-attr]
+    assert store.wide_vectors(model, limit=100) == 0
+    with store._write() as cur:  # type: ignore[attr-defined]
+        rows = store._exec(cur, "SELECT text_hash, vector FROM embeddings").fetchall()  # type: ignore[attr-defined]
+        wide = [(from_blob(bytes(blob)).tobytes(), str(key)) for key, blob in rows]
+        big = np.full(32, 0.01, dtype=np.float32)
+        big[0] = 70_000.0  # past float16's range: stays float32
+        wide[0] = (big.tobytes(), wide[0][1])
+        store._exec_many(  # type: ignore[attr-defined]
+            cur, "UPDATE embeddings SET vector = ? WHERE text_hash = ?", wide
+        )
+    assert store.wide_vectors(model, limit=100) == len(texts)
+    assert store.wide_vectors(model, limit=3) == 3
+    palace.reindex()
+    assert store.wide_vectors(model, limit=100) == 1  # the one past float16's range
+    with store._read() as cur:  # type: ignore[attr-defined]
+        after = dict(
+            store._exec(cur, "SELECT text_hash, vector FROM embeddings").fetchall()  # type: ignore[attr-defined]
+        )
+    for blob, key in wide:
+        stored = bytes(after[key])
+        if key == wide[0][1]:
+            assert stored == blob
+        else:
+            assert stored == to_blob(from_blob(blob)) and len(stored) == 2 * 32 + 1
+    if isinstance(store, PostgresStore):
+        with store._read() as cur:
+            bad = cur.execute(
+                "SELECT COUNT(*) FROM embeddings WHERE vec IS NULL OR vec <> mp_vector(vector)"
+            ).fetchone()[0]
+        assert bad == 0
+    hits = palace.recall("note 3 about the garden rota", limit=3)
+    assert hits[0].memory.content == texts[3]
+
+
+WORDS = ["kitchen", "laundry", "bins", "garden", "garage", "attic", "porch", "study"]

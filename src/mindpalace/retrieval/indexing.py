@@ -537,7 +537,8 @@ class SemanticIndex(VectorWrites):
         """Embed every memory with the current embedder, then adopt its config
         and drop other models' vectors. Long texts get the vectors of their
         parts too (``parts.py``), also those embedded before parts were
-        kept. Returns how many whole texts were embedded.
+        kept; vectors kept in float32 (an older form) are rewritten in half
+        precision. Returns how many whole texts were embedded.
 
         Raises:
             EmbeddingError: when no embedder is configured or it fails.
@@ -567,6 +568,8 @@ class SemanticIndex(VectorWrites):
             embedded += len(missing)
             if progress is not None:
                 progress(min(start + batch, len(memories)), len(memories))
+        # Vectors an older mindpalace kept in float32, in half the space.
+        self.store.halve_vectors(model)
         self.store.set_embedding_config(self.embedder.config, drop_vectors_except=model)
         self._dense = None
         self._mapped = None

@@ -332,13 +332,23 @@ class VectorRows(Protocol):
         """Which of ``text_hashes`` have no stored vector for ``model``."""
         ...
 
+    def wide_vectors(self, model: str, *, limit: int) -> int:
+        """How many ``model`` vectors are kept in float32, an older
+        mindpalace's form (``limit`` at most)."""
+        ...
+
+    def halve_vectors(self, model: str) -> int:
+        """Rewrite the ``model`` vectors kept in float32 in half precision
+        (``vector_bytes``); how many."""
+        ...
+
     def part_vectors(self, model: str, text_hashes: Iterable[str]) -> dict[str, bytes]:
         """The vectors of the parts of those of ``text_hashes`` that have
         them under ``model`` (``VectorBatch.parts``' form)."""
         ...
 
     def memory_vectors(self, model: str, memory_ids: Sequence[str]) -> dict[str, bytes]:
-        """The ``model`` vectors (float32 bytes) of those of ``memory_ids``
+        """The ``model`` vectors (stored bytes, ``vector_bytes``) of those of ``memory_ids``
         that have one, by memory id; unscoped: for ids the caller found
         through a scoped read."""
         ...

@@ -19,6 +19,7 @@ import numpy.typing as npt
 from mindpalace.models import EmbeddingConfig, RecallFilters, Scope
 from mindpalace.store.core import Cursor
 from mindpalace.store.fragments import in_list
+from mindpalace.store.vector_bytes import from_blob, to_blob
 from mindpalace.store.vector_rows import DenseRows, VectorBatch, VectorTable, key_dimensions
 from mindpalace.store.waiting_sql import WaitingSql, forget_checked_vectors
 
@@ -56,7 +57,7 @@ class VectorsSql(WaitingSql):
         return {str(r[0]): bytes(r[1]) for r in rows}
 
     def memory_vectors(self, model: str, memory_ids: Sequence[str]) -> dict[str, bytes]:
-        """The ``model`` vectors (float32 bytes) of those of ``memory_ids``
+        """The ``model`` vectors (stored bytes, ``vector_bytes``) of those of ``memory_ids``
         that have one, by memory id; unscoped: for ids the caller found
         through a scoped read."""
         # Two lookups by key, not a join: for a long list of ids SQLite's
@@ -143,6 +144,46 @@ class VectorsSql(WaitingSql):
         """Which of ``text_hashes`` have no stored vector for ``model``."""
         wanted = set(text_hashes)
         return wanted - {str(r[0]) for r in self._keyed(model, "embeddings", "text_hash", wanted)}
+
+    def wide_vectors(self, model: str, *, limit: int) -> int:
+        """How many ``model`` vectors are kept in float32, the form of an
+        older mindpalace (``limit`` at most: the count stops there)."""
+        with self._read() as cur:
+            row = self._exec(
+                cur,
+                "SELECT COUNT(*) FROM (SELECT 1 FROM embeddings"
+                " WHERE model = ? AND length(vector) % 2 = 0 LIMIT ?) AS wide",
+                (model, int(limit)),
+            ).fetchone()
+        return int(row[0] or 0)
+
+    def halve_vectors(self, model: str, *, batch: int = 2_000) -> int:
+        """Rewrite the ``model`` vectors an older mindpalace kept in float32
+        in half precision (``vector_bytes``), ``batch`` to a transaction;
+        how many. Values past float16's range stay float32."""
+        halved, after = 0, ""
+        while True:
+            with self._mutate(structural=True) as cur:
+                rows = self._exec(
+                    cur,
+                    "SELECT text_hash, vector FROM embeddings WHERE model = ? AND text_hash > ?"
+                    " AND length(vector) % 2 = 0 ORDER BY text_hash LIMIT ?",
+                    (model, after, int(batch)),
+                ).fetchall()
+                if not rows:
+                    return halved
+                after = str(rows[-1][0])
+                changed = [
+                    (half, model, str(key))
+                    for key, blob in rows
+                    if len(half := to_blob(from_blob(bytes(blob)))) % 2 == 1
+                ]
+                self._exec_many(
+                    cur,
+                    "UPDATE embeddings SET vector = ? WHERE model = ? AND text_hash = ?",
+                    changed,
+                )
+                halved += len(changed)
 
     def count_unembedded(self) -> int:
         """How many memories name no text to embed (``embed_hash`` unset)."""
