@@ -280,9 +280,14 @@ def check_pending(engine: Engine) -> Check:
     return Check("pending_vectors", True, "none")
 
 
-#: at most this many memories without kept stated times are counted (each
-#: is read whole: a count past this says no more)
+#: at most this many rows are counted (memories without kept stated times,
+#: each read whole; vectors in float32): a count past this says no more
 _TIMES_COUNTED = 1_000
+
+
+def _counted(found: int) -> str:
+    """A count read up to ``_TIMES_COUNTED + 1``, as the doctor says it."""
+    return f"{_TIMES_COUNTED:,}+" if found > _TIMES_COUNTED else f"{found:,}"
 
 
 def check_stated_times(engine: Engine) -> Check:
@@ -293,7 +298,7 @@ def check_stated_times(engine: Engine) -> Check:
     missing = len(engine.store.times_to_keep(form, after_seq=0, limit=_TIMES_COUNTED + 1))
     if not missing:
         return Check("stated_times", True, "kept with every memory")
-    count = f"{_TIMES_COUNTED:,}+" if missing > _TIMES_COUNTED else f"{missing:,}"
+    count = _counted(missing)
     return Check(
         "stated_times",
         True,
@@ -313,7 +318,7 @@ def check_vector_form(engine: Engine) -> Check:
     wide = engine.store.wide_vectors(vector_key(config), limit=_TIMES_COUNTED + 1)
     if not wide:
         return Check("vector_form", True, "every vector in half precision")
-    count = f"{_TIMES_COUNTED:,}+" if wide > _TIMES_COUNTED else f"{wide:,}"
+    count = _counted(wide)
     return Check(
         "vector_form",
         True,
