@@ -24,6 +24,7 @@ import pytest
 from mindpalace import Palace, Selection, commands, erasure, parse_selection
 from mindpalace.arguments import build_parser
 from mindpalace.commands import run
+from mindpalace.config import Settings
 from mindpalace.conversations import Message
 from mindpalace.embed.texts import embed_text, text_hash
 from mindpalace.errors import NotFoundError, PermissionDenied, ValidationError
@@ -585,3 +586,82 @@ def test_an_erasure_of_everything_a_seat_may_change_needs_no_look_for_versions(
     assert coach.erase(Selection.agent(), confirm=True).counts.memories == 4
     assert _count(coach.store, "memories", "agent_id = ?", "coach") == 0
     assert _count(coach.store, "memories") == 1
+
+
+_NOTES = [
+    ("ann", "isolated", "Alice Chen moved the billing ledger to the harbour office"),
+    ("bob", "shared", "Bob Stone and Alice Chen reviewed the billing ledger budget"),
+    ("ann", "shared", "the harbour office opens at nine on weekdays"),
+    ("bob", "isolated", "Bob Stone keeps the deploy scripts in the ops repository"),
+    ("bob", "shared", "Carol Diaz said the deploy froze on Friday night"),
+    ("ann", "isolated", "Carol Diaz planned the orchard offsite agenda with Alice Chen"),
+    ("bob", "shared", "the billing budget review is due next week, says Carol Diaz"),
+    ("ann", "shared", "Dan Wu fixed the deploy on Saturday morning"),
+    ("ann", "isolated", "the ledger of the orchard offsite lists twelve guests"),
+    ("bob", "shared", "Dan Wu and Bob Stone tuned the harbour office network"),
+    ("bob", "isolated", "Carol Diaz and Dan Wu met Ines Moreau about the quarterly plan"),
+    ("ann", "isolated", "Ines Moreau sent the quarterly plan to the whole team"),
+]
+_ASKED = [
+    "billing ledger",
+    "who fixed the deploy",
+    "harbour office",
+    "Carol Diaz",
+    "orchard",
+    "what did Ines Moreau do",
+    "Dan Wu",
+]
+
+
+def _palace_of(target: str, agent: str) -> Palace:
+    # On PostgreSQL recall runs in the database, which reads the counts an
+    # erasure keeps (keys, partitions, the palace's length).
+    index = "database" if target.startswith("postgresql") else "process"
+    return Palace(
+        target,
+        agent_id=agent,
+        settings=Settings(agent_id=agent, signals=False, index=index),
+        clock=lambda: datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc),
+    )
+
+
+def _write(target: str, agents: tuple[str, ...]) -> None:
+    for n, (agent, visibility, text) in enumerate(_NOTES):
+        if agent in agents:
+            with _palace_of(target, agent) as palace:
+                palace.remember(
+                    text,
+                    visibility=visibility,
+                    created_at=datetime(2026, 2, 1 + n, 9, 0, tzinfo=timezone.utc),
+                )
+
+
+def _answers(target: str) -> list[list[tuple[str, float]]]:
+    with _palace_of(target, "ann") as palace:
+        return [
+            [(h.memory.content, round(h.score, 5)) for h in palace.recall(q, limit=10)]
+            for q in _ASKED
+        ]
+
+
+def test_after_an_agent_is_erased_the_others_recall_as_if_it_never_wrote(
+    backend: str, tmp_path: Any, request: pytest.FixtureRequest
+) -> None:
+    """Another agent's recall after the erasure equals its recall in a
+    palace the erased agent never wrote to: the erased agent's shared
+    memories are gone from it, and so is everything they counted for (the
+    keyword statistics, the names and their edges, the cosines' range)."""
+    if backend == "sqlite":
+        both, rest = str(tmp_path / "both.db"), str(tmp_path / "rest.db")
+    else:
+        server = request.getfixturevalue("postgres_server")
+        both, rest = server.create(), server.create()
+        request.addfinalizer(lambda: (server.drop(both), server.drop(rest)))
+    _write(both, ("ann", "bob"))
+    _write(rest, ("ann",))
+    before = _answers(both)
+    assert before != _answers(rest)  # bob's shared memories are in ann's hits
+    with _palace_of(both, "bob") as bob:
+        receipt = bob.erase(Selection.agent(), confirm=True)
+    assert receipt.counts.memories == 6
+    assert _answers(both) == _answers(rest)
