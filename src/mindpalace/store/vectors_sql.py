@@ -163,27 +163,32 @@ class VectorsSql(WaitingSql):
         how many. Values past float16's range stay float32."""
         halved, after = 0, ""
         while True:
-            with self._mutate(structural=True) as cur:
+            # Read, then rewrite: a text's vector changes only here, and an
+            # erasure that takes it meanwhile leaves its update no row.
+            with self._read() as cur:
                 rows = self._exec(
                     cur,
                     "SELECT text_hash, vector FROM embeddings WHERE model = ? AND text_hash > ?"
                     " AND length(vector) % 2 = 0 ORDER BY text_hash LIMIT ?",
                     (model, after, int(batch)),
                 ).fetchall()
-                if not rows:
-                    return halved
-                after = str(rows[-1][0])
-                changed = [
-                    (half, model, str(key))
-                    for key, blob in rows
-                    if len(half := to_blob(from_blob(bytes(blob)))) % 2 == 1
-                ]
+            if not rows:
+                return halved
+            after = str(rows[-1][0])
+            changed = [
+                (half, model, str(key))
+                for key, blob in rows
+                if len(half := to_blob(from_blob(bytes(blob)))) % 2 == 1
+            ]
+            if not changed:  # every value of the batch past float16's range
+                continue
+            with self._mutate(structural=True) as cur:
                 self._exec_many(
                     cur,
                     "UPDATE embeddings SET vector = ? WHERE model = ? AND text_hash = ?",
                     changed,
                 )
-                halved += len(changed)
+            halved += len(changed)
 
     def count_unembedded(self) -> int:
         """How many memories name no text to embed (``embed_hash`` unset)."""
