@@ -333,8 +333,8 @@ class VectorRows(Protocol):
         ...
 
     def wide_vectors(self, model: str, *, limit: int) -> int:
-        """How many ``model`` vectors are kept in float32, an older
-        mindpalace's form (``limit`` at most)."""
+        """How many of the first ``limit`` ``model`` vectors (the oldest)
+        are kept in float32, an older mindpalace's form."""
         ...
 
     def halve_vectors(self, model: str) -> int:
