@@ -113,13 +113,15 @@ def _answers(index: DenseIndex) -> dict[str, Any]:
         for row in range(0, len(index), 7)
     ]
     out["in_session"] = _bits(layout.in_session)
-    fused = np.where(index.mask(SCOPES[0], RecallFilters()), index.scores(query), -np.inf)
+    shown = index.mask(SCOPES[0], RecallFilters())
+    fused = np.where(shown, index.scores(query), 0.0)
     picked = [*range(0, len(index), 11), *range(max(0, len(index) - 60), len(index))]
     out["neighbours"] = [
-        (row, key >= 0, near) for row, key, near in visible_neighbours(fused, picked, layout)
+        (row, key >= 0, near) for row, key, near in visible_neighbours(shown, picked, layout)
     ]
     out["support"] = session_support(
         fused.astype(np.float64),
+        shown,
         picked,
         layout,
         neighbour_weight=0.3,

@@ -137,8 +137,11 @@ def _support(
     session: float = 0.0,
     top: int = 3,
 ) -> dict[int, float]:
+    values = np.array(fused, dtype=np.float64)
+    # A hidden row reads -inf here; what hides it is the mask.
     return session_support(
-        np.array(fused, dtype=np.float64),
+        np.where(np.isfinite(values), values, 0.0),
+        np.isfinite(values),
         range(len(fused)) if rows is None else rows,
         SessionLayout(*_groups(sessions)),
         neighbour_weight=neighbour,

@@ -151,7 +151,7 @@ def shortlist(approx: Floats, bound: Floats, window: int) -> Rows:
     so an entry whose upper end is below it cannot be among them. Entries
     at -inf (not allowed) are never listed."""
     finite = np.isfinite(approx)
-    count = int(finite.sum())
+    count = int(np.count_nonzero(finite))
     if count <= window:
         return np.flatnonzero(finite).astype(np.int64)
     low_end = np.where(finite, approx - bound, -np.inf)

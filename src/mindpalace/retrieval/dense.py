@@ -21,6 +21,7 @@ from mindpalace.retrieval.ann import TAIL_ROWS, AnnIndex
 from mindpalace.retrieval.appending import RowsOf, TableRoom, appended
 from mindpalace.retrieval.compact import CompactVectors, lowest, shortlist
 from mindpalace.retrieval.keyword import KeywordIndex, ScopeParts
+from mindpalace.retrieval.keyword_top import best_rows
 from mindpalace.retrieval.mentions import MentionIndex
 from mindpalace.retrieval.stages import SessionLayout
 from mindpalace.store.base import VectorTable
@@ -392,6 +393,26 @@ class DenseIndex:
         parts = self._parts_of(scope, visible)
         return self.keyword.scores(terms, visible, parts=parts, only=only)
 
+    def keyword_best(
+        self, terms: Sequence[str], scope: Scope, shown: Mask, limit: int
+    ) -> tuple[list[int], dict[int, float]]:
+        """The ``limit`` best ``shown`` rows by ``keyword_scores`` (in
+        ``top_rows``'s order) with their scores, without scoring every
+        row a common word holds (``keyword_top.best_rows``)."""
+        assert self.keyword is not None
+        visible = self.scope_mask(scope)
+        t = self.table
+        return best_rows(
+            self.keyword,
+            terms,
+            visible,
+            parts=self._parts_of(scope, visible),
+            shown=shown,
+            created_at=t.created_at,
+            ids=t.ids,
+            limit=limit,
+        )
+
     def _parts_of(self, scope: Scope, visible: Mask) -> ScopeParts:
         assert self.keyword is not None
         parts = self._scope_parts.get(scope)
@@ -571,7 +592,7 @@ class DenseView:
         self.low: float | None = None
         self.known: Mask | None = None
         near = None
-        count = int(allowed.sum()) if candidates > 0 else 0
+        count = int(np.count_nonzero(allowed)) if candidates > 0 else 0
         few = candidates > 0 and count <= max(GATHER_ROWS, len(index) // 4)
         if index.compact is not None and candidates == 0:
             self._from_codes(allowed, candidates, extra)

@@ -143,7 +143,7 @@ def expand(
             # Their names and kinds, for paths and reasons (one small read).
             for entity in store.entities_named(far, scope):
                 entities.setdefault(entity.norm, entity)
-    visible_count = int(visible.sum()) if visible is not None else 0
+    visible_count = int(np.count_nonzero(visible)) if visible is not None else 0
     slice_ = GraphSlice(
         seed_entities=seed_entities,
         members=members,

@@ -106,9 +106,8 @@ def warm_keywords(
     best visible rows."""
     assert index.keyword is not None
     bm25 = np.zeros(len(index), dtype=np.float64)
-    scored = index.keyword_scores(terms, scope)
+    best, scored = index.keyword_best(terms, scope, shown.rows, depth)
     table = index.table
-    best = top_rows(scored, shown.rows, created_at=table.created_at, ids=table.ids, limit=depth)
     rank: dict[str, int] = {}
     for place, row in enumerate(best, start=1):
         bm25[row] = scored[row]
@@ -169,7 +168,8 @@ class Fused:
         keyword: the keyword evidence.
         view: the query's cosines (rows scored later are filled in).
         shown: the rows the recall may rank.
-        rows: the fused score of each row (-inf where not visible).
+        rows: the fused score of each row (0 where not visible: ``shown``
+            says which rows are).
         eligible: rows that are candidates by themselves: keyword evidence,
             or a cosine at the floor or above.
         loose: fused scores of the keyword matches without a visible row.
@@ -223,7 +223,7 @@ def fuse(
         # Normalisation used every visible row; candidacy needs keyword
         # evidence or a cosine above the floor.
         eligible = shown.rows & ((bm25 > 0) | (index.embedded & (sims >= options.dense_floor)))
-        rows = np.where(shown.rows, rows, -np.inf)
+        rows = np.where(shown.rows, rows, 0.0)
     return Fused(keyword, view, shown, rows, eligible, fused_loose)
 
 
@@ -242,9 +242,7 @@ def supported(
     """Session support of the best eligible rows and their same-session
     neighbours; a neighbour below the relevance floor stays a candidate
     only if its session lifts it. The loose matches join as they are."""
-    support = _session_support(
-        fused.rows, fused.eligible, index, depth=depths.session, options=options
-    )
+    support = _session_support(fused, index, depth=depths.session, options=options)
     items: list[Candidate] = [
         (float(fused.rows[row]) + value, str(index.table.ids[row]), row)
         for row, value in support.items()
@@ -296,7 +294,7 @@ def in_windows(
             created < (to_epoch(window.end) or 0.0)
         )
     inside &= fused.shown.rows
-    if not 0 < int(inside.sum()) <= WINDOW_ROWS:
+    if not 0 < int(np.count_nonzero(inside)) <= WINDOW_ROWS:
         return taken, []
     # A cosine at the bottom of the range (or under the proposals of an
     # approximate search, where it was never scored) fuses to 0, which no
@@ -356,7 +354,8 @@ def _fuse_scored(
     sims, known = view.sims, view.known
     assert known is not None
     mask, dense_mask = shown.rows, shown.embedded
-    fused_rows = np.where(mask, 0.0, -np.inf)
+    # Zero where not visible too (``mask`` says which): no pass over every row.
+    fused_rows = np.zeros(mask.shape[0], dtype=np.float64)
     eligible = np.zeros(mask.shape[0], dtype=bool)
     scored = np.flatnonzero(known)
     seen = scored[dense_mask[scored]]
@@ -390,7 +389,7 @@ def _session_top(fused_rows: Floats, eligible: Mask, depth: int) -> list[int]:
         return []
     if chosen.shape[0] > k:
         chosen = chosen[np.argpartition(-fused_rows[chosen], k - 1)[:k]]
-    kept: list[int] = chosen[np.isfinite(fused_rows[chosen])].tolist()
+    kept: list[int] = chosen.tolist()
     return kept
 
 
@@ -417,18 +416,20 @@ def _session_rows(fused_rows: Floats, eligible: Mask, index: DenseIndex, depth: 
 
 
 def _session_support(
-    fused_rows: Floats, eligible: Mask, index: DenseIndex, *, depth: int, options: RecallOptions
+    fused: Fused, index: DenseIndex, *, depth: int, options: RecallOptions
 ) -> dict[int, float]:
     """Session support of the best eligible rows and of their same-session
     neighbours, which may climb on a strong memory next to them even below
     the relevance floor (they are its context)."""
     chosen: set[int] = set()
-    top = _session_top(fused_rows, eligible, depth)
-    for row, _, neighbours in stages.visible_neighbours(fused_rows, top, index.sessions):
+    top = _session_top(fused.rows, fused.eligible, depth)
+    visible = fused.shown.rows
+    for row, _, neighbours in stages.visible_neighbours(visible, top, index.sessions):
         chosen.add(row)  # with the nearest visible turn each side
         chosen.update(neighbours)
     return stages.session_support(
-        fused_rows,
+        fused.rows,
+        visible,
         sorted(chosen),
         index.sessions,
         neighbour_weight=options.neighbour_weight,

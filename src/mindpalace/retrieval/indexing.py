@@ -505,7 +505,7 @@ class SemanticIndex(VectorWrites):
         saved, self._saved_graph = self._saved_graph, None  # used now, or never
         if index.ann is not None or index.store_ann or not self.ann_rows:
             return index
-        if int(index.embedded.sum()) < self.ann_rows:
+        if int(np.count_nonzero(index.embedded)) < self.ann_rows:
             return index
         if self.store.ann_in_store:
             index.store_ann = True  # the store's own index proposes candidates

@@ -36,7 +36,16 @@ from mindpalace.retrieval.appending import Growable
 from mindpalace.store import words
 from mindpalace.store.fts5_bm25 import K1, B, fts5_idf
 
-__all__ = ["COLUMN_WEIGHTS", "KeywordIndex", "ScopeParts", "fts5_idf"]
+__all__ = [
+    "COLUMN_WEIGHTS",
+    "KeywordIndex",
+    "Occurrences",
+    "ScopeParts",
+    "Term",
+    "fts5_idf",
+    "ordered_rows",
+    "top_rows",
+]
 
 #: title, content, context, tags (the SQLite backend's ``bm25()`` weights)
 COLUMN_WEIGHTS = (1.5, 1.0, 0.5, 1.0)
@@ -446,8 +455,28 @@ class KeywordIndex:
         ``only``, just those rows are scored (the others stay 0), each to
         the same float: a caller that chooses among a few rows does not
         pay for every row holding a common word."""
+        found = self.occurrences(query_words, visible, parts=parts)
+        return self.scores_of(found, only=only)
+
+    def scores_of(self, found: Occurrences, *, only: Mask | None = None) -> Floats:
+        """``scores`` of the terms ``occurrences`` found."""
+        out = np.zeros(len(self), dtype=np.float64)
+        for term in found.terms:
+            rows, tf = term.rows, term.tf
+            if only is not None:
+                kept = only[rows]
+                rows, tf = rows[kept], tf[kept]
+            out[rows] += found.weigh(term, rows, tf)
+        return out
+
+    def occurrences(
+        self, query_words: Sequence[str], visible: Mask, *, parts: ScopeParts | None = None
+    ) -> Occurrences:
+        """Each term of ``query_words`` the ``visible`` rows hold, in the
+        query's order, with its postings (those of the visible partitions
+        when ``parts`` or several partitions say which) and idf, and the
+        length normalisation of the visible rows: what ``scores`` sums."""
         rows_total = len(self)
-        out = np.zeros(rows_total, dtype=np.float64)
         seen = int(np.count_nonzero(visible)) if parts is None else parts.seen
         whole = seen == rows_total
         # k1 (1 - b + b |d| / avgdl) = base + per_token * |d|, avgdl the visible rows' own
@@ -466,12 +495,13 @@ class KeywordIndex:
             allowed = np.flatnonzero(
                 np.bincount(self.row_parts[visible], minlength=self._part_count)
             )
+        terms: list[Term] = []
         for word in query_words:
             # A word FTS5 would cut in several tokens is a phrase there;
             # here each token counts on its own (rare: "a·b", scripts
             # unicode61 splits).
-            for term in words.terms(word):
-                rows, tf = self.postings(term, allowed)
+            for phrase in words.terms(word):
+                rows, tf = self.postings(phrase, allowed)
                 if rows.shape[0] == 0:
                     continue
                 if whole:
@@ -486,13 +516,48 @@ class KeywordIndex:
                     if not hits:
                         continue
                     idf = fts5_idf(max(seen, hits), hits)
-                if only is not None:
-                    kept = only[rows]
-                    rows, tf = rows[kept], tf[kept]
-                lengths = self.lengths[rows]
-                norm = _norm_of(lengths, mean) if whole else base + per_token * lengths
-                out[rows] += idf * tf * (K1 + 1.0) / (tf + norm)
-        return out
+                terms.append(Term(phrase, rows, tf, idf))
+        norm = _Norm(self.lengths, whole, mean, base, per_token)
+        return Occurrences(terms, norm)
+
+
+class Term(NamedTuple):
+    """One occurrence of a term in a query: its postings and idf."""
+
+    phrase: str
+    rows: Rows
+    tf: Floats
+    idf: float
+
+
+class _Norm(NamedTuple):
+    lengths: Floats
+    whole: bool
+    mean: float
+    base: float
+    per_token: float
+
+
+class Occurrences(NamedTuple):
+    """A query's terms over an index (``KeywordIndex.occurrences``)."""
+
+    terms: list[Term]
+    norm: _Norm
+
+    def weigh(self, term: Term, rows: Rows, tf: Floats) -> Floats:
+        """BM25's share of ``term`` in each of ``rows`` (postings of it,
+        counts ``tf``): the same float whichever rows are asked."""
+        n = self.norm
+        lengths = n.lengths[rows]
+        norm = _norm_of(lengths, n.mean) if n.whole else n.base + n.per_token * lengths
+        weighed: Floats = term.idf * tf * (K1 + 1.0) / (tf + norm)
+        return weighed
+
+    @property
+    def floor(self) -> float:
+        """The least length normalisation any row can have (of a row of
+        no tokens): what bounds a term's share from above."""
+        return K1 * (1.0 - B)
 
 
 class ScopeParts(NamedTuple):
@@ -590,10 +655,27 @@ def top_rows(
     """The ``limit`` best rows with a positive score among ``candidates``:
     best first, then newest, then highest id (the SQL backends' order)."""
     chosen = np.flatnonzero(candidates & (scores > 0))
-    if chosen.shape[0] > limit:
-        values = scores[chosen]
+    best = ordered_rows(chosen, scores[chosen], created_at=created_at, ids=ids, limit=limit)
+    return [row for row, _ in best]
+
+
+def ordered_rows(
+    rows: npt.NDArray[np.int64],
+    values: Floats,
+    *,
+    created_at: npt.NDArray[np.float64],
+    ids: npt.NDArray[np.object_],
+    limit: int,
+) -> list[tuple[int, float]]:
+    """The ``limit`` best of ``rows`` (distinct, each scoring its entry of
+    ``values``, all positive) in ``top_rows``'s order, with their scores."""
+    if limit <= 0:
+        return []
+    if rows.shape[0] > limit:
         kth = np.partition(values, values.shape[0] - limit)[values.shape[0] - limit]
-        chosen = chosen[values >= kth]  # ties at the edge kept, cut below
-    ordered = sorted(chosen.tolist(), key=lambda r: str(ids[r]), reverse=True)
-    ordered.sort(key=lambda r: (-scores[r], -created_at[r]))
-    return ordered[:limit]
+        kept = values >= kth  # ties at the edge kept, cut below
+        rows, values = rows[kept], values[kept]
+    score = dict(zip(rows.tolist(), values.tolist(), strict=True))
+    ordered = sorted(score, key=lambda r: str(ids[r]), reverse=True)
+    ordered.sort(key=lambda r: (-score[r], -created_at[r]))
+    return [(row, score[row]) for row in ordered[:limit]]

@@ -234,7 +234,7 @@ def range_normalise(
 
 
 def nearest_visible(
-    fused: npt.NDArray[np.float64],
+    visible: npt.NDArray[np.bool_],
     order: npt.NDArray[np.int64],
     *,
     position: int,
@@ -242,23 +242,23 @@ def nearest_visible(
     start: int,
     end: int,
 ) -> int | None:
-    """The row of the nearest visible memory of the session in one direction
-    (rows out of scope score -inf: they are skipped)."""
+    """The row of the nearest ``visible`` memory of the session in one
+    direction (rows out of scope are skipped)."""
     at = position + step
     while start <= at < end:
         row = int(order[at])
-        if math.isfinite(fused[row]):
+        if visible[row]:
             return row
         at += step
     return None
 
 
 def visible_neighbours(
-    fused: npt.NDArray[np.float64], rows: Iterable[int], layout: SessionLayout
+    visible: npt.NDArray[np.bool_], rows: Iterable[int], layout: SessionLayout
 ) -> Iterator[tuple[int, int, list[int]]]:
     """Per row of ``rows``: (row, its session's key (``SessionLayout.key``),
-    the rows of the nearest visible memory of its session on each side); a
-    row in no session has key -1 and no neighbours."""
+    the rows of the nearest ``visible`` memory of its session on each
+    side); a row in no session has key -1 and no neighbours."""
     at = np.fromiter(rows, dtype=np.int64)
     base = layout.order.shape[0]
     # Gathered once: indexing numpy arrays one scalar at a time is what the
@@ -282,7 +282,7 @@ def visible_neighbours(
             order, pos = layout.members(row)
             start, end = 0, order.shape[0]
         sides = (
-            nearest_visible(fused, order, position=pos, step=step, start=start, end=end)
+            nearest_visible(visible, order, position=pos, step=step, start=start, end=end)
             for step in (-1, 1)
         )
         yield row, key, [r for r in sides if r is not None]
@@ -290,6 +290,7 @@ def visible_neighbours(
 
 def session_support(
     fused: npt.NDArray[np.float64],
+    visible: npt.NDArray[np.bool_],
     rows: Iterable[int],
     layout: SessionLayout,
     *,
@@ -299,12 +300,13 @@ def session_support(
     lengths: npt.NDArray[np.int32] | None = None,
     self_contained: int = 0,
 ) -> dict[int, float]:
-    """Support each of ``rows`` receives from its session (``layout``).
+    """Support each of ``rows`` receives from its session (``layout``),
+    by the ``fused`` score of each row.
 
-    ``fused`` is -inf for rows the caller may not see: they are neither
-    neighbours nor part of a session's best. ``lengths`` (characters of
-    each row's content) with ``self_contained`` > 0 scale the support of
-    long rows that are not their session's best visible row.
+    Rows not ``visible`` to the caller are neither neighbours nor part of
+    a session's best (whatever ``fused`` reads for them). ``lengths``
+    (characters of each row's content) with ``self_contained`` > 0 scale
+    the support of long rows that are not their session's best visible row.
     """
     support: dict[int, float] = {}
     sessions: dict[int, tuple[float, int]] = {}  # key -> (mean of the best, best row)
@@ -313,7 +315,7 @@ def session_support(
         if lengths is not None and self_contained > 0 and lengths.shape[0] == fused.shape[0]
         else None
     )
-    for row, key, neighbours in visible_neighbours(fused, rows, layout):
+    for row, key, neighbours in visible_neighbours(visible, rows, layout):
         if key < 0:
             # A memory of no session (a fact written on its own) is its own
             # context: its own neighbour and its own session's best.
@@ -323,10 +325,10 @@ def session_support(
         value = neighbour_weight * near
         if key not in sessions:
             members, _ = layout.members(row)
-            values = fused[members]
-            visible = np.isfinite(values)
-            top = np.sort(values[visible])[::-1][:session_top]
-            best = int(members[int(np.argmax(values))]) if visible.any() else -1
+            seen = visible[members]
+            values = np.where(seen, fused[members], -np.inf)
+            top = np.sort(values[seen])[::-1][:session_top]
+            best = int(members[int(np.argmax(values))]) if seen.any() else -1
             sessions[key] = (float(top.mean()) if top.size else 0.0, best)
         mean, best = sessions[key]
         if session_weight:
