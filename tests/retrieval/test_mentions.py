@@ -37,3 +37,25 @@ def test_build_on_a_base_adds_new_rows() -> None:
     assert first.members(["ana"], np.ones(2, dtype=bool), ids[:2], max_degree=9) == {
         "ana": (1, ["x"])
     }
+
+
+def test_a_name_of_many_mentions_is_counted_block_by_block_to_the_same_answer() -> None:
+    # 5,000 memories name "ana"; the caller sees every 7th, or only the last few.
+    count = 5_000
+    seqs = np.arange(1, count + 1, dtype=np.int64)
+    ids = np.array([f"m{i:05d}" for i in range(count)], dtype=object)
+    index = MentionIndex.build([("ana", int(s)) for s in seqs], seqs)
+    sparse = np.zeros(count, dtype=bool)
+    sparse[::7] = True
+    late = np.zeros(count, dtype=bool)
+    late[-40:] = True
+    for visible in (sparse, late, np.zeros(count, dtype=bool)):
+        seen = int(visible.sum())
+        for cap in (10, 39, 40, 714, 715, 10_000):
+            got = index.members(["ana"], visible, ids, max_degree=cap)
+            if not seen:
+                assert got == {}
+            elif seen > cap:
+                assert got == {"ana": (cap + 1, [])}
+            else:
+                assert got == {"ana": (seen, sorted(ids[visible].tolist()))}

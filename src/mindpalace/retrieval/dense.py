@@ -591,6 +591,8 @@ class DenseView:
         self._query = query
         self.low: float | None = None
         self.known: Mask | None = None
+        #: the rows ``fill`` scored, batch by batch (``scored_rows``)
+        self._filled: list[Rows] = []
         near = None
         count = int(np.count_nonzero(allowed)) if candidates > 0 else 0
         few = candidates > 0 and count <= max(GATHER_ROWS, len(index) // 4)
@@ -634,6 +636,7 @@ class DenseView:
         view._query = np.zeros(0, dtype=np.float32)
         view.sims = np.asarray(sims, dtype=np.float32)
         view.known = np.ones(len(index), dtype=bool)
+        view._filled = [np.arange(len(index), dtype=np.int64)]
         seen = view.sims[index.embedded]
         view.low = low if low is not None else (float(seen.min()) if seen.shape[0] else None)
         return view
@@ -652,7 +655,20 @@ class DenseView:
         if rows.shape[0]:
             self.sims[rows] = few_rows_product(self._index.vectors_of(rows), self._query)
             self.known[rows] = True
+            self._filled.append(rows)
         return rows
+
+    def scored_rows(self) -> Rows:
+        """The rows scored (every row, unless ``partial``), in no set order:
+        where only some were, those ``fill`` scored, without a pass over
+        every row's flag."""
+        if self.known is None:
+            return np.arange(len(self._index), dtype=np.int64)
+        if not self._filled:
+            return np.empty(0, dtype=np.int64)
+        if len(self._filled) > 1:
+            self._filled = [np.concatenate(self._filled)]
+        return self._filled[0]
 
     def _from_codes(self, allowed: Mask, candidates: int, extra: Rows) -> None:
         """Scores from an int8 scan of every row (``compact.py``), re-scored

@@ -172,6 +172,8 @@ class Fused:
             says which rows are).
         eligible: rows that are candidates by themselves: keyword evidence,
             or a cosine at the floor or above.
+        chosen: the eligible rows, ascending (a pass over every row's
+            flag would find them).
         loose: fused scores of the keyword matches without a visible row.
     """
 
@@ -181,6 +183,7 @@ class Fused:
     rows: Floats
     eligible: Mask
     loose: Mapping[str, float]
+    chosen: Rows
 
     @property
     def ranked_dense(self) -> Mask:
@@ -213,7 +216,7 @@ def fuse(
         scale = 1.0 / best if best > 0 else 0.0
         fused_loose = {key: options.sparse_weight * scale * v for key, v in loose.items()}
     if view.partial:
-        rows, eligible = _fuse_scored(
+        rows, eligible, chosen = _fuse_scored(
             view, bm25, shown, index, scale=scale, depth=depths.session, options=options
         )
     else:
@@ -224,7 +227,8 @@ def fuse(
         # evidence or a cosine above the floor.
         eligible = shown.rows & ((bm25 > 0) | (index.embedded & (sims >= options.dense_floor)))
         rows = np.where(shown.rows, rows, 0.0)
-    return Fused(keyword, view, shown, rows, eligible, fused_loose)
+        chosen = np.flatnonzero(eligible)
+    return Fused(keyword, view, shown, rows, eligible, fused_loose, chosen)
 
 
 @dataclass(frozen=True, slots=True)
@@ -330,7 +334,7 @@ def best_sessions(fused: Fused, index: DenseIndex, *, depth: int) -> list[str]:
     session support reads whole."""
     table = index.table
     found: dict[str, None] = {}
-    for row in _session_top(fused.rows, fused.eligible, depth):
+    for row in _session_top(fused.rows, fused.chosen, depth):
         if index.sessions.in_session[row]:
             found.setdefault(str(table.session_names[int(table.session[row])]))
     return list(found)
@@ -345,24 +349,24 @@ def _fuse_scored(
     scale: float,
     depth: int,
     options: RecallOptions,
-) -> tuple[Floats, Mask]:
+) -> tuple[Floats, Mask, Rows]:
     """Weighted fusion when only some rows were scored (``view.partial``):
     the same formula as over every row, evaluated on the scored rows; an
     unscored visible row has no keyword match and a cosine below the best
     proposals', so it fuses to 0 and is not a candidate. The whole sessions
-    of the best rows are then scored too, since session support reads them."""
-    sims, known = view.sims, view.known
-    assert known is not None
+    of the best rows are then scored too, since session support reads them.
+    Returns the fused rows, the eligible ones' flags and those rows."""
+    sims = view.sims
     mask, dense_mask = shown.rows, shown.embedded
     # Zero where not visible too (``mask`` says which): no pass over every row.
     fused_rows = np.zeros(mask.shape[0], dtype=np.float64)
     eligible = np.zeros(mask.shape[0], dtype=bool)
-    scored = np.flatnonzero(known)
+    scored = view.scored_rows()
     seen = scored[dense_mask[scored]]
     high = float(sims[seen].max()) if seen.shape[0] else 0.0
     low = min(view.low if view.low is not None else high, high)
 
-    def fuse_rows(rows: Rows) -> None:
+    def fuse_rows(rows: Rows) -> Rows:
         rows = rows[mask[rows]]
         if high > low:
             dense = np.clip((sims[rows] - low) / (high - low), 0.0, 1.0)
@@ -372,18 +376,20 @@ def _fuse_scored(
         fused_rows[rows] = options.sparse_weight * scale * bm25[rows] + (
             options.dense_weight * dense
         )
-        eligible[rows] = (bm25[rows] > 0) | (
-            index.embedded[rows] & (sims[rows] >= options.dense_floor)
-        )
+        flags = (bm25[rows] > 0) | (index.embedded[rows] & (sims[rows] >= options.dense_floor))
+        eligible[rows] = flags
+        return rows[flags]
 
-    fuse_rows(scored)
-    fuse_rows(view.fill(_session_rows(fused_rows, eligible, index, depth)))
-    return fused_rows, eligible
+    first = np.sort(fuse_rows(scored))
+    # Rows ``fill`` scores are ones not scored before: the two sets are apart.
+    more = fuse_rows(view.fill(_session_rows(fused_rows, first, index, depth)))
+    chosen = np.sort(np.concatenate((first, more))) if more.shape[0] else first
+    return fused_rows, eligible, chosen
 
 
-def _session_top(fused_rows: Floats, eligible: Mask, depth: int) -> list[int]:
-    """The ``depth`` best eligible rows, which session support starts from."""
-    chosen = np.flatnonzero(eligible)
+def _session_top(fused_rows: Floats, chosen: Rows, depth: int) -> list[int]:
+    """The ``depth`` best of the ``chosen`` (eligible, ascending) rows, which
+    session support starts from."""
     k = min(depth, chosen.shape[0])
     if k <= 0:
         return []
@@ -393,14 +399,14 @@ def _session_top(fused_rows: Floats, eligible: Mask, depth: int) -> list[int]:
     return kept
 
 
-def _session_rows(fused_rows: Floats, eligible: Mask, index: DenseIndex, depth: int) -> Rows:
-    """Every row of the sessions of the best eligible rows (at most
-    ``_SESSION_ROWS``, best sessions first)."""
+def _session_rows(fused_rows: Floats, chosen: Rows, index: DenseIndex, depth: int) -> Rows:
+    """Every row of the sessions of the best eligible rows (``chosen``; at
+    most ``_SESSION_ROWS``, best sessions first)."""
     layout = index.sessions
     parts: list[Rows] = []
     starts: set[int] = set()
     total = 0
-    for row in _session_top(fused_rows, eligible, depth):
+    for row in _session_top(fused_rows, chosen, depth):
         if not layout.in_session[row]:
             continue
         key = layout.key(row)
@@ -422,7 +428,7 @@ def _session_support(
     neighbours, which may climb on a strong memory next to them even below
     the relevance floor (they are its context)."""
     chosen: set[int] = set()
-    top = _session_top(fused.rows, fused.eligible, depth)
+    top = _session_top(fused.rows, fused.chosen, depth)
     visible = fused.shown.rows
     for row, _, neighbours in stages.visible_neighbours(visible, top, index.sessions):
         chosen.add(row)  # with the nearest visible turn each side

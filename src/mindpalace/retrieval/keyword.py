@@ -516,7 +516,8 @@ class KeywordIndex:
                     if not hits:
                         continue
                     idf = fts5_idf(max(seen, hits), hits)
-                terms.append(Term(phrase, rows, tf, idf))
+                # Widened once: numpy widens an int32 index at every use.
+                terms.append(Term(phrase, rows.astype(np.int64), tf, idf))
         norm = _Norm(self.lengths, whole, mean, base, per_token)
         return Occurrences(terms, norm)
 
@@ -525,7 +526,7 @@ class Term(NamedTuple):
     """One occurrence of a term in a query: its postings and idf."""
 
     phrase: str
-    rows: Rows
+    rows: npt.NDArray[np.int64]
     tf: Floats
     idf: float
 
@@ -544,7 +545,7 @@ class Occurrences(NamedTuple):
     terms: list[Term]
     norm: _Norm
 
-    def weigh(self, term: Term, rows: Rows, tf: Floats) -> Floats:
+    def weigh(self, term: Term, rows: npt.NDArray[np.int64], tf: Floats) -> Floats:
         """BM25's share of ``term`` in each of ``rows`` (postings of it,
         counts ``tf``): the same float whichever rows are asked."""
         n = self.norm

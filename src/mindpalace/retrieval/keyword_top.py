@@ -150,7 +150,7 @@ def _scored(
                 weighed[at] = found.weigh(term, term.rows, term.tf)
                 sums[term.rows] += weighed[at]
         rows = found.terms[first[phrase]].rows
-        fresh = rows[~taken[rows]].astype(np.int64)
+        fresh = rows[~taken[rows]]
         taken[fresh] = True
         union.append(fresh)
         if step + 1 < len(order):  # the floor decides whether another term is read

@@ -198,11 +198,31 @@ class MentionIndex:
                 continue
             if self.count is not None and rows.shape[0] and rows[-1] >= self.count:
                 rows = rows[: int(np.searchsorted(rows, self.count))]  # a later index's
-            seen = rows[visible[rows]]
-            if not seen.shape[0]:
-                continue
-            if seen.shape[0] > max_degree:
+            seen = _visible_upto(rows, visible, max_degree)
+            if seen is None:
                 out[norm] = (max_degree + 1, [])
-            else:
+            elif seen.shape[0]:
                 out[norm] = (int(seen.shape[0]), sorted(str(ids[r]) for r in seen.tolist()))
         return out
+
+
+def _visible_upto(
+    rows: npt.NDArray[np.int64], visible: npt.NDArray[np.bool_], most: int
+) -> npt.NDArray[np.int64] | None:
+    """The ``visible`` ones of ``rows``, or None when more than ``most``
+    are: read a block at a time, so a name thousands of memories mention
+    costs the rows it takes to pass ``most``, not all of them."""
+    step = max(1_024, 4 * (most + 1))
+    if rows.shape[0] <= step:
+        found: npt.NDArray[np.int64] = rows[visible[rows]]
+        return None if found.shape[0] > most else found
+    blocks: list[npt.NDArray[np.int64]] = []
+    count = 0
+    for lo in range(0, rows.shape[0], step):
+        block = rows[lo : lo + step]
+        block = block[visible[block]]
+        count += int(block.shape[0])
+        if count > most:
+            return None
+        blocks.append(block)
+    return np.concatenate(blocks)
