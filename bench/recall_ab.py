@@ -6,12 +6,17 @@ side by side::
     PYTHONPATH=old/src:old python -m bench.recall_ab old.db before
     PYTHONPATH=new/src:new python -m bench.recall_ab new.db after
 
+    # the million (bench.speed's palace-1m-static.db), its own query set
+    PYTHONPATH=new/src:new python -m bench.recall_ab palace-1m-static.db after 1000000
+
 Run the two alternately, several rounds, and compare the medians: on a
 shared machine only the ratio of runs interleaved in time means anything.
 Uses only what both checkouts have (``bench.speed.agent_palaces``, recall,
 the query set of ``bench.corpus``), so it runs against older trees too.
 Each line printed is one JSON object: label, recalls timed, p50, p95, mean
-(ms), and the per-stage medians.
+(ms), and the per-stage medians and 95th percentiles. The optional third
+argument is the palace's size, which chooses ``bench.speed``'s queries for
+it (100,000 unless given).
 """
 
 from __future__ import annotations
@@ -30,16 +35,17 @@ from mindpalace.embed import from_settings
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 2:
+    if len(argv) not in (2, 3):
         print(__doc__, file=sys.stderr)
         return 2
-    path, label = argv
+    path, label = argv[:2]
+    size = int(argv[2]) if len(argv) == 3 else 100_000
     settings = settings_for("static")
     model = from_settings(settings)
     assert model is not None
     model.embed_one("warm up")
     palaces = agent_palaces(path, settings, model)  # type: ignore[arg-type]
-    asked = queries(200, 100_000)
+    asked = queries(200, size)
     for q in asked[:10]:
         palaces[q.agent].recall(q.text)
     next(iter(palaces.values())).semantic.wait_for_graph()
@@ -63,6 +69,7 @@ def main(argv: list[str]) -> int:
         "p95": round(float(np.percentile(times, 95)), 2),
         "mean": round(statistics.mean(times), 2),
         "stages_p50": {k: round(statistics.median(v), 2) for k, v in stages.items()},
+        "stages_p95": {k: round(float(np.percentile(v, 95)), 2) for k, v in stages.items()},
     }
     print(json.dumps(figures))
     return 0

@@ -78,25 +78,57 @@ class KeywordScores:
     """A recall's keyword evidence.
 
     Attributes:
-        bm25: raw BM25 per index row (0: no match, or not visible).
+        found: the rows with a score, ascending.
+        values: their raw BM25 (each row not in ``found`` scores 0: no
+            match, or not visible), kept for these rows alone: an array of
+            every row would cost a pass over a million at a million.
+        size: the rows of the index.
         loose: raw BM25 of matched memories the index has no visible row for.
         rank: the keyword rank of every matched memory (1 is the best).
         matched: the memories read with the matches (the store's search).
-        found: the rows with a score in ``bm25``, ascending (where a read
-            of every row would cost a pass over a million at a million).
     """
 
-    bm25: Floats
+    found: Rows
+    values: Floats
+    size: int
     loose: Mapping[str, float]
     rank: Mapping[str, int]
     matched: Mapping[str, Memory]
-    found: npt.NDArray[np.int64]
 
     @property
     def best(self) -> float:
         """The best raw score of any match."""
-        high = float(self.bm25[self.found].max(initial=0.0))
+        high = float(self.values.max(initial=0.0))
         return max(high, max(self.loose.values(), default=0.0))
+
+    def at(self, rows: Rows) -> Floats:
+        """The raw BM25 of each of ``rows``."""
+        if not self.found.shape[0]:
+            return np.zeros(rows.shape[0], dtype=np.float64)
+        place = np.minimum(np.searchsorted(self.found, rows), self.found.shape[0] - 1)
+        return np.where(self.found[place] == rows, self.values[place], 0.0)
+
+    def of(self, row: int) -> float:
+        """The raw BM25 of one row."""
+        return float(self.at(np.array([row], dtype=np.int64))[0])
+
+    def every(self) -> Floats:
+        """The raw BM25 of every row, as one array (for a pass over them all)."""
+        out = np.zeros(self.size, dtype=np.float64)
+        out[self.found] = self.values
+        return out
+
+
+def _scores(
+    size: int,
+    scored: Mapping[int, float],
+    loose: Mapping[str, float],
+    rank: Mapping[str, int],
+    matched: Mapping[str, Memory],
+) -> KeywordScores:
+    found = np.array(sorted(row for row, value in scored.items() if value > 0), dtype=np.int64)
+    values = np.array([scored[row] for row in found.tolist()], dtype=np.float64)
+    return KeywordScores(found, values, size, loose, rank, matched)
 
 
 def warm_keywords(
@@ -105,14 +137,10 @@ def warm_keywords(
     """Keyword evidence from the index's warm keyword index: the ``depth``
     best visible rows."""
     assert index.keyword is not None
-    bm25 = np.zeros(len(index), dtype=np.float64)
     best, scored = index.keyword_best(terms, scope, shown.rows, depth)
-    table = index.table
-    rank: dict[str, int] = {}
-    for place, row in enumerate(best, start=1):
-        bm25[row] = scored[row]
-        rank[str(table.ids[row])] = place
-    return KeywordScores(bm25, {}, rank, {}, np.array(sorted(best), dtype=np.int64))
+    ids = index.table.ids
+    rank = {str(ids[row]): place for place, row in enumerate(best, start=1)}
+    return _scores(len(index), scored, {}, rank, {})
 
 
 def stored_keywords(
@@ -120,22 +148,19 @@ def stored_keywords(
 ) -> KeywordScores:
     """Keyword evidence from the store's search (``matches``, best first);
     memories the index has no visible row for are kept aside as ``loose``."""
-    bm25 = np.zeros(len(index), dtype=np.float64)
+    scored: dict[int, float] = {}
     loose: dict[str, float] = {}
     rank: dict[str, int] = {}
     matched: dict[str, Memory] = {}
-    found: set[int] = set()
     for place, match in enumerate(matches, start=1):
         matched[match.memory.id] = match.memory
         rank[match.memory.id] = place
         row = index.row_of(match.memory.id)
         if row is not None and shown.rows[row]:
-            bm25[row] = match.bm25
-            found.add(row)
+            scored[row] = match.bm25
         else:
             loose[match.memory.id] = match.bm25
-    rows = np.array(sorted(row for row in found if bm25[row] > 0), dtype=np.int64)
-    return KeywordScores(bm25, loose, rank, matched, rows)
+    return _scores(len(index), scored, loose, rank, matched)
 
 
 def warm_matches(
@@ -204,12 +229,12 @@ def fuse(
     depths: Depths,
 ) -> Fused:
     """Weighted fusion of range-normalised scores, or RRF (``options.fusion``)."""
-    bm25, loose = keyword.bm25, keyword.loose
+    loose = keyword.loose
     sims = view.sims
     scale = 0.0
     if options.fusion == "rrf":
         rows, fused_loose = _rrf_arrays(
-            bm25, loose, sims, shown.embedded, options, depth=depths.keyword
+            keyword, sims, shown.embedded, options, depth=depths.keyword
         )
     else:
         best = keyword.best
@@ -217,9 +242,10 @@ def fuse(
         fused_loose = {key: options.sparse_weight * scale * v for key, v in loose.items()}
     if view.partial:
         rows, eligible, chosen = _fuse_scored(
-            view, bm25, shown, index, scale=scale, depth=depths.session, options=options
+            view, keyword, shown, index, scale=scale, depth=depths.session, options=options
         )
     else:
+        bm25 = keyword.every()
         if options.fusion != "rrf":
             dense_norm = stages.range_normalise(sims, shown.embedded)
             rows = options.sparse_weight * scale * bm25 + options.dense_weight * dense_norm
@@ -342,7 +368,7 @@ def best_sessions(fused: Fused, index: DenseIndex, *, depth: int) -> list[str]:
 
 def _fuse_scored(
     view: DenseView,
-    bm25: Floats,
+    keyword: KeywordScores,
     shown: Visible,
     index: DenseIndex,
     *,
@@ -373,10 +399,9 @@ def _fuse_scored(
         else:
             dense = np.ones(rows.shape[0])
         dense = np.where(dense_mask[rows], dense, 0.0)
-        fused_rows[rows] = options.sparse_weight * scale * bm25[rows] + (
-            options.dense_weight * dense
-        )
-        flags = (bm25[rows] > 0) | (index.embedded[rows] & (sims[rows] >= options.dense_floor))
+        bm25 = keyword.at(rows)
+        fused_rows[rows] = options.sparse_weight * scale * bm25 + (options.dense_weight * dense)
+        flags = (bm25 > 0) | (index.embedded[rows] & (sims[rows] >= options.dense_floor))
         eligible[rows] = flags
         return rows[flags]
 
@@ -447,8 +472,7 @@ def _session_support(
 
 
 def _rrf_arrays(
-    bm25: Floats,
-    loose: Mapping[str, float],
+    keyword: KeywordScores,
     sims: npt.NDArray[np.float32],
     mask: Mask,
     options: RecallOptions,
@@ -456,11 +480,11 @@ def _rrf_arrays(
     depth: int,
 ) -> tuple[Floats, dict[str, float]]:
     """RRF over the top ``depth`` of each list, as arrays over the dense rows."""
-    count = bm25.shape[0]
+    count = keyword.size
     sparse_items: list[tuple[tuple[str, int | str], float]] = [
-        (("r", int(r)), float(bm25[r])) for r in np.flatnonzero(bm25 > 0)
+        (("r", r), v) for r, v in zip(keyword.found.tolist(), keyword.values.tolist(), strict=True)
     ]
-    sparse_items += [(("l", key), value) for key, value in loose.items()]
+    sparse_items += [(("l", key), value) for key, value in keyword.loose.items()]
     sparse_items.sort(key=lambda item: -item[1])
     sparse_order = [key for key, _ in sparse_items]
     masked = np.where(mask, sims, -np.inf)

@@ -109,11 +109,8 @@ def hybrid_hits(
         }
         if key in keyword.rank:
             ranks["bm25"] = keyword.rank[key]
-            raw = (
-                keyword.bm25[row]
-                if row is not None and keyword.bm25[row] > 0
-                else keyword.loose.get(key, 0.0)
-            )
+            own = keyword.of(row) if row is not None else 0.0
+            raw = own if own > 0 else keyword.loose.get(key, 0.0)
             scores["keyword"] = float(raw) / best if best > 0 else 0.0
         gate = "relevance-floor: keyword match"
         if by_graph_only:
