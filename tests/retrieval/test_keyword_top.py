@@ -51,6 +51,30 @@ def _index(count: int, seed: int) -> tuple[KeywordIndex, np.ndarray]:
     return index, scopes
 
 
+def _best(
+    index: KeywordIndex,
+    words: list[str],
+    visible: np.ndarray,
+    *,
+    limit: int = 5,
+    prune_from: int = 0,
+) -> list[int]:
+    """``best_rows`` over every visible row, ids by row, all written at once."""
+    ids = np.array([f"m{i:05d}" for i in range(len(index))], dtype=object)
+    rows, _ = best_rows(
+        index,
+        words,
+        visible,
+        parts=None,
+        shown=visible,
+        created_at=np.zeros(len(index)),
+        ids=ids,
+        limit=limit,
+        prune_from=prune_from,
+    )
+    return rows
+
+
 QUERIES = [
     ["project", "w3x"],
     ["project", "team", "note", "deploy", "w10x", "w11x"],
@@ -118,8 +142,6 @@ def test_ties_at_the_edge_are_ordered_as_every_row_scored() -> None:
 def test_a_common_word_is_read_only_at_the_candidates(monkeypatch: pytest.MonkeyPatch) -> None:
     index, _ = _index(3_000, 5)
     visible = np.ones(len(index), dtype=bool)
-    ids = np.array([f"m{i:05d}" for i in range(len(index))], dtype=object)
-    created = np.zeros(len(index))
     weighed: dict[str, int] = {}
     real = Occurrences.weigh
 
@@ -129,32 +151,12 @@ def test_a_common_word_is_read_only_at_the_candidates(monkeypatch: pytest.Monkey
 
     monkeypatch.setattr(Occurrences, "weigh", counted)
     common = int(index.postings("project")[0].shape[0])
-    best_rows(
-        index,
-        ["project", "w3x", "w4x"],
-        visible,
-        parts=None,
-        shown=visible,
-        created_at=created,
-        ids=ids,
-        limit=5,
-        prune_from=0,
-    )
+    _best(index, ["project", "w3x", "w4x"], visible)
     assert common > 1_000
     assert weighed["project"] < common / 10  # read at the rare words' rows alone
-    # Above the threshold's postings, every row is scored as before.
+    # Below the threshold's postings, every row is scored as before.
     weighed.clear()
-    best_rows(
-        index,
-        ["project", "w3x", "w4x"],
-        visible,
-        parts=None,
-        shown=visible,
-        created_at=created,
-        ids=ids,
-        limit=5,
-        prune_from=10**9,
-    )
+    _best(index, ["project", "w3x", "w4x"], visible, prune_from=10**9)
     assert weighed["project"] == common
 
 
@@ -163,23 +165,8 @@ def test_the_scratch_is_left_clear_even_when_a_search_fails(
 ) -> None:
     index, _ = _index(1_000, 9)
     visible = np.ones(len(index), dtype=bool)
-    ids = np.array([f"m{i:05d}" for i in range(len(index))], dtype=object)
-    created = np.zeros(len(index))
-
-    def search() -> None:
-        best_rows(
-            index,
-            ["project", "w3x", "deploy"],
-            visible,
-            parts=None,
-            shown=visible,
-            created_at=created,
-            ids=ids,
-            limit=5,
-            prune_from=0,
-        )
-
-    search()
+    words = ["project", "w3x", "deploy"]
+    want = _best(index, words, visible)
     sums, taken = keyword_top._SCRATCH.sized(len(index))
     assert not sums.any() and not taken.any()
     real = np.partition
@@ -193,8 +180,8 @@ def test_the_scratch_is_left_clear_even_when_a_search_fails(
 
     monkeypatch.setattr(keyword_top.np, "partition", failing)
     with pytest.raises(MemoryError):
-        search()
+        _best(index, words, visible)
     monkeypatch.undo()
     assert calls["n"] == 2
     assert not sums.any() and not taken.any()
-    search()  # and the next search is right
+    assert _best(index, words, visible) == want  # and the next search is right
