@@ -462,10 +462,14 @@ def leak_machine(world_factory: Callable[[], World]) -> type[RuleBasedStateMachi
             self.world = world_factory()
 
         def teardown(self) -> None:
-            # Wipe the store for the next run (it is shared by every run).
+            # Wipe the store for the next run (it is shared by every run):
+            # every memory and what derives from it, in one erasure (one by
+            # one, the wipe took 40% of the test on PostgreSQL).
             store = self.world.store
-            for memory in list(store.iter_memories(Scope.management())):
-                store.delete(memory.id, owner=None)
+            ids = [memory.id for memory in store.iter_memories(Scope.management())]
+            if ids:
+                store.erase(ids, sweep=None, text_hashes=(), receipt=None)
+            assert not list(store.iter_memories(Scope.management()))
 
         def _token(self) -> str:
             return f"tk{next(Counter.tokens):07d}"
