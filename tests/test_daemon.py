@@ -20,7 +20,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -98,8 +98,22 @@ class Launcher:
         """Run ``args`` warm and cold; assert the daemon answered and that
         both printed the same; return the warm run."""
         before = self.served()
-        warm = self.run(*args)
+        warm = self._same(args)
         assert self.served() == before + 1, f"the daemon did not answer {args}"
+        return warm
+
+    def each_both(self, commands: Sequence[Sequence[str]]) -> None:
+        """``both`` for each of ``commands``, the daemon's count read once
+        before and once after (a call makes one request at most, so the
+        count says each was answered; two status calls a command cost more
+        than the commands)."""
+        before = self.served()
+        for args in commands:
+            self._same(args)
+        assert self.served() == before + len(commands), "the daemon did not answer every call"
+
+    def _same(self, args: Sequence[str]) -> subprocess.CompletedProcess[str]:
+        warm = self.run(*args)
         cold = self.run(*args, cold=True)
         assert (warm.returncode, warm.stdout, warm.stderr) == (
             cold.returncode,
@@ -141,19 +155,20 @@ def test_the_daemon_prints_what_the_cold_command_prints(launcher: Launcher) -> N
     _seed(launcher)
     status = launcher.start()
     assert status["started"] and status["requests"] == 0
-    for args in [
-        ("--agent", "alice", "recall", "how do we deploy billing"),
-        ("--agent", "alice", "recall", "database decision", "--mode", "decision", "--limit", "3"),
-        ("--agent", "alice", "--plain", "recall", "who owns billing"),
-        ("--agent", "alice", "context", "billing release", "--max-tokens", "512"),
-        ("--agent", "alice", "list", "--limit", "10"),
-        ("--agent", "alice", "stats"),
-        ("--agent", "alice", "entities"),
-        ("--agent", "alice", "what-do-i-know", "billing"),
-        ("--agent", "bob", "recall", "staging password"),
-        ("--agent", "alice", "recall", "staging password"),
-    ]:
-        launcher.both(*args)
+    launcher.each_both(
+        [
+            ("--agent", "alice", "recall", "how do we deploy billing"),
+            ("--agent", "alice", "recall", "database decision", "--mode=decision", "--limit=3"),
+            ("--agent", "alice", "--plain", "recall", "who owns billing"),
+            ("--agent", "alice", "context", "billing release", "--max-tokens", "512"),
+            ("--agent", "alice", "list", "--limit", "10"),
+            ("--agent", "alice", "stats"),
+            ("--agent", "alice", "entities"),
+            ("--agent", "alice", "what-do-i-know", "billing"),
+            ("--agent", "bob", "recall", "staging password"),
+            ("--agent", "alice", "recall", "staging password"),
+        ]
+    )
 
 
 @pytest.mark.parametrize("backend", ["sqlite"])
