@@ -102,15 +102,17 @@ class Launcher:
         assert self.served() == before + 1, f"the daemon did not answer {args}"
         return warm
 
-    def each_both(self, commands: Sequence[Sequence[str]]) -> None:
+    def each_both(
+        self, commands: Sequence[Sequence[str]]
+    ) -> list[subprocess.CompletedProcess[str]]:
         """``both`` for each of ``commands``, the daemon's count read once
         before and once after (a call makes one request at most, so the
         count says each was answered; two status calls a command cost more
-        than the commands)."""
+        than the commands); the warm runs."""
         before = self.served()
-        for args in commands:
-            self._same(args)
+        warm = [self._same(args) for args in commands]
         assert self.served() == before + len(commands), "the daemon did not answer every call"
+        return warm
 
     def _same(self, args: Sequence[str]) -> subprocess.CompletedProcess[str]:
         warm = self.run(*args)
@@ -175,12 +177,16 @@ def test_the_daemon_prints_what_the_cold_command_prints(launcher: Launcher) -> N
 def test_bad_input_through_the_daemon_is_the_same_error(launcher: Launcher) -> None:
     _seed(launcher)
     launcher.start()
-    result = launcher.both("--agent", "alice", "recall", "billing", "--mode", "gossip")
-    assert result.returncode == 2 and "decision" in result.stderr  # names the valid modes
-    result = launcher.both("--agent", "alice", "remember", "x", "--store", "attic")
-    assert result.returncode == 2 and "semantic" in result.stderr
-    result = launcher.both("--agent", "alice", "get", "mem_nonexistent")
-    assert result.returncode == 1
+    mode, store, missing = launcher.each_both(
+        [
+            ("--agent", "alice", "recall", "billing", "--mode", "gossip"),
+            ("--agent", "alice", "remember", "x", "--store", "attic"),
+            ("--agent", "alice", "get", "mem_nonexistent"),
+        ]
+    )
+    assert mode.returncode == 2 and "decision" in mode.stderr  # names the valid modes
+    assert store.returncode == 2 and "semantic" in store.stderr
+    assert missing.returncode == 1
     # What the parser rejects is printed by the calling process, not the daemon.
     before = launcher.served()
     warm = launcher.run("recall", "billing", "--no-such-option")
