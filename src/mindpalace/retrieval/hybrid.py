@@ -197,9 +197,9 @@ class Fused:
             says which rows are).
         eligible: rows that are candidates by themselves: keyword evidence,
             or a cosine at the floor or above.
-        chosen: the eligible rows, ascending (a pass over every row's
-            flag would find them).
         loose: fused scores of the keyword matches without a visible row.
+        chosen: the eligible rows, ascending (kept as found: finding them
+            again would take a pass over every row's flag).
     """
 
     keyword: KeywordScores
