@@ -19,7 +19,7 @@ from mindpalace.models import Memory, RecallFilters, Scope
 from mindpalace.retrieval import stages
 from mindpalace.retrieval.dense import DenseIndex, DenseView
 from mindpalace.retrieval.fusion import rrf
-from mindpalace.retrieval.keyword import top_rows
+from mindpalace.retrieval.keyword import top_scored
 from mindpalace.retrieval.options import Depths, RecallOptions
 from mindpalace.retrieval.time.intervals import Interval
 from mindpalace.store.base import TextMatch
@@ -181,8 +181,8 @@ def warm_matches(
     # Few rows to choose among (a category, a scope part): score only them.
     few = int(np.count_nonzero(shown)) * FEW_ROWS < len(table)
     scored = index.keyword_scores(terms, scope, shown if few else None)
-    rows = top_rows(scored, shown, created_at=table.created_at, ids=table.ids, limit=limit)
-    return [(str(table.ids[row]), float(scored[row])) for row in rows]
+    best = top_scored(scored, shown, created_at=table.created_at, ids=table.ids, limit=limit)
+    return [(str(table.ids[row]), score) for row, score in best]
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,6 +45,7 @@ __all__ = [
     "fts5_idf",
     "ordered_rows",
     "top_rows",
+    "top_scored",
 ]
 
 #: title, content, context, tags (the SQLite backend's ``bm25()`` weights)
@@ -655,9 +656,21 @@ def top_rows(
 ) -> list[int]:
     """The ``limit`` best rows with a positive score among ``candidates``:
     best first, then newest, then highest id (the SQL backends' order)."""
-    chosen = np.flatnonzero(candidates & (scores > 0))
-    best = ordered_rows(chosen, scores[chosen], created_at=created_at, ids=ids, limit=limit)
+    best = top_scored(scores, candidates, created_at=created_at, ids=ids, limit=limit)
     return [row for row, _ in best]
+
+
+def top_scored(
+    scores: Floats,
+    candidates: Mask,
+    *,
+    created_at: npt.NDArray[np.float64],
+    ids: npt.NDArray[np.object_],
+    limit: int,
+) -> list[tuple[int, float]]:
+    """``top_rows``, each with its score."""
+    chosen = np.flatnonzero(candidates & (scores > 0))
+    return ordered_rows(chosen, scores[chosen], created_at=created_at, ids=ids, limit=limit)
 
 
 def ordered_rows(

@@ -39,6 +39,7 @@ from mindpalace.retrieval.keyword import (
     Occurrences,
     ScopeParts,
     ordered_rows,
+    top_scored,
 )
 from mindpalace.store.fts5_bm25 import K1
 
@@ -98,9 +99,7 @@ def best_rows(
     postings = sum(int(term.rows.shape[0]) for term in found.terms)
     if postings < prune_from or limit <= 0:
         scored = index.scores_of(found)
-        chosen = np.flatnonzero(shown & (scored > 0))
-        values = scored[chosen]
-        best = ordered_rows(chosen, values, created_at=created_at, ids=ids, limit=limit)
+        best = top_scored(scored, shown, created_at=created_at, ids=ids, limit=limit)
         return [row for row, _ in best], dict(best)
     sums, taken = _SCRATCH.sized(len(index))
     union: list[Rows] = []
