@@ -270,6 +270,12 @@ def test_search_messages_finds_the_exact_phrase_with_context(
         palace.search_messages("x", around=11)
 
 
+def test_a_turn_that_is_not_a_message_is_named_and_nothing_is_stored(palace: Palace) -> None:
+    with pytest.raises(ValidationError, match=r"turn 2 of 2: a turn must be a Message .*not dict"):
+        palace.add_messages([Message("Room 4."), {"role": "user", "content": "hi"}])  # type: ignore[list-item]
+    assert palace.memories(limit=10) == []
+
+
 def test_cli_search_messages(tmp_path: Path) -> None:
     path = _jsonl(tmp_path, CHAT)
     base = [sys.executable, "-m", "mindpalace.cli", "--db", str(tmp_path / "c.db")]

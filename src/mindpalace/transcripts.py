@@ -165,7 +165,7 @@ def _prepare(
     new memories; an error names the turn by its place and its origin."""
 
     def name(index: int) -> str:
-        origin = turns[index].origin
+        origin = getattr(turns[index], "origin", None)  # not a Message: says so itself
         return f"turn {start + index + 1} of {total}" + (f" ({origin})" if origin else "")
 
     batch: list[dict[str, Any]] = []
@@ -296,7 +296,11 @@ def _checked(message: Message) -> Message:
         ValidationError: naming the field of the wrong type.
     """
     if not isinstance(message, Message):
-        raise ValidationError("messages", message, reason="a turn must be a Message")
+        raise ValidationError(
+            "messages",
+            message,
+            reason=f"a turn must be a Message (mindpalace.Message), not {type(message).__name__}",
+        )
     for name in ("content", "role", "speaker"):
         value = getattr(message, name)
         if not isinstance(value, str) and not (name == "speaker" and value is None):
