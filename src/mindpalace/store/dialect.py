@@ -143,6 +143,12 @@ class Dialect(abc.ABC):
         vector bytes (none by default: only Python reads them)."""
         return []
 
+    def keyed_tables_schema(self) -> list[str]:
+        """Statements storing the graph's link tables (mentions, edges) in
+        the order of their keys, without a separate key index (none by
+        default: the backend has no separate row id)."""
+        return []
+
     def vector_index_schema(self) -> list[str]:
         """Statements giving the stored vectors a nearest-neighbour index the
         backend keeps itself (none by default: recall's in-process graph

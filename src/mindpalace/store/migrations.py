@@ -565,6 +565,13 @@ def _v28_half_vectors(d: Dialect) -> list[str]:
     return d.half_vector_schema()
 
 
+def _v29_keyed_tables(d: Dialect) -> list[str]:
+    # Mentions and co-occurrence edges kept in their keys' order: on SQLite
+    # a rowid table and its key index held each row's key twice (about 200
+    # of a memory's 4,200 bytes at 100,000). PostgreSQL has no row id.
+    return d.keyed_tables_schema()
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "memories, tags, embeddings, full-text index", _v1_memories),
     Migration(2, "entities, mentions, edges, memory links, signals", _v2_graph),
@@ -594,6 +601,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(26, "postings counted by key as they are written (PostgreSQL)", _v26_key_counts),
     Migration(27, "the times a memory states, read when it is written", _v27_stated_times),
     Migration(28, "vectors kept in half precision", _v28_half_vectors),
+    Migration(29, "mentions and edges stored by their keys (SQLite)", _v29_keyed_tables),
 )
 
 

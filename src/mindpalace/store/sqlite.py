@@ -63,6 +63,44 @@ _FTS_SCHEMA = [
     """,
 ]
 
+# The graph's link tables rebuilt as WITHOUT ROWID tables: a row lives in
+# its key's b-tree, and the key index beside a rowid table (a copy of both
+# key columns and the rowid) goes: about 200 bytes a memory. Their rows are
+# a few dozen bytes, well under SQLite's guidance for such tables.
+_KEYED_TABLES_SCHEMA = [
+    """
+    CREATE TABLE mentions_keyed (
+        memory_seq INTEGER NOT NULL REFERENCES memories (seq) ON DELETE CASCADE,
+        entity_seq INTEGER NOT NULL REFERENCES entities (seq) ON DELETE CASCADE,
+        surface TEXT NOT NULL,
+        count INTEGER NOT NULL DEFAULT 1,
+        fact SMALLINT NOT NULL DEFAULT 0,
+        PRIMARY KEY (memory_seq, entity_seq)
+    ) WITHOUT ROWID
+    """,
+    "INSERT INTO mentions_keyed (memory_seq, entity_seq, surface, count, fact)"
+    " SELECT memory_seq, entity_seq, surface, count, fact FROM mentions",
+    "DROP TABLE mentions",
+    "ALTER TABLE mentions_keyed RENAME TO mentions",
+    "CREATE INDEX mentions_entity_memory ON mentions (entity_seq, memory_seq)",
+    "CREATE INDEX mentions_fact ON mentions (entity_seq, memory_seq) WHERE fact = 1",
+    """
+    CREATE TABLE entity_edges_keyed (
+        src_seq INTEGER NOT NULL REFERENCES entities (seq) ON DELETE CASCADE,
+        dst_seq INTEGER NOT NULL REFERENCES entities (seq) ON DELETE CASCADE,
+        count INTEGER NOT NULL DEFAULT 1,
+        weight REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        PRIMARY KEY (src_seq, dst_seq)
+    ) WITHOUT ROWID
+    """,
+    "INSERT INTO entity_edges_keyed (src_seq, dst_seq, count, weight, updated_at)"
+    " SELECT src_seq, dst_seq, count, weight, updated_at FROM entity_edges",
+    "DROP TABLE entity_edges",
+    "ALTER TABLE entity_edges_keyed RENAME TO entity_edges",
+    "CREATE INDEX entity_edges_dst ON entity_edges (dst_seq)",
+]
+
 # bm25() column weights: title, content, context, tags. Context (e.g. the
 # turn before a conversation message) helps find a memory but counts less
 # than the memory's own words.
@@ -98,6 +136,10 @@ class SQLiteDialect(Dialect):
     def partition_counts_schema(self) -> list[str]:
         """Each partition's rows and tokens kept by the triggers (sqlite_text.py)."""
         return list(PARTITION_COUNTS_SCHEMA)
+
+    def keyed_tables_schema(self) -> list[str]:
+        """Mentions and edges rebuilt WITHOUT ROWID (their key index goes)."""
+        return list(_KEYED_TABLES_SCHEMA)
 
     def text_query(self, terms: Sequence[str]) -> TextQuery:
         """Any-term FTS5 match; every term is quoted, so no user text is FTS syntax."""
