@@ -53,7 +53,8 @@ def _parts_of(palace: Palace, text: str) -> np.ndarray | None:
     return None if blob is None else parts.unpack(blob, palace.semantic.embedder.config.dimensions)
 
 
-def test_a_text_is_cut_at_sentence_ends() -> None:
+def test_a_text_is_cut_at_sentence_ends(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parts, "PARTED_CHARS", 0)  # the cutting rules alone
     assert parts.split("One short sentence.") == []
     assert parts.split("Short. Also short. Still short.") == []  # one part: none kept
     assert parts.split(LONG) == [
@@ -70,6 +71,16 @@ def test_a_text_is_cut_at_sentence_ends() -> None:
     cut = parts.split(short)
     assert len(cut) > 1 and all(len(p) >= parts.PART_CHARS for p in cut[:-1])
     assert " ".join(cut) == short
+
+
+def test_a_text_of_a_few_sentences_has_no_parts() -> None:
+    few = " ".join([sentence("Kenji owns billing"), sentence("Maria owns the office")])
+    assert len(few) < parts.PARTED_CHARS
+    assert parts.split(few) == []  # two parts' worth, but short: its whole vector reads both
+    longer = " ".join(sentence(f"point {i}") for i in range(5))
+    assert len(longer) >= parts.PARTED_CHARS
+    assert len(parts.split(longer)) == 5
+    assert parts.split(longer[: parts.PARTED_CHARS - 1]) == []
 
 
 def test_a_very_long_text_has_at_most_max_parts() -> None:

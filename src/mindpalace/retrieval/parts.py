@@ -28,10 +28,24 @@ import numpy.typing as npt
 
 from mindpalace.models import HitList
 
-__all__ = ["MAX_PARTS", "PART_CHARS", "best_cosines", "pack", "split", "unpack", "with_parts"]
+__all__ = [
+    "MAX_PARTS",
+    "PARTED_CHARS",
+    "PART_CHARS",
+    "best_cosines",
+    "pack",
+    "split",
+    "unpack",
+    "with_parts",
+]
 
 #: a part ends at the first sentence end past this many characters
 PART_CHARS = 80
+#: a text shorter than this many characters has no parts: a few sentences'
+#: mean still carries each of them, and every benchmark ranked the same
+#: without their parts (BENCHMARKS.md, "Disk per memory"), at a quarter to
+#: a fifth of a short memory's bytes
+PARTED_CHARS = 400
 #: at most this many parts of one text (the rest of a longer text is its
 #: last part, which the model cuts at its token limit)
 MAX_PARTS = 16
@@ -42,7 +56,10 @@ _ENDS = re.compile(r"(?<=[.!?])\s+|\n+")
 
 def split(text: str) -> list[str]:
     """The parts of ``text``: its sentences, run together until each
-    reaches ``PART_CHARS``; none when the text is one part."""
+    reaches ``PART_CHARS``; none when the text is one part or shorter than
+    ``PARTED_CHARS``."""
+    if len(text) < PARTED_CHARS:
+        return []
     out: list[str] = []
     current = ""
     for raw in _ENDS.split(text):
