@@ -6,13 +6,14 @@ as before once this version opens it."""
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
-from mindpalace import Palace
+from mindpalace import Palace, Selection
 from mindpalace.config import Settings
 from mindpalace.conversations import Message
 from mindpalace.embed.hashing import HashingEmbedder
@@ -136,3 +137,64 @@ def test_an_older_palace_keeps_every_row_and_recalls_the_same(
         db.close()
     assert seq is None
     assert len(mentions) < len(rows_before[0])
+
+
+def _copies(folder: Path, text: bytes) -> int:
+    """How often ``text`` occurs in the files under ``folder``, the log
+    copied into the database first."""
+    for wal in folder.glob("*.db"):
+        db = sqlite3.connect(wal)
+        try:
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            db.close()
+    return sum(p.read_bytes().count(text) for p in sorted(folder.rglob("*")) if p.is_file())
+
+
+def test_an_erased_name_leaves_no_copy_from_the_rebuild(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    older_migrations: Callable[[int], tuple[Migration, ...]],
+) -> None:
+    # The rebuild copies every mention (the name as written) into a new
+    # table and drops the old one: the old pages must not keep the name
+    # for an erasure to miss.
+    folder = tmp_path / "palace"
+    folder.mkdir()
+    path = folder / "old.db"
+    name = "Zebulon Quartermaine"
+    before = older_migrations(29)
+    with monkeypatch.context() as old:
+        old.setattr(core, "MIGRATIONS", before)
+        old.setattr(core, "latest_version", lambda: before[-1].version)
+        with _palace(path) as palace:
+            palace.remember_many([{"content": text, "category": "fact"} for text in NOTES])
+            # enough mentions to fill pages of their own
+            palace.remember_many(
+                [
+                    {"content": f"{name} keeps spare key {n} with Maria Lopez in Room {n}."}
+                    for n in range(300)
+                ]
+            )
+            secret = palace.remember(f"{name} keeps the spare keys with Maria Lopez.")
+    copies = _copies(folder, name.encode())
+    assert copies > 0
+    SQLiteStore(path).close()  # migrated
+    # the dropped tables' pages were zeroed: no more copies than before
+    assert _copies(folder, name.encode()) <= copies
+    with _palace(path) as palace:
+        assert [e.name for e in palace.graph.entities() if e.name == name] == [name]
+        receipt = palace.erase(Selection.entity(name), confirm=True)
+        assert receipt.counts
+        deadline = time.monotonic() + 60
+        while not all(r.cleanup == "done" for r in palace.erasures()):
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        assert secret.id not in {m.id for m in palace.memories(limit=100)}
+    forms = [name.encode(), name.lower().encode(), b"zebulon", b"quartermaine"]
+    holding = [
+        p.name
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and any(f in p.read_bytes() for f in forms)
+    ]
+    assert holding == []
