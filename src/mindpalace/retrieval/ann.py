@@ -22,6 +22,7 @@ compares against approximate vectors, the exact re-scoring fixes the order.
 from __future__ import annotations
 
 import atexit
+import functools
 import mmap
 import threading
 import weakref
@@ -35,12 +36,18 @@ from mindpalace.store.base import VectorTable
 
 __all__ = ["TAIL_ROWS", "AnnIndex", "available"]
 
-try:  # faiss is a dependency; a broken install falls back to exact search
-    import faiss
 
-    _FAISS: Any = faiss
-except ImportError:  # pragma: no cover - exercised only without the wheel
-    _FAISS = None
+@functools.cache
+def _faiss() -> Any:
+    """The faiss module, imported at first use (a tenth of a second that a
+    command on a small palace never needs); None where it does not import:
+    faiss is a dependency, and a broken install falls back to exact search."""
+    try:
+        import faiss  # noqa: PLC0415 - a tenth of a second, only when a graph is used
+    except ImportError:  # pragma: no cover - exercised only without the wheel
+        return None
+    return faiss
+
 
 #: rows past the graph that are scored exactly before the graph is extended
 TAIL_ROWS = 5_000
@@ -74,7 +81,7 @@ def _is_mapped(data: npt.NDArray[Any]) -> bool:
 
 def available() -> bool:
     """Whether the ANN library loaded."""
-    return _FAISS is not None
+    return _faiss() is not None
 
 
 class AnnIndex:
@@ -89,7 +96,7 @@ class AnnIndex:
     """
 
     def __init__(self, dimensions: int, *, ef_search: int = 160) -> None:
-        if _FAISS is None:  # pragma: no cover
+        if _faiss() is None:  # pragma: no cover
             raise RuntimeError("faiss is not installed")
         self.dimensions = dimensions
         self.ef_search = ef_search
@@ -115,7 +122,7 @@ class AnnIndex:
         with self._lock:
             if self._index is None:
                 return None
-            data: npt.NDArray[np.uint8] = _FAISS.serialize_index(self._index)
+            data: npt.NDArray[np.uint8] = _faiss().serialize_index(self._index)
             return data, self._seqs.copy()
 
     @classmethod
@@ -128,7 +135,8 @@ class AnnIndex:
             ValueError: ``data`` is not such a graph of ``dimensions``-d
                 vectors with one label per seq.
         """
-        if _FAISS is None:  # pragma: no cover
+        faiss = _faiss()
+        if faiss is None:  # pragma: no cover
             raise ValueError("faiss is not installed")
         seqs = np.asarray(seqs, dtype=np.int64)
         if seqs.ndim != 1 or not seqs.shape[0] or bool(np.any(np.diff(seqs) <= 0)):
@@ -139,13 +147,13 @@ class AnnIndex:
                 # Read in place: the graph's arrays are views of the mapping
                 # (file pages, shared by every process that maps the file),
                 # not a copy in this process's memory.
-                reader = _FAISS.ZeroCopyIOReader(_FAISS.swig_ptr(data), data.shape[0])
-                index = _FAISS.read_index(reader, _FAISS.IO_FLAG_MMAP_IFC)
+                reader = faiss.ZeroCopyIOReader(faiss.swig_ptr(data), data.shape[0])
+                index = faiss.read_index(reader, faiss.IO_FLAG_MMAP_IFC)
             else:
-                index = _FAISS.deserialize_index(np.ascontiguousarray(data, dtype=np.uint8))
+                index = faiss.deserialize_index(np.ascontiguousarray(data, dtype=np.uint8))
         except RuntimeError as exc:  # faiss's "read error" and the like
             raise ValueError(f"not a saved graph: {exc}") from exc
-        if not isinstance(index, _FAISS.IndexHNSWSQ):
+        if not isinstance(index, faiss.IndexHNSWSQ):
             raise ValueError(f"not an HNSW graph: {type(index).__name__}")
         if index.d != dimensions or index.ntotal != seqs.shape[0] or not index.is_trained:
             raise ValueError("the graph's size or dimensions differ")
@@ -272,7 +280,8 @@ class AnnIndex:
                     if self._index is None:
                         self._index = self._new_index(matrix)
                     elif self._view is not None:
-                        self._index = _FAISS.deserialize_index(_FAISS.serialize_index(self._index))
+                        faiss = _faiss()
+                        self._index = faiss.deserialize_index(faiss.serialize_index(self._index))
                         self._view = None
                     self._index.add(matrix[start : start + STEP_ROWS])
                     step = seqs[start : start + STEP_ROWS]
@@ -282,7 +291,7 @@ class AnnIndex:
             self.error = str(exc)
 
     def _new_index(self, sample: npt.NDArray[np.float32]) -> Any:
-        faiss = _FAISS
+        faiss = _faiss()
         index = faiss.IndexHNSWSQ(
             self.dimensions, faiss.ScalarQuantizer.QT_8bit, M, faiss.METRIC_INNER_PRODUCT
         )
@@ -326,7 +335,7 @@ class AnnIndex:
             index = self._index
             if index is None or labels.shape[0] == 0:
                 return [np.empty(0, dtype=np.int64) for _ in queries]
-            faiss = _FAISS
+            faiss = _faiss()
             ok = self._allowed_labels(allowed, labels, index.ntotal)
             bits = np.packbits(ok, bitorder="little")
             selector = faiss.IDSelectorBitmap(index.ntotal, faiss.swig_ptr(bits))
