@@ -161,6 +161,49 @@ def test_postings_rank_as_every_match_is_scored(
         assert len(scored) > len(searches)  # some search summed again
 
 
+@pytest.mark.parametrize(("prune", "first_top"), [(150, 1), (150, 16), (250, 1)])
+def test_common_words_read_at_the_rarer_words_rows_rank_as_every_match_is_scored(
+    palace: PostgresStore, prune: int, first_top: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A query with a word past ``PRUNE_POSTINGS`` reads that word only at
+    the rows its rarer words found, where the bound allows: every query,
+    reader, filter and limit still gets the exhaustive search's rows, order
+    and scores, and the shortcut answered many of them."""
+    monkeypatch.setattr(pg_postings, "PRUNE_POSTINGS", prune)
+    monkeypatch.setattr(pg_postings, "FIRST_TOP", first_top)
+    answered: list[bool] = []
+    execute = palace._exec
+
+    def counted(cur: Any, sql: str, params: Any = ()) -> Any:
+        result = execute(cur, sql, params)
+        if "partial AS MATERIALIZED" in sql:
+            row = result.fetchone()
+            answered.append(bool(row[3]))
+            return _Fetched(row)
+        return result
+
+    monkeypatch.setattr(palace, "_exec", counted)
+    for n, terms in enumerate(_queries(2, 60)):
+        scope = READERS[n % len(READERS)]
+        filters = FILTERS[n % len(FILTERS)]
+        for limit in (1, 3, 7, 40):
+            want = _exhaustive(palace, terms, scope, filters, limit)
+            got = palace.search_text(terms, scope, filters, limit=limit)
+            _same_ranking(got, want)
+    assert sum(answered) >= 20  # the shortcut held for many searches
+    assert not all(answered)  # and fell back where it could not tell
+
+
+class _Fetched:
+    """A result already fetched, fetched again."""
+
+    def __init__(self, row: Any) -> None:
+        self._row = row
+
+    def fetchone(self) -> Any:
+        return self._row
+
+
 def test_a_common_word_past_the_depth_counts_its_newest_rows(palace: PostgresStore) -> None:
     """A word with more visible postings than the depth is read newest
     first: at most ``depth`` of each partition's, and its ``depth`` newest

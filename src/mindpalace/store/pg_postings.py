@@ -68,6 +68,9 @@ __all__ = [
 WORD_DEPTH = 50_000
 #: the fewest best sums a search checks against the scope and filters first
 FIRST_TOP = 256
+#: a word with more visible postings than this is read only at the rows
+#: the rarer words found, when that cannot change the result (``_PRUNED``)
+PRUNE_POSTINGS = 20_000
 
 _WEIGHT_CASE = "CASE w WHEN 'A' THEN 1.5 WHEN 'B' THEN 1.0 WHEN 'C' THEN 0.5 ELSE 1.0 END"
 
@@ -266,6 +269,70 @@ SELECT (SELECT array_agg(b.seq ORDER BY b.score DESC, b.created_at DESC, b.id DE
 """
 
 
+# The search of a query with common words (more than ``PRUNE_POSTINGS``
+# postings), read as the in-process index reads them (keyword_top.py): the
+# rarer words' postings are summed for every row; the ``top``-th best of
+# those partial sums is a floor (``low``). A common word adds less than its
+# weight times ``k1 + 1`` to any row, so a row whose partial sum plus the
+# common words' bound is at most the floor scores below it, as does a row
+# none of the rarer words holds when that bound is at most the floor: such
+# rows cannot be among the best ``top``. The rest (``cand``) have the common
+# words' postings probed at their own partition's key, by the primary key,
+# instead of every posting of those words read. ``ok`` says whether the
+# bound held (else the caller sums every posting). Parameters: the rare
+# keys, their weight and partition; the common keys, their weight and
+# partition; the mean length (twice); top; the bound (twice); scope and
+# filter parameters; limit.
+_PRUNED = f"""
+WITH r AS MATERIALIZED (
+    SELECT * FROM unnest(?::BIGINT[], ?::DOUBLE PRECISION[], ?::INT[]) AS r(key, weight, part)
+),
+c AS MATERIALIZED (
+    SELECT * FROM unnest(?::BIGINT[], ?::DOUBLE PRECISION[], ?::INT[]) AS c(key, weight, part)
+),
+partial AS MATERIALIZED (
+    SELECT t.seq, MIN(r.part) AS part, SUM(r.weight * t.f * {K1 + 1}
+        / (t.f + {K1} * ({1 - B} + {B} * t.len / ?::DOUBLE PRECISION))) AS score
+    FROM r CROSS JOIN LATERAL (
+        SELECT t.seq, t.f, t.len FROM text_postings t WHERE t.key = r.key
+    ) AS t
+    GROUP BY t.seq
+),
+low AS MATERIALIZED (
+    SELECT (SELECT p.score FROM partial p ORDER BY p.score DESC OFFSET ? LIMIT 1) AS score
+),
+cand AS MATERIALIZED (
+    SELECT p.seq, p.part, p.score FROM partial p, low
+    WHERE low.score IS NOT NULL AND ?::DOUBLE PRECISION <= low.score
+      AND p.score + ?::DOUBLE PRECISION > low.score
+),
+full_score AS MATERIALIZED (
+    SELECT d.seq, d.score + COALESCE((
+        SELECT SUM(c.weight * t.f * {K1 + 1}
+            / (t.f + {K1} * ({1 - B} + {B} * t.len / ?::DOUBLE PRECISION)))
+        FROM c JOIN text_postings t ON t.key = c.key AND t.seq = d.seq
+        WHERE c.part = d.part
+    ), 0) AS score
+    FROM cand d
+),
+edge AS MATERIALIZED (
+    SELECT MIN(s.score) AS score FROM (
+        SELECT f.score FROM full_score f ORDER BY f.score DESC LIMIT ?
+    ) AS s
+),
+best AS MATERIALIZED (
+    SELECT s.seq, s.score, m.created_at, m.id
+    FROM full_score AS s JOIN memories m ON m.seq = s.seq
+    WHERE s.score >= (SELECT edge.score FROM edge) AND {{scope_m}} AND {{filters}}
+    ORDER BY s.score DESC, m.created_at DESC, m.id DESC LIMIT ?
+)
+SELECT (SELECT array_agg(b.seq ORDER BY b.score DESC, b.created_at DESC, b.id DESC) FROM best b),
+       (SELECT array_agg(b.score ORDER BY b.score DESC, b.created_at DESC, b.id DESC) FROM best b),
+       (SELECT COUNT(*) FROM partial) + (SELECT COUNT(*) FROM cand),
+       (SELECT COUNT(*) FROM cand) > 0
+"""
+
+
 @dataclass(slots=True)
 class _Word:
     """One query lexeme: its weight (idf times how often the query names
@@ -275,6 +342,7 @@ class _Word:
     weight: float
     keys: list[int]
     count: int
+    parts: list[int]  # each key's partition (its number in ``_LISTS``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -305,13 +373,15 @@ def _words(listed: Sequence[Sequence[Any]], filters: RecallFilters) -> tuple[lis
     names: dict[str, int] = {}
     mult: list[int] = []
     keys: list[list[int]] = []
+    parts: list[list[int]] = []
     hits: list[int] = []
     held: list[int] = []
-    for lexeme, _first, times, _part, key, count, _seen, _tokens, agent, visibility in listed:
+    for lexeme, _first, times, part, key, count, _seen, _tokens, agent, visibility in listed:
         at = names.setdefault(str(lexeme), len(names))
         if at == len(mult):
             mult.append(_int(times))
             keys.append([])
+            parts.append([])
             hits.append(0)
             held.append(0)
         hits[at] += _int(count)
@@ -320,10 +390,11 @@ def _words(listed: Sequence[Sequence[Any]], filters: RecallFilters) -> tuple[lis
         )
         if _int(count) and admitted:
             keys[at].append(_int(key))
+            parts[at].append(_int(part))
             held[at] += _int(count)
     words = [
-        _Word(m * max(math.log((max(seen, n) - n + 0.5) / (n + 0.5)), 1e-6), k, h)
-        for m, k, n, h in zip(mult, keys, hits, held, strict=True)
+        _Word(m * max(math.log((max(seen, n) - n + 0.5) / (n + 0.5)), 1e-6), k, h, p)
+        for m, k, n, h, p in zip(mult, keys, hits, held, parts, strict=True)
     ]
     return words, avgdl
 
@@ -370,9 +441,12 @@ class PostingsSearch(ScopeKeyTextSearch):
         *,
         limit: int,
         depth: int | None = None,
+        prune: bool = True,
     ) -> Ranking:
         """The best ``limit`` rows' write keys and scores; of a word with more
-        than ``depth`` visible postings (``WORD_DEPTH``), the newest count."""
+        than ``depth`` visible postings (``WORD_DEPTH``), the newest count,
+        unless the rarer words' rows bound the result (``_PRUNED``, exact;
+        not tried without ``prune``)."""
         most = WORD_DEPTH if depth is None else depth
         p_sql, p_params = scope_clause(scope, "p")
         listed = self._exec(cur, _LISTS.format(scope_p=p_sql), [*p_params, list(terms)]).fetchall()
@@ -381,16 +455,28 @@ class PostingsSearch(ScopeKeyTextSearch):
         words, avgdl = _words(listed, filters)
         if not any(word.count for word in words):
             return Ranking((), (), 0, 0, 0, 0.0)
+        s_sql, s_params = scope_clause(scope)
+        f_sql, f_params = filter_clause(filters)
+        top = max(limit * 2, FIRST_TOP)
+        if prune and any(word.count > PRUNE_POSTINGS for word in words):
+            pruned = self._rank_pruned(
+                cur,
+                words,
+                avgdl=avgdl,
+                top=top,
+                scope=(s_sql, s_params),
+                filters=(f_sql, f_params),
+                limit=limit,
+            )
+            if pruned is not None:
+                return pruned
         # A cut word counts from its floor: its newest ``most`` postings.
         floors = [self._floor(cur, word.keys, most) if word.count > most else 0 for word in words]
         keys = [(key, word.weight, floor) for word, floor in zip(words, floors, strict=True)
                 for key in word.keys]  # fmt: skip
-        s_sql, s_params = scope_clause(scope)
-        f_sql, f_params = filter_clause(filters)
         # The best sums joined to ``memories`` first: enough that filters
         # on other columns (a restatement's look asks for one category)
         # seldom leave too few, which costs a second summing.
-        top = max(limit * 2, FIRST_TOP)
         while True:
             seqs, scores, scored, kept = self._exec(
                 cur,
@@ -418,6 +504,62 @@ class PostingsSearch(ScopeKeyTextSearch):
                 len(cut),
                 sum(word.weight * (K1 + 1) for word in cut),
             )
+
+    def _rank_pruned(
+        self,
+        cur: Cursor,
+        words: Sequence[_Word],
+        *,
+        avgdl: float,
+        top: int,
+        scope: tuple[str, list[Any]],
+        filters: tuple[str, list[Any]],
+        limit: int,
+    ) -> Ranking | None:
+        """The ranking of ``_PRUNED``, exact; None where it cannot tell: no
+        rarer word, the bound above the floor, or the scope and filters
+        leaving fewer than ``limit`` of the best (the caller sums every
+        posting then)."""
+        rare = [w for w in words if w.count <= PRUNE_POSTINGS]
+        common = [w for w in words if w.count > PRUNE_POSTINGS]
+        if not any(w.count for w in rare):
+            return None
+        # A word's share of a row's score is below weight * (k1 + 1).
+        bound = sum(w.weight * (K1 + 1) for w in common)
+
+        def columns(group: Sequence[_Word]) -> list[list[Any]]:
+            flat = [(k, w.weight, p) for w in group for k, p in zip(w.keys, w.parts, strict=True)]
+            return [[f[0] for f in flat], [f[1] for f in flat], [f[2] for f in flat]]
+
+        s_sql, s_params = scope
+        f_sql, f_params = filters
+        seqs, scores, scored, held = self._exec(
+            cur,
+            _PRUNED.format(scope_m=s_sql, filters=f_sql),
+            [
+                *columns(rare),
+                *columns(common),
+                avgdl,
+                top - 1,
+                bound,
+                bound,
+                avgdl,
+                top,
+                *s_params,
+                *f_params,
+                limit,
+            ],
+        ).fetchone()
+        if not held or len(seqs or []) < limit:
+            return None  # no floor, the bound above it, or too few left by the filters
+        return Ranking(
+            tuple(int(x) for x in seqs or []),
+            tuple(float(x) for x in scores or []),
+            sum(w.count for w in rare),
+            _int(scored),
+            0,
+            0.0,
+        )
 
     def _floor(self, cur: Cursor, keys: Sequence[int], depth: int) -> int:
         """The write key of the ``depth``-th newest posting of ``keys`` (one
