@@ -69,8 +69,12 @@ WORD_DEPTH = 50_000
 #: the fewest best sums a search checks against the scope and filters first
 FIRST_TOP = 256
 #: a word with more visible postings than this is read only at the rows
-#: the rarer words found, when that cannot change the result (``_PRUNED``)
-PRUNE_POSTINGS = 20_000
+#: the rarer words found, when that cannot change the result (``_PRUNED``):
+#: the words the search would otherwise cut. From 20,000 the rarer words'
+#: rows are so many that probing them cost more than reading (at a million:
+#: 170-330 ms a search against 100); from 50,000 the cut words' floors and
+#: reads go (BENCHMARKS.md, "PostgreSQL at a million")
+PRUNE_POSTINGS = WORD_DEPTH
 
 _WEIGHT_CASE = "CASE w WHEN 'A' THEN 1.5 WHEN 'B' THEN 1.0 WHEN 'C' THEN 0.5 ELSE 1.0 END"
 
