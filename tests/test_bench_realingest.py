@@ -37,7 +37,10 @@ def test_same_writes_same_digest_and_a_changed_row_shows(tmp_path: Path) -> None
     assert same == digest(second)
     assert int(same["mentions"].split(":")[0]) > 0
     with sqlite3.connect(second) as con:
-        con.execute("UPDATE entity_edges SET weight = weight + 1e-12 WHERE rowid = 1")
+        con.execute(
+            "UPDATE entity_edges SET weight = weight + 1e-12"
+            " WHERE (src_seq, dst_seq) = (SELECT src_seq, dst_seq FROM entity_edges LIMIT 1)"
+        )
     changed = digest(second)
     assert changed != same
     assert [k for k in same if same[k] != changed[k]] == ["entity_edges"]
