@@ -236,6 +236,38 @@ ORDER BY k.first, k.lexeme, k.part
 _FLOOR = "SELECT seq FROM ({branches}) AS u ORDER BY seq DESC OFFSET ? LIMIT 1"
 _FLOOR_BRANCH = "SELECT t.seq FROM text_postings t WHERE t.key = ?"
 
+
+def _term(weight: str) -> str:
+    """A posting's BM25 share (``t.f``, ``t.len``) for a word of weight
+    ``weight`` (the mean length is the parameter)."""
+    return (
+        f"{weight} * t.f * {K1 + 1} / (t.f + {K1} * ({1 - B} + {B} * t.len / ?::DOUBLE PRECISION))"
+    )
+
+
+def _best_of(source: str) -> str:
+    """The statement's end over ``source`` (seq, score): of the best sums
+    (at least ``top``, and every row tied with the last), the best
+    ``limit`` rows the scope and filters admit, in the exhaustive search's
+    order, as arrays of seqs and scores (format: ``scope_m``, ``filters``;
+    parameters: top, then the scope's and filters', then limit)."""
+    return f"""
+edge AS MATERIALIZED (
+    SELECT MIN(s.score) AS score FROM (
+        SELECT x.score FROM {source} x ORDER BY x.score DESC LIMIT ?
+    ) AS s
+),
+best AS MATERIALIZED (
+    SELECT s.seq, s.score, m.created_at, m.id
+    FROM {source} AS s JOIN memories m ON m.seq = s.seq
+    WHERE s.score >= (SELECT edge.score FROM edge) AND {{scope_m}} AND {{filters}}
+    ORDER BY s.score DESC, m.created_at DESC, m.id DESC LIMIT ?
+)
+SELECT (SELECT array_agg(b.seq ORDER BY b.score DESC, b.created_at DESC, b.id DESC) FROM best b),
+       (SELECT array_agg(b.score ORDER BY b.score DESC, b.created_at DESC, b.id DESC) FROM best b),
+"""
+
+
 # Every posting of the query's keys at or above its word's floor (0 for a
 # word not cut), scored as BM25 and summed per row; of the best sums (at
 # least ``top``, and every row tied with the last), the best ``limit`` rows
@@ -248,27 +280,12 @@ WITH k AS MATERIALIZED (
         AS k(key, weight, floor)
 ),
 scored AS MATERIALIZED (
-    SELECT t.seq, SUM(k.weight * t.f * {K1 + 1}
-        / (t.f + {K1} * ({1 - B} + {B} * t.len / ?::DOUBLE PRECISION))) AS score
+    SELECT t.seq, SUM({_term("k.weight")}) AS score
     FROM k CROSS JOIN LATERAL (
         SELECT t.seq, t.f, t.len FROM text_postings t WHERE t.key = k.key AND t.seq >= k.floor
     ) AS t
     GROUP BY t.seq
-),
-edge AS MATERIALIZED (
-    SELECT MIN(s.score) AS score FROM (
-        SELECT scored.score FROM scored ORDER BY scored.score DESC LIMIT ?
-    ) AS s
-),
-best AS MATERIALIZED (
-    SELECT s.seq, s.score, m.created_at, m.id
-    FROM scored AS s JOIN memories m ON m.seq = s.seq
-    WHERE s.score >= (SELECT edge.score FROM edge) AND {{scope_m}} AND {{filters}}
-    ORDER BY s.score DESC, m.created_at DESC, m.id DESC LIMIT ?
-)
-SELECT (SELECT array_agg(b.seq ORDER BY b.score DESC, b.created_at DESC, b.id DESC) FROM best b),
-       (SELECT array_agg(b.score ORDER BY b.score DESC, b.created_at DESC, b.id DESC) FROM best b),
-       (SELECT COUNT(*) FROM scored),
+),{_best_of("scored")}       (SELECT COUNT(*) FROM scored),
        (SELECT COUNT(*) FROM scored WHERE scored.score >= (SELECT edge.score FROM edge))
 """
 
@@ -295,8 +312,7 @@ c AS MATERIALIZED (
     SELECT * FROM unnest(?::BIGINT[], ?::DOUBLE PRECISION[], ?::INT[]) AS c(key, weight, part)
 ),
 partial AS MATERIALIZED (
-    SELECT t.seq, MIN(r.part) AS part, SUM(r.weight * t.f * {K1 + 1}
-        / (t.f + {K1} * ({1 - B} + {B} * t.len / ?::DOUBLE PRECISION))) AS score
+    SELECT t.seq, MIN(r.part) AS part, SUM({_term("r.weight")}) AS score
     FROM r CROSS JOIN LATERAL (
         SELECT t.seq, t.f, t.len FROM text_postings t WHERE t.key = r.key
     ) AS t
@@ -312,27 +328,12 @@ cand AS MATERIALIZED (
 ),
 full_score AS MATERIALIZED (
     SELECT d.seq, d.score + COALESCE((
-        SELECT SUM(c.weight * t.f * {K1 + 1}
-            / (t.f + {K1} * ({1 - B} + {B} * t.len / ?::DOUBLE PRECISION)))
+        SELECT SUM({_term("c.weight")})
         FROM c JOIN text_postings t ON t.key = c.key AND t.seq = d.seq
         WHERE c.part = d.part
     ), 0) AS score
     FROM cand d
-),
-edge AS MATERIALIZED (
-    SELECT MIN(s.score) AS score FROM (
-        SELECT f.score FROM full_score f ORDER BY f.score DESC LIMIT ?
-    ) AS s
-),
-best AS MATERIALIZED (
-    SELECT s.seq, s.score, m.created_at, m.id
-    FROM full_score AS s JOIN memories m ON m.seq = s.seq
-    WHERE s.score >= (SELECT edge.score FROM edge) AND {{scope_m}} AND {{filters}}
-    ORDER BY s.score DESC, m.created_at DESC, m.id DESC LIMIT ?
-)
-SELECT (SELECT array_agg(b.seq ORDER BY b.score DESC, b.created_at DESC, b.id DESC) FROM best b),
-       (SELECT array_agg(b.score ORDER BY b.score DESC, b.created_at DESC, b.id DESC) FROM best b),
-       (SELECT COUNT(*) FROM partial) + (SELECT COUNT(*) FROM cand),
+),{_best_of("full_score")}       (SELECT COUNT(*) FROM partial) + (SELECT COUNT(*) FROM cand),
        (SELECT COUNT(*) FROM cand) > 0
 """
 
