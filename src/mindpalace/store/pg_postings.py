@@ -73,7 +73,7 @@ FIRST_TOP = 256
 #: the words the search would otherwise cut. From 20,000 the rarer words'
 #: rows are so many that probing them cost more than reading (at a million:
 #: 170-330 ms a search against 100); from 50,000 the cut words' floors and
-#: reads go (BENCHMARKS.md, "PostgreSQL at a million")
+#: reads go (docs/benchmarks/29-common-words-at-the-rarer-words-rows.md)
 PRUNE_POSTINGS = WORD_DEPTH
 
 _WEIGHT_CASE = "CASE w WHEN 'A' THEN 1.5 WHEN 'B' THEN 1.0 WHEN 'C' THEN 0.5 ELSE 1.0 END"
@@ -299,8 +299,8 @@ scored AS MATERIALIZED (
 # none of the rarer words holds when that bound is at most the floor: such
 # rows cannot be among the best ``top``. The rest (``cand``) have the common
 # words' postings probed at their own partition's key, by the primary key,
-# instead of every posting of those words read. ``ok`` says whether the
-# bound held (else the caller sums every posting). Parameters: the rare
+# instead of every posting of those words read. The last column says
+# whether the bound held (else the caller sums every posting). Parameters: the rare
 # keys, their weight and partition; the common keys, their weight and
 # partition; the mean length (twice); top; the bound (twice); scope and
 # filter parameters; limit.
