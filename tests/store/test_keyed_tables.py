@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -89,16 +90,28 @@ def test_a_new_palace_keeps_mentions_and_edges_by_key(tmp_path: Path) -> None:
     assert any(fact == 1 for *_, fact in mentions)
 
 
+@pytest.fixture
+def schema_28(
+    monkeypatch: pytest.MonkeyPatch, older_migrations: Callable[[int], tuple[Migration, ...]]
+) -> Callable[[], AbstractContextManager[None]]:
+    """A context inside which palaces are opened as schema 28 left them."""
+    before = older_migrations(29)
+
+    @contextmanager
+    def written() -> Iterator[None]:
+        with monkeypatch.context() as old:
+            old.setattr(core, "MIGRATIONS", before)
+            old.setattr(core, "latest_version", lambda: before[-1].version)
+            yield
+
+    return written
+
+
 def test_an_older_palace_keeps_every_row_and_recalls_the_same(
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    older_migrations: Callable[[int], tuple[Migration, ...]],
+    tmp_path: Path, schema_28: Callable[[], AbstractContextManager[None]]
 ) -> None:
     path = tmp_path / "old.db"
-    before = older_migrations(29)
-    with monkeypatch.context() as old:
-        old.setattr(core, "MIGRATIONS", before)
-        old.setattr(core, "latest_version", lambda: before[-1].version)
+    with schema_28():
         with _palace(path) as palace:
             palace.remember_many([{"content": text, "category": "fact"} for text in NOTES])
             palace.add_messages([Message("Kenji Sato asked Maria Lopez about Room Alder.")])
@@ -152,9 +165,7 @@ def _copies(folder: Path, text: bytes) -> int:
 
 
 def test_an_erased_name_leaves_no_copy_from_the_rebuild(
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    older_migrations: Callable[[int], tuple[Migration, ...]],
+    tmp_path: Path, schema_28: Callable[[], AbstractContextManager[None]]
 ) -> None:
     # The rebuild copies every mention (the name as written) into a new
     # table and drops the old one: the old pages must not keep the name
@@ -163,20 +174,16 @@ def test_an_erased_name_leaves_no_copy_from_the_rebuild(
     folder.mkdir()
     path = folder / "old.db"
     name = "Zebulon Quartermaine"
-    before = older_migrations(29)
-    with monkeypatch.context() as old:
-        old.setattr(core, "MIGRATIONS", before)
-        old.setattr(core, "latest_version", lambda: before[-1].version)
-        with _palace(path) as palace:
-            palace.remember_many([{"content": text, "category": "fact"} for text in NOTES])
-            # enough mentions to fill pages of their own
-            palace.remember_many(
-                [
-                    {"content": f"{name} keeps spare key {n} with Maria Lopez in Room {n}."}
-                    for n in range(300)
-                ]
-            )
-            secret = palace.remember(f"{name} keeps the spare keys with Maria Lopez.")
+    with schema_28(), _palace(path) as palace:
+        palace.remember_many([{"content": text, "category": "fact"} for text in NOTES])
+        # enough mentions to fill pages of their own
+        palace.remember_many(
+            [
+                {"content": f"{name} keeps spare key {n} with Maria Lopez in Room {n}."}
+                for n in range(300)
+            ]
+        )
+        secret = palace.remember(f"{name} keeps the spare keys with Maria Lopez.")
     copies = _copies(folder, name.encode())
     assert copies > 0
     SQLiteStore(path).close()  # migrated
