@@ -12,8 +12,8 @@ NDCG@10 from 0.766 to 0.777 and recall_any@5 from 0.891 to 0.900
 
 Parts are embedded wherever the whole text is (a write, the background
 upgrade, ``reindex``), with the same model, and stored with its vector
-(``VectorBatch.parts``), all of one text in one row: a text of one part
-has none. Recall reads the parts of the re-ranker's window only
+(``VectorBatch.parts``), all of one text in one row: a text of one part,
+or shorter than ``PARTED_CHARS``, has none. Recall reads the parts of the re-ranker's window only
 (``Store.part_vectors``).
 """
 
@@ -42,9 +42,11 @@ __all__ = [
 #: a part ends at the first sentence end past this many characters
 PART_CHARS = 80
 #: a text shorter than this many characters has no parts: a few sentences'
-#: mean still carries each of them, and every benchmark ranked the same
-#: without their parts (BENCHMARKS.md, "Disk per memory"), at a quarter to
-#: a fifth of a short memory's bytes
+#: mean still carries each of them. Without them a short memory takes a
+#: quarter to a fifth fewer bytes; the everyday palaces and LoCoMo rank as
+#: before, LongMemEval's recall_all@10 and NDCG@10 hold and its
+#: recall_all@5 lost two questions of 221
+#: (docs/benchmarks/28-disk-per-memory.md)
 PARTED_CHARS = 400
 #: at most this many parts of one text (the rest of a longer text is its
 #: last part, which the model cuts at its token limit)
