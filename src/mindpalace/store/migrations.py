@@ -567,7 +567,7 @@ def _v28_half_vectors(d: Dialect) -> list[str]:
 
 def _v29_keyed_tables(d: Dialect) -> list[str]:
     # Mentions and co-occurrence edges kept in their keys' order: on SQLite
-    # a rowid table and its key index held each row's key twice (about 200
+    # a rowid table and its key index held each row's key twice (about 260
     # of a memory's 4,200 bytes at 100,000). PostgreSQL has no row id.
     return d.keyed_tables_schema()
 

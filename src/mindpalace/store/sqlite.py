@@ -65,7 +65,7 @@ _FTS_SCHEMA = [
 
 # The graph's link tables rebuilt as WITHOUT ROWID tables: a row lives in
 # its key's b-tree, and the key index beside a rowid table (a copy of both
-# key columns and the rowid) goes: about 200 bytes a memory. Their rows are
+# key columns and the rowid) goes: about 260 bytes a memory. Their rows are
 # a few dozen bytes, well under SQLite's guidance for such tables.
 _KEYED_TABLES_SCHEMA = [
     """
