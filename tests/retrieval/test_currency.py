@@ -13,7 +13,7 @@ from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.conversations import Message
 from mindpalace.models import Category, Hit, HitList, MemoryKind
-from mindpalace.retrieval.currency import newer_first
+from mindpalace.retrieval.currency import asks_current, changed_cosine, newer_first
 
 from .memories import T0
 from .memories import memory as _memory
@@ -21,9 +21,16 @@ from .memories import memory as _memory
 NOW = datetime(2026, 11, 27, 17, 0, tzinfo=timezone.utc)
 
 
-def _hit(key: str, days: int, score: float, *, category: Category = Category.DECISION) -> Hit:
+def _hit(
+    key: str,
+    days: int,
+    score: float,
+    *,
+    category: Category = Category.DECISION,
+    content: str = "",
+) -> Hit:
     memory = replace(
-        _memory(key, None),
+        _memory(key, None, content=content),
         category=category,
         kind=MemoryKind.MEMORY,
         created_at=T0 + timedelta(days=days),
@@ -76,6 +83,84 @@ def test_a_chain_of_versions_ends_newest_first() -> None:
     vectors = {"v1": _unit(1, 0, 0), "v2": _unit(1, 0.1, 0), "v3": _unit(1, 0.2, 0)}
     hits = HitList([_hit("v1", 0, 0.9), _hit("v2", 5, 0.8), _hit("v3", 9, 0.7)])
     assert _keys(newer_first(hits, vectors.get, cosine=0.6)) == ["v3", "v2", "v1"]
+
+
+# A replacement said in other words: further from the old statement than a
+# restatement (cosine 0.42 here), and filed under another category.
+WIDER = {
+    "rule": _unit(1.0, 0.0, 0.0),
+    "change": _unit(0.42, 0.9075, 0.0),
+    "later": _unit(0.42, 0.0, 0.9075),
+}
+RULE = "Rehearsals are on Tuesday and Thursday evenings at the church hall."
+CHANGE = "From 8 September we rehearse on Tuesdays and Wednesdays instead."
+PLAIN = "We rehearse on Tuesdays and Wednesdays."
+
+
+def test_for_a_question_about_now_a_stated_change_is_placed_above_what_it_replaces() -> None:
+    hits = HitList(
+        [
+            _hit("rule", 0, 0.9, category=Category.RULE, content=RULE),
+            _hit("change", 10, 0.7, category=Category.DECISION, content=CHANGE),
+        ]
+    )
+    # Not a question about now: too far apart to be a restatement.
+    assert _keys(newer_first(hits, WIDER.get, cosine=0.6)) == ["rule", "change"]
+    out = newer_first(hits, WIDER.get, cosine=0.6, changed=0.3)
+    assert _keys(out) == ["change", "rule"]
+    assert "newer: placed above rule" in out[0].gates
+    # Not close enough even so.
+    assert _keys(newer_first(hits, WIDER.get, cosine=0.6, changed=0.5)) == ["rule", "change"]
+
+
+def test_only_a_newer_memory_stating_a_change_passes_one_stating_none() -> None:
+    said_plainly = HitList(
+        [
+            _hit("rule", 0, 0.9, category=Category.RULE, content=RULE),
+            _hit("change", 10, 0.7, category=Category.DECISION, content=PLAIN),
+        ]
+    )
+    assert _keys(newer_first(said_plainly, WIDER.get, cosine=0.6, changed=0.3)) == [
+        "rule",
+        "change",
+    ]
+    # An older memory that states a change itself keeps its place: a still
+    # newer change about something else would otherwise push it down.
+    vectors = {**WIDER, "later": _unit(0.42, 0.2, 0.88)}
+    two_changes = HitList(
+        [
+            _hit("change", 10, 0.9, category=Category.DECISION, content=CHANGE),
+            _hit("later", 20, 0.7, category=Category.DECISION, content=CHANGE.replace("8", "9")),
+        ]
+    )
+    assert float(vectors["change"] @ vectors["later"]) < 0.6
+    assert _keys(newer_first(two_changes, vectors.get, cosine=0.6, changed=0.3)) == [
+        "change",
+        "later",
+    ]
+    # Chat is not a statement written on its own.
+    turn = replace(_memory("change", "s1", content=CHANGE), created_at=T0 + timedelta(days=10))
+    chat = HitList([_hit("rule", 0, 0.9, category=Category.RULE, content=RULE), Hit(turn, 0.7)])
+    assert _keys(newer_first(chat, WIDER.get, cosine=0.6, changed=0.3)) == ["rule", "change"]
+
+
+def test_a_question_about_now_is_told_by_its_words() -> None:
+    for query in (
+        "Who is playing Madame Arcati now?",
+        "Are we still doing two-week sprints?",
+        "Where do we get our manure from these days?",
+        "Which nights are rehearsal nights at the moment?",
+        "What is the current price of a pitch?",
+    ):
+        assert asks_current(query), query
+    for query in (
+        "What did we decide in October?",
+        "Who knows the alarm code?",  # "now" inside a word
+        "When did Kenji join the team?",
+    ):
+        assert not asks_current(query), query
+    assert changed_cosine("local/all-minilm-l6-v2-int8/384") == 0.3
+    assert changed_cosine("http/some-model/1024") is None
 
 
 def _palace(tmp_path: Path, when: list[datetime]) -> Palace:
@@ -168,3 +253,28 @@ def test_a_replaced_memory_is_placed_above_its_replacement_when_asked_about_befo
     assert "older: placed above new" in out[0].gates
     # a replaced memory whose replacement ranks below it stays where it is
     assert _keys(older_first(HitList([out[0], out[2]]))) == ["old", "other"]
+
+
+def test_asked_about_now_the_replacement_in_other_words_comes_first(tmp_path: Path) -> None:
+    when = [datetime(2026, 5, 2, 9, 0, tzinfo=timezone.utc)]
+    palace = _palace(tmp_path, when)
+    old = palace.remember(
+        "Marjorie Quinn, our longest-serving member, is playing Madame Arcati in Blithe Spirit.",
+        category="fact",
+    )
+    palace.remember("Blithe Spirit runs for four nights in late October.", category="event")
+    when[0] = datetime(2026, 9, 22, 19, 0, tzinfo=timezone.utc)
+    new = palace.remember(
+        "Marjorie Quinn has withdrawn from Blithe Spirit after a hip operation; since"
+        " 22 September 2026 Patricia Lowe has taken on the part of the eccentric medium.",
+        category="event",
+    )
+    palace.semantic.wait_for_vectors(timeout=60)
+    when[0] = NOW
+    assert palace.get(old.id).superseded_by is None  # the write path could not link them
+    then = _keys(palace.recall("Who was cast as Madame Arcati?", limit=5))
+    assert then.index(old.id) < then.index(new.id)
+    hits = palace.recall("Who is playing Madame Arcati now?", limit=5)
+    assert _keys(hits).index(new.id) < _keys(hits).index(old.id)
+    assert any(g.startswith("newer: placed above") for g in hits[0].gates)
+    palace.close()

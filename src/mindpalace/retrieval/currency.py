@@ -19,10 +19,27 @@ January") asks what held then. Scores stay with the places; ``explain``
 says which memory a hit was placed above. Memories already linked as
 replaced (``superseded_by``) are not recalled by default, so this only
 orders what the write path could not link.
+
+A question that asks what holds now ("now", "still", "these days",
+"currently", "at the moment": ``asks_current``) widens the rule for a
+replacement that says so. A newer memory that states a change (a change
+word or an onset, a statement of a category the write path's second rule
+links: ``store/supersede.changed_statement``) is placed above the first
+older such memory ranked above it, of any of those categories, that does
+not itself state a change and is at least ``changed_cosine`` close: a
+replacement in other words is often far less like the old statement than
+a restatement ("Marjorie Quinn is playing Madame Arcati" and "Patricia
+Lowe has taken on the part of the eccentric medium"), and often filed
+under another category (a rule replaced by a decision). An older memory
+that states a change itself is left where it is: it is what a still newer
+one about something else would otherwise push down. Without a question
+about now, the measured cost of the low cosine was higher than its gain
+(BENCHMARKS.md).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
@@ -30,10 +47,13 @@ import numpy as np
 import numpy.typing as npt
 
 from mindpalace.models import Category, Hit, HitList, Memory, MemoryKind
+from mindpalace.store.supersede import RESTATED_CATEGORIES, changed_statement
 
 __all__ = [
     "WINDOW",
+    "asks_current",
     "carried_forward",
+    "changed_cosine",
     "link_cosine",
     "newer_first",
     "older_first",
@@ -70,6 +90,31 @@ _LINK_COSINES = {
 }
 
 
+#: the cosine from which, for a question about what holds now, a newer
+#: memory stating a change counts as replacing an older one that states
+#: none (the module docstring). Measured on the everyday palaces by model
+#: (BENCHMARKS.md): for MiniLM replaced facts first the fewest from 0.25 to
+#: 0.3, more and fewer hits first from 0.35; for the static model the
+#: fewest from 0.3 to 0.5, more from 0.55. bge was not measured: the rule
+#: keeps to restatements there.
+_CHANGED_COSINES = {
+    "all-minilm-l6-v2-int8": 0.3,
+    "minilm-l6-m2v-256": 0.45,
+}
+
+# Words of a question that asks what holds now.
+_CURRENT = re.compile(
+    r"\b(?:now|still|these days|currently|current|at the moment|at present|nowadays"
+    r"|any ?more|latest)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_current(query: str) -> bool:
+    """Whether ``query`` asks what holds now ("now", "still", "these days")."""
+    return bool(_CURRENT.search(query))
+
+
 def _by_model(table: dict[str, float], model: str) -> float | None:
     for name, value in table.items():
         if name in model:
@@ -81,6 +126,13 @@ def same_subject_cosine(model: str) -> float | None:
     """The same-subject cosine for the vectors' ``model`` (a vector key or
     model name); None for a model it was not measured for."""
     return _by_model(_COSINES, model)
+
+
+def changed_cosine(model: str) -> float | None:
+    """The cosine from which, for a question about now, a newer memory
+    stating a change is placed above an older one, for the vectors'
+    ``model``; None for a model it was not measured for."""
+    return _by_model(_CHANGED_COSINES, model)
 
 
 def link_cosine(model: str) -> float | None:
@@ -100,17 +152,27 @@ def newer_first(
     vector_of: Callable[[str], npt.NDArray[np.float32] | None],
     *,
     cosine: float,
+    changed: float | None = None,
     window: int = WINDOW,
 ) -> HitList:
     """``hits`` with each memory written on its own among the first
     ``window`` placed above the first older one of its category it restates
-    (``vector_of`` gives a memory's vector, None when it has none); the rest
-    unchanged. Scores stay with the places, as the re-ranker leaves them."""
+    (``vector_of`` gives a memory's vector, None when it has none), or, with
+    ``changed`` (a question about now), of the first older one stating no
+    change that it is ``changed`` close to when it states a change itself;
+    the rest unchanged. Scores stay with the places, as the re-ranker
+    leaves them."""
     head = list(hits[:window])
     vectors = {h.memory.id: vector_of(h.memory.id) for h in head if _curated(h.memory)}
     timed = {h.memory.id: h.stage_scores.get("time", 1.0) for h in head}  # the time prior's factor
     if len(vectors) < 2:
         return hits
+    # Which of them state a change (read only for a question about now).
+    changes = {
+        h.memory.id: changed is not None and changed_statement(h.memory.category, h.memory.content)
+        for h in head
+        if h.memory.id in vectors
+    }
     placed_above: dict[str, str] = {}
     # Newest first: each is lifted over the older ones it restates, so a
     # chain v1, v2, v3 ends v3, v2, v1.
@@ -124,12 +186,21 @@ def newer_first(
         for j in range(at):
             older = head[j].memory
             theirs = vectors.get(older.id)
+            if theirs is None:
+                continue
+            similarity = float(theirs @ mine)
+            restates = older.category is newer.memory.category and similarity >= cosine
+            replaces = (
+                changed is not None
+                and similarity >= changed
+                and changes[newer.memory.id]
+                and not changes[older.id]
+                and older.category in RESTATED_CATEGORIES
+            )
             if (
-                theirs is not None
-                and older.category is newer.memory.category
+                (restates or replaces)
                 and older.created_at < newer.memory.created_at
                 and timed[older.id] <= timed[newer.memory.id]
-                and float(theirs @ mine) >= cosine
             ):
                 head.insert(j, head.pop(at))
                 placed_above[newer.memory.id] = older.id

@@ -254,7 +254,8 @@ def _in_order(hits: HitList, query: str, index: DenseIndex, options: RecallOptio
     introducing the person a question asks about (``identity``)."""
     same_subject = currency.same_subject_cosine(index.model)
     if options.newer_first and same_subject is not None:
-        hits = currency.newer_first(hits, _vectors_of(index), cosine=same_subject)
+        changed = currency.changed_cosine(index.model) if currency.asks_current(query) else None
+        hits = currency.newer_first(hits, _vectors_of(index), cosine=same_subject, changed=changed)
     if options.introduction_first:
         hits = identity.introduction_first(hits, query)
     return hits

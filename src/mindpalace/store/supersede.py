@@ -78,6 +78,7 @@ __all__ = [
     "MAX_STATEMENT",
     "RESTATED_CATEGORIES",
     "FactCandidate",
+    "changed_statement",
     "may_replace",
     "may_restate",
     "replaced_facts",
@@ -277,16 +278,18 @@ def says_change(text: str) -> bool:
     )
 
 
+def changed_statement(category: Category, content: str) -> bool:
+    """Whether a memory of ``category`` saying ``content`` is a statement
+    (at most ``MAX_STATEMENT`` words) of a category the second rule links,
+    saying that something changed (rule 2.1)."""
+    return category in RESTATED_CATEGORIES and _statement(content) and says_change(content)
+
+
 def may_restate(new: NewMemory) -> bool:
     """Whether ``new`` may replace a memory it says in other words (rule
     2.1): written on its own, of a category the rule links, a statement
     (at most ``MAX_STATEMENT`` words) saying that something changed."""
-    return (
-        new.category in RESTATED_CATEGORIES
-        and new.kind is not MemoryKind.MESSAGE
-        and _statement(new.content)
-        and says_change(new.content)
-    )
+    return new.kind is not MemoryKind.MESSAGE and changed_statement(new.category, new.content)
 
 
 def replaced_facts(
