@@ -17,9 +17,11 @@ from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.conversations import Message
 from mindpalace.embed import HashingEmbedder
-from mindpalace.errors import ConfigError
+from mindpalace.errors import ConfigError, StorageError
 from mindpalace.models import Category, NewMemory, RecallFilters, Scope, Visibility
+from mindpalace.retrieval import instore
 from mindpalace.retrieval.indexing import SemanticIndex
+from mindpalace.retrieval.options import RecallOptions
 from mindpalace.store import pg_dense
 from mindpalace.store.base import VectorBatch
 from mindpalace.store.fragments import filter_clause, scope_clause
@@ -126,6 +128,63 @@ def test_rows_by_id_and_session_stay_in_scope(pg: PostgresStore) -> None:
     assert set(ids) == {"m000", "m001"} | session_rows
     for key, sim in zip(ids, found.sims.tolist(), strict=True):
         assert sim == pytest.approx(truth[key], abs=1e-5)
+
+
+@pytest.mark.parametrize("walk", [False, True], ids=["exact", "hnsw"])
+def test_the_nearest_rows_read_ahead_and_the_matches_after_are_one_read(
+    pg: PostgresStore, monkeypatch: pytest.MonkeyPatch, walk: bool
+) -> None:
+    """The pipeline reads the nearest rows on a thread of their own while
+    the keyword search runs, and the keyword matches' cosines after: the
+    same rows, cosines and lowest cosine as one read of both."""
+    if walk:
+        monkeypatch.setattr(pg_dense, "EXACT_ROWS", 0)
+    else:
+        monkeypatch.setattr(pg_dense, "EXACT_FACTOR", 1e9)
+    scope = Scope(agent_id="ann")
+    truth = _truth(pg, scope, ANY)
+    query = _unit(999)
+    options = replace(RecallOptions(), ann_candidates=5)
+    # Matches far from the query (so not among the nearest), one near, and
+    # one the scope may not see.
+    farthest = sorted(truth, key=lambda k: truth[k])[:3]
+    ids = [*farthest, max(truth, key=lambda k: truth[k]), "m001"]
+    together = pg.dense_rows(KEY, query, scope, ANY, nearest=5, ids=ids)
+    ahead = instore.nearest_ahead(pg, KEY, query, scope=scope, filters=ANY, options=options)
+    split = instore._with_named(
+        pg, KEY, query, scope=scope, filters=ANY, walked=ahead.result(timeout=30), ids=ids
+    )
+    assert together is not None and split is not None
+    assert list(split.table.seq) == list(together.table.seq)
+    assert [str(i) for i in split.table.ids] == [str(i) for i in together.table.ids]
+    assert split.sims.tolist() == together.sims.tolist()
+    assert split.low == together.low
+    assert split.complete is together.complete is (not walk)
+    assert set(farthest) <= {str(i) for i in split.table.ids}
+    assert "m001" not in {str(i) for i in split.table.ids}  # bob's, isolated
+    if walk:  # the walk's low is an estimate: a match below it lowers it
+        high = replace(ahead.result(), low=1.0)
+        lowered = instore._with_named(
+            pg, KEY, query, scope=scope, filters=ANY, walked=high, ids=ids
+        )
+        assert lowered is not None and lowered.low is not None
+        assert lowered.low == pytest.approx(min(truth[k] for k in ids if k in truth), abs=1e-5)
+
+
+def test_a_failed_read_ahead_fails_the_recall(
+    shared_palace: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with _palace(shared_palace, "ann", "database") as palace:
+        real = palace.store.dense_rows
+
+        def failing(*args: object, nearest: int = 0, **kw: object) -> object:
+            if nearest:
+                raise StorageError("the server went away")
+            return real(*args, nearest=nearest, **kw)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(palace.store, "dense_rows", failing)
+        with pytest.raises(StorageError, match="went away"):
+            palace.recall("Lisbon trip budget")
 
 
 def test_sqlite_has_no_database_mode(tmp_path: Path) -> None:

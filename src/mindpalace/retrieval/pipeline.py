@@ -185,6 +185,12 @@ def recall(
         index=dense_index if query_vector is not None else None,
         in_store=in_store if query_vector is not None and dense_index is None else None,
     )
+    nearest = None
+    if at.in_store is not None and query_vector is not None:
+        # The nearest rows do not wait for the keyword search (instore.py).
+        nearest = instore.nearest_ahead(
+            store, at.in_store, query_vector, scope=scope, filters=at.filters, options=options
+        )
     facts = store.query_facts(_reads(asked, at), scope, at.filters)
     clock.lap(
         "reads",
@@ -208,6 +214,7 @@ def recall(
             allowed=facts.allowed,
             options=options,
             depths=at.depths,
+            nearest=nearest,
         )
         at = replace(at, index=found.index if found is not None else None)
         clock.lap("candidates")
