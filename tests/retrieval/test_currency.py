@@ -3,6 +3,7 @@ subject first (``stages.session_support``, ``currency.newer_first``)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -199,27 +200,47 @@ def test_a_fact_is_not_outranked_by_chat_that_borrows_its_session(tmp_path: Path
     palace.close()
 
 
-def test_the_replacement_of_a_decision_comes_first(tmp_path: Path) -> None:
+def _old_then_new(
+    tmp_path: Path,
+    old: tuple[str, str],
+    new: tuple[str, str],
+    *,
+    between: Sequence[tuple[str, str]] = (),
+) -> tuple[Palace, str, str]:
+    """A palace holding ``old`` (text, category), written in the spring,
+    ``between`` after it, and ``new`` in the autumn, asked at ``NOW``; the
+    ids of ``old`` and ``new``, which the write path did not link."""
     when = [datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)]
     palace = _palace(tmp_path, when)
-    old = palace.remember(
-        "Production deploys go out on Tuesdays and Thursdays before 3 pm. Nothing is deployed"
-        " on a Friday.",
-        category="rule",
-    )
+    first = palace.remember(old[0], category=old[1])
+    for text, category in between:
+        palace.remember(text, category=category)
     when[0] = datetime(2026, 10, 30, 15, 0, tzinfo=timezone.utc)
-    # Said without a word of change, so the write path links nothing and
-    # both are recalled: the newer is placed first.
-    new = palace.remember(
-        "Deploy policy: production deploys may go out any weekday morning before 11 am,"
-        " Fridays included, if the canary stays green.",
-        category="rule",
-    )
+    second = palace.remember(new[0], category=new[1])
     palace.semantic.wait_for_vectors(timeout=60)
     when[0] = NOW
-    assert palace.get(old.id).superseded_by is None
+    assert palace.get(first.id).superseded_by is None
+    return palace, first.id, second.id
+
+
+def test_the_replacement_of_a_decision_comes_first(tmp_path: Path) -> None:
+    # Said without a word of change, so the write path links nothing and
+    # both are recalled: the newer is placed first.
+    palace, old, new = _old_then_new(
+        tmp_path,
+        (
+            "Production deploys go out on Tuesdays and Thursdays before 3 pm. Nothing is"
+            " deployed on a Friday.",
+            "rule",
+        ),
+        (
+            "Deploy policy: production deploys may go out any weekday morning before 11 am,"
+            " Fridays included, if the canary stays green.",
+            "rule",
+        ),
+    )
     hits = palace.recall("can I deploy to production on a Friday?", limit=5)
-    assert _keys(hits)[:2] == [new.id, old.id]
+    assert _keys(hits)[:2] == [new, old]
     palace.close()
 
 
@@ -256,25 +277,23 @@ def test_a_replaced_memory_is_placed_above_its_replacement_when_asked_about_befo
 
 
 def test_asked_about_now_the_replacement_in_other_words_comes_first(tmp_path: Path) -> None:
-    when = [datetime(2026, 5, 2, 9, 0, tzinfo=timezone.utc)]
-    palace = _palace(tmp_path, when)
-    old = palace.remember(
-        "Marjorie Quinn, our longest-serving member, is playing Madame Arcati in Blithe Spirit.",
-        category="fact",
+    palace, old, new = _old_then_new(
+        tmp_path,
+        (
+            "Marjorie Quinn, our longest-serving member, is playing Madame Arcati in Blithe"
+            " Spirit.",
+            "fact",
+        ),
+        (
+            "Marjorie Quinn has withdrawn from Blithe Spirit after a hip operation; since"
+            " 22 September 2026 Patricia Lowe has taken on the part of the eccentric medium.",
+            "event",
+        ),
+        between=[("Blithe Spirit runs for four nights in late October.", "event")],
     )
-    palace.remember("Blithe Spirit runs for four nights in late October.", category="event")
-    when[0] = datetime(2026, 9, 22, 19, 0, tzinfo=timezone.utc)
-    new = palace.remember(
-        "Marjorie Quinn has withdrawn from Blithe Spirit after a hip operation; since"
-        " 22 September 2026 Patricia Lowe has taken on the part of the eccentric medium.",
-        category="event",
-    )
-    palace.semantic.wait_for_vectors(timeout=60)
-    when[0] = NOW
-    assert palace.get(old.id).superseded_by is None  # the write path could not link them
     then = _keys(palace.recall("Who was cast as Madame Arcati?", limit=5))
-    assert then.index(old.id) < then.index(new.id)
+    assert then.index(old) < then.index(new)
     hits = palace.recall("Who is playing Madame Arcati now?", limit=5)
-    assert _keys(hits).index(new.id) < _keys(hits).index(old.id)
+    assert _keys(hits).index(new) < _keys(hits).index(old)
     assert any(g.startswith("newer: placed above") for g in hits[0].gates)
     palace.close()
