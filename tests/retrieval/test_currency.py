@@ -161,6 +161,8 @@ def test_a_question_about_now_is_told_by_its_words() -> None:
     ):
         assert not asks_current(query), query
     assert changed_cosine("local/all-minilm-l6-v2-int8/384") == 0.3
+    assert changed_cosine("static/minilm-l6-m2v-256/256") == 0.45
+    assert changed_cosine("bge-small-en-v1.5-int8") == 0.5
     assert changed_cosine("http/some-model/1024") is None
 
 
