@@ -152,6 +152,7 @@ def test_a_question_about_now_is_told_by_its_words() -> None:
         "Where do we get our manure from these days?",
         "Which nights are rehearsal nights at the moment?",
         "What is the current price of a pitch?",
+        "Does Hannah run the nurse clinics any longer?",
     ):
         assert asks_current(query), query
     for query in (

@@ -105,8 +105,8 @@ _CHANGED_COSINES = {
 
 # Words of a question that asks what holds now.
 _CURRENT = re.compile(
-    r"\b(?:now|still|these days|currently|current|at the moment|at present|nowadays"
-    r"|any ?more|latest)\b",
+    r"\b(?:now|still|these days|currently|current|at the moment|at present|presently"
+    r"|nowadays|any ?more|any longer|latest)\b",
     re.IGNORECASE,
 )
 
