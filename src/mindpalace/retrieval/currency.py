@@ -169,11 +169,11 @@ def newer_first(
     if len(vectors) < 2:
         return hits
     # Which of them state a change (read only for a question about now).
-    changes = {
-        h.memory.id: changed is not None and changed_statement(h.memory.category, h.memory.content)
-        for h in head
-        if h.memory.id in vectors
-    }
+    changes = (
+        {h.memory.id: changed_statement(h.memory.category, h.memory.content) for h in head}
+        if changed is not None
+        else {}
+    )
     placed_above: dict[str, str] = {}
     # Newest first: each is lifted over the older ones it restates, so a
     # chain v1, v2, v3 ends v3, v2, v1.

@@ -157,10 +157,15 @@ def _with_named(
 ) -> DenseRows | None:
     """The ``walked`` nearest rows and the visible rows among ``ids``, as one
     read of both gives them: the same rows, cosines and lowest cosine. Rows
-    read whole (``complete``) hold every match already."""
-    if walked is None or walked.complete or not ids:
+    read whole (``complete``) hold every match already; of the others only
+    the matches the walk did not meet are read."""
+    if walked is None or walked.complete:
         return walked
-    named = store.dense_rows(model, query, scope, filters, ids=ids)
+    met = set(walked.table.ids.tolist())
+    unmet = [i for i in ids if i not in met]
+    if not unmet:
+        return walked
+    named = store.dense_rows(model, query, scope, filters, ids=unmet)
     if named is None:
         return walked
     merged = _merged(walked, named)
