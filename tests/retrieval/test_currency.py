@@ -153,12 +153,19 @@ def test_a_question_about_now_is_told_by_its_words() -> None:
         "Which nights are rehearsal nights at the moment?",
         "What is the current price of a pitch?",
         "Does Hannah run the nurse clinics any longer?",
+        # what will happen: the plan that holds now
+        "When will the builders hand the house back to us?",
+        "How much is an hour of partner time going to cost clients?",
+        "Won't the hall be shut over Christmas?",
     ):
         assert asks_current(query), query
     for query in (
         "What did we decide in October?",
         "Who knows the alarm code?",  # "now" inside a word
         "When did Kenji join the team?",
+        "Who can fetch an original will from the basement?",  # the document
+        "Where is her will kept?",
+        "Who drafted the will?",
     ):
         assert not asks_current(query), query
     assert changed_cosine("local/all-minilm-l6-v2-int8/384") == 0.3
@@ -299,4 +306,32 @@ def test_asked_about_now_the_replacement_in_other_words_comes_first(tmp_path: Pa
     hits = palace.recall("Who is playing Madame Arcati now?", limit=5)
     assert _keys(hits).index(new) < _keys(hits).index(old)
     assert any(g.startswith("newer: placed above") for g in hits[0].gates)
+    palace.close()
+
+
+def test_asked_what_will_happen_the_changed_plan_comes_first(tmp_path: Path) -> None:
+    # The new date is said in other words and written as a decision: the
+    # write path links nothing. A question about the past keeps the order
+    # of relevance; one about what will happen asks for the plan now.
+    palace, old, new = _old_then_new(
+        tmp_path,
+        (
+            "Gareth Pryce's programme: work starts on 13 April 2026 and the house is"
+            " finished by the end of September 2026.",
+            "decision",
+        ),
+        (
+            "Gareth has pushed handover back to 20 November 2026, blaming the late steel"
+            " and the rot repairs.",
+            "decision",
+        ),
+        between=[("The steel beam arrived three weeks late, on 23 June 2026.", "event")],
+    )
+    hits = palace.recall("When will the builders hand the house back to us?", limit=5)
+    keys = _keys(hits)
+    assert keys.index(new) < keys.index(old)
+    assert any(g == f"newer: placed above {old}" for g in hits[keys.index(new)].gates)
+    # the same words without the tense: relevance orders them
+    then = _keys(palace.recall("When did the builders hand the house back to us?", limit=5))
+    assert then.index(old) < then.index(new)
     palace.close()

@@ -21,8 +21,10 @@ replaced (``superseded_by``) are not recalled by default, so this only
 orders what the write path could not link.
 
 A question that asks what holds now ("now", "still", "these days",
-"currently", "at the moment": ``asks_current``) widens the rule for a
-replacement that says so. A newer memory that states a change (a change
+"currently", "at the moment") or what will happen ("when will the
+builders hand the house back?", "going to": what is expected is the plan
+that holds now) (``asks_current``) widens the rule for a replacement
+that says so. A newer memory that states a change (a change
 word or an onset, a statement of a category the write path's second rule
 links: ``store/supersede.changed_statement``) is placed above the first
 older such memory ranked above it, of any of those categories, that does
@@ -109,11 +111,20 @@ _CURRENT = re.compile(
     r"|nowadays|any ?more|any longer|latest)\b",
     re.IGNORECASE,
 )
+# A question in the future tense ("when will ...", "what is it going to
+# cost"), with the word before it: "will" after an article or a possessive
+# is the document ("an original will"), not the tense.
+_FUTURE = re.compile(r"\b(?:(\w+)\s+)?(?:will|won't|going to|gonna)\b", re.IGNORECASE)
+_NOT_TENSE = frozenset("a an the my your his her its our their this that original last new".split())
 
 
 def asks_current(query: str) -> bool:
-    """Whether ``query`` asks what holds now ("now", "still", "these days")."""
-    return bool(_CURRENT.search(query))
+    """Whether ``query`` asks what holds now ("now", "still", "these days"),
+    or what will happen ("when will ...", "going to"): what is expected is
+    the plan that holds now, and a plan is what a later memory changes."""
+    if _CURRENT.search(query):
+        return True
+    return any((m.group(1) or "").lower() not in _NOT_TENSE for m in _FUTURE.finditer(query))
 
 
 def _by_model(table: dict[str, float], model: str) -> float | None:
