@@ -14,7 +14,12 @@ from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.conversations import Message
 from mindpalace.models import Category, Hit, HitList, MemoryKind
-from mindpalace.retrieval.currency import asks_current, changed_cosine, newer_first
+from mindpalace.retrieval.currency import (
+    asks_current,
+    changed_cosine,
+    newer_first,
+    stated_cosine,
+)
 
 from .memories import T0
 from .memories import memory as _memory
@@ -114,6 +119,38 @@ def test_for_a_question_about_now_a_stated_change_is_placed_above_what_it_replac
     assert _keys(newer_first(hits, WIDER.get, cosine=0.6, changed=0.5)) == ["rule", "change"]
 
 
+def test_whatever_the_question_a_stated_change_of_the_same_category_is_placed_above() -> None:
+    # cosine 0.42: under a restatement's 0.6, over the stated mark of 0.4
+    same = HitList(
+        [
+            _hit("rule", 0, 0.9, category=Category.RULE, content=RULE),
+            _hit("change", 10, 0.7, category=Category.RULE, content=CHANGE),
+        ]
+    )
+    out = newer_first(same, WIDER.get, cosine=0.6, stated=0.4)
+    assert _keys(out) == ["change", "rule"]
+    assert "newer: placed above rule" in out[0].gates
+    # not close enough, or no mark for the model: relevance orders them
+    assert _keys(newer_first(same, WIDER.get, cosine=0.6, stated=0.45)) == ["rule", "change"]
+    assert _keys(newer_first(same, WIDER.get, cosine=0.6)) == ["rule", "change"]
+    # another category needs a question about now
+    other = HitList(
+        [same[0], replace(same[1], memory=replace(same[1].memory, category=Category.DECISION))]
+    )
+    assert _keys(newer_first(other, WIDER.get, cosine=0.6, stated=0.4)) == ["rule", "change"]
+    # the newer must say that something changed, and the older must not
+    plain = HitList([same[0], _hit("change", 10, 0.7, category=Category.RULE, content=PLAIN)])
+    assert _keys(newer_first(plain, WIDER.get, cosine=0.6, stated=0.4)) == ["rule", "change"]
+    both = HitList([_hit("rule", 0, 0.9, category=Category.RULE, content=CHANGE), same[1]])
+    assert _keys(newer_first(both, WIDER.get, cosine=0.6, stated=0.4)) == ["rule", "change"]
+    # the time prior lifted the older one: the question asks what held then
+    lifted = replace(same[0], stage_scores={"time": 1.3})
+    assert _keys(newer_first(HitList([lifted, same[1]]), WIDER.get, cosine=0.6, stated=0.4)) == [
+        "rule",
+        "change",
+    ]
+
+
 def test_only_a_newer_memory_stating_a_change_passes_one_stating_none() -> None:
     said_plainly = HitList(
         [
@@ -172,6 +209,10 @@ def test_a_question_about_now_is_told_by_its_words() -> None:
     assert changed_cosine("static/minilm-l6-m2v-256/256") == 0.45
     assert changed_cosine("bge-small-en-v1.5-int8") == 0.5
     assert changed_cosine("http/some-model/1024") is None
+    assert stated_cosine("local/all-minilm-l6-v2-int8/384") == 0.45
+    assert stated_cosine("static/minilm-l6-m2v-256/256") == 0.6
+    assert stated_cosine("bge-small-en-v1.5-int8") == 0.6
+    assert stated_cosine("hashing/hashing-v1/256") is None
 
 
 def _palace(tmp_path: Path, when: list[datetime]) -> Palace:
@@ -334,4 +375,27 @@ def test_asked_what_will_happen_the_changed_plan_comes_first(tmp_path: Path) -> 
     # the same words without the tense: relevance orders them
     then = _keys(palace.recall("When did the builders hand the house back to us?", limit=5))
     assert then.index(old) < then.index(new)
+    palace.close()
+
+
+def test_without_a_word_of_now_the_stated_change_of_a_rule_comes_first(tmp_path: Path) -> None:
+    # A rule replaced by a rule said in other words (cosine about 0.45 with
+    # MiniLM, under a restatement's 0.6; the write path links nothing).
+    palace, old, new = _old_then_new(
+        tmp_path,
+        (
+            "Guests can arrive between 1 pm and 8 pm and must leave by 11 am on their last day.",
+            "rule",
+        ),
+        (
+            "Arrivals now start at 3 pm, since Kasia Nowak needs the extra time for pod"
+            " changeovers; anyone turning up after 9 pm parks in the lay-by.",
+            "rule",
+        ),
+        between=[("Quiet hours on the site run from 10:30 pm to 7 am.", "rule")],
+    )
+    hits = palace.recall("What time can guests arrive?", limit=5)
+    keys = _keys(hits)
+    assert keys.index(new) < keys.index(old)
+    assert f"newer: placed above {old}" in hits[keys.index(new)].gates
     palace.close()

@@ -37,6 +37,13 @@ that states a change itself is left where it is: it is what a still newer
 one about something else would otherwise push down. Without a question
 about now, the measured cost of the low cosine was higher than its gain
 (BENCHMARKS.md).
+
+Whatever the question, a newer statement of a change of the same category
+as an older statement of none is placed above it from ``stated_cosine``,
+between the two: lower than a restatement asks ("Arrivals now start at 3
+pm" and "Guests can arrive between 1 pm and 8 pm", a rule each, 0.45 with
+MiniLM), higher than a question about now asks, since the category is
+all that says the two are about one thing.
 """
 
 from __future__ import annotations
@@ -61,6 +68,7 @@ __all__ = [
     "older_first",
     "reordered",
     "same_subject_cosine",
+    "stated_cosine",
 ]
 
 #: how many of the best hits the rule looks at
@@ -105,6 +113,20 @@ _CHANGED_COSINES = {
     "minilm-l6-m2v-256": 0.45,
 }
 
+#: the cosine from which, for any question, a newer memory stating a
+#: change is placed above an older one of its category that states none.
+#: Measured on the everyday palaces by model, all sixteen (BENCHMARKS.md):
+#: for MiniLM 0.45 (replaced facts first 9 -> 7 of 128, hit@1 up on both
+#: splits; 0.4 the same count, 0.35 fewer answers first, 0.5 no change);
+#: for the static model and bge 0.6 (static 14 -> 9, hit@1 held out up
+#: three questions and development down one; bge 20 -> 10, up on both;
+#: 0.5 and 0.55 put fewer answers first, 0.65 catches fewer replacements).
+_STATED_COSINES = {
+    "all-minilm-l6-v2-int8": 0.45,
+    "bge-small-en-v1.5-int8": 0.6,
+    "minilm-l6-m2v-256": 0.6,
+}
+
 # Words of a question that asks what holds now.
 _CURRENT = re.compile(
     r"\b(?:now|still|these days|currently|current|at the moment|at present|presently"
@@ -147,6 +169,13 @@ def changed_cosine(model: str) -> float | None:
     return _by_model(_CHANGED_COSINES, model)
 
 
+def stated_cosine(model: str) -> float | None:
+    """The cosine from which, for any question, a newer memory stating a
+    change is placed above an older one of its category stating none, for
+    the vectors' ``model``; None for a model it was not measured for."""
+    return _by_model(_STATED_COSINES, model)
+
+
 def link_cosine(model: str) -> float | None:
     """The cosine from which the write path links a replacement said in
     other words, for the vectors' ``model``; None for a model it was not
@@ -165,24 +194,30 @@ def newer_first(
     *,
     cosine: float,
     changed: float | None = None,
+    stated: float | None = None,
     window: int = WINDOW,
 ) -> HitList:
     """``hits`` with each memory written on its own among the first
     ``window`` placed above the first older one of its category it restates
-    (``vector_of`` gives a memory's vector, None when it has none), or, with
-    ``changed`` (a question about now), of the first older one stating no
-    change that it is ``changed`` close to when it states a change itself;
-    the rest unchanged. Scores stay with the places, as the re-ranker
-    leaves them."""
+    (``vector_of`` gives a memory's vector, None when it has none), or,
+    when it states a change itself, above the first older one stating no
+    change that is ``stated`` close and of its category, or ``changed``
+    close (a question about now) and of any category the rule reads; the
+    rest unchanged. Scores stay with the places, as the re-ranker leaves
+    them."""
     head = list(hits[:window])
     vectors = {h.memory.id: vector_of(h.memory.id) for h in head if _curated(h.memory)}
     timed = {h.memory.id: h.stage_scores.get("time", 1.0) for h in head}  # the time prior's factor
     if len(vectors) < 2:
         return hits
-    # Which of them state a change (read only for a question about now).
+    # Which of them state a change (read only when a rule asks).
     changes = (
-        {h.memory.id: changed_statement(h.memory.category, h.memory.content) for h in head}
-        if changed is not None
+        {
+            h.memory.id: changed_statement(h.memory.category, h.memory.content)
+            for h in head
+            if h.memory.id in vectors
+        }
+        if changed is not None or stated is not None
         else {}
     )
     placed_above: dict[str, str] = {}
@@ -202,9 +237,13 @@ def newer_first(
                 continue
             similarity = float(theirs @ mine)
             restates = older.category is newer.memory.category and similarity >= cosine
+            near = (changed is not None and similarity >= changed) or (
+                stated is not None
+                and similarity >= stated
+                and older.category is newer.memory.category
+            )
             replaces = (
-                changed is not None
-                and similarity >= changed
+                near
                 and changes[newer.memory.id]
                 and not changes[older.id]
                 and older.category in RESTATED_CATEGORIES

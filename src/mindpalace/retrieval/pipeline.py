@@ -262,7 +262,13 @@ def _in_order(hits: HitList, query: str, index: DenseIndex, options: RecallOptio
     same_subject = currency.same_subject_cosine(index.model)
     if options.newer_first and same_subject is not None:
         changed = currency.changed_cosine(index.model) if currency.asks_current(query) else None
-        hits = currency.newer_first(hits, _vectors_of(index), cosine=same_subject, changed=changed)
+        hits = currency.newer_first(
+            hits,
+            _vectors_of(index),
+            cosine=same_subject,
+            changed=changed,
+            stated=currency.stated_cosine(index.model),
+        )
     if options.introduction_first:
         hits = identity.introduction_first(hits, query)
     return hits
