@@ -51,7 +51,7 @@ def fill(store: Store, other_rows: int) -> None:
     then 50 of the caller's own, none holding it."""
 
     def new(agent: str, text: str) -> NewMemory:
-        return NewMemory(content=text, content_hash=content_hash(text), agent_id=agent)
+        return NewMemory(content=text, content_hash=content_hash(text, 32), agent_id=agent)
 
     other = Scope(agent_id="other")
     for start in range(0, other_rows, 1000):
@@ -69,7 +69,7 @@ def touch(store: Store, i: int, name: str) -> None:
     generation is stale afterwards."""
     text = f"touch {name} {i}"
     store.add(
-        NewMemory(content=text, content_hash=content_hash(text), agent_id="toucher"),
+        NewMemory(content=text, content_hash=content_hash(text, 32), agent_id="toucher"),
         memory_id=f"mem_t{name}{i}",
         now=NOW,
         scope=Scope(agent_id="toucher"),

@@ -44,7 +44,7 @@ def _count(store: Store, table: str, where: str = "1 = 1", *params: Any) -> int:
 
 
 def _vectors_of(store: Store, *texts: str) -> int:
-    hashes = [text_hash(t) for t in texts]
+    hashes = [text_hash(t, store.hash_chars()) for t in texts]
     marks = ", ".join("?" for _ in hashes)
     return _count(store, "embeddings", f"text_hash IN ({marks})", *hashes)
 

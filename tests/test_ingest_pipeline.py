@@ -72,7 +72,8 @@ def test_pipelined_ingest_writes_what_one_batch_writes(batch: int) -> None:
     assert [m.content for m in stored] == [f"{t.who}: {t.content}" for t in TURNS]
     assert _snapshot(piped) == _snapshot(whole)
     key = vector_key(piped.semantic.embedder.config)  # type: ignore[union-attr]
-    hashes = [text_hash(embed_text(m.title, m.content)) for m in stored]
+    chars = piped.store.hash_chars()
+    hashes = [text_hash(embed_text(m.title, m.content), chars) for m in stored]
     assert not piped.store.missing_vectors(key, hashes)
     index = piped.semantic.dense()
     assert index is not None and len(index.table) == len(TURNS)

@@ -44,6 +44,8 @@ def test_every_write_records_its_source(make_palace: MakePalace, store: Store) -
         (True, "pipeline", False),
         (False, "skill", True),
     ]
+    # what the memory is stays its row's: the signal says where the write came from
+    assert {frozenset(s.data) for s in stored} == {frozenset({"source", "created"})}
 
 
 def test_a_failed_write_records_no_signal(make_palace: MakePalace, store: Store) -> None:

@@ -93,9 +93,18 @@ def import_jsonl(
     )
     records = parse_records(found)
     check_import(palace.scope, memories)
-    # The times each states, read once here as a write reads them.
+    # The times each states, read once here as a write reads them; the
+    # content hash at this palace's key length (the first digits of the
+    # same digest: an export of a palace with longer keys is cut, one with
+    # shorter keys is kept, and matches itself on a second import).
+    chars = palace.engine.store.hash_chars()
     memories = [
-        replace(m, stated_times=stored_times.written(m.content, m.created_at)) for m in memories
+        replace(
+            m,
+            stated_times=stored_times.written(m.content, m.created_at),
+            content_hash=m.content_hash[:chars],
+        )
+        for m in memories
     ]
     _check_records(palace.scope, records)
     embedder = palace.engine.semantic.embedder
@@ -108,7 +117,7 @@ def import_jsonl(
     texts = {m.id: embed_text(m.title, m.content) for m in memories}
     vectors = palace.engine.semantic.vectors_in_batches(list(texts.values()), progress=progress)
     hashes = (
-        {memory_id: text_hash(text) for memory_id, text in texts.items()}
+        {memory_id: text_hash(text, chars) for memory_id, text in texts.items()}
         if vectors is not None
         else {}
     )

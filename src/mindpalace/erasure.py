@@ -166,7 +166,8 @@ def erase_memories(
     for memory in memories:
         check_change(scope, memory, action)
     ids = [m.id for m in memories]
-    hashes = {text_hash(embed_text(m.title, m.content)) for m in memories}
+    chars = engine.store.hash_chars()
+    hashes = {text_hash(embed_text(m.title, m.content), chars) for m in memories}
     receipt = Receipt(
         selection=selection,
         counts=ErasureTally(versions=len(older)),

@@ -94,10 +94,12 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 E = TypeVar("E", bound=enum.Enum)
 
 
-def content_hash(content: str) -> str:
-    """SHA-256 of the text with Unicode, case and whitespace differences folded."""
+def content_hash(content: str, chars: int) -> str:
+    """SHA-256 of the text with Unicode, case and whitespace differences
+    folded: its first ``chars`` hex digits (the palace's key length,
+    ``Store.hash_chars``)."""
     folded = _SPACE.sub(" ", unicodedata.normalize("NFKC", content).casefold()).strip()
-    return hashlib.sha256(folded.encode("utf-8")).hexdigest()
+    return hashlib.sha256(folded.encode("utf-8")).hexdigest()[:chars]
 
 
 def check_content(content: object, *, max_chars: int) -> str:
@@ -464,7 +466,10 @@ def _required(data: Mapping[str, Any], key: str) -> Any:
     return data[key]
 
 
-_HASH = re.compile(r"[0-9a-f]{64}")
+_HASH = re.compile(r"[0-9a-f]{32,64}")
+#: the length of a content hash computed for a record without one (the
+#: importer cuts it to its palace's, ``Store.hash_chars``)
+_FULL_HASH = 64
 
 
 def _stored_hash(value: object, identity: str) -> str:
@@ -474,7 +479,7 @@ def _stored_hash(value: object, identity: str) -> str:
     only decides de-duplication within the importer's own scope."""
     if isinstance(value, str) and _HASH.fullmatch(value):
         return value
-    return content_hash(identity)
+    return content_hash(identity, _FULL_HASH)
 
 
 def memory_from_dict(data: Mapping[str, Any], *, max_chars: int) -> Memory:

@@ -80,16 +80,17 @@ def new_memory(seat: Seat, draft: Draft) -> NewMemory:
     if context is not None and len(context) > limit:
         check_context(context, max_chars=limit)
     mentions, relations = extract_graph([draft.title, text], engine.extractor)
+    chars = engine.store.hash_chars()
     return NewMemory(
         content=text,
         # A conversation turn is the same memory only at the same place
         # and time: "thanks!" said twice is two turns.
-        content_hash=content_hash(f"{draft.identity}\x1f{text}" if draft.identity else text),
+        content_hash=content_hash(f"{draft.identity}\x1f{text}" if draft.identity else text, chars),
         agent_id=seat.scope.agent_id,
         title=draft.title,
         context=context,
         session=draft.session,
-        embed_hash=text_hash(embed_text(draft.title, text)),
+        embed_hash=text_hash(embed_text(draft.title, text), chars),
         type=draft.type,
         store=draft.store,
         category=draft.category,

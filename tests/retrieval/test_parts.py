@@ -48,8 +48,8 @@ LONG = " ".join(
 def _parts_of(palace: Palace, text: str) -> np.ndarray | None:
     assert palace.semantic.embedder is not None
     model = vector_key(palace.semantic.embedder.config)
-    found = palace.engine.store.part_vectors(model, [text_hash(text)])
-    blob = found.get(text_hash(text))
+    key = text_hash(text, palace.engine.store.hash_chars())
+    blob = palace.engine.store.part_vectors(model, [key]).get(key)
     return None if blob is None else parts.unpack(blob, palace.semantic.embedder.config.dimensions)
 
 
@@ -227,12 +227,12 @@ def test_a_whole_text_gets_the_same_vector_as_without_parts() -> None:
     """The bundled model quantises its activations per batch: the parts are
     embedded in a run of their own, so they do not move the whole's vector."""
     model = from_settings(Settings(embedder="local"))
-    texts = {text_hash(t): t for t in (LONG, "A short note about tea.")}
+    texts = {text_hash(t, 32): t for t in (LONG, "A short note about tea.")}
     batch = vector_writes.embedded_batch(model, "m", list(texts), texts)
     alone = model.embed(list(texts.values()))
     for row, key in enumerate(texts):
         assert batch.vectors[key] == vector_bytes.to_blob(alone[row])
-    assert set(batch.parts) == {text_hash(LONG)}
+    assert set(batch.parts) == {text_hash(LONG, 32)}
 
 
 def test_parts_can_be_turned_off(make_palace: Callable[..., Palace]) -> None:

@@ -255,7 +255,7 @@ def test_the_bundled_model_upgrades_to_the_same_vectors(tmp_path: Path) -> None:
     key = vector_key(embedder.config)
     a = deferred.engine.store.load_vectors(key)
     b = inline.engine.store.load_vectors(key)
-    by_id = {text_hash(t): i for i, t in enumerate(texts)}
+    by_id = {text_hash(t, 32): i for i, t in enumerate(texts)}
     assert len(by_id) == BULK_TEXTS
     order_a = np.argsort(a.seq)
     order_b = np.argsort(b.seq)

@@ -51,7 +51,7 @@ def test_failing_batch_writes_nothing(store: Store) -> None:
     now = datetime(2026, 3, 1, tzinfo=timezone.utc)
 
     def new(text: str) -> NewMemory:
-        return NewMemory(content=text, content_hash=content_hash(text), agent_id="owner")
+        return NewMemory(content=text, content_hash=content_hash(text, 32), agent_id="owner")
 
     store.add(new("kept before"), memory_id="mem_kept", now=now, scope=OWNER)
     before = store.change_counters()

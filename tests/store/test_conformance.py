@@ -28,7 +28,7 @@ OWNER = Scope(agent_id="owner")
 
 def new(text: str, **kw: object) -> NewMemory:
     fields: dict[str, object] = {"agent_id": "owner", **kw}
-    return NewMemory(content=text, content_hash=content_hash(text), **fields)  # type: ignore[arg-type]
+    return NewMemory(content=text, content_hash=content_hash(text, 32), **fields)  # type: ignore[arg-type]
 
 
 def add(store: Store, text: str, n: int = 0, **kw: object) -> Memory:
@@ -184,7 +184,7 @@ def test_import_keeps_everything_and_skips_present(store: Store) -> None:
         original,
         id="mem_new",
         content="another text",
-        content_hash=content_hash("another text"),
+        content_hash=content_hash("another text", 32),
         archived=True,
     )
     report = store.import_memories([original, copy], scope=OWNER, new_id=lambda: "mem_unused")
@@ -194,9 +194,11 @@ def test_import_keeps_everything_and_skips_present(store: Store) -> None:
 
 def test_import_is_one_transaction(store: Store) -> None:
     good = replace(
-        add(store, "seed", 1), id="mem_x", content="fresh", content_hash=content_hash("fresh")
+        add(store, "seed", 1), id="mem_x", content="fresh", content_hash=content_hash("fresh", 32)
     )
-    bad = replace(good, id="mem_y", content="bad", content_hash=content_hash("bad"), tags=(None,))  # type: ignore[arg-type]
+    bad = replace(
+        good, id="mem_y", content="bad", content_hash=content_hash("bad", 32), tags=(None,)
+    )  # type: ignore[arg-type]
     with pytest.raises(Exception):  # noqa: B017 - the backend's own error
         store.import_memories([good, bad], scope=OWNER, new_id=lambda: "mem_unused")
     assert store.get("mem_x", OWNER) is None

@@ -50,7 +50,7 @@ def _corpus(seed: int, size: int) -> list[tuple[NewMemory, str]]:
             (
                 NewMemory(
                     content=text,
-                    content_hash=content_hash(f"{n} {text}"),
+                    content_hash=content_hash(f"{n} {text}", 32),
                     agent_id=agent,
                     title=_text(rng, 1, 3) if rng.random() < 0.3 else None,
                     context=_text(rng, 1, 5) if rng.random() < 0.2 else None,

@@ -54,7 +54,7 @@ def _add(store: Store, key: str, row: tuple[str, str, str, str]) -> None:
     store.add(
         NewMemory(
             content=text,
-            content_hash=content_hash(text),
+            content_hash=content_hash(text, 32),
             agent_id=agent,
             visibility=Visibility(visibility),
             group=group or None,

@@ -72,7 +72,7 @@ def test_a_held_write_lock_times_out_as_busy(postgres_url: str) -> None:
             other.execute("SELECT pg_advisory_xact_lock(%s)", (PostgresStore._WRITE_LOCK,))
             with pytest.raises(BusyError, match="stayed locked"):
                 store.add(
-                    NewMemory(content="x", content_hash=content_hash("x"), agent_id="owner"),
+                    NewMemory(content="x", content_hash=content_hash("x", 32), agent_id="owner"),
                     memory_id="mem_busy",
                     now=NOW,
                     scope=OWNER,
@@ -150,7 +150,7 @@ def test_bm25_equals_fts5_bm25(tmp_path: Path, postgres_url: str, terms: list[st
                 store.add(
                     NewMemory(
                         content=content,
-                        content_hash=content_hash(content),
+                        content_hash=content_hash(content, 32),
                         agent_id="owner",
                         title=title,
                         tags=tuple(tags),

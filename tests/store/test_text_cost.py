@@ -29,7 +29,7 @@ ABSENT = "quixotry"
 
 def _fill(store: Store) -> None:
     def new(agent: str, text: str) -> NewMemory:
-        return NewMemory(content=text, content_hash=content_hash(text), agent_id=agent)
+        return NewMemory(content=text, content_hash=content_hash(text, 32), agent_id=agent)
 
     other = Scope(agent_id="other")
     for start in range(0, OTHER_ROWS, 1000):
@@ -65,7 +65,7 @@ def _median_ratio(store: Store, runs: int = 41) -> float:
 def _touch(store: Store, i: int, name: str) -> None:
     text = f"touch {name} {i}"
     store.add(
-        NewMemory(content=text, content_hash=content_hash(text), agent_id="toucher"),
+        NewMemory(content=text, content_hash=content_hash(text, 32), agent_id="toucher"),
         memory_id=f"mem_t{name}{i}",
         now=NOW,
         scope=Scope(agent_id="toucher"),

@@ -37,6 +37,7 @@ def vector_key(config: EmbeddingConfig) -> str:
     return f"{config.provider}/{config.model}/{config.dimensions}"
 
 
-def text_hash(text: str) -> str:
-    """Key of a vector: SHA-256 of the exact text embedded."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+def text_hash(text: str, chars: int) -> str:
+    """Key of a vector: SHA-256 of the exact text embedded, its first
+    ``chars`` hex digits (the palace's key length, ``Store.hash_chars``)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:chars]

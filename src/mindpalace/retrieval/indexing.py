@@ -551,7 +551,8 @@ class SemanticIndex(VectorWrites):
         for start in range(0, len(memories), batch):
             chunk = memories[start : start + batch]
             texts = {m.id: embed_text(m.title, m.content) for m in chunk}
-            hashes = {memory_id: text_hash(t) for memory_id, t in texts.items()}
+            chars = self.store.hash_chars()
+            hashes = {memory_id: text_hash(t, chars) for memory_id, t in texts.items()}
             missing = sorted(self.store.missing_vectors(model, hashes.values()))
             by_hash = {hashes[i]: texts[i] for i in texts}
             # Texts embedded before parts were kept get their parts now.

@@ -59,7 +59,7 @@ from mindpalace.retrieval.time import prior
 from mindpalace.retrieval.time.anchors import SEARCH_LIMIT, EventPhrase, TextSearch, best_anchor
 from mindpalace.store.base import TextMatch
 from mindpalace.store.recall_sql import QueryFacts, QueryReads
-from mindpalace.store.roles import GraphRows, MemoryRows, TextIndex, VectorRows
+from mindpalace.store.roles import GraphRows, Handle, MemoryRows, TextIndex, VectorRows
 from mindpalace.store.roles_palace import SignalRows
 
 __all__ = [
@@ -75,8 +75,9 @@ TEXT_ONLY_NOTICE = "Using text search (semantic search is not available)."
 NOTHING_RELEVANT = "Nothing relevant is stored: the query names {terms}, which no memory mentions."
 
 
-class RecallReads(MemoryRows, TextIndex, VectorRows, GraphRows, SignalRows, Protocol):
-    """The store's roles one recall reads: the query's facts (text index),
+class RecallReads(Handle, MemoryRows, TextIndex, VectorRows, GraphRows, SignalRows, Protocol):
+    """The store's roles one recall reads: the key length of its texts
+    (handle), the query's facts (text index),
     the dense rows or nearest ids and parts' vectors (vectors), the graph
     around the seeds, the memories ranked, and the caller's feedback for
     the learned scorer (signals)."""
@@ -275,12 +276,15 @@ def _in_order(hits: HitList, query: str, index: DenseIndex, options: RecallOptio
 
 
 def with_parts(
-    store: VectorRows, hits: HitList, model: str, query: npt.NDArray[np.float32], window: int
+    store: RecallReads, hits: HitList, model: str, query: npt.NDArray[np.float32], window: int
 ) -> HitList:
     """``hits`` whose first ``window`` carry the best cosine of ``query`` to
     a part of their text (``parts.with_parts``), read from the store under
     ``model`` (the vectors' key)."""
-    keys = [text_hash(embed_text(hit.memory.title, hit.memory.content)) for hit in hits[:window]]
+    chars = store.hash_chars()
+    keys = [
+        text_hash(embed_text(hit.memory.title, hit.memory.content), chars) for hit in hits[:window]
+    ]
     if not keys:
         return hits
     return parts.with_parts(hits, store.part_vectors(model, keys), keys, query)

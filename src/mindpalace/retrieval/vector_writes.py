@@ -194,7 +194,8 @@ class VectorWrites:
         model = vector_key(embedder.config)
         if defer:  # the memories name their texts; the upgrade embeds them
             return lambda: VectorBatch(model, {}, pending=True)
-        by_hash = {text_hash(t): t for t in texts}
+        chars = self.store.hash_chars()
+        by_hash = {text_hash(t, chars): t for t in texts}
         order = sorted(self.store.missing_vectors(model, by_hash))
 
         def run() -> VectorBatch | None:
@@ -299,7 +300,8 @@ class VectorWrites:
         model = self._usable_key()
         if model is None:
             return 0
-        return len(self.store.missing_vectors(model, (text_hash(t) for t in texts)))
+        chars = self.store.hash_chars()
+        return len(self.store.missing_vectors(model, (text_hash(t, chars) for t in texts)))
 
     def wait_for_vectors(self, timeout: float | None = None) -> int:
         """Embed what waits, in the background, and block until it is

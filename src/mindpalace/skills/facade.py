@@ -239,15 +239,16 @@ class Skills:
     def _new_memory(self, skill: SkillDefinition, owner: SkillOwner) -> NewMemory:
         content = skill.text()
         title = skill.name
+        chars = self._palace.engine.store.hash_chars()
         return NewMemory(
             content=content,
             # The name is part of the identity: two skills with the same text
             # are still two skills.
-            content_hash=content_hash(f"skill:{skill.name}\x1f{content}"),
+            content_hash=content_hash(f"skill:{skill.name}\x1f{content}", chars),
             agent_id=owner.agent_id,
             title=title,
             context=f"tools: {', '.join(skill.tools)}" if skill.tools else None,
-            embed_hash=text_hash(embed_text(title, content)),
+            embed_hash=text_hash(embed_text(title, content), chars),
             type=MemoryType.SKILL,
             store=StoreKind.PROCEDURAL,
             category=Category.WORKFLOW,

@@ -18,7 +18,7 @@ from typing import Any
 
 from mindpalace.errors import StorageError
 from mindpalace.store.dialect import Dialect
-from mindpalace.store.migrations import MIGRATIONS, latest_version
+from mindpalace.store.migrations import FULL_HASH_CHARS, MIGRATIONS, latest_version
 from mindpalace.store.roles import Handle
 from mindpalace.store.vector_rows import Counters, FlagChange
 
@@ -43,6 +43,8 @@ class SqlCore(abc.ABC, Handle):
     """
 
     dialect: Dialect
+    #: ``hash_chars``, once read
+    _hash_chars: int | None = None
 
     # -- what a backend supplies ------------------------------------------------
 
@@ -153,6 +155,20 @@ class SqlCore(abc.ABC, Handle):
         with self._read() as cur:
             row = self._exec(cur, "SELECT MAX(version) FROM schema_migrations").fetchone()
         return int(row[0] or 0)
+
+    def hash_chars(self) -> int:
+        """How many hex digits of a text's SHA-256 this palace keys it by
+        (a memory's ``content_hash``, a vector's ``text_hash``): 32 from
+        schema 30 on; 64 in a palace whose rows kept the longer keys (a
+        PostgreSQL palace that held memories before it). Read once: only a
+        copy into an empty palace changes it (``store/transfer.py``)."""
+        if self._hash_chars is None:
+            with self._read() as cur:
+                row = self._exec(
+                    cur, "SELECT value FROM palace_meta WHERE key = 'hash_chars'"
+                ).fetchone()
+            self._hash_chars = FULL_HASH_CHARS if row is None else int(row[0])
+        return self._hash_chars
 
     def size(self) -> int:
         """How many memories the palace holds, every scope's."""

@@ -149,6 +149,17 @@ class Dialect(abc.ABC):
         default: the backend has no separate row id)."""
         return []
 
+    def short_keys_schema(self, short: int, full: int) -> list[str]:
+        """Statements recording how many hex digits the palace keys texts by
+        (``palace_meta`` ``hash_chars``): ``short`` for a palace without
+        rows; ``full`` for one that holds rows, whose keys stay as they
+        are (by default: cutting them is the backend's to offer)."""
+        return [
+            "INSERT INTO palace_meta (key, value) SELECT 'hash_chars', CASE WHEN"
+            " EXISTS (SELECT 1 FROM memories) OR EXISTS (SELECT 1 FROM embeddings)"
+            f" OR EXISTS (SELECT 1 FROM part_vectors) THEN {full} ELSE {short} END"
+        ]
+
     def vector_index_schema(self) -> list[str]:
         """Statements giving the stored vectors a nearest-neighbour index the
         backend keeps itself (none by default: recall's in-process graph

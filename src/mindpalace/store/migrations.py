@@ -572,6 +572,24 @@ def _v29_keyed_tables(d: Dialect) -> list[str]:
     return d.keyed_tables_schema()
 
 
+#: hex digits of a SHA-256 a palace keys texts by from schema 30 on (128
+#: bits: a collision among a billion texts has odds of about 10^-21), and
+#: before it (``SqlCore.hash_chars``)
+HASH_CHARS = 32
+FULL_HASH_CHARS = 64
+
+
+def _v30_short_keys(d: Dialect) -> list[str]:
+    # A memory's content hash and a vector's key were 64 hex digits, kept
+    # in the rows and in four indexes (about 190 of a memory's 3,290 bytes
+    # at 100,000); 32 are as good as unique. The first 32 of the 64 are the
+    # 32 a new write computes, so rows are cut in place where the backend
+    # rewrites them cheaply; where it does not (PostgreSQL re-inserts a
+    # rewritten vector row into its HNSW index), a palace that holds rows
+    # keeps 64, recorded, and writes computed at that length.
+    return d.short_keys_schema(HASH_CHARS, FULL_HASH_CHARS)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "memories, tags, embeddings, full-text index", _v1_memories),
     Migration(2, "entities, mentions, edges, memory links, signals", _v2_graph),
@@ -602,6 +620,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(27, "the times a memory states, read when it is written", _v27_stated_times),
     Migration(28, "vectors kept in half precision", _v28_half_vectors),
     Migration(29, "mentions and edges stored by their keys (SQLite)", _v29_keyed_tables),
+    Migration(30, "texts keyed by 32 hex digits of their hash", _v30_short_keys),
 )
 
 

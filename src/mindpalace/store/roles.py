@@ -64,6 +64,11 @@ class Handle(Protocol):
         """The latest migration applied."""
         ...
 
+    def hash_chars(self) -> int:
+        """How many hex digits of a text's SHA-256 the palace keys it by
+        (``validation.content_hash``, ``embed.texts.text_hash``)."""
+        ...
+
     def size(self) -> int:
         """How many memories the palace holds, every scope's (for choosing
         where recall runs; cheap where the store keeps the count)."""

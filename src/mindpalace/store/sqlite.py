@@ -141,6 +141,31 @@ class SQLiteDialect(Dialect):
         """Mentions and edges rebuilt WITHOUT ROWID (their key index goes)."""
         return list(_KEYED_TABLES_SCHEMA)
 
+    def short_keys_schema(self, short: int, full: int) -> list[str]:
+        """Every stored key cut to its first ``short`` digits, in place (at
+        a million memories about a minute, under the write lock), then
+        recorded."""
+        del full  # nothing keeps the longer keys here
+        cut = f"substr({{0}}, 1, {short})"
+        # A closed version keeps its text under "<hash>~<its id>"
+        # (``sql.py``, an update that keeps the text): its hash is cut, not
+        # the id after it, or it would take its successor's key.
+        tail = "instr(content_hash, '~')"
+        content = (
+            f"CASE WHEN {tail} > 0 THEN {cut.format('content_hash')}"
+            f" || substr(content_hash, {tail}) ELSE {cut.format('content_hash')} END"
+        )
+        return [
+            f"UPDATE memories SET content_hash = {content},"
+            f" embed_hash = {cut.format('embed_hash')}"
+            f" WHERE length(content_hash) > {short} OR length(embed_hash) > {short}",
+            f"UPDATE embeddings SET text_hash = {cut.format('text_hash')}"
+            f" WHERE length(text_hash) > {short}",
+            f"UPDATE part_vectors SET text_hash = {cut.format('text_hash')}"
+            f" WHERE length(text_hash) > {short}",
+            f"INSERT INTO palace_meta (key, value) VALUES ('hash_chars', {short})",
+        ]
+
     def text_query(self, terms: Sequence[str]) -> TextQuery:
         """Any-term FTS5 match; every term is quoted, so no user text is FTS syntax."""
         match = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)

@@ -41,7 +41,8 @@ TABLE_ORDER = (
     "erasures",
     "retention_rules",
 )
-# Bookkeeping each palace keeps for itself: the schema version, the change
+# Bookkeeping each palace keeps for itself (but the length of its text keys,
+# which its rows carry: ``copy_palace``): the schema version, the change
 # counters of in-process caches, PostgreSQL's BM25 collection statistics
 # (the whole palace's and each scope partition's), keyword postings and
 # their keys' counts.
@@ -214,6 +215,10 @@ def copy_palace(source: SqlCore, destination: SqlCore) -> TransferReport:
             f" {destination.location} has {destination.schema_version()}"
         )
     reports: list[TableReport] = []
+    # The rows carry the source's text keys: the empty destination takes
+    # their length (``SqlCore.hash_chars``), as it is the only palace meta
+    # a copy carries.
+    chars = source.hash_chars()
     with source._read() as src, destination._mutate(structural=True) as dst:
         held = destination._exec(dst, "SELECT COUNT(*) FROM memories").fetchone()[0]
         if held:
@@ -221,6 +226,12 @@ def copy_palace(source: SqlCore, destination: SqlCore) -> TransferReport:
                 f"{destination.location} already holds {held} memories;"
                 " migrate into an empty palace"
             )
+        destination._exec(
+            dst,
+            "INSERT INTO palace_meta (key, value) VALUES ('hash_chars', ?)"
+            " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (chars,),
+        )
         for statement in destination.dialect.before_bulk_insert():
             destination._exec(dst, statement)
         tables = _tables(source, src)
@@ -257,6 +268,7 @@ def copy_palace(source: SqlCore, destination: SqlCore) -> TransferReport:
                 f"{[t.table for t in reports if not t.identical]}, memories: {differing[:5]});"
                 " nothing was written"
             )
+    destination._hash_chars = chars
     destination._after_bulk_copy()
     return report
 
