@@ -5,6 +5,7 @@ as before once this version opens it."""
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -73,6 +74,21 @@ def _layout(path: Path) -> dict[str, str]:
         db.close()
 
 
+def _unhashed(value: object) -> object:
+    """``value`` with every memory's content hash left out."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {
+            f.name: _unhashed(getattr(value, f.name))
+            for f in dataclasses.fields(value)
+            if f.name != "content_hash"
+        }
+    if isinstance(value, (list, tuple)):
+        return [_unhashed(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _unhashed(v) for k, v in value.items()}
+    return value
+
+
 def _keyed(layout: dict[str, str]) -> None:
     assert "WITHOUT ROWID" in layout["mentions"]
     assert "WITHOUT ROWID" in layout["entity_edges"]
@@ -138,7 +154,9 @@ def test_an_older_palace_keeps_every_row_and_recalls_the_same(
     with _palace(path) as palace:
         hits = [(h.memory.id, h.score) for h in palace.recall("Maria Lopez", limit=5)]
         assert hits == hits_before
-        assert palace.graph.neighbourhood("Kenji Sato") == related_before
+        # the same neighbourhood; its memories' content hashes are cut to
+        # 32 digits by schema 30 (tests/store/test_short_keys.py)
+        assert _unhashed(palace.graph.neighbourhood("Kenji Sato")) == _unhashed(related_before)
         # deleting still cascades into both tables
         first = palace.memories(limit=100)[0]
         palace.forget(first.id, hard=True)

@@ -114,6 +114,13 @@ class SqlCore(abc.ABC, Handle):
         return {int(r[0]) for r in rows}
 
     def _migrate(self) -> None:
+        """Apply the migrations not applied yet, then read the palace's
+        key length once (``hash_chars``), so no recall pays for it."""
+        self._apply_migrations()
+        self._hash_chars = None
+        self.hash_chars()
+
+    def _apply_migrations(self) -> None:
         # Opening a current palace must not take the write lock: readers
         # never wait for writers.
         with self._read() as cur:
@@ -160,8 +167,9 @@ class SqlCore(abc.ABC, Handle):
         """How many hex digits of a text's SHA-256 this palace keys it by
         (a memory's ``content_hash``, a vector's ``text_hash``): 32 from
         schema 30 on; 64 in a palace whose rows kept the longer keys (a
-        PostgreSQL palace that held memories before it). Read once: only a
-        copy into an empty palace changes it (``store/transfer.py``)."""
+        PostgreSQL palace that held memories before it, or one older than
+        schema 30). Read on opening: only a copy into an empty palace
+        changes it (``store/transfer.py``)."""
         if self._hash_chars is None:
             with self._read() as cur:
                 row = self._exec(

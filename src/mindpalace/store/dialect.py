@@ -158,6 +158,7 @@ class Dialect(abc.ABC):
             "INSERT INTO palace_meta (key, value) SELECT 'hash_chars', CASE WHEN"
             " EXISTS (SELECT 1 FROM memories) OR EXISTS (SELECT 1 FROM embeddings)"
             f" OR EXISTS (SELECT 1 FROM part_vectors) THEN {full} ELSE {short} END"
+            " ON CONFLICT (key) DO NOTHING"
         ]
 
     def vector_index_schema(self) -> list[str]:

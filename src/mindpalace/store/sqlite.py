@@ -163,7 +163,8 @@ class SQLiteDialect(Dialect):
             f" WHERE length(text_hash) > {short}",
             f"UPDATE part_vectors SET text_hash = {cut.format('text_hash')}"
             f" WHERE length(text_hash) > {short}",
-            f"INSERT INTO palace_meta (key, value) VALUES ('hash_chars', {short})",
+            f"INSERT INTO palace_meta (key, value) VALUES ('hash_chars', {short})"
+            " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
         ]
 
     def text_query(self, terms: Sequence[str]) -> TextQuery:
