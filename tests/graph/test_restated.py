@@ -52,6 +52,9 @@ def minilm(make_palace: Callable[..., Palace]) -> Callable[..., Palace]:
         ("After the rot, we raised the ceiling on spending to £96,000.", True),
         ("Kwame put the kettle back on.", False),  # back, not later
         ("The shop cut prices in half last year.", False),  # no new value
+        ("The committee voted to put seats up to £14 full price.", True),
+        ("They put the rent down to £300 a month.", True),
+        ("We can put up to 40 tents on the top field.", False),  # a capacity
         ("After all, we are a small team.", False),  # a discourse marker
         ("Bring a change of clothes for the regatta.", False),
         ("Since the hall is booked, we meet in the pub.", False),  # a cause

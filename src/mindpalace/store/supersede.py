@@ -39,7 +39,8 @@ before the write and the store checks it inside the transaction:
    category in ``RESTATED_CATEGORIES``, and says that something changed
    (``says_change``): a change word ("now", "instead", "no longer", "took
    over", "moved", "switched", "pushed ... back", "brought ... forward",
-   "raised ... to", "change of date", "after all", "went up", ...) or an
+   "raised ... to", "put ... up to", "change of date", "after all", "went
+   up", ...) or an
    onset ("from 2 November", "since 1 May", "as of October", "starting
    next week", "since the break-in"; not the start of a span, "from 8 am
    to 6 pm"); and it does not say that it adds ("also", "as well", "in
@@ -127,6 +128,8 @@ _CHANGE = re.compile(
     r"|pushed\b[^.;]{0,40}?\bback (?:to|by|until|a|an|one|two|three|\d+)|put back"
     r"|brought\b[^.;]{0,40}?\bforward"
     rf"|(?:raised|lowered|increased|reduced|cut)\b[^.;]{{0,40}}?\bto (?:[£$€]?\d+|{_NUMBERS})"
+    # "put seats up to £14", not "can put up to 40 tents" (a capacity)
+    rf"|(?:put|puts|putting)\s+\w[^.;]{{0,40}}?\s(?:up|down) to (?:[£$€]?\d+|{_NUMBERS})"
     r"|(?:went|goes|gone|has gone) (?:up|down))\b",
     re.IGNORECASE,
 )
