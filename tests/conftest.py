@@ -10,6 +10,7 @@ run.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -60,6 +61,24 @@ def older_migrations() -> Callable[[int], tuple[Migration, ...]]:
     """The steps of a palace migrated only below a version, as tests that
     write an older release's palace with this code migrate it."""
     return _older
+
+
+@pytest.fixture
+def opened_before(
+    monkeypatch: pytest.MonkeyPatch,
+) -> Callable[[int], AbstractContextManager[None]]:
+    """A context inside which palaces are opened migrated only below the
+    version given (an older release's SQLite palace, written with this code)."""
+
+    @contextmanager
+    def written(version: int) -> Iterator[None]:
+        before = _older(version)
+        with monkeypatch.context() as old:
+            old.setattr(core, "MIGRATIONS", before)
+            old.setattr(core, "latest_version", lambda: before[-1].version)
+            yield
+
+    return written
 
 
 @pytest.fixture

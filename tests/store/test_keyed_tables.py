@@ -8,8 +8,8 @@ from __future__ import annotations
 import dataclasses
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -19,8 +19,7 @@ from mindpalace import Palace, Selection
 from mindpalace.config import Settings
 from mindpalace.conversations import Message
 from mindpalace.embed.hashing import HashingEmbedder
-from mindpalace.store import core
-from mindpalace.store.migrations import Migration, latest_version
+from mindpalace.store.migrations import latest_version
 from mindpalace.store.sqlite import SQLiteStore
 
 NOTES = [
@@ -108,19 +107,10 @@ def test_a_new_palace_keeps_mentions_and_edges_by_key(tmp_path: Path) -> None:
 
 @pytest.fixture
 def schema_28(
-    monkeypatch: pytest.MonkeyPatch, older_migrations: Callable[[int], tuple[Migration, ...]]
+    opened_before: Callable[[int], AbstractContextManager[None]],
 ) -> Callable[[], AbstractContextManager[None]]:
     """A context inside which palaces are opened as schema 28 left them."""
-    before = older_migrations(29)
-
-    @contextmanager
-    def written() -> Iterator[None]:
-        with monkeypatch.context() as old:
-            old.setattr(core, "MIGRATIONS", before)
-            old.setattr(core, "latest_version", lambda: before[-1].version)
-            yield
-
-    return written
+    return lambda: opened_before(29)
 
 
 def test_an_older_palace_keeps_every_row_and_recalls_the_same(

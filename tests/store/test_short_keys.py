@@ -10,8 +10,8 @@ from __future__ import annotations
 import hashlib
 import io
 import sqlite3
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,7 @@ from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.embed.hashing import HashingEmbedder
 from mindpalace.store import Store, core
-from mindpalace.store.migrations import Migration, latest_version
+from mindpalace.store.migrations import latest_version
 from mindpalace.store.postgres import PostgresStore
 from mindpalace.store.sqlite import SQLiteStore
 from mindpalace.store.transfer import copy_palace
@@ -75,19 +75,10 @@ def _vectors(store: Store) -> int:
 
 @pytest.fixture
 def schema_29(
-    monkeypatch: pytest.MonkeyPatch, older_migrations: Callable[[int], tuple[Migration, ...]]
+    opened_before: Callable[[int], AbstractContextManager[None]],
 ) -> Callable[[], AbstractContextManager[None]]:
     """A context inside which SQLite palaces are opened as schema 29 left them."""
-    before = older_migrations(30)
-
-    @contextmanager
-    def written() -> Iterator[None]:
-        with monkeypatch.context() as old:
-            old.setattr(core, "MIGRATIONS", before)
-            old.setattr(core, "latest_version", lambda: before[-1].version)
-            yield
-
-    return written
+    return lambda: opened_before(30)
 
 
 def test_a_new_palace_keys_texts_by_32_digits(store: Store) -> None:
