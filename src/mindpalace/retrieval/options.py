@@ -68,9 +68,10 @@ class RecallOptions:
             whole window, fitted on both benchmarks).
         newer_first: of two memories written on their own about one subject
             among the best hits, put the newer first (``currency.py``),
-            unless the time prior lifted the older one more; for a question
-            about now, also a newer one that states a change above an older
-            one it may replace in other words.
+            unless the time prior lifted the older one more; also a newer
+            one that states a change above an older one of its category
+            that states none, and, for a question about now or what will
+            happen, above one of any category it may replace in other words.
         introduction_first: a question asking who a named person is ("who
             is Nell?") puts first, among the best hits, the memory written
             on its own that introduces them (``identity.py``).
