@@ -81,11 +81,16 @@ class FailingEmbedder(Embedder):
 
 def _embedding_rows(store: Store) -> list[tuple[str, str]]:
     """The stored (model, text hash) pairs, read through the store's own
-    connection so the check is the same on every backend."""
+    connection so the check is the same on every backend; each model by
+    its name (the rows carry its code)."""
     assert isinstance(store, SqlCore)
     with store._read() as cur:
-        rows = store._exec(cur, "SELECT model, text_hash FROM embeddings ORDER BY 1, 2")
-        return [(str(m), str(h)) for m, h in rows.fetchall()]
+        codes = store._exec(
+            cur, "SELECT key, value FROM palace_meta WHERE key LIKE 'vector!_code:%' ESCAPE '!'"
+        )
+        names = {str(v): str(k).removeprefix("vector_code:") for k, v in codes.fetchall()}
+        rows = store._exec(cur, "SELECT model, text_hash FROM embeddings").fetchall()
+    return sorted((names[str(m)], str(h)) for m, h in rows)
 
 
 def _clean_env(home: Path) -> dict[str, str]:

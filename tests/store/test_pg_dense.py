@@ -76,7 +76,7 @@ def _truth(store: PostgresStore, scope: Scope, filters: RecallFilters) -> dict[s
             cur,
             "SELECT m.id, e.vector FROM memories m JOIN embeddings e"
             f" ON e.model = ? AND e.text_hash = m.embed_hash WHERE {s_sql} AND {f_sql}",
-            [KEY, *s_params, *f_params],
+            [store._stored_key(KEY), *s_params, *f_params],  # the model's code
         ).fetchall()
     query = _unit(999)
     return {str(r[0]): float(np.frombuffer(r[1], dtype=np.float32) @ query) for r in rows}

@@ -18,9 +18,15 @@ from typing import Any
 
 from mindpalace.errors import StorageError
 from mindpalace.store.dialect import Dialect
-from mindpalace.store.migrations import FULL_HASH_CHARS, MIGRATIONS, latest_version
+from mindpalace.store.migrations import (
+    FULL_HASH_CHARS,
+    MIGRATIONS,
+    VECTOR_CODE,
+    VECTOR_CODES,
+    latest_version,
+)
 from mindpalace.store.roles import Handle
-from mindpalace.store.vector_rows import Counters, FlagChange
+from mindpalace.store.vector_rows import Counters, FlagChange, VectorBatch
 
 __all__ = ["FLAG_CHANGES", "Cursor", "SqlCore"]
 
@@ -45,6 +51,11 @@ class SqlCore(abc.ABC, Handle):
     dialect: Dialect
     #: ``hash_chars``, once read
     _hash_chars: int | None = None
+    #: whether the vector tables key a model by its code (``vector_key``),
+    #: read on opening
+    _vector_codes: bool = False
+    #: each model's code, as committed (a code never changes once given)
+    _vector_keys: dict[str, str] | None = None
 
     # -- what a backend supplies ------------------------------------------------
 
@@ -119,6 +130,7 @@ class SqlCore(abc.ABC, Handle):
         self._apply_migrations()
         self._hash_chars = None
         self.hash_chars()
+        self._read_vector_codes()
 
     def _apply_migrations(self) -> None:
         # Opening a current palace must not take the write lock: readers
@@ -177,6 +189,96 @@ class SqlCore(abc.ABC, Handle):
                 ).fetchone()
             self._hash_chars = FULL_HASH_CHARS if row is None else int(row[0])
         return self._hash_chars
+
+    # -- the key a model's vectors are stored under ---------------------------------
+
+    def _read_vector_codes(self) -> None:
+        """Read whether the palace keys vectors by model codes, and the codes
+        given so far (on opening, and after a copy replaced them)."""
+        with self._read() as cur:
+            rows = self._exec(
+                cur, "SELECT key, value FROM palace_meta WHERE key LIKE 'vector!_code%' ESCAPE '!'"
+            ).fetchall()
+        self._vector_codes = any(str(key) == VECTOR_CODES for key, _ in rows)
+        self._vector_keys = {
+            str(key)[len(VECTOR_CODE) :]: str(int(value))
+            for key, value in rows
+            if str(key).startswith(VECTOR_CODE)
+        }
+
+    def _vector_key(self, cur: Cursor, model: str) -> str:
+        """The key ``model``'s rows carry in the vector tables (``embeddings``,
+        ``part_vectors``): its code (``"1"``, ``"2"``: the model's name in
+        every row kept 840-byte rows at four to a page), or its name where
+        the palace keeps names (a PostgreSQL palace that held vectors before
+        schema 31) or no vector of the model was stored under a code yet
+        (then no row has the code: a read finds nothing, as it should).
+
+        A code is given in a transaction of its own (``_ensure_vector_key``),
+        so one found here is committed and may be kept."""
+        keys = self._vector_keys
+        if keys is None:
+            keys = self._vector_keys = {}
+        found = keys.get(model)
+        if found is not None or not self._vector_codes:
+            return model if found is None else found
+        row = self._exec(
+            cur, "SELECT value FROM palace_meta WHERE key = ?", (VECTOR_CODE + model,)
+        ).fetchone()
+        if row is None:
+            return model
+        keys[model] = str(int(row[0]))
+        return keys[model]
+
+    def _stored_key(self, model: str) -> str:
+        """``_vector_key`` for a statement built before its read: from what
+        was read before, or one read of its own."""
+        known = None if self._vector_keys is None else self._vector_keys.get(model)
+        if known is not None or not self._vector_codes:
+            return model if known is None else known
+        with self._read() as cur:
+            return self._vector_key(cur, model)
+
+    def _ensure_vector_key(self, vectors: VectorBatch | None) -> None:
+        """Before a write that stores ``vectors`` (outside its transaction):
+        give their model a code if it has none, committed at once. The next
+        code is the ``vector_codes`` counter's, raised under the write lock
+        (PostgreSQL's row lock), so two writers never give two models one
+        code."""
+        if vectors is None or not self._vector_codes:
+            return
+        model = vectors.model
+        if self._vector_keys is not None and model in self._vector_keys:
+            return
+        with self._write() as cur:
+            if (
+                self._exec(
+                    cur, "SELECT value FROM palace_meta WHERE key = ?", (VECTOR_CODE + model,)
+                ).fetchone()
+                is None
+            ):
+                self._exec(
+                    cur, "UPDATE palace_meta SET value = value + 1 WHERE key = ?", (VECTOR_CODES,)
+                )
+                self._exec(
+                    cur,
+                    "INSERT INTO palace_meta (key, value)"
+                    " SELECT ?, value FROM palace_meta WHERE key = ?"
+                    " ON CONFLICT (key) DO NOTHING",
+                    (VECTOR_CODE + model, VECTOR_CODES),
+                )
+        with self._read() as cur:
+            self._vector_key(cur, model)
+
+    def _put_key(self, cur: Cursor, model: str) -> str:
+        """The key a write stores ``model``'s vectors under: its code, which
+        the write's method gave before its transaction (``_ensure_vector_key``)."""
+        key = self._vector_key(cur, model)
+        if self._vector_codes and key == model:
+            raise StorageError(
+                f"internal: vectors of {model} written before the model was given a code"
+            )
+        return key
 
     def size(self) -> int:
         """How many memories the palace holds, every scope's."""

@@ -161,6 +161,19 @@ class Dialect(abc.ABC):
             " ON CONFLICT (key) DO NOTHING"
         ]
 
+    def vector_codes_schema(self, code: str, codes: str) -> list[str]:
+        """Statements letting the vector tables key a model by a code (the
+        ``codes`` counter in ``palace_meta``, each model's code under
+        ``code`` + its name): in a palace without vectors; one that holds
+        some keeps their models' names (by default: rewriting its rows is
+        the backend's to offer)."""
+        return [
+            f"INSERT INTO palace_meta (key, value) SELECT '{codes}', 0"
+            " WHERE NOT EXISTS (SELECT 1 FROM embeddings)"
+            " AND NOT EXISTS (SELECT 1 FROM part_vectors)"
+            " ON CONFLICT (key) DO NOTHING"
+        ]
+
     def vector_index_schema(self) -> list[str]:
         """Statements giving the stored vectors a nearest-neighbour index the
         backend keeps itself (none by default: recall's in-process graph

@@ -590,6 +590,23 @@ def _v30_short_keys(d: Dialect) -> list[str]:
     return d.short_keys_schema(HASH_CHARS, FULL_HASH_CHARS)
 
 
+#: ``palace_meta``: a model's code in the vector tables is the value of
+#: ``VECTOR_CODE`` + its name; ``VECTOR_CODES`` holds the last code given,
+#: and a palace without it keys vectors by model name (``SqlCore._vector_key``)
+VECTOR_CODE = "vector_code:"
+VECTOR_CODES = "vector_codes"
+
+
+def _v31_vector_codes(d: Dialect) -> list[str]:
+    # Each vector row named its model ("local/all-minilm-l6-v2-int8/384",
+    # 31 bytes, and again in the key index): a 384-d row of about 840 bytes
+    # fit four to a 4 KB page, where five fit with a code of a digit or
+    # two. As with the keys' length (schema 30), where rewriting the rows
+    # is dear (PostgreSQL re-inserts each into its HNSW index) a palace
+    # that holds vectors keeps the names.
+    return d.vector_codes_schema(VECTOR_CODE, VECTOR_CODES)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "memories, tags, embeddings, full-text index", _v1_memories),
     Migration(2, "entities, mentions, edges, memory links, signals", _v2_graph),
@@ -621,6 +638,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(28, "vectors kept in half precision", _v28_half_vectors),
     Migration(29, "mentions and edges stored by their keys (SQLite)", _v29_keyed_tables),
     Migration(30, "texts keyed by 32 hex digits of their hash", _v30_short_keys),
+    Migration(31, "vectors keyed by a code of their model", _v31_vector_codes),
 )
 
 

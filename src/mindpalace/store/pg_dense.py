@@ -91,6 +91,7 @@ class DatabaseDense(ScopeKeyTextSearch):
         s_sql, s_params = scope_clause(scope)
         f_sql, f_params = filter_clause(filters)
         vector = PgVector.of(query)
+        model = self._stored_key(model)  # what the rows carry (``_vector_key``)
         exact = nearest > 0 and self._exact(scope, nearest)
         # A row's cosine, looked up by its own text hash: one index probe
         # per row, which for the few hundred rows of a recall costs less

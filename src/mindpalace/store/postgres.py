@@ -520,14 +520,12 @@ class PostgresStore(PgGraphReads, PgSetDeletes, DatabaseDense, PostingsSearch, S
         bytes in the trigger instead costs ~7x more per row (pg_vectors.py)."""
         if vectors is None:
             return
+        key = self._put_key(cur, vectors.model)
         self._exec_many(
             cur,
             "INSERT INTO embeddings (model, text_hash, vector, vec) VALUES (?, ?, ?, ?)"
             " ON CONFLICT (model, text_hash) DO NOTHING",
-            [
-                (vectors.model, text_hash, blob, PgVector(blob))
-                for text_hash, blob in vectors.vectors.items()
-            ],
+            [(key, text_hash, blob, PgVector(blob)) for text_hash, blob in vectors.vectors.items()],
         )
         self._put_parts(cur, vectors)
         # Every caller reads next (the entities a batch links to): in a
@@ -595,7 +593,8 @@ class PostgresStore(PgGraphReads, PgSetDeletes, DatabaseDense, PostingsSearch, S
             " ORDER BY distance LIMIT ?)"
             " SELECT id FROM near ORDER BY distance, id"
         )
-        return sql, [PgVector.of(query), model, *s_params, *f_params, limit]
+        key = self._stored_key(model)
+        return sql, [PgVector.of(query), key, *s_params, *f_params, limit]
 
     def _after_erase(self, cur: Cursor) -> None:
         """Scope partitions of the keyword index left without rows go."""

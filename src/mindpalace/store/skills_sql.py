@@ -188,6 +188,7 @@ class SkillsSql(SqlCore):
         target name) -> weight; names without a skill are ignored), all in one
         transaction. Returns the written skills' memories, in order."""
         written: list[Memory] = []
+        self._ensure_vector_key(vectors)
         with self._mutate(structural=True) as cur:
             self._put_vectors(cur, vectors)
             for write in writes:
@@ -252,7 +253,7 @@ class SkillsSql(SqlCore):
                 or not self._exec(
                     cur,
                     "SELECT 1 FROM embeddings WHERE model = ? AND text_hash = ?",
-                    (vectors.model, new.embed_hash),
+                    (self._vector_key(cur, vectors.model), new.embed_hash),
                 ).fetchone()
             ):
                 # An old memory's new text may wait for its vector: a pass

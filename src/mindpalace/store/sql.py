@@ -223,6 +223,7 @@ class SqlStore(
         # inside this transaction: writers are serialised (SQLite's BEGIN
         # IMMEDIATE, PostgreSQL's advisory lock, each taken before the first
         # read), so each sees every write committed before it.
+        self._ensure_vector_key(vectors)
         with self._mutate() as cur, self._bulk(cur):
             self._put_vectors(cur, vectors)
             lookup = self._entity_lookup(cur, [m for new, _ in items for m in new.mentions])
@@ -381,6 +382,7 @@ class SqlStore(
         """Write ``new`` as the next version of ``old_id`` and close the old
         row in its favour, as supersession does; None when ``old_id`` is not
         a current memory of ``owner`` any more."""
+        self._ensure_vector_key(vectors)
         with self._mutate() as cur:  # the old row's flag changes (``_flagged``)
             old = self._get(cur, old_id)
             if old is None or (owner is not None and old.agent_id != owner):
@@ -537,6 +539,7 @@ class SqlStore(
         stated = relations or {}
         when = now or datetime.now(timezone.utc)
         inserted = skipped = 0
+        self._ensure_vector_key(vectors)
         with self._mutate() as cur, self._bulk(cur):
             self._put_vectors(cur, vectors)
             # Read inside the transaction: the caller's iterable may be a

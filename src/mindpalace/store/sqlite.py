@@ -167,6 +167,26 @@ class SQLiteDialect(Dialect):
             " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
         ]
 
+    def vector_codes_schema(self, code: str, codes: str) -> list[str]:
+        """Each model of the stored vectors given a code (in the names'
+        order), every row rewritten to it in place (a few seconds at a
+        million), and the counter set past the codes given."""
+        named = f"palace_meta WHERE key LIKE '{code.replace('_', '!_')}%' ESCAPE '!'"
+        return [
+            f"INSERT INTO palace_meta (key, value) SELECT '{code}' || model,"
+            " ROW_NUMBER() OVER (ORDER BY model) FROM (SELECT model FROM embeddings"
+            " UNION SELECT model FROM part_vectors) AS models WHERE true"
+            " ON CONFLICT (key) DO NOTHING",
+            *(
+                f"UPDATE {table} SET model = (SELECT CAST(value AS TEXT) FROM palace_meta"
+                f" WHERE key = '{code}' || {table}.model)"
+                f" WHERE model IN (SELECT substr(key, {len(code) + 1}) FROM {named})"
+                for table in ("embeddings", "part_vectors")
+            ),
+            f"INSERT INTO palace_meta (key, value) SELECT '{codes}', COUNT(*) FROM {named}"
+            " ON CONFLICT (key) DO NOTHING",
+        ]
+
     def text_query(self, terms: Sequence[str]) -> TextQuery:
         """Any-term FTS5 match; every term is quoted, so no user text is FTS syntax."""
         match = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)

@@ -17,6 +17,7 @@ from typing import Any
 
 from mindpalace.errors import StorageError
 from mindpalace.store.core import Cursor, SqlCore
+from mindpalace.store.migrations import VECTOR_CODE, VECTOR_CODES
 
 __all__ = ["TableReport", "TransferReport", "copy_palace", "palace_digests"]
 
@@ -41,8 +42,9 @@ TABLE_ORDER = (
     "erasures",
     "retention_rules",
 )
-# Bookkeeping each palace keeps for itself (but the length of its text keys,
-# which its rows carry: ``copy_palace``): the schema version, the change
+# Bookkeeping each palace keeps for itself (but the length of its text keys
+# and its models' codes, which its rows carry: ``copy_palace``): the schema
+# version, the change
 # counters of in-process caches, PostgreSQL's BM25 collection statistics
 # (the whole palace's and each scope partition's), keyword postings and
 # their keys' counts.
@@ -232,6 +234,7 @@ def copy_palace(source: SqlCore, destination: SqlCore) -> TransferReport:
             " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             (chars,),
         )
+        _copy_vector_codes(source, src, destination, dst)
         for statement in destination.dialect.before_bulk_insert():
             destination._exec(dst, statement)
         tables = _tables(source, src)
@@ -269,8 +272,24 @@ def copy_palace(source: SqlCore, destination: SqlCore) -> TransferReport:
                 " nothing was written"
             )
     destination._hash_chars = chars
+    destination._read_vector_codes()
     destination._after_bulk_copy()
     return report
+
+
+def _copy_vector_codes(source: SqlCore, src: Cursor, destination: SqlCore, dst: Cursor) -> None:
+    """The vector rows carry the source's model keys (``SqlCore._vector_key``):
+    the empty destination takes its codes, or its names where it kept them."""
+    coded = f"palace_meta WHERE key LIKE '{VECTOR_CODE.replace('_', '!_')}%' ESCAPE '!'"
+    counter = f"palace_meta WHERE key = '{VECTOR_CODES}'"
+    destination._exec(dst, f"DELETE FROM {coded}")
+    destination._exec(dst, f"DELETE FROM {counter}")
+    rows = source._exec(src, f"SELECT key, value FROM {coded} OR key = '{VECTOR_CODES}'")
+    destination._exec_many(
+        dst,
+        "INSERT INTO palace_meta (key, value) VALUES (?, ?)",
+        [(str(key), int(value)) for key, value in rows.fetchall()],
+    )
 
 
 def _copy_table(

@@ -33,22 +33,24 @@ class VectorsSql(WaitingSql):
         """Store ``vectors`` inside a write's transaction (a text's vector once per model)."""
         if vectors is None:
             return
+        key = self._put_key(cur, vectors.model)
         self._exec_many(
             cur,
             "INSERT INTO embeddings (model, text_hash, vector) VALUES (?, ?, ?)"
             " ON CONFLICT (model, text_hash) DO NOTHING",
-            [(vectors.model, text_hash, blob) for text_hash, blob in vectors.vectors.items()],
+            [(key, text_hash, blob) for text_hash, blob in vectors.vectors.items()],
         )
         self._put_parts(cur, vectors)
 
     def _put_parts(self, cur: Cursor, vectors: VectorBatch) -> None:
         """Store the vectors of ``vectors``' parts (once per model and text)."""
         if vectors.parts:
+            model = self._put_key(cur, vectors.model)
             self._exec_many(
                 cur,
                 "INSERT INTO part_vectors (model, text_hash, vectors) VALUES (?, ?, ?)"
                 " ON CONFLICT (model, text_hash) DO NOTHING",
-                [(vectors.model, key, blob) for key, blob in vectors.parts.items()],
+                [(model, key, blob) for key, blob in vectors.parts.items()],
             )
 
     def part_vectors(self, model: str, text_hashes: Iterable[str]) -> dict[str, bytes]:
@@ -77,13 +79,14 @@ class VectorsSql(WaitingSql):
                 ).fetchall():
                     hash_of[str(memory_id)] = str(text_hash)
             hashes = list(dict.fromkeys(hash_of.values()))
+            key = self._vector_key(cur, model)
             for i in range(0, len(hashes), 500):
                 chunk = hashes[i : i + 500]
                 for text_hash, blob in self._exec(
                     cur,
                     "SELECT text_hash, vector FROM embeddings WHERE model = ? AND "
                     + in_list("text_hash", chunk),
-                    [model, *chunk],
+                    [key, *chunk],
                 ).fetchall():
                     blobs[str(text_hash)] = bytes(blob)
         return {m: blobs[h] for m, h in hash_of.items() if h in blobs}
@@ -95,18 +98,20 @@ class VectorsSql(WaitingSql):
         wanted = list(dict.fromkeys(text_hashes))
         rows: list[tuple[Any, ...]] = []
         with self._read() as cur:
+            key = self._vector_key(cur, model)
             for i in range(0, len(wanted), 500):
                 chunk = wanted[i : i + 500]
                 rows += self._exec(
                     cur,
                     f"SELECT {columns} FROM {table} WHERE model = ? AND "
                     + in_list("text_hash", chunk),
-                    [model, *chunk],
+                    [key, *chunk],
                 ).fetchall()
         return rows
 
     def assign_vectors(self, assignments: Mapping[str, str], vectors: VectorBatch) -> None:
         """Point memories (id -> text hash) at vectors, storing the vectors, in one transaction."""
+        self._ensure_vector_key(vectors)
         with self._mutate(structural=True) as cur:
             self._put_vectors(cur, vectors)
             forget_checked_vectors(self, cur)
@@ -129,8 +134,9 @@ class VectorsSql(WaitingSql):
             )
             forget_checked_vectors(self, cur)
             if drop_vectors_except is not None:
+                kept = self._vector_key(cur, drop_vectors_except)
                 for table in ("embeddings", "part_vectors"):
-                    self._exec(cur, f"DELETE FROM {table} WHERE model <> ?", (drop_vectors_except,))
+                    self._exec(cur, f"DELETE FROM {table} WHERE model <> ?", (kept,))
 
     def embedding_config(self) -> EmbeddingConfig | None:
         """The model the palace's vectors come from, if any was recorded."""
@@ -155,7 +161,7 @@ class VectorsSql(WaitingSql):
                 cur,
                 "SELECT COUNT(*) FROM (SELECT vector FROM embeddings WHERE model = ? LIMIT ?)"
                 " AS first WHERE length(first.vector) % 2 = 0",
-                (model, int(limit)),
+                (self._vector_key(cur, model), int(limit)),
             ).fetchone()
         return int(row[0] or 0)
 
@@ -168,18 +174,19 @@ class VectorsSql(WaitingSql):
             # Read, then rewrite: a text's vector changes only here, and an
             # erasure that takes it meanwhile leaves its update no row.
             with self._read() as cur:
+                key = self._vector_key(cur, model)
                 rows = self._exec(
                     cur,
                     "SELECT text_hash, vector FROM embeddings WHERE model = ? AND text_hash > ?"
                     " AND length(vector) % 2 = 0 ORDER BY text_hash LIMIT ?",
-                    (model, after, int(batch)),
+                    (key, after, int(batch)),
                 ).fetchall()
             if not rows:
                 return halved
             after = str(rows[-1][0])
             changed = [
-                (half, model, str(key))
-                for key, blob in rows
+                (half, key, str(text_hash))
+                for text_hash, blob in rows
                 if len(half := to_blob(from_blob(bytes(blob)))) % 2 == 1
             ]
             if not changed:  # every value of the batch past float16's range
@@ -205,6 +212,7 @@ class VectorsSql(WaitingSql):
         parts), bumping ``vectors``."""
         if not vectors.vectors and not vectors.parts:
             return
+        self._ensure_vector_key(vectors)
         with self._write() as cur:
             self._put_vectors(cur, vectors)
             self._exec(
@@ -250,7 +258,7 @@ class VectorsSql(WaitingSql):
                 " FROM memories m"
                 " LEFT JOIN embeddings e ON e.model = ? AND e.text_hash = m.embed_hash"
                 " WHERE m.seq > ? ORDER BY m.seq",
-                (model, after_seq),
+                (self._vector_key(cur, model), after_seq),
             ).fetchall()
         return VectorTable.from_rows(rows, key_dimensions(model), floats=floats)
 

@@ -103,7 +103,7 @@ class WaitingSql(SqlCore):
                 " (SELECT 1 FROM embeddings e WHERE e.model = ? AND e.text_hash = m.embed_hash)"
                 " ORDER BY m.seq LIMIT ?) AS w UNION ALL SELECT 1, n.* FROM (SELECT m.seq,"
                 " m.id, NULL, '' FROM memories m ORDER BY m.seq DESC LIMIT 1) AS n",
-                (after_seq, model, limit),
+                (after_seq, self._vector_key(cur, model), limit),
             ).fetchall()
         waiting = sorted((int(r[1]), str(r[2]), r[3], str(r[4])) for r in rows if int(r[0]) == 0)
         newest = next(((int(r[1]), str(r[2])) for r in rows if int(r[0]) == 1), None)
@@ -144,6 +144,6 @@ class WaitingSql(SqlCore):
                 "SELECT COUNT(DISTINCT m.embed_hash) FROM memories m"
                 " WHERE m.seq > ? AND m.embed_hash IS NOT NULL AND NOT EXISTS"
                 " (SELECT 1 FROM embeddings e WHERE e.model = ? AND e.text_hash = m.embed_hash)",
-                (after, model),
+                (after, self._vector_key(cur, model)),
             ).fetchone()
         return int(row[0] or 0)
