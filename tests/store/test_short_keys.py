@@ -12,40 +12,18 @@ import io
 import sqlite3
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from mindpalace import Palace
-from mindpalace.config import Settings
-from mindpalace.embed.hashing import HashingEmbedder
 from mindpalace.store import Store, core
 from mindpalace.store.migrations import latest_version
 from mindpalace.store.postgres import PostgresStore
 from mindpalace.store.sqlite import SQLiteStore
 from mindpalace.store.transfer import copy_palace
 
-NOTES = [
-    "Kenji Sato owns the billing service with Maria Lopez.",
-    "Maria Lopez moved the Friday standup to Room Alder.",
-    "Aisha Khan reviews every release of the billing service.",
-    "The invoice export runs nightly at 02:00.",
-]
-NOW = datetime(2026, 11, 27, 9, 0, tzinfo=timezone.utc)
-
-
-def _palace(target: Path | Store) -> Palace:
-    where: dict[str, Any] = {"store": target} if isinstance(target, core.SqlCore) else {}
-    return Palace(
-        None if where else target,
-        **where,
-        agent_id="ann",
-        settings=Settings(agent_id="ann", signals=False),
-        embedder=HashingEmbedder(dimensions=32),
-        clock=lambda: NOW,
-    )
+from .older_palaces import NOTES, open_palace
 
 
 def _digest(text: str) -> str:
@@ -82,7 +60,7 @@ def schema_29(
 
 
 def test_a_new_palace_keys_texts_by_32_digits(store: Store) -> None:
-    palace = _palace(store)
+    palace = open_palace(store)
     first = palace.remember(NOTES[0])
     # the same text written again: the same memory and vector
     assert palace.remember(NOTES[0]).id == first.id
@@ -101,7 +79,7 @@ def test_an_older_sqlite_palace_is_cut_to_32_digits_and_recalls_the_same(
     tmp_path: Path, schema_29: Callable[[], AbstractContextManager[None]]
 ) -> None:
     path = tmp_path / "old.db"
-    with schema_29(), _palace(path) as palace:
+    with schema_29(), open_palace(path) as palace:
         written = [palace.remember(text) for text in NOTES]
         # a new version of the same text: the closed one keeps its text
         # under "<hash>~<its id>"
@@ -121,7 +99,7 @@ def test_an_older_sqlite_palace_is_cut_to_32_digits_and_recalls_the_same(
     finally:
         db.close()
 
-    with _palace(path) as palace:
+    with open_palace(path) as palace:
         store = palace.engine.store
         assert store.schema_version() == latest_version()
         assert store.hash_chars() == 32
@@ -156,7 +134,7 @@ def test_a_postgres_palace_with_rows_keeps_its_64_digits(
     older_pg_palace: Callable[[int], tuple[str, PostgresStore]],
 ) -> None:
     url, old = older_pg_palace(30)
-    with _palace(old) as palace:
+    with open_palace(old) as palace:
         written = palace.remember(NOTES[0])
     empty_url, empty = older_pg_palace(30)
     empty.close()
@@ -165,7 +143,7 @@ def test_a_postgres_palace_with_rows_keeps_its_64_digits(
     try:
         assert store.schema_version() == latest_version()
         assert store.hash_chars() == 64
-        palace = _palace(store)
+        palace = open_palace(store)
         assert palace.remember(NOTES[0]).id == written.id  # the same text, the same memory
         palace.remember(NOTES[1])
         assert _keys(store) == {"content_hash": {64}, "embed_hash": {64}, "text_hash": {64}}
@@ -185,7 +163,7 @@ def test_a_copy_carries_the_key_length_of_its_rows(
     older_pg_palace: Callable[[int], tuple[str, PostgresStore]], tmp_path: Path
 ) -> None:
     url, old = older_pg_palace(30)
-    with _palace(old) as palace:
+    with open_palace(old) as palace:
         written = [palace.remember(text) for text in NOTES]
     source = PostgresStore(url)
     destination = SQLiteStore(tmp_path / "copy.db")
@@ -196,7 +174,7 @@ def test_a_copy_carries_the_key_length_of_its_rows(
         reopened = SQLiteStore(tmp_path / "copy.db")
         assert reopened.hash_chars() == 64  # recorded, not only remembered
         reopened.close()
-        palace = _palace(destination)
+        palace = open_palace(destination)
         assert palace.remember(NOTES[3]).id == written[3].id
         assert _vectors(destination) == len(NOTES)
     finally:
@@ -207,12 +185,12 @@ def test_a_copy_carries_the_key_length_of_its_rows(
 def test_an_export_of_longer_keys_imports_at_the_palace_length(
     tmp_path: Path, schema_29: Callable[[], AbstractContextManager[None]]
 ) -> None:
-    with schema_29(), _palace(tmp_path / "old.db") as palace:
+    with schema_29(), open_palace(tmp_path / "old.db") as palace:
         palace.remember_many([{"content": text} for text in NOTES])
         out = io.StringIO()
         palace.export_jsonl(out)
     assert f'"content_hash": "{_digest(NOTES[0].casefold())}"' in out.getvalue()
-    with _palace(tmp_path / "new.db") as palace:
+    with open_palace(tmp_path / "new.db") as palace:
         palace.import_jsonl(out.getvalue().splitlines())
         assert _keys(palace.engine.store)["content_hash"] == {32}
         count = len(palace.memories(limit=100))

@@ -8,15 +8,11 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
-from contextlib import AbstractContextManager
-from datetime import datetime, timezone
+from contextlib import AbstractContextManager, closing
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from mindpalace import Palace
-from mindpalace.config import Settings
 from mindpalace.embed.hashing import HashingEmbedder
 from mindpalace.errors import StorageError
 from mindpalace.store import Store, core
@@ -26,27 +22,9 @@ from mindpalace.store.sqlite import SQLiteStore
 from mindpalace.store.transfer import copy_palace
 from mindpalace.store.vector_rows import VectorBatch
 
-NOTES = [
-    "Kenji Sato owns the billing service with Maria Lopez.",
-    "Maria Lopez moved the Friday standup to Room Alder.",
-    "Aisha Khan reviews every release of the billing service.",
-    "The invoice export runs nightly at 02:00.",
-]
-NOW = datetime(2026, 11, 27, 9, 0, tzinfo=timezone.utc)
-SMALL = HashingEmbedder(dimensions=32)
+from .older_palaces import NOTES, open_palace
+
 SMALL_KEY = "hashing/hashing-v1/32"
-
-
-def _palace(target: Path | Store, embedder: HashingEmbedder = SMALL) -> Palace:
-    where: dict[str, Any] = {"store": target} if isinstance(target, core.SqlCore) else {}
-    return Palace(
-        None if where else target,
-        **where,
-        agent_id="ann",
-        settings=Settings(agent_id="ann", signals=False),
-        embedder=embedder,
-        clock=lambda: NOW,
-    )
 
 
 def _rows(store: Store, table: str = "embeddings") -> list[str]:
@@ -66,16 +44,8 @@ def _codes(store: Store) -> dict[str, int]:
         return {str(k): int(v) for k, v in rows.fetchall()}
 
 
-@pytest.fixture
-def schema_30(
-    opened_before: Callable[[int], AbstractContextManager[None]],
-) -> Callable[[], AbstractContextManager[None]]:
-    """A context inside which SQLite palaces are opened as schema 30 left them."""
-    return lambda: opened_before(31)
-
-
 def test_a_new_palace_keys_vectors_by_a_code(store: Store) -> None:
-    palace = _palace(store)
+    palace = open_palace(store)
     first = palace.remember(NOTES[0])
     palace.remember_many([{"content": text} for text in NOTES[1:]])
     assert _rows(store) == ["1"] * len(NOTES)
@@ -96,11 +66,11 @@ def test_a_new_palace_keys_vectors_by_a_code(store: Store) -> None:
 
 def test_another_model_gets_the_next_code_and_a_reindex_keeps_only_it(tmp_path: Path) -> None:
     path = tmp_path / "p.db"
-    with _palace(path) as palace:
+    with open_palace(path) as palace:
         for text in NOTES:
             palace.remember(text)
     wider = HashingEmbedder(dimensions=48)
-    with _palace(path, wider) as palace:
+    with open_palace(path, wider) as palace:
         assert palace.reindex() == len(NOTES)
         store = palace.engine.store
         assert _rows(store) == ["2"] * len(NOTES)
@@ -111,7 +81,7 @@ def test_another_model_gets_the_next_code_and_a_reindex_keeps_only_it(tmp_path: 
         }
         assert palace.recall("Room Alder", limit=1)[0].memory.content == NOTES[1]
     # reopened, the codes are read from the file
-    with _palace(path, wider) as palace:
+    with open_palace(path, wider) as palace:
         assert palace.remember("The staging database restarts on Sundays.").id
         assert _rows(palace.engine.store) == ["2"] * (len(NOTES) + 1)
 
@@ -130,7 +100,7 @@ def test_a_write_without_its_models_code_is_refused(tmp_path: Path) -> None:
 
 
 def test_an_older_sqlite_palace_gets_codes_and_recalls_the_same(
-    tmp_path: Path, schema_30: Callable[[], AbstractContextManager[None]]
+    tmp_path: Path, opened_before: Callable[[int], AbstractContextManager[None]]
 ) -> None:
     path = tmp_path / "old.db"
     long_text = "The release checklist, step by step: " + " ".join(
@@ -139,29 +109,23 @@ def test_an_older_sqlite_palace_gets_codes_and_recalls_the_same(
             ["build", "tests", "changelog", "migration", "backup", "canary", "metrics"] * 3
         )
     )
-    with schema_30(), _palace(path) as palace:
+    with opened_before(31), open_palace(path) as palace:
         for text in [*NOTES, long_text]:
             palace.remember(text)
         hits_before = [(h.memory.id, h.score) for h in palace.recall("billing service", limit=5)]
         assert set(_rows(palace.engine.store)) == {SMALL_KEY}
         assert set(_rows(palace.engine.store, "part_vectors")) == {SMALL_KEY}
-    db = sqlite3.connect(path)
-    try:
+    with closing(sqlite3.connect(path)) as db:
         vectors_before = sorted(db.execute("SELECT text_hash, vector FROM embeddings").fetchall())
         parts_before = sorted(db.execute("SELECT text_hash, vectors FROM part_vectors").fetchall())
-    finally:
-        db.close()
 
-    with _palace(path) as palace:
+    with open_palace(path) as palace:
         store = palace.engine.store
         assert store.schema_version() == latest_version()
         assert _codes(store) == {"vector_codes": 1, f"vector_code:{SMALL_KEY}": 1}
-        db = sqlite3.connect(path)
-        try:
+        with closing(sqlite3.connect(path)) as db:
             rows = sorted(db.execute("SELECT model, text_hash, vector FROM embeddings").fetchall())
             parts = sorted(db.execute("SELECT model, text_hash, vectors FROM part_vectors"))
-        finally:
-            db.close()
         # every vector and part vector kept, under the model's code
         assert rows == [("1", key, blob) for key, blob in vectors_before]
         assert parts == [("1", key, blob) for key, blob in parts_before]
@@ -177,7 +141,7 @@ def test_a_postgres_palace_with_vectors_keeps_the_names(
     older_pg_palace: Callable[[int], tuple[str, PostgresStore]], tmp_path: Path
 ) -> None:
     url, old = older_pg_palace(31)
-    with _palace(old) as palace:
+    with open_palace(old) as palace:
         written = [palace.remember(text) for text in NOTES[:2]]
     empty_url, empty = older_pg_palace(31)
     empty.close()
@@ -186,7 +150,7 @@ def test_a_postgres_palace_with_vectors_keeps_the_names(
     try:
         assert store.schema_version() == latest_version()
         assert _codes(store) == {}
-        palace = _palace(store)
+        palace = open_palace(store)
         palace.remember(NOTES[2])
         assert _rows(store) == [SMALL_KEY] * 3
         assert palace.pending_vectors() == 0
@@ -195,7 +159,7 @@ def test_a_postgres_palace_with_vectors_keeps_the_names(
         destination = SQLiteStore(tmp_path / "copy.db")
         copy_palace(store, destination)
         assert _codes(destination) == {}
-        copied = _palace(destination)
+        copied = open_palace(destination)
         copied.remember(NOTES[3])
         assert _rows(destination) == [SMALL_KEY] * 4
         assert copied.pending_vectors() == 0
@@ -205,21 +169,22 @@ def test_a_postgres_palace_with_vectors_keeps_the_names(
     fresh = PostgresStore(empty_url)  # a palace that held nothing takes codes
     try:
         assert _codes(fresh) == {"vector_codes": 0}
-        _palace(fresh).remember(NOTES[0])
+        open_palace(fresh).remember(NOTES[0])
         assert _rows(fresh) == ["1"]
     finally:
         fresh.close()
 
 
 def test_a_copy_carries_the_codes(store: Store, tmp_path: Path) -> None:
-    palace = _palace(store)
+    palace = open_palace(store)
     for text in NOTES:
         palace.remember(text)
     destination = SQLiteStore(tmp_path / "copy.db")
     try:
-        copy_palace(store, destination)  # type: ignore[arg-type]
+        assert isinstance(store, core.SqlCore)
+        copy_palace(store, destination)
         assert _codes(destination) == _codes(store)
-        copied = _palace(destination)
+        copied = open_palace(destination)
         assert copied.pending_vectors() == 0
         assert copied.recall("Room Alder", limit=1)[0].memory.content == NOTES[1]
     finally:
@@ -229,7 +194,7 @@ def test_a_copy_carries_the_codes(store: Store, tmp_path: Path) -> None:
 def test_a_384_dimension_vector_row_fits_five_to_a_page(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "p.db")
     try:
-        palace = _palace(store, HashingEmbedder(dimensions=384))
+        palace = open_palace(store, HashingEmbedder(dimensions=384))
         palace.remember_many(
             [{"content": f"Note {n}: the {n}th build of the billing service."} for n in range(400)]
         )
