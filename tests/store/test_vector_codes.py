@@ -7,10 +7,12 @@ way every vector is found where it was, and recall gives the same hits."""
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager, closing
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from mindpalace.embed.hashing import HashingEmbedder
@@ -20,6 +22,7 @@ from mindpalace.store.migrations import latest_version
 from mindpalace.store.postgres import PostgresStore
 from mindpalace.store.sqlite import SQLiteStore
 from mindpalace.store.transfer import copy_palace
+from mindpalace.store.vector_bytes import to_blob
 from mindpalace.store.vector_rows import VectorBatch
 
 from .older_palaces import NOTES, open_palace
@@ -210,3 +213,43 @@ def test_a_384_dimension_vector_row_fits_five_to_a_page(tmp_path: Path) -> None:
         assert leaves <= 400 // 5 + 1
     finally:
         store.close()
+
+
+def test_writers_at_once_give_each_model_one_code(backend: str, store_target: str) -> None:
+    def opened() -> core.SqlCore:
+        if backend == "sqlite":
+            return SQLiteStore(store_target, busy_timeout=10)
+        return PostgresStore(store_target, busy_timeout=10, max_connections=2)
+
+    stores = [opened() for _ in range(4)]
+    models = ["hashing/a/8", "hashing/b/8", "hashing/a/8", "hashing/b/8"]
+    start = threading.Barrier(len(stores))
+    blob = to_blob(np.full(8, 0.35, dtype=np.float32))
+    failed: list[BaseException] = []
+
+    def write(i: int) -> None:
+        try:
+            start.wait()
+            batch = VectorBatch(model=models[i], vectors={f"{i:032x}": blob})
+            stores[i].add_vectors(batch)
+        except BaseException as exc:  # reported below
+            failed.append(exc)
+
+    threads = [threading.Thread(target=write, args=(i,)) for i in range(len(stores))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    try:
+        assert not failed
+        codes = _codes(stores[0])
+        a, b = codes["vector_code:hashing/a/8"], codes["vector_code:hashing/b/8"]
+        assert a != b and codes["vector_codes"] >= max(a, b)
+        # every writer stored its model's rows under that code, and each
+        # process reads the same code
+        assert _rows(stores[0]) == sorted([str(a), str(b)] * 2)
+        for store, model in zip(stores, models, strict=True):
+            assert store._stored_key(model) == str(codes[f"vector_code:{model}"])
+    finally:
+        for store in stores:
+            store.close()
