@@ -74,8 +74,9 @@ def test_a_text_is_cut_at_sentence_ends(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_a_text_of_a_few_sentences_has_no_parts() -> None:
-    few = " ".join([sentence("Kenji owns billing"), sentence("Maria owns the office")])
-    assert len(few) < parts.PARTED_CHARS
+    tail = "Maria owns the office and the keys to the archive room, locked at six."
+    few = " ".join([sentence("Kenji owns billing"), tail])
+    assert len(few) < parts.PARTED_CHARS and len(tail) >= parts.PART_CHARS // 4
     assert parts.split(few) == []  # two parts' worth, but short: its whole vector reads both
     longer = " ".join(sentence(f"point {i}") for i in range(5))
     assert len(longer) >= parts.PARTED_CHARS

@@ -39,8 +39,12 @@ __all__ = [
     "with_parts",
 ]
 
-#: a part ends at the first sentence end past this many characters
-PART_CHARS = 80
+#: a part ends at the first sentence end past this many characters. At
+#: 240 rather than 80 a long chat turn has about half as many parts (3.1
+#: against 5.8 a LongMemEval turn), so half the part vectors to embed and
+#: keep; LongMemEval, LoCoMo and the everyday palaces rank as at 80
+#: (docs/benchmarks/34-fewer-longer-parts.md)
+PART_CHARS = 240
 #: a text shorter than this many characters has no parts: a few sentences'
 #: mean still carries each of them. Without them a short memory takes a
 #: quarter to a fifth fewer bytes; the everyday palaces and LoCoMo rank as
