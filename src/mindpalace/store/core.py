@@ -216,26 +216,34 @@ class SqlCore(abc.ABC, Handle):
 
         A code is given in a transaction of its own (``_ensure_vector_key``),
         so one found here is committed and may be kept."""
-        keys = self._vector_keys
-        if keys is None:
-            keys = self._vector_keys = {}
-        found = keys.get(model)
-        if found is not None or not self._vector_codes:
-            return model if found is None else found
+        known = self._known_key(model)
+        if known is not None:
+            return known
         row = self._exec(
             cur, "SELECT value FROM palace_meta WHERE key = ?", (VECTOR_CODE + model,)
         ).fetchone()
         if row is None:
             return model
-        keys[model] = str(int(row[0]))
-        return keys[model]
+        key = str(int(row[0]))
+        if self._vector_keys is None:
+            self._vector_keys = {}
+        self._vector_keys[model] = key
+        return key
+
+    def _known_key(self, model: str) -> str | None:
+        """``model``'s key where no read is needed (its code kept, or the
+        palace keeps names); None where a read must tell."""
+        found = None if self._vector_keys is None else self._vector_keys.get(model)
+        if found is not None:
+            return found
+        return None if self._vector_codes else model
 
     def _stored_key(self, model: str) -> str:
         """``_vector_key`` for a statement built before its read: from what
         was read before, or one read of its own."""
-        known = None if self._vector_keys is None else self._vector_keys.get(model)
-        if known is not None or not self._vector_codes:
-            return model if known is None else known
+        known = self._known_key(model)
+        if known is not None:
+            return known
         with self._read() as cur:
             return self._vector_key(cur, model)
 
@@ -245,11 +253,9 @@ class SqlCore(abc.ABC, Handle):
         code is the ``vector_codes`` counter's, raised under the write lock
         (PostgreSQL's row lock), so two writers never give two models one
         code."""
-        if vectors is None or not self._vector_codes:
+        if vectors is None or self._known_key(vectors.model) is not None:
             return
         model = vectors.model
-        if self._vector_keys is not None and model in self._vector_keys:
-            return
         with self._write() as cur:
             if (
                 self._exec(
