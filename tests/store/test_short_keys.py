@@ -11,7 +11,7 @@ import hashlib
 import io
 import sqlite3
 from collections.abc import Callable
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, closing
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,15 @@ def _vectors(store: Store) -> int:
     assert isinstance(store, core.SqlCore)
     with store._read() as cur:
         return int(store._exec(cur, "SELECT COUNT(*) FROM embeddings").fetchone()[0])
+
+
+def _file_keys(path: Path) -> tuple[dict[str, str], list[tuple[str, bytes]]]:
+    """Each memory's content hash by id, and every (key, vector) pair, read
+    from the file itself."""
+    with closing(sqlite3.connect(path)) as db:
+        hashes = dict(db.execute("SELECT id, content_hash FROM memories").fetchall())
+        vectors = sorted(db.execute("SELECT text_hash, vector FROM embeddings").fetchall())
+    return hashes, vectors
 
 
 @pytest.fixture
@@ -92,12 +101,7 @@ def test_an_older_sqlite_palace_is_cut_to_32_digits_and_recalls_the_same(
             "embed_hash": {64},
             "text_hash": {64},
         }
-    db = sqlite3.connect(path)
-    try:
-        before = dict(db.execute("SELECT id, content_hash FROM memories").fetchall())
-        vectors_before = sorted(db.execute("SELECT text_hash, vector FROM embeddings").fetchall())
-    finally:
-        db.close()
+    before, vectors_before = _file_keys(path)
 
     with open_palace(path) as palace:
         store = palace.engine.store
@@ -110,12 +114,7 @@ def test_an_older_sqlite_palace_is_cut_to_32_digits_and_recalls_the_same(
         }
         # every key is the first half of the one it had (a closed version's
         # id kept after it); every vector stays
-        db = sqlite3.connect(path)
-        try:
-            after = dict(db.execute("SELECT id, content_hash FROM memories").fetchall())
-            vectors = sorted(db.execute("SELECT text_hash, vector FROM embeddings").fetchall())
-        finally:
-            db.close()
+        after, vectors = _file_keys(path)
         assert after == {key: value[:32] + value[64:] for key, value in before.items()}
         assert after[closed.id] == f"{closed.content_hash[:32]}~{closed.id}"
         assert vectors == sorted((key[:32], blob) for key, blob in vectors_before)
