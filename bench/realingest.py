@@ -169,12 +169,19 @@ def digest(db: Path) -> dict[str, str]:
 
 
 def _make_vocab(con: object) -> bool:
-    con.execute(  # type: ignore[attr-defined]
-        "CREATE VIRTUAL TABLE temp.memories_fts_v USING fts5vocab(main, memories_fts, 'col')"
-    )
+    """The keyword indexes' vocabularies; True where the palace still has
+    the whole-palace index (written before schema 32)."""
     con.execute(  # type: ignore[attr-defined]
         "CREATE VIRTUAL TABLE temp.memories_fts_scoped_v"
         " USING fts5vocab(main, memories_fts_scoped, 'col')"
+    )
+    whole = con.execute(  # type: ignore[attr-defined]
+        "SELECT 1 FROM sqlite_master WHERE name = 'memories_fts'"
+    ).fetchone()
+    if whole is None:
+        return False
+    con.execute(  # type: ignore[attr-defined]
+        "CREATE VIRTUAL TABLE temp.memories_fts_v USING fts5vocab(main, memories_fts, 'col')"
     )
     return True
 

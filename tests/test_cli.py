@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.keyword_rows import KEYWORD_ROWS
 
 from mindpalace import Palace
 from mindpalace.cli import build_parser, main
@@ -619,9 +620,7 @@ def test_hard_forget_deletes(cli: Cli) -> None:
     try:
         assert con.execute("SELECT COUNT(*) FROM memories").fetchone()[0] == 1
         assert con.execute("SELECT COUNT(*) FROM memory_tags").fetchone()[0] == 0
-        matches = con.execute(
-            "SELECT COUNT(*) FROM memories_fts WHERE memories_fts MATCH 'zeppelin'"
-        ).fetchone()[0]
+        matches = con.execute(KEYWORD_ROWS, ["zeppelin"]).fetchone()[0]
         assert matches == 1
     finally:
         con.close()

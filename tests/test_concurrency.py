@@ -20,9 +20,11 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pytest
+from tests.keyword_rows import KEYWORD_ROWS
 
 from mindpalace import BusyError, Palace
 from mindpalace.config import Settings
+from mindpalace.store import words
 from mindpalace.store.sqlite import SQLiteStore
 
 WRITER = """
@@ -145,7 +147,8 @@ def integrity(db: Path) -> str:
 
 
 def fts_matches(db: Path, query: str) -> int:
-    return count(db, "SELECT COUNT(*) FROM memories_fts WHERE memories_fts MATCH ?", (query,))
+    """Rows of the keyword index holding ``query`` (one word), every partition's."""
+    return count(db, KEYWORD_ROWS, (words.terms(query)[0],))
 
 
 # -- many writers ---------------------------------------------------------------------

@@ -1,8 +1,8 @@
 """SQLite's keyword search before the warm index is built (FTS5 on disk)
 counts BM25's mean length, like idf, over the rows the caller sees: what
 other agents write or erase moves neither the scores nor the order of this
-one's hits, and FTS5's rank-first window still yields the true best rows
-once re-scored."""
+one's hits, and several words ranked together give the rows and scores
+of scoring every visible row (the warm index's)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,11 @@ import pytest
 from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.models import RecallFilters, Scope
+from mindpalace.retrieval.dense import DenseIndex
+from mindpalace.retrieval.hybrid import warm_matches
 from mindpalace.retrieval.sparse import query_terms
 from mindpalace.store.sqlite import SQLiteStore
+from mindpalace.store.sqlite_text import partition_key
 
 WORDS = "falcon billing deploy audit kafka queue review ledger".split()
 FILLER = "the team wrote notes about work during the week".split()
@@ -62,14 +65,13 @@ def test_other_agents_writes_and_erasures_move_no_score(
     erased = {q: _search(store, ann.scope, q, 20) for q in QUERIES}
     assert after == before  # the same floats, the same order
     assert erased == before
-    # And a word's are what FTS5 itself gives a palace of ann's memories
-    # alone. (Several words are searched one by one, each word's best
-    # ``limit`` summed, so they may differ from FTS5's single query.)
+    # And they are what FTS5 itself gives a palace of ann's memories alone,
+    # one word or several ranked together.
     alone = SQLiteStore(tmp_path / "alone.db")
     own = _palace(alone, "ann")
     own.remember_many(_texts(80, seed=1, low=2, high=30, tag="ann"))
-    for word in WORDS:
-        got, expected = _search(store, ann.scope, word, 20), _search(alone, own.scope, word, 20)
+    for query in [*WORDS, *QUERIES, " ".join(WORDS)]:
+        got, expected = _search(store, ann.scope, query, 20), _search(alone, own.scope, query, 20)
         assert [c for c, _ in got] == [c for c, _ in expected]
         assert [s for _, s in got] == pytest.approx([s for _, s in expected], rel=1e-12)
     store.close()
@@ -78,7 +80,7 @@ def test_other_agents_writes_and_erasures_move_no_score(
 
 @pytest.mark.parametrize(("low", "high"), [(0, 0), (150, 200)], ids=["others_short", "others_long"])
 @pytest.mark.parametrize("limit", [3, 20])
-def test_the_window_yields_the_best_rows_under_the_scopes_mean_length(
+def test_the_best_rows_under_the_scopes_mean_length(
     tmp_path: Path, low: int, high: int, limit: int
 ) -> None:
     store = SQLiteStore(tmp_path / "palace.db")
@@ -87,35 +89,34 @@ def test_the_window_yields_the_best_rows_under_the_scopes_mean_length(
     # often; which come first depends on the mean length BM25 divides by.
     ann.remember_many(_texts(300, seed=4, low=0, high=120, tag="ann"))
     bob.remember_many(_texts(400, seed=5, low=low, high=high, tag="bob"))
-    for query in QUERIES:
-        wide = _with_window(store, ann.scope, query, limit, floor=1_000_000, per_hit=4)
-        narrow = _with_window(store, ann.scope, query, limit, floor=1, per_hit=1)
-        assert narrow == wide, query
-        assert len(wide) == limit
+    for query in [*QUERIES, " ".join(WORDS)]:
+        got = _search(store, ann.scope, query, limit)
+        assert len(got) == limit
+        assert got == _warm(store, ann.scope, query, limit), query
     # FTS5's own order of ann's rows (the whole index's mean length) differs:
-    # the window had rows to move.
+    # the re-scoring had rows to move.
+    key = partition_key("ann", "isolated", "", "")
     fts5 = [
         row[0]
         for row in store._conn.execute(
-            "SELECT m.content FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid"
-            " WHERE memories_fts MATCH 'falcon' AND m.agent_id = 'ann'"
-            " ORDER BY bm25(memories_fts, 1.5, 1.0, 0.5, 1.0), m.created_at DESC, m.id DESC"
-            " LIMIT 40"
+            "SELECT m.content FROM memories_fts_scoped f JOIN memories m ON m.seq = f.rowid"
+            " WHERE memories_fts_scoped MATCH ?"
+            " ORDER BY bm25(memories_fts_scoped, 1.5, 1.0, 0.5, 1.0), m.created_at DESC, m.id DESC"
+            " LIMIT 40",
+            [f'"{key}falcon"'],
         )
     ]
-    ours = [c for c, _ in _with_window(store, ann.scope, "falcon", 40, floor=1, per_hit=1)]
-    assert ours != fts5
+    assert len(fts5) == 40
+    assert [c for c, _ in _search(store, ann.scope, "falcon", 40)] != fts5
     store.close()
 
 
-def _with_window(
-    store: SQLiteStore, scope: Scope, query: str, limit: int, *, floor: int, per_hit: int
-) -> list[tuple[str, float]]:
-    store._WINDOW_FLOOR, store._WINDOW_PER_HIT = floor, per_hit  # type: ignore[misc]
-    try:
-        return _search(store, scope, query, limit)
-    finally:
-        del store._WINDOW_FLOOR, store._WINDOW_PER_HIT
+def _warm(store: SQLiteStore, scope: Scope, query: str, limit: int) -> list[tuple[str, float]]:
+    """``_search``'s answer from the warm keyword index, which scores every row."""
+    index = DenseIndex(store.load_vectors("none", texts=True), generation=0)
+    found = warm_matches(index, scope, query_terms(query), limit=limit)
+    texts = store.get_many([memory_id for memory_id, _ in found], scope)
+    return [(texts[memory_id].content, score) for memory_id, score in found]
 
 
 def test_rows_fts5_ranks_past_the_window_are_found(tmp_path: Path) -> None:
@@ -130,7 +131,12 @@ def test_rows_fts5_ranks_past_the_window_are_found(tmp_path: Path) -> None:
     ]
     ann.remember_many(short + long)
     bob.remember_many([{"content": f"bob{i}"} for i in range(3000)])
-    got = _with_window(store, ann.scope, "falcon", 3, floor=1, per_hit=1)
+    got = _search(store, ann.scope, "falcon", 3)
     assert [c[:4] for c, _ in got] == ["long"] * 3
-    assert got == _with_window(store, ann.scope, "falcon", 3, floor=1_000_000, per_hit=4)
+    assert got == _warm(store, ann.scope, "falcon", 3)
+    # A common word beside a rare one: the common one is counted at the rare
+    # one's rows (or read in full), never cut to its best rows.
+    ann.remember_many([{"content": f"rare{i} plover falcon"} for i in range(5)])
+    query = "plover falcon"
+    assert _search(store, ann.scope, query, 7) == _warm(store, ann.scope, query, 7)
     store.close()

@@ -1,6 +1,7 @@
 """The speed work's caches and shortcuts give the answers of the plain queries:
 per-scope term counts cached until the next write (by any connection), the
-rank-first keyword window, and capped hub degrees."""
+keyword search that reads a common word at the rarer words' rows only, and
+capped hub degrees."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ from datetime import datetime, timezone
 from mindpalace import Palace
 from mindpalace.config import Settings
 from mindpalace.models import RecallFilters, Scope
+from mindpalace.retrieval.dense import DenseIndex
+from mindpalace.retrieval.hybrid import warm_matches
 from mindpalace.retrieval.sparse import query_terms
 from mindpalace.store import Store, open_store
-from mindpalace.store.scoped_text import ScopedTextSearch
 
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -70,26 +72,16 @@ def test_rank_first_window_matches_the_joined_query(store: Store) -> None:
     got = _raw(store, ann.scope, "apple", limit=20)
     assert len(got) == 20
     assert all("idea" in content for content, _ in got)
-    if isinstance(store, ScopedTextSearch):  # PostgreSQL ranks every visible match
-        # The plain per-term query over joined rows, for comparison.
-        plain = SqlOnly(store)
-        assert got == plain.top(ann.scope, "apple", 20)
+    # The warm index scores every visible row: the same rows, the same scores.
+    assert got == warm_top(store, ann.scope, "apple", 20)
 
 
-class SqlOnly:
-    """Every match ranked at once (a first window that holds them all),
-    scored through the same re-weighting."""
-
-    def __init__(self, store: ScopedTextSearch) -> None:
-        self.store = store
-
-    def top(self, scope: Scope, term: str, limit: int) -> list[tuple[str, float]]:
-        store = self.store
-        store._WINDOW_FLOOR = 1_000_000  # type: ignore[attr-defined]
-        try:
-            return _raw(store, scope, term, limit)
-        finally:
-            del store._WINDOW_FLOOR  # type: ignore[attr-defined]
+def warm_top(store: Store, scope: Scope, query: str, limit: int) -> list[tuple[str, float]]:
+    """``_raw``'s answer from the warm keyword index, which scores every row."""
+    index = DenseIndex(store.load_vectors("none", texts=True), generation=0)
+    found = warm_matches(index, scope, query_terms(query), limit=limit)
+    texts = store.get_many([memory_id for memory_id, _ in found], scope)
+    return [(texts[memory_id].content, round(score, 9)) for memory_id, score in found]
 
 
 def test_hub_degree_is_capped_and_small_entities_are_exact(store: Store) -> None:

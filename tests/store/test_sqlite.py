@@ -24,7 +24,8 @@ def test_migrates_an_empty_file(tmp_path: Path) -> None:
     store.close()
     con = sqlite3.connect(path)
     tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    assert {"memories", "memory_tags", "memories_fts", "schema_migrations"} <= tables
+    assert {"memories", "memory_tags", "memories_fts_scoped", "schema_migrations"} <= tables
+    assert "memories_fts" not in tables  # one keyword index, partitioned by scope
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     versions = [r[0] for r in con.execute("SELECT version FROM schema_migrations ORDER BY 1")]
     assert versions == [m.version for m in MIGRATIONS]  # every step, in order

@@ -8,25 +8,9 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Dialect", "TextQuery", "array_literal"]
-
-
-@dataclass(frozen=True, slots=True)
-class TextQuery:
-    """SQL fragments of a full-text search over ``memories m``.
-
-    ``source`` replaces ``memories m`` in the FROM clause; ``where`` and
-    ``score`` (higher is better) may use ``params`` in that order:
-    score params first, then where params.
-    """
-
-    source: str
-    where: str
-    score: str
-    params: tuple[object, ...]
+__all__ = ["Dialect", "array_literal"]
 
 
 class Dialect(abc.ABC):
@@ -87,10 +71,6 @@ class Dialect(abc.ABC):
     def text_index_schema(self) -> list[str]:
         """Statements creating the full-text index kept in sync with ``memories``."""
 
-    @abc.abstractmethod
-    def text_query(self, terms: Sequence[str]) -> TextQuery:
-        """A query matching any of ``terms`` (non-empty, normalised words)."""
-
     def scoped_text_schema(self) -> list[str]:
         """Statements creating a text index partitioned by scope, so a
         search reads only the partitions its caller may see (none by
@@ -114,6 +94,13 @@ class Dialect(abc.ABC):
         """Statements keeping the partitioned text index's rows and tokens
         by partition (``scoped_text_schema``), backfilled (none by default:
         ``scope_tokens_schema`` keeps them where there is no such index)."""
+        return []
+
+    def one_text_index_schema(self) -> list[str]:
+        """Statements dropping the whole-palace text index where the
+        partitioned one (``scoped_text_schema``) serves every search, with
+        what that search reads beside it (none by default: the backend
+        keeps one index)."""
         return []
 
     def text_postings_schema(self) -> list[str]:
@@ -179,13 +166,6 @@ class Dialect(abc.ABC):
         backend keeps itself (none by default: recall's in-process graph
         serves)."""
         return []
-
-    def ranked_text_query(self, terms: Sequence[str]) -> TextQuery | None:
-        """The same match and score over the text index alone (no join to
-        ``memories``): ``source`` yields the columns ``seq`` and ``score``,
-        so a backend can rank first and join only the best rows. None where
-        the backend has no such shortcut (the joined query is used)."""
-        return None
 
 
 def array_literal(values: Iterable[int] | Iterable[str]) -> str:

@@ -607,6 +607,15 @@ def _v31_vector_codes(d: Dialect) -> list[str]:
     return d.vector_codes_schema(VECTOR_CODE, VECTOR_CODES)
 
 
+def _v32_one_text_index(d: Dialect) -> list[str]:
+    # SQLite kept every text twice in its keyword indexes: the whole-palace
+    # FTS5 index served the searches of a caller seeing every partition,
+    # the partitioned one the others. The partitioned index now ranks every
+    # search exactly (store/sqlite_rank.py), so the other goes: about 180
+    # bytes a memory of short texts, 700 of a long chat turn.
+    return d.one_text_index_schema()
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "memories, tags, embeddings, full-text index", _v1_memories),
     Migration(2, "entities, mentions, edges, memory links, signals", _v2_graph),
@@ -639,6 +648,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(29, "mentions and edges stored by their keys (SQLite)", _v29_keyed_tables),
     Migration(30, "texts keyed by 32 hex digits of their hash", _v30_short_keys),
     Migration(31, "vectors keyed by a code of their model", _v31_vector_codes),
+    Migration(32, "one keyword index, partitioned by scope (SQLite)", _v32_one_text_index),
 )
 
 

@@ -8,7 +8,8 @@ updates, without retry loops in every query. Readers never take it.
 Full text is a trigger-maintained ``tsvector`` (title, content, context, tags
 as weights A-D) under a GIN index; ranking is Okapi BM25 computed in SQL with
 the same parameters and column weights as SQLite's FTS5 ``bm25()``, because
-``ts_rank`` ranks measurably worse (see ``PostgresDialect.text_query``).
+``ts_rank`` ranks measurably worse (BENCHMARKS.md has the comparison);
+the scoped searches are pg_text.py's and pg_postings.py's.
 
 Vectors are also kept as pgvector ``vector`` values under an HNSW index
 (pg_vectors.py), so dense candidates come from the server (``nearest``).
@@ -30,7 +31,7 @@ from mindpalace.errors import BusyError, ConfigError, StorageError
 from mindpalace.models import RecallFilters, Scope
 from mindpalace.store.base import SERVER_SCHEMES, VectorBatch, redact_url
 from mindpalace.store.core import Cursor
-from mindpalace.store.dialect import Dialect, TextQuery, array_literal
+from mindpalace.store.dialect import Dialect, array_literal
 from mindpalace.store.fragments import filter_clause, scope_clause
 from mindpalace.store.pg_text import SCOPE_KEY_SCHEMA, SCOPE_TOKENS_SCHEMA
 from mindpalace.store.sql import SqlStore
@@ -67,19 +68,6 @@ _K1 = 1.2
 _B = 0.75
 _WEIGHTS = {"A": 1.5, "B": 1.0, "C": 0.5, "D": 1.0}
 _WEIGHT_CASE = "CASE w " + " ".join(f"WHEN '{k}' THEN {v}" for k, v in _WEIGHTS.items()) + " END"
-# The row side of BM25, as a scalar subquery over one matching row ``m``: the
-# sum over query lexemes of idf * f (k1 + 1) / (f + k1 (1 - b + b |D| / avgdl)),
-# with f the column-weighted count of the lexeme's occurrences in the row.
-# Written inline rather than as a SQL function: a function call per row cost
-# a third more time on LoCoMo-sized palaces.
-_BM25_SCORE = (
-    "(SELECT COALESCE(SUM(bm.idfs[array_position(bm.lexemes, f.lexeme)] * f.f"
-    f" * {_K1 + 1} / (f.f + {_K1} * ({1 - _B} + {_B} * m.fts_len / bm.avgdl))), 0)"
-    f" FROM (SELECT u.lexeme, SUM({_WEIGHT_CASE}) AS f"
-    " FROM unnest(m.fts) u, unnest(u.weights) w"
-    " WHERE u.lexeme = ANY (bm.lexemes) GROUP BY u.lexeme) f)"
-)
-
 _TEXT_SCHEMA = [
     "CREATE TEXT SEARCH DICTIONARY mp_english_stem (TEMPLATE = snowball, LANGUAGE = english)",
     f"CREATE TEXT SEARCH CONFIGURATION {_TS_CONFIG} (COPY = english)",
@@ -291,32 +279,6 @@ class PostgresDialect(Dialect):
     def vector_index_schema(self) -> list[str]:
         """pgvector: the ``vec`` column, its trigger and backfill, the HNSW index."""
         return pg_vectors.vector_schema()
-
-    def text_query(self, terms: Sequence[str]) -> TextQuery:
-        """Any-term match ranked by BM25.
-
-        ``ts_rank``/``ts_rank_cd`` ignore document frequency and rank
-        worse than BM25 on conversation turns (BENCHMARKS.md has the
-        comparison), so the score is BM25 itself, as SQLite FTS5's:
-        ``mp_bm25_query`` computes each query lexeme's IDF once, and a
-        subquery scores each matching row.
-
-        Its idf and mean length count every row of the palace, whoever owns
-        it (``text_stats``), so no scoped search may use it:
-        ``PostgresStore``'s keyword search and word probes are
-        ``ScopeKeyTextSearch``'s (pg_text.py), whose statistics are the
-        caller's partitions'. This form is the ``Dialect`` contract's, for
-        ``SqlStore``'s unpartitioned defaults, which ``PostgresStore`` overrides.
-        """
-        words = [w for term in terms for w in _WORD.findall(term)]
-        # Every word quoted: no user text is tsquery syntax.
-        tsquery = " | ".join("'" + w.replace("'", "''") + "'" for w in words) or "''"
-        return TextQuery(
-            source="mp_bm25_query(?) AS bm CROSS JOIN memories m",
-            where=f"m.fts @@ to_tsquery('{_TS_CONFIG}', ?)",
-            score=_BM25_SCORE,
-            params=(" ".join(words), tsquery),
-        )
 
 
 class PostgresStore(PgGraphReads, PgSetDeletes, DatabaseDense, PostingsSearch, SqlStore):

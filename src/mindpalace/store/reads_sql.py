@@ -25,7 +25,6 @@ from mindpalace.store.fragments import (
     scope_clause,
     to_epoch,
 )
-from mindpalace.store.recall_rows import TextMatch
 
 __all__ = ["ReadsSql"]
 
@@ -146,24 +145,6 @@ class ReadsSql(SqlCore):
                 s_params,
             ).fetchall()
         return [(str(name), int(count)) for name, count in rows]
-
-    def search_text(
-        self, terms: Sequence[str], scope: Scope, filters: RecallFilters, *, limit: int
-    ) -> list[TextMatch]:
-        """BM25 search over title, content and tags, scope and filters applied inside."""
-        if not terms:
-            return []
-        q = self.dialect.text_query(terms)
-        s_sql, s_params = scope_clause(scope)
-        f_sql, f_params = filter_clause(filters)
-        sql = (
-            f"SELECT {SELECT_MEMORY}, {q.score} AS score FROM {q.source}"
-            f" WHERE {q.where} AND {s_sql} AND {f_sql}"
-            " ORDER BY score DESC, m.created_at DESC, m.id DESC LIMIT ?"
-        )
-        with self._read() as cur:
-            rows = self._exec(cur, sql, [*q.params, *s_params, *f_params, limit]).fetchall()
-        return [TextMatch(row_to_memory(r[:-1]), float(r[-1])) for r in rows]
 
     def stats(self, scope: Scope) -> Stats:
         """Counts over what ``scope`` can see."""

@@ -16,6 +16,7 @@ query's).
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Callable, Mapping, Sequence
 
 from mindpalace.models import Memory, RecallFilters, Scope
@@ -35,8 +36,6 @@ from mindpalace.store.same_as_sql import NOT_APART
 __all__ = ["Hydration", "QueryFacts", "QueryReads", "RecallSql", "SeedGraph"]
 
 
-# Words probed per statement (each probe carries the scope's parameters).
-_PROBES = 50
 #: the most entities whose co-occurring entities one recall follows (``seed_graph``)
 FOLLOWED = 24
 
@@ -156,30 +155,13 @@ class RecallSql(SqlCore, MemoryRows, TextIndex, GraphRows, SignalRows):
 
     # -- statements ----------------------------------------------------------------
 
+    @abc.abstractmethod
     def _present(
         self, cur: Cursor, terms: Sequence[str], scope: Scope, *, include_archived: bool
     ) -> frozenset[str]:
         """Which of ``terms`` some live (or any, with ``include_archived``)
-        memory ``scope`` may see contains: one ``LIMIT 1`` probe per word,
-        the probes of up to ``_PROBES`` words in one statement."""
-        s_sql, s_params = scope_clause(scope)
-        live = "" if include_archived else " AND m.archived = 0"
-        wanted = list(dict.fromkeys(terms))
-        found: set[str] = set()
-        for start in range(0, len(wanted), _PROBES):
-            chunk = wanted[start : start + _PROBES]
-            probes: list[str] = []
-            params: list[object] = []
-            for n, term in enumerate(chunk):
-                q = self.dialect.text_query([term])
-                probes.append(
-                    f"SELECT {n} AS probe FROM (SELECT 1 AS hit FROM {q.source}"
-                    f" WHERE {q.where} AND {s_sql}{live} LIMIT 1) AS p{n}"
-                )
-                params += [*q.params, *s_params]
-            rows = self._exec(cur, " UNION ALL ".join(probes), params).fetchall()
-            found.update(chunk[int(row[0])] for row in rows)
-        return frozenset(found)
+        memory ``scope`` may see contains, read with the caller's cursor:
+        the backend's text index answers (pg_text.py, sqlite_text.py)."""
 
     def _named_constraints(
         self,

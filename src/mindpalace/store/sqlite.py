@@ -11,16 +11,17 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, suppress
 from pathlib import Path
 
 from mindpalace.errors import BusyError, ConfigError, StorageError
 from mindpalace.store.checkpoints import Checkpointer
 from mindpalace.store.core import Cursor
-from mindpalace.store.dialect import Dialect, TextQuery
+from mindpalace.store.dialect import Dialect
 from mindpalace.store.sql import SqlStore
 from mindpalace.store.sqlite_text import (
+    ONE_TEXT_INDEX_SCHEMA,
     PARTITION_COUNTS_SCHEMA,
     PARTITIONED_TEXT_SCHEMA,
     PartitionedTextSearch,
@@ -31,7 +32,8 @@ from mindpalace.store.sqlite_text import (
 __all__ = ["SQLiteDialect", "SQLiteStore"]
 
 # FTS5 over title, content and tags; ``memories`` is the content table and
-# triggers keep the index in the same transaction as the row.
+# triggers keep the index in the same transaction as the row. Dropped by
+# schema 32: the partitioned index (sqlite_text.py) serves every search.
 _FTS_SCHEMA = [
     """
     CREATE VIRTUAL TABLE memories_fts USING fts5(
@@ -101,11 +103,6 @@ _KEYED_TABLES_SCHEMA = [
     "CREATE INDEX entity_edges_dst ON entity_edges (dst_seq)",
 ]
 
-# bm25() column weights: title, content, context, tags. Context (e.g. the
-# turn before a conversation message) helps find a memory but counts less
-# than the memory's own words.
-_BM25_WEIGHTS = (1.5, 1.0, 0.5, 1.0)
-
 # How long a write that may be dropped (a recall's signal) waits for the lock.
 _BRIEF_WAIT = 0.05
 
@@ -136,6 +133,11 @@ class SQLiteDialect(Dialect):
     def partition_counts_schema(self) -> list[str]:
         """Each partition's rows and tokens kept by the triggers (sqlite_text.py)."""
         return list(PARTITION_COUNTS_SCHEMA)
+
+    def one_text_index_schema(self) -> list[str]:
+        """The whole-palace index dropped; the partitioned one's positions
+        readable (sqlite_text.py)."""
+        return list(ONE_TEXT_INDEX_SCHEMA)
 
     def keyed_tables_schema(self) -> list[str]:
         """Mentions and edges rebuilt WITHOUT ROWID (their key index goes)."""
@@ -186,32 +188,6 @@ class SQLiteDialect(Dialect):
             f"INSERT INTO palace_meta (key, value) SELECT '{codes}', COUNT(*) FROM {named}"
             " ON CONFLICT (key) DO NOTHING",
         ]
-
-    def text_query(self, terms: Sequence[str]) -> TextQuery:
-        """Any-term FTS5 match; every term is quoted, so no user text is FTS syntax."""
-        match = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
-        weights = ", ".join(str(w) for w in _BM25_WEIGHTS)
-        return TextQuery(
-            source="memories_fts JOIN memories m ON m.seq = memories_fts.rowid",
-            where="memories_fts MATCH ?",
-            score=f"-bm25(memories_fts, {weights})",
-            params=(match,),
-        )
-
-    def ranked_text_query(self, terms: Sequence[str]) -> TextQuery:
-        """FTS5 alone, best first: the join to ``memories`` (scope, filters)
-        then touches only the rows that can make the list."""
-        match = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
-        weights = ", ".join(str(w) for w in _BM25_WEIGHTS)
-        return TextQuery(
-            source=(
-                f"(SELECT rowid AS seq, -bm25(memories_fts, {weights}) AS score"
-                " FROM memories_fts WHERE memories_fts MATCH ? ORDER BY score DESC LIMIT ?)"
-            ),
-            where="",
-            score="score",
-            params=(match,),
-        )
 
 
 def _lower(value: str | None) -> str | None:
@@ -369,7 +345,7 @@ class SQLiteStore(PartitionedTextSearch, SqlStore):
         cur.execute("DELETE FROM memories_fts_parts WHERE row_count = 0")
 
     def _clean_disk(self) -> bool:
-        """Merge both FTS5 indexes into one segment each, so the erased rows'
+        """Merge the FTS5 index into one segment, so the erased rows'
         terms leave the index's pages (a delete only adds delete markers);
         then copy the committed pages into the file and truncate the WAL,
         where the pages an erasure changed were written before (with their
@@ -377,7 +353,7 @@ class SQLiteStore(PartitionedTextSearch, SqlStore):
         still needed the WAL (the next checkpoint overwrites it).
 
         Run after the erasure's commit, in the background: one FTS5
-        ``optimize`` per index, each its own write transaction (about a
+        ``optimize``, its own write transaction (about a
         second for a million short memories; a writer waits for it).
         Merging in many short steps instead, while writers added segments
         between them, chased their segments without end and left SQLite
@@ -387,9 +363,8 @@ class SQLiteStore(PartitionedTextSearch, SqlStore):
         FTS5 left the contentless index malformed too (test_leaks.py).
         The first checkpoint copies pages without taking the write lock,
         so the one that truncates has little left to copy."""
-        for table in ("memories_fts", "memories_fts_scoped"):
-            with self._write() as cur:
-                cur.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
+        with self._write() as cur:
+            cur.execute("INSERT INTO memories_fts_scoped (memories_fts_scoped) VALUES ('optimize')")
         if self._checkpoints is None:
             return True
         with self._lock, self._checkpoints.exclusive():
@@ -419,7 +394,8 @@ class SQLiteStore(PartitionedTextSearch, SqlStore):
         with self._read() as cur:
             result = str(cur.execute(f"PRAGMA {pragma}").fetchone()[0])
             if result == "ok":
-                cur.execute("INSERT INTO memories_fts (memories_fts) VALUES ('integrity-check')")
+                index = "memories_fts_scoped"
+                cur.execute(f"INSERT INTO {index} ({index}) VALUES ('integrity-check')")
         return result
 
     def close(self) -> None:

@@ -4,8 +4,8 @@ FTS5 ranks every match of a term before a scope can be applied, and its
 ``bm25()`` counts every match to compute idf, so over one index the time of
 a search grows with the matches in other agents' private memories: a
 timing oracle for their words (2.7 ms against 158 ms a request at 20,000
-rows of another agent holding the word). Here a second FTS5 index holds the
-same terms, each prefixed with a key of the row's scope partition (agent,
+rows of another agent holding the word). Here the FTS5 index holds each
+row's terms prefixed with a key of the row's scope partition (agent,
 visibility, group, channel), so the term "falcon" of agent a's isolated
 memories is a term of its own. A search enumerates the partitions the
 caller may see (``memories_fts_parts``, scope clause applied), and counts
@@ -16,34 +16,30 @@ Scores are FTS5's BM25 with the scope's figures, as the warm index
 rows the caller may see, so what other agents write or erase moves no score.
 Each partition's ``bm25()`` is solved for the term's weighted count
 (``fts5_bm25.py``) and scored again with the scope's idf and mean length;
-row lengths are the index's own (the same tokens as the main index, one
-for one). Where the scope sees every row, FTS5's single query answers.
+row lengths are the index's own. Several words are ranked together
+exactly, reading each word's best rows first (``sqlite_rank.py``). This is
+the palace's one keyword index (schema 32 dropped the whole-palace one):
+a caller seeing every partition reads each of them.
 """
 
 from __future__ import annotations
 
 import hashlib
-import heapq
+import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from mindpalace.models import RecallFilters, Scope
+from mindpalace.store import sqlite_rank as rank
 from mindpalace.store import words
 from mindpalace.store.base import TextMatch
 from mindpalace.store.core import Cursor
 from mindpalace.store.fragments import filter_clause, scope_clause
-from mindpalace.store.fts5_bm25 import (
-    bm25_term,
-    index_lengths,
-    most_after_rescoring,
-    term_frequency,
-    tokens_in,
-    varints,
-)
+from mindpalace.store.fts5_bm25 import tokens_in, varints
 from mindpalace.store.scoped_text import ScopedTextSearch, ScopeFigures, fts5_idf
 
 __all__ = [
+    "ONE_TEXT_INDEX_SCHEMA",
     "PARTITIONED_TEXT_SCHEMA",
     "PARTITION_COUNTS_SCHEMA",
     "PartitionedTextSearch",
@@ -52,6 +48,8 @@ __all__ = [
 ]
 
 _COLUMNS = ("title", "content", "context", "tags")
+# Words probed per statement (each probe carries the scope's parameters).
+_PROBES = 50
 _SCOPE = "agent_id, visibility, group_name, channel"
 
 
@@ -220,46 +218,80 @@ PARTITION_COUNTS_SCHEMA = [
     """,
 ]
 
-# bm25() column weights, as the main index's (sqlite.py).
-_WEIGHTS = "1.5, 1.0, 0.5, 1.0"
+# bm25() column weights, in the index's column order.
+_WEIGHTS = ", ".join(str(rank.COLUMN_WEIGHTS[column]) for column in _COLUMNS)
 
-
-def _phrase(key: str, term: str) -> str | None:
-    """The FTS5 phrase of ``term`` (one query word) in one partition."""
-    found = words.terms(term)
-    if not found:
-        return None
-    return '"' + " ".join(key + t for t in found) + '"'
+# The whole-palace FTS5 index (sqlite.py's ``memories_fts``) and its
+# triggers dropped: every search reads the partitioned one. A search
+# counts a word in the rows it may still rank through the index's own
+# positions of that word (FTS5's ``instance`` vocabulary over it: nothing
+# stored, read from the index).
+ONE_TEXT_INDEX_SCHEMA = [
+    "DROP TRIGGER memories_fts_insert",
+    "DROP TRIGGER memories_fts_delete",
+    "DROP TRIGGER memories_fts_update",
+    "DROP TABLE memories_fts",
+    "CREATE VIRTUAL TABLE memories_fts_positions USING fts5vocab(memories_fts_scoped, 'instance')",
+]
 
 
 class PartitionedTextSearch(ScopedTextSearch):
     """``search_text`` over the caller's partitions of ``memories_fts_scoped``."""
 
-    # The first window of a phrase's best matches ranked by FTS5 (then
-    # multiplied by 8 until it holds the answer): ``limit`` times this, or
-    # at least ``_WINDOW_FLOOR``.
-    _WINDOW_PER_HIT = 4
-    _WINDOW_FLOOR = 256
-
     def search_text(
         self, terms: Sequence[str], scope: Scope, filters: RecallFilters, *, limit: int
     ) -> list[TextMatch]:
-        """BM25 whose idf and mean length count the rows ``scope`` sees,
-        reading only the partitions it sees (where it sees every row, FTS5's
-        single query over the main index: the figures are the index's)."""
-        if scope.unscoped or len(terms) < 1:
-            return super().search_text(terms, scope, filters, limit=limit)
+        """The ``limit`` best rows ``scope`` sees that pass ``filters``, by
+        BM25 whose idf and mean length count the rows ``scope`` sees,
+        reading only the partitions it sees (every one for the management
+        view): the rows and scores of scoring every match
+        (``sqlite_rank.py``). Where the scope sees the whole index and it
+        is one partition, FTS5's figures are the scope's: its one query
+        over every word answers."""
+        if not terms or limit < 1:
+            return []
         with self._read() as cur:
             figures = self._scope_figures(cur, scope)
-            if figures.seen < figures.total:
-                scores, created = self._in_parts(cur, terms, scope, filters, figures, limit=limit)
-        if figures.seen >= figures.total:
-            return super().search_text(terms, scope, filters, limit=limit)
-        # The SQL's order: best first, then newest, then id descending.
-        ranked = sorted(scores, reverse=True)
-        ranked.sort(key=lambda key: (-scores[key], -created[key]))
-        found = self.get_many(ranked[:limit], scope)
-        return [TextMatch(found[key], scores[key]) for key in ranked[:limit] if key in found]
+            if len(figures.parts) == 1 and figures.seen >= figures.total:
+                best = self._in_one(cur, terms, figures.parts[0], scope, filters, limit=limit)
+            else:
+                found = self._in_parts(cur, terms, scope, filters, figures, limit=limit)
+                best = [(row.memory_id, row.total()) for row in found[:limit]]
+        rows = self.get_many([memory_id for memory_id, _ in best], scope)
+        return [TextMatch(rows[key], score) for key, score in best if key in rows]
+
+    def _in_one(
+        self,
+        cur: Cursor,
+        terms: Sequence[str],
+        part: tuple[str, str, str, str],
+        scope: Scope,
+        filters: RecallFilters,
+        *,
+        limit: int,
+    ) -> list[tuple[str, float]]:
+        """The ``limit`` best (id, score) of FTS5's query of any of
+        ``terms`` in the one partition ``part``, which ``scope`` sees whole."""
+        key = partition_key(*part)
+        phrases = [
+            '"' + " ".join(key + token for token in tokens) + '"'
+            for tokens in (words.terms(term) for term in terms)
+            if tokens
+        ]
+        if not phrases:
+            return []
+        s_sql, s_params = scope_clause(scope)
+        f_sql, f_params = filter_clause(filters)
+        rows = self._exec(
+            cur,
+            "SELECT m.id, f.score FROM (SELECT rowid AS seq,"
+            f" -bm25(memories_fts_scoped, {_WEIGHTS}) AS score FROM memories_fts_scoped"
+            " WHERE memories_fts_scoped MATCH ?) f JOIN memories m ON m.seq = f.seq"
+            f" WHERE {s_sql} AND {f_sql}"
+            " ORDER BY f.score DESC, m.created_at DESC, m.id DESC LIMIT ?",
+            [" OR ".join(phrases), *s_params, *f_params, limit],
+        ).fetchall()
+        return [(str(memory_id), float(score)) for memory_id, score in rows]
 
     def _in_parts(
         self,
@@ -270,40 +302,96 @@ class PartitionedTextSearch(ScopedTextSearch):
         figures: ScopeFigures,
         *,
         limit: int,
-    ) -> tuple[dict[str, float], dict[str, float]]:
-        """Each term's best matches in the partitions ``scope`` sees, scored
-        with its ``figures`` (rows, mean length), summed by memory id; and
-        each one's time."""
+    ) -> list[rank.Found]:
+        """The admitted rows that can be among the ``limit`` best, whole
+        scores, best first (``sqlite_rank.py``): the rarer words' matches
+        read in full until the words left could not lift an unread row to
+        the best; those words then counted at the rows read alone."""
+        lists, scorings = self._lists(cur, terms, figures)
+        if not lists:
+            return []
+        s_sql, s_params = scope_clause(scope)  # the partition's: kept as every read's
+        f_sql, f_params = filter_clause(filters)
+        passes = (f"({s_sql}) AND ({f_sql})", [*s_params, *f_params])
+        rows: dict[int, rank.Found] = {}
+        left = rank.rarest_first(scorings)
+        while left and rank.floor_of(rows.values(), limit) <= rank.most_of(scorings, left):
+            word = left.pop(0)
+            for found in lists:
+                if found.word == word:
+                    self._read_list(cur, found, scorings[word], rows, passes=passes)
+        needed, dropped = rank.to_count(rows, scorings, left, limit)
+        by_key = {(found.word, found.part): found for found in lists}
+        for key, seqs in needed.items():
+            if key not in by_key:  # the word is in no row of that partition
+                continue
+            counts = self._counts(cur, by_key[key].tokens, seqs)
+            scoring = scorings[key[0]]
+            for seq in seqs:
+                tf = counts.get(seq)
+                if tf:
+                    rows[seq].scores[key[0]] = scoring.score(tf, rows[seq].length)
+        return rank.ranked(rows, dropped)
+
+    def _lists(
+        self, cur: Cursor, terms: Sequence[str], figures: ScopeFigures
+    ) -> tuple[list[rank.PhraseList], dict[int, rank.Scoring]]:
+        """Each word's matches in each partition ``scope`` sees that holds
+        it, and each word's figures over the scope."""
         seen = figures.seen
         avgdl = figures.tokens / seen if figures.tokens > 0 else 1.0  # as ``KeywordIndex.scores``
-        scores: dict[str, float] = {}
-        created: dict[str, float] = {}
         keys = [partition_key(*part) for part in figures.parts]
-        for term in terms:
-            phrases = [p for p in (_phrase(k, term) for k in keys) if p is not None]
-            counts = [(p, self._phrase_count(cur, p)) for p in phrases]
-            scope_hits = sum(n for _, n in counts)
+        lists: list[rank.PhraseList] = []
+        scorings: dict[int, rank.Scoring] = {}
+        for word, term in enumerate(terms):
+            tokens = words.terms(term)
+            if not tokens:
+                continue
+            found = []
+            for part, key in enumerate(keys):
+                keyed = tuple(key + token for token in tokens)
+                phrase = '"' + " ".join(keyed) + '"'
+                hits = self._phrase_count(cur, phrase)
+                if hits:
+                    found.append(rank.PhraseList(word, part, phrase, keyed, hits))
+            scope_hits = sum(f.hits for f in found)
             if not scope_hits:
                 continue
             # The figures were read before the counts, in statements of
             # their own: a write between them may have added matches since,
             # so never count fewer rows than hits.
-            scoring = _Scoring(fts5_idf(max(seen, scope_hits), scope_hits), avgdl)
-            for phrase, hits in counts:
-                if not hits:
-                    continue
-                for score, at, memory_id in self._phrase_top(
-                    cur,
-                    phrase,
-                    hits=hits,
-                    scoring=scoring,
-                    scope=scope,
-                    filters=filters,
-                    limit=limit,
-                ):
-                    scores[memory_id] = scores.get(memory_id, 0.0) + score
-                    created[memory_id] = at
-        return scores, created
+            scorings[word] = rank.Scoring(fts5_idf(max(seen, scope_hits), scope_hits), avgdl)
+            lists += found
+        return lists, scorings
+
+    def _present(
+        self, cur: Cursor, terms: Sequence[str], scope: Scope, *, include_archived: bool
+    ) -> frozenset[str]:
+        """Which of ``terms`` some live (or any, with ``include_archived``)
+        memory ``scope`` may see contains: per word, one ``LIMIT 1`` probe of
+        its phrases in the partitions ``scope`` sees, the probes of up to
+        ``_PROBES`` words in one statement."""
+        keys = [partition_key(*part) for part in self._scope_figures(cur, scope).parts]
+        s_sql, s_params = scope_clause(scope)
+        live = "" if include_archived else " AND m.archived = 0"
+        wanted = [t for t in dict.fromkeys(terms) if words.terms(t)]
+        found: set[str] = set()
+        for start in range(0, len(wanted) if keys else 0, _PROBES):
+            chunk = wanted[start : start + _PROBES]
+            probes: list[str] = []
+            params: list[object] = []
+            for n, term in enumerate(chunk):
+                tokens = words.terms(term)
+                match = " OR ".join('"' + " ".join(k + t for t in tokens) + '"' for k in keys)
+                probes.append(
+                    f"SELECT {n} AS probe FROM (SELECT 1 AS hit FROM memories_fts_scoped f"
+                    " JOIN memories m ON m.seq = f.rowid WHERE memories_fts_scoped MATCH ?"
+                    f" AND {s_sql}{live} LIMIT 1) AS p{n}"
+                )
+                params += [match, *s_params]
+            rows = self._exec(cur, " UNION ALL ".join(probes), params).fetchall()
+            found.update(chunk[int(row[0])] for row in rows)
+        return frozenset(found)
 
     def _phrase_count(self, cur: Cursor, phrase: str) -> int:
         """Rows holding ``phrase`` (one partition's): its doclist alone is read."""
@@ -314,113 +402,54 @@ class PartitionedTextSearch(ScopedTextSearch):
         ).fetchone()
         return int(row[0])
 
-    def _phrase_top(
+    def _read_list(
         self,
         cur: Cursor,
-        phrase: str,
+        found: rank.PhraseList,
+        scoring: rank.Scoring,
+        rows: dict[int, rank.Found],
         *,
-        hits: int,
-        scoring: _Scoring,
-        scope: Scope,
-        filters: RecallFilters,
-        limit: int,
-    ) -> list[tuple[float, float, str]]:
-        """The ``limit`` best rows of one partition's ``phrase`` that pass
-        ``filters`` under the scope's figures: (score, created_at, id), best
-        first.
-
-        FTS5 ranks the best ``window`` matches by its own score (the whole
-        index's idf and mean length); they are joined to their rows and
-        re-scored in that order. Re-scoring moves rows, but no further than
-        ``most_after_rescoring`` allows: once the ``limit``-th best so far
-        beats what any row FTS5 ranked lower could reach, the rest are
-        never read. Where the window runs out first it grows (times 8)
-        until that holds or it holds all ``hits``, so the answer is the
-        one ranking every match would give, ties included.
-        """
-        if limit < 1:
-            return []
-        s_sql, s_params = scope_clause(scope)  # the partition's: kept as every read's
-        f_sql, f_params = filter_clause(filters)
-        passes = (f"({s_sql}) AND ({f_sql})", [*s_params, *f_params])
-        window = max(limit * self._WINDOW_PER_HIT, self._WINDOW_FLOOR)
-        while True:
-            best, settled = self._window_top(
-                cur, phrase, window=window, hits=hits, scoring=scoring, passes=passes, limit=limit
-            )
-            if settled or window >= hits:
-                return sorted(best, reverse=True)
-            window *= 8
-
-    def _window_top(
-        self,
-        cur: Cursor,
-        phrase: str,
-        *,
-        window: int,
-        hits: int,
-        scoring: _Scoring,
         passes: tuple[str, list[Any]],
-        limit: int,
-    ) -> tuple[list[tuple[float, float, str]], bool]:
-        """The best ``limit`` rows of FTS5's best ``window`` for ``phrase``
-        that ``passes`` (scope and filters), re-scored; and whether no match
-        past those read could displace them. Rows that do not pass are read
-        too: their FTS5 scores bound those of the rows after them."""
-        rows = self._exec(
+    ) -> None:
+        """Every row of one list, re-scored into ``rows`` (rows that do not
+        pass the scope and filters too: read, never answered)."""
+        fetched = self._exec(
             cur,
-            f"SELECT f.score, m.created_at, m.id, d.sz, {passes[0]},"
-            " (SELECT block FROM memories_fts_scoped_data WHERE id = 1)"
-            f" FROM (SELECT rowid AS seq, -bm25(memories_fts_scoped, {_WEIGHTS}) AS score"
-            " FROM memories_fts_scoped WHERE memories_fts_scoped MATCH ?"
-            " ORDER BY score DESC LIMIT ?) f"
-            " JOIN memories m ON m.seq = f.seq"
-            " JOIN memories_fts_scoped_docsize d ON d.id = f.seq"
-            " ORDER BY f.score DESC",
-            [*passes[1], phrase, window],
-        )
-        best: list[tuple[float, float, str]] = []  # a min-heap of the best ``limit``
-        index: _IndexFigures | None = None
-        for score, at, memory_id, size, admitted, averages in rows:
-            if index is None:  # one statement, one snapshot: FTS5's own figures
-                index = _IndexFigures.of(averages, phrase_hits=hits)
-            if len(best) >= limit and scoring.most(score, index) < best[0][0]:
-                return best, True
-            if not admitted:
-                continue
-            found = (scoring.rescore(score, sum(varints(size)), index), float(at), str(memory_id))
-            if len(best) < limit:
-                heapq.heappush(best, found)
-            elif found > best[0]:
-                heapq.heapreplace(best, found)
-        return best, False
+            f"SELECT f.rowid, -bm25(memories_fts_scoped, {_WEIGHTS}), m.created_at, m.id,"
+            f" d.sz, {passes[0]}, (SELECT block FROM memories_fts_scoped_data WHERE id = 1)"
+            " FROM memories_fts_scoped f"
+            " JOIN memories m ON m.seq = f.rowid"
+            " JOIN memories_fts_scoped_docsize d ON d.id = f.rowid"
+            " WHERE memories_fts_scoped MATCH ?",
+            [*passes[1], found.phrase],
+        ).fetchall()
+        if not fetched:
+            return
+        # One statement, one snapshot: FTS5's own figures.
+        index = rank.IndexFigures.of(fetched[0][6], phrase_hits=found.hits)
+        for seq, score, at, memory_id, size, admitted, _ in fetched:
+            row = rows.get(seq)
+            if row is None:
+                length = sum(varints(size))
+                row = rows[seq] = rank.Found(
+                    found.part, float(at), str(memory_id), bool(admitted), length
+                )
+            row.scores[found.word] = scoring.rescore(score, row.length, index)
 
-
-@dataclass(frozen=True, slots=True)
-class _IndexFigures:
-    """What FTS5 scored one phrase with: its idf and the index's mean length."""
-
-    idf: float
-    avgdl: float
-
-    @classmethod
-    def of(cls, averages: bytes | None, *, phrase_hits: int) -> _IndexFigures:
-        rows, avgdl = index_lengths(averages)
-        return cls(fts5_idf(rows, phrase_hits), avgdl)
-
-
-@dataclass(frozen=True, slots=True)
-class _Scoring:
-    """A term's figures over the scope: its idf and the rows' mean length."""
-
-    idf: float
-    avgdl: float
-
-    def rescore(self, score: float, length: int, index: _IndexFigures) -> float:
-        """FTS5's ``score`` of a row of ``length`` tokens, under these figures."""
-        tf = term_frequency(score, index.idf, length, index.avgdl)
-        return bm25_term(self.idf, tf, length, self.avgdl)
-
-    def most(self, score: float, index: _IndexFigures) -> float:
-        """The best ``rescore`` of any row FTS5 scored ``score`` or less."""
-        return most_after_rescoring(score, index.idf, self.idf, index.avgdl / self.avgdl)
+    def _counts(self, cur: Cursor, tokens: Sequence[str], seqs: Sequence[int]) -> dict[int, float]:
+        """Each of rows ``seqs``' weighted count of the phrase of ``tokens``
+        (index terms), from the index's positions of those rows alone."""
+        wanted = json.dumps(list(seqs))
+        positions = [
+            [
+                (int(doc), str(column), int(offset))
+                for doc, column, offset in self._exec(
+                    cur,
+                    'SELECT doc, col, "offset" FROM memories_fts_positions'
+                    " WHERE term = ? AND doc IN (SELECT value FROM json_each(?))",
+                    [token, wanted],
+                )
+            ]
+            for token in tokens
+        ]
+        return rank.counted(positions)

@@ -1,0 +1,138 @@
+"""SQLite keeps one keyword index, partitioned by scope (schema 32): an
+older palace loses the whole-palace index when opened, every search reads
+the partitioned one, and several words ranked together over several
+partitions give the rows and scores of scoring every visible row."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from pathlib import Path
+
+import pytest
+from tests.store.older_palaces import NOTES, open_palace
+
+from mindpalace import Palace
+from mindpalace.config import Settings
+from mindpalace.models import RecallFilters, Scope, Visibility
+from mindpalace.retrieval.dense import DenseIndex
+from mindpalace.retrieval.hybrid import warm_matches
+from mindpalace.retrieval.sparse import query_terms
+from mindpalace.store.migrations import latest_version
+from mindpalace.store.sqlite import SQLiteStore
+
+WORDS = "falcon billing deploy audit kafka queue review ledger".split()
+FILLER = "the team wrote notes about work during the week".split()
+QUERIES = ["falcon", "billing audit", "kafka queue ledger review", " ".join(WORDS)]
+
+
+def _text(rng: random.Random, tag: str, i: int) -> str:
+    found = [rng.choice(WORDS) for _ in range(rng.randint(1, 4))]
+    words = found + [rng.choice(FILLER) for _ in range(rng.randint(0, 60))]
+    rng.shuffle(words)
+    return f"{tag}{i} " + " ".join(words)
+
+
+def _fill(store: SQLiteStore) -> dict[str, Palace]:
+    """Three agents; ann's memories isolated, shared and in a group."""
+    rng = random.Random(7)
+    palaces = {
+        name: Palace(
+            store=store,
+            agent_id=name,
+            groups=("crew",),
+            settings=Settings(agent_id=name, embedder="none"),
+        )
+        for name in ("ann", "bob", "cyd")
+    }
+    for name, palace in palaces.items():
+        for visibility in ("isolated", "shared", "group"):
+            palace.remember_many(
+                [
+                    {
+                        "content": _text(rng, f"{name}-{visibility}-", i),
+                        "visibility": visibility,
+                        **({"group": "crew"} if visibility == "group" else {}),
+                    }
+                    for i in range(60)
+                ]
+            )
+    return palaces
+
+
+def _search(
+    store: SQLiteStore, scope: Scope, query: str, limit: int, filters: RecallFilters
+) -> list[tuple[str, float]]:
+    found = store.search_text(query_terms(query), scope, filters, limit=limit)
+    return [(m.memory.id, m.bm25) for m in found]
+
+
+def _warm(
+    store: SQLiteStore, scope: Scope, query: str, limit: int, filters: RecallFilters
+) -> list[tuple[str, float]]:
+    index = DenseIndex(store.load_vectors("none", texts=True), generation=0)
+    return warm_matches(index, scope, query_terms(query), limit=limit, filters=filters)
+
+
+def test_several_words_over_several_partitions_rank_as_every_row_scored(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "palace.db")
+    palaces = _fill(store)
+    scopes = [palaces["ann"].scope, palaces["bob"].scope, Scope.management()]
+    everyone = RecallFilters()
+    shared = RecallFilters(visibilities=(Visibility.SHARED,))
+    for scope in scopes:
+        for query in QUERIES:
+            for limit in (1, 7, 40):
+                for filters in (everyone, shared):
+                    got = _search(store, scope, query, limit, filters)
+                    want = _warm(store, scope, query, limit, filters)
+                    assert [i for i, _ in got] == [i for i, _ in want], (query, limit)
+                    assert [s for _, s in got] == pytest.approx([s for _, s in want], rel=1e-12)
+                    assert len(got) == limit
+    store.close()
+
+
+def test_an_older_palace_drops_the_whole_palace_index(
+    tmp_path: Path, opened_before: Callable[[int], AbstractContextManager[None]]
+) -> None:
+    path = tmp_path / "older.db"
+    with opened_before(32), open_palace(path) as palace:
+        palace.remember_many([{"content": note} for note in NOTES])
+        palace.remember("Maria Lopez keeps the billing ledger", visibility="shared")
+        before = {q: palace.recall(q, limit=5) for q in ("billing ledger", "standup room")}
+        assert palace.engine.store.schema_version() == 31
+    con = sqlite3.connect(path)
+    assert con.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'memories_fts'").fetchone()
+    con.close()
+    with open_palace(path) as palace:
+        assert palace.engine.store.schema_version() == latest_version()
+        after = {q: palace.recall(q, limit=5) for q in before}
+        assert {q: [h.memory.id for h in hits] for q, hits in after.items()} == {
+            q: [h.memory.id for h in hits] for q, hits in before.items()
+        }
+        written = palace.remember("The falcon release ships on Friday")
+        assert [h.memory.id for h in palace.recall("falcon release", limit=1)] == [written.id]
+        assert palace.engine.store.integrity_check() == "ok"
+    con = sqlite3.connect(path)
+    try:
+        kinds = con.execute("SELECT name, type FROM sqlite_master").fetchall()
+        names = {name for name, kind in kinds if kind == "table"}
+        triggers = {name for name, kind in kinds if kind == "trigger"}
+        assert not {n for n in names if n == "memories_fts" or n.startswith("memories_fts_")} - {
+            "memories_fts_scoped",
+            "memories_fts_scoped_data",
+            "memories_fts_scoped_idx",
+            "memories_fts_scoped_docsize",
+            "memories_fts_scoped_config",
+            "memories_fts_parts",
+            "memories_fts_positions",
+        }
+        assert not {t for t in triggers if t.startswith("memories_fts_")} - {
+            "memories_fts_scoped_insert",
+            "memories_fts_scoped_delete",
+            "memories_fts_scoped_update",
+        }
+    finally:
+        con.close()
