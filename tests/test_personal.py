@@ -30,6 +30,7 @@ from mindpalace.personal import attribution, read_target, summary
 from mindpalace.retrieval.pipeline import TEXT_ONLY_NOTICE
 from mindpalace.server import tools
 from mindpalace.store import migrate, migrations, open_store
+from mindpalace.store.sqlite import SQLiteDialect
 
 FIXTURE = Path(__file__).parent / "data" / "personal.jsonl"
 KINDS = ["memory", "journal", "node", "issue", "spec", "message"]
@@ -595,6 +596,10 @@ def test_migration_5_marks_earlier_turns_as_messages(store_target: str) -> None:
                 "DROP TRIGGER memories_fts_scoped_update",
                 "DROP TABLE memories_fts_scoped",
                 "DROP TABLE memories_fts_parts",
+                # 32: the whole-palace keyword index back, as migration 1 made it
+                "DROP TABLE memories_fts_positions",
+                *SQLiteDialect().text_index_schema(),
+                "INSERT INTO memories_fts (memories_fts) VALUES ('rebuild')",
             ):
                 old._exec(cur, statement)  # type: ignore[attr-defined]
         old._exec(cur, "DELETE FROM schema_migrations WHERE version >= 5")  # type: ignore[attr-defined]
