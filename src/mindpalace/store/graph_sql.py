@@ -34,6 +34,7 @@ from mindpalace.store.core import Cursor
 from mindpalace.store.fragments import (
     SELECT_MEMORY,
     filter_clause,
+    graph_time,
     in_list,
     row_to_memory,
     scope_clause,
@@ -168,11 +169,11 @@ class GraphSql(CandidatesSql):
             return resolved
         if lookup is None:
             lookup = self._entity_lookup(cur, mentions)
-        pending = LinkWrites(to_epoch(now)) if writes is None else writes
+        pending = LinkWrites(graph_time(now)) if writes is None else writes
         if seq is not None:
             pending.seqs[memory.id] = seq
         part = (memory.agent_id, memory.visibility.value, memory.group or "", memory.channel or "")
-        at = to_epoch(now)
+        at = graph_time(now)
         linked: list[int] = []
         for mention in mentions:
             entity_seq = lookup.find(part, mention.norm)

@@ -40,6 +40,7 @@ from mindpalace.store.exchange_sql import ExchangeSql
 from mindpalace.store.fragments import (
     MEMORY_COLUMNS,
     SELECT_MEMORY,
+    graph_time,
     in_list,
     memory_row,
     row_to_memory,
@@ -229,7 +230,7 @@ class SqlStore(
             lookup = self._entity_lookup(cur, [m for new, _ in items for m in new.mentions])
             known = self._existing(cur, [new for new, _ in items])
             numbers: dict[str, int] = {}
-            links = LinkWrites(to_epoch(now))
+            links = LinkWrites(graph_time(now))
             waiting = _Waiting()
             read = ReadFacts()
             written = [
@@ -412,7 +413,7 @@ class SqlStore(
                 )
             self._put_vectors(cur, vectors)
             lookup = self._entity_lookup(cur, list(new.mentions))
-            links = LinkWrites(to_epoch(now))
+            links = LinkWrites(graph_time(now))
             self._add_in(
                 cur, new, memory_id, now, scope, lookup=lookup, known={}, numbers={}, links=links
             )
@@ -554,7 +555,7 @@ class SqlStore(
             renamed = {key: new_id() for key in sorted(fresh)}
             seen: set[str] = set()
             resolved: dict[str, str] = {}  # id in the batch -> id stored
-            links = LinkWrites(to_epoch(when))
+            links = LinkWrites(graph_time(when))
             for record in batch:
                 if record.id in own or record.id in seen or _dedup_key(record) in known:
                     if record.id not in resolved:

@@ -16,7 +16,7 @@ from datetime import datetime
 from itertools import product
 
 from mindpalace.store.core import SqlCore
-from mindpalace.store.fragments import from_epoch, in_list, to_epoch
+from mindpalace.store.fragments import from_epoch, graph_time, in_list, to_epoch
 from mindpalace.store.upkeep_rows import ConsolidationPlan, DecayCandidate, TimesToKeep
 
 __all__ = ["ConsolidationPlan", "DecayCandidate", "TimesToKeep", "UpkeepSql", "partition_key"]
@@ -191,13 +191,14 @@ class UpkeepSql(SqlCore):
                         ),
                     ).rowcount
                 )
+            edge_at = graph_time(now)
             for a, b, new_weight in plan.strengthen:
                 self._exec(
                     cur,
                     "INSERT INTO entity_edges (src_seq, dst_seq, count, weight, updated_at)"
                     " VALUES (?, ?, 0, ?, ?)"
                     " ON CONFLICT (src_seq, dst_seq) DO UPDATE SET weight = ?, updated_at = ?",
-                    (a, b, new_weight, at, new_weight, at),
+                    (a, b, new_weight, edge_at, new_weight, edge_at),
                 )
             for kept, merged in plan.merges:
                 self._merge(cur, kept, merged, plan, at)
