@@ -17,6 +17,7 @@ from mindpalace.store.fts5_bm25 import (
     index_lengths,
     most_after_rescoring,
     term_frequency,
+    tokens_each,
     tokens_in,
     varints,
 )
@@ -58,6 +59,9 @@ def test_shadow_records_read_as_fts5_counts() -> None:
     averages = db.execute("SELECT block FROM t_data WHERE id = 1").fetchone()[0]
     assert index_lengths(averages) == (len(rows), total / len(rows))
     assert tokens_in([]) == 0
+    ordered = [sizes[rowid] for rowid in range(1, len(rows) + 1)]
+    assert tokens_each(ordered).tolist() == [sum(len(col.split()) for col in row) for row in rows]
+    assert tokens_each([]).tolist() == []
 
 
 def test_term_frequency_is_recovered_from_fts5s_score() -> None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import numpy.typing as npt
 
 __all__ = [
     "K1",
@@ -33,6 +34,7 @@ __all__ = [
     "index_lengths",
     "most_after_rescoring",
     "term_frequency",
+    "tokens_each",
     "tokens_in",
     "varints",
 ]
@@ -80,6 +82,21 @@ def tokens_in(blobs: list[bytes]) -> int:
     # Each byte's place in its varint: seven bits for every byte after it.
     after = ends[np.searchsorted(ends, np.arange(data.size))] - np.arange(data.size)
     return int(np.sum((data & 0x7F).astype(np.int64) << (7 * after).astype(np.int64)))
+
+
+def tokens_each(blobs: list[bytes]) -> npt.NDArray[np.int64]:
+    """``tokens_in`` of each of ``blobs`` (one ``_docsize`` row each, none
+    empty), vectorised."""
+    sizes = np.fromiter((len(blob) for blob in blobs), dtype=np.int64, count=len(blobs))
+    data = np.frombuffer(b"".join(blobs), dtype=np.uint8)
+    if not data.size:
+        return np.zeros(len(blobs), dtype=np.int64)
+    ends = np.flatnonzero(data < 0x80)
+    places = np.arange(data.size)
+    after = ends[np.searchsorted(ends, places)] - places
+    values = (data & 0x7F).astype(np.int64) << (7 * after).astype(np.int64)
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    return np.add.reduceat(values, starts).astype(np.int64)
 
 
 def index_lengths(averages: bytes | None) -> tuple[int, float]:

@@ -5,9 +5,10 @@ A search's score of a row is the sum, over the query's words in order, of
 each word's BM25 under the caller's scope (``fts5_bm25.bm25_term``: the
 float ``KeywordIndex.scores`` gives). FTS5 matches one word of one
 partition at a time (a "list"); ``sqlite_text.py`` reads a list's rows with
-FTS5's scores and scores them again under the scope. Which lists are read
-is the MaxScore strategy (Turtle and Flood, "Query evaluation: strategies
-and optimizations", 1995), as the warm index's ``keyword_top.py``:
+FTS5's scores and scores them again under the scope (``rescored``). Which
+lists are read is the MaxScore strategy (Turtle and Flood, "Query
+evaluation: strategies and optimizations", 1995), as the warm index's
+``keyword_top.py``:
 
 1. A word adds at most ``idf * (k1 + 1)`` to any row's score (BM25's
    ceiling, whatever the count and length). Words are taken rarest (highest
@@ -21,35 +22,30 @@ and optimizations", 1995), as the warm index's ``keyword_top.py``:
    less than the floor is dropped the same way; the others' counts of the
    words left are read at those rows alone (``counted``: the index's own
    token positions), so every score kept is whole.
+
+Rows are numpy arrays: a common word's list holds tens of thousands.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from mindpalace.store.fts5_bm25 import (
-    K1,
-    bm25_term,
-    fts5_idf,
-    index_lengths,
-    most_after_rescoring,
-    term_frequency,
-)
+import numpy as np
+import numpy.typing as npt
+
+from mindpalace.store.fts5_bm25 import K1, B, fts5_idf, index_lengths, most_after_rescoring
 
 __all__ = [
     "COLUMN_WEIGHTS",
-    "Found",
     "IndexFigures",
     "PhraseList",
+    "Read",
     "Scoring",
     "counted",
-    "floor_of",
     "most_of",
-    "ranked",
     "rarest_first",
-    "to_count",
 ]
 
 #: bm25() column weights: title, content, context, tags (as the index's
@@ -58,6 +54,11 @@ __all__ = [
 COLUMN_WEIGHTS = {"title": 1.5, "content": 1.0, "context": 0.5, "tags": 1.0}
 #: a bound's relative slack for the rounding of the scores it bounds
 _SLACK = 1e-9
+# Every column weight is a multiple of this, so every weighted count is.
+_WEIGHT_STEP = 0.5
+
+Floats = npt.NDArray[np.float64]
+Ints = npt.NDArray[np.int64]
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,16 +81,26 @@ class Scoring:
     idf: float
     avgdl: float
 
-    def rescore(self, score: float, length: int, index: IndexFigures) -> float:
-        """FTS5's ``score`` of a row of ``length`` tokens, under these figures."""
-        return self.score(term_frequency(score, index.idf, length, index.avgdl), length)
+    def scores(self, tf: Floats, lengths: Ints) -> Floats:
+        """Rows' scores for weighted counts ``tf`` and ``lengths`` in tokens,
+        with ``fts5_bm25.bm25_term``'s operations in its order (the same
+        floats)."""
+        base, per_token = K1 * (1.0 - B), K1 * B / self.avgdl
+        out: Floats = self.idf * tf * (K1 + 1.0) / (tf + (base + per_token * lengths))
+        return out
 
-    def score(self, tf: float, length: int) -> float:
-        """A row's score for a weighted count ``tf`` and ``length`` tokens."""
-        return bm25_term(self.idf, tf, length, self.avgdl)
+    def rescored(self, scores: Floats, lengths: Ints, index: IndexFigures) -> Floats:
+        """FTS5's ``scores`` of rows of ``lengths`` tokens, under these
+        figures: each solved for its weighted count
+        (``fts5_bm25.term_frequency``), then scored."""
+        ratio = scores / index.idf
+        norm = K1 * (1 - B + B * lengths / index.avgdl)
+        raw = ratio * norm / np.maximum(K1 + 1.0 - ratio, 1e-12)
+        tf = np.maximum(np.round(raw / _WEIGHT_STEP) * _WEIGHT_STEP, _WEIGHT_STEP)
+        return self.scores(tf, lengths)
 
     def most(self, score: float, index: IndexFigures) -> float:
-        """The best ``rescore`` of any row FTS5 scored ``score`` or less."""
+        """The best rescore of any row FTS5 scored ``score`` or less."""
         return most_after_rescoring(score, index.idf, self.idf, index.avgdl / self.avgdl)
 
     def ceiling(self) -> float:
@@ -112,33 +123,70 @@ class PhraseList:
     hits: int
 
 
-@dataclass(slots=True)
-class Found:
-    """A row some list read: its partition, time, id, whether it passes the
-    scope and filters, its length in tokens, and its score for each word
-    known so far (by the word's place)."""
+class Read:
+    """The rows the lists read so far hold: for each, its key (``seq``),
+    partition and length, its partial score (the words read, added in the
+    order they were read: a bound's figure), and each word's scores, kept
+    for ``totals``."""
 
-    part: int
-    created: float
-    memory_id: str
-    admitted: bool
-    length: int
-    scores: dict[int, float] = field(default_factory=dict)
+    def __init__(self, words: int) -> None:
+        self.words = words
+        self._at: dict[int, int] = {}
+        self._seqs: list[int] = []
+        self._parts: list[int] = []
+        self._lengths: list[int] = []
+        self._partial: Floats = np.zeros(1024, dtype=np.float64)
+        self._entries: list[tuple[int, Ints, Floats]] = []
 
-    def total(self) -> float:
-        """The sum of the known scores in the query's order (as
-        ``KeywordIndex.scores`` adds them, so the same float)."""
-        out = 0.0
-        for word in sorted(self.scores):
-            out += self.scores[word]
+    def __len__(self) -> int:
+        return len(self._seqs)
+
+    def add(self, word: int, part: int, seqs: Ints, lengths: Ints, scores: Floats) -> None:
+        """One list's rows (each once) and their scores for ``word``."""
+        places = np.empty(len(seqs), dtype=np.int64)
+        at = self._at
+        for i, (seq, length) in enumerate(zip(seqs.tolist(), lengths.tolist(), strict=True)):
+            place = at.get(seq)
+            if place is None:
+                place = at[seq] = len(self._seqs)
+                self._seqs.append(seq)
+                self._parts.append(part)
+                self._lengths.append(length)
+            places[i] = place
+        if len(self._seqs) > len(self._partial):
+            grown = np.zeros(max(len(self._seqs), 2 * len(self._partial)), dtype=np.float64)
+            grown[: len(self._partial)] = self._partial
+            self._partial = grown
+        self._partial[places] += scores
+        self._entries.append((word, places, scores))
+
+    def places(self, seqs: Sequence[int]) -> Ints:
+        """Where rows ``seqs`` (all read) are kept."""
+        return np.fromiter((self._at[s] for s in seqs), dtype=np.int64, count=len(seqs))
+
+    def seqs(self) -> Ints:
+        return np.asarray(self._seqs, dtype=np.int64)
+
+    def parts(self) -> Ints:
+        return np.asarray(self._parts, dtype=np.int64)
+
+    def lengths(self) -> Ints:
+        return np.asarray(self._lengths, dtype=np.int64)
+
+    def partial(self) -> Floats:
+        """Each row's score for the words read so far."""
+        return self._partial[: len(self._seqs)]
+
+    def totals(self) -> Floats:
+        """Each row's score: its words' scores added in the query's order
+        (as ``KeywordIndex.scores`` adds them, so the same floats)."""
+        matrix = np.zeros((len(self._seqs), self.words), dtype=np.float64)
+        for word, places, scores in self._entries:
+            matrix[places, word] = scores
+        out = np.zeros(len(self._seqs), dtype=np.float64)
+        for word in range(self.words):
+            out += matrix[:, word]
         return out
-
-
-def floor_of(rows: Iterable[Found], limit: int) -> float:
-    """The ``limit``-th best partial score of the admitted rows (minus
-    infinity when fewer are admitted: every row stays)."""
-    partial = sorted((row.total() for row in rows if row.admitted), reverse=True)
-    return partial[limit - 1] if len(partial) >= limit else float("-inf")
 
 
 def rarest_first(scorings: Mapping[int, Scoring]) -> list[int]:
@@ -150,30 +198,6 @@ def rarest_first(scorings: Mapping[int, Scoring]) -> list[int]:
 def most_of(scorings: Mapping[int, Scoring], words: Iterable[int]) -> float:
     """The most ``words`` can add to a row's score together."""
     return sum(scorings[word].ceiling() for word in words)
-
-
-def to_count(
-    rows: Mapping[int, Found], scorings: Mapping[int, Scoring], left: Sequence[int], limit: int
-) -> tuple[dict[tuple[int, int], list[int]], set[int]]:
-    """For each word ``left`` (not read) and partition, the admitted rows
-    whose count of it is still needed; and the rows dropped (their partial
-    score and the ceilings of ``left`` stay under the floor: not among the
-    best)."""
-    needed: dict[tuple[int, int], list[int]] = defaultdict(list)
-    dropped: set[int] = set()
-    if not left:
-        return needed, dropped
-    floor = floor_of(rows.values(), limit)
-    most = most_of(scorings, left)
-    for seq, row in rows.items():
-        if not row.admitted:
-            continue
-        if row.total() + most < floor:
-            dropped.add(seq)
-            continue
-        for word in left:
-            needed[(word, row.part)].append(seq)
-    return needed, dropped
 
 
 def counted(
@@ -190,12 +214,3 @@ def counted(
         if all((row, column, offset + n + 1) in found for n, found in enumerate(later)):
             out[row] += COLUMN_WEIGHTS[column]
     return dict(out)
-
-
-def ranked(rows: Mapping[int, Found], dropped: set[int]) -> list[Found]:
-    """The admitted rows left, best first, then newest, then id descending
-    (the order of the SQL searches)."""
-    kept = [row for seq, row in rows.items() if row.admitted and seq not in dropped]
-    kept.sort(key=lambda row: row.memory_id, reverse=True)
-    kept.sort(key=lambda row: (-row.total(), -row.created))
-    return kept

@@ -27,7 +27,11 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from mindpalace.models import RecallFilters, Scope
 from mindpalace.store import sqlite_rank as rank
@@ -35,7 +39,7 @@ from mindpalace.store import words
 from mindpalace.store.base import TextMatch
 from mindpalace.store.core import Cursor
 from mindpalace.store.fragments import filter_clause, scope_clause
-from mindpalace.store.fts5_bm25 import tokens_in, varints
+from mindpalace.store.fts5_bm25 import tokens_each, tokens_in
 from mindpalace.store.scoped_text import ScopedTextSearch, ScopeFigures, fts5_idf
 
 __all__ = [
@@ -218,6 +222,18 @@ PARTITION_COUNTS_SCHEMA = [
     """,
 ]
 
+
+@dataclass(slots=True)
+class _Rows:
+    """What a search knows of the rows it read: the scope and filters'
+    condition over ``memories m`` and its parameters, and each row looked
+    up (time, id, whether it passes)."""
+
+    passes: str
+    params: list[Any]
+    known: dict[int, tuple[float, str, bool]] = field(default_factory=dict)
+
+
 # bm25() column weights, in the index's column order.
 _WEIGHTS = ", ".join(str(rank.COLUMN_WEIGHTS[column]) for column in _COLUMNS)
 
@@ -255,8 +271,7 @@ class PartitionedTextSearch(ScopedTextSearch):
             if len(figures.parts) == 1 and figures.seen >= figures.total:
                 best = self._in_one(cur, terms, figures.parts[0], scope, filters, limit=limit)
             else:
-                found = self._in_parts(cur, terms, scope, filters, figures, limit=limit)
-                best = [(row.memory_id, row.total()) for row in found[:limit]]
+                best = self._in_parts(cur, terms, scope, filters, figures, limit=limit)
         rows = self.get_many([memory_id for memory_id, _ in best], scope)
         return [TextMatch(rows[key], score) for key, score in best if key in rows]
 
@@ -302,36 +317,30 @@ class PartitionedTextSearch(ScopedTextSearch):
         figures: ScopeFigures,
         *,
         limit: int,
-    ) -> list[rank.Found]:
-        """The admitted rows that can be among the ``limit`` best, whole
-        scores, best first (``sqlite_rank.py``): the rarer words' matches
-        read in full until the words left could not lift an unread row to
-        the best; those words then counted at the rows read alone."""
+    ) -> list[tuple[str, float]]:
+        """The ``limit`` best (id, score) of the rows that pass the scope
+        and ``filters`` (``sqlite_rank.py``): the rarer words' matches read
+        in full until the words left could not lift an unread row to the
+        best; those words then counted at the rows read that may still be."""
         lists, scorings = self._lists(cur, terms, figures)
         if not lists:
             return []
         s_sql, s_params = scope_clause(scope)  # the partition's: kept as every read's
         f_sql, f_params = filter_clause(filters)
-        passes = (f"({s_sql}) AND ({f_sql})", [*s_params, *f_params])
-        rows: dict[int, rank.Found] = {}
+        rows = _Rows(f"({s_sql}) AND ({f_sql})", [*s_params, *f_params])
+        read = rank.Read(len(terms))
         left = rank.rarest_first(scorings)
-        while left and rank.floor_of(rows.values(), limit) <= rank.most_of(scorings, left):
+        while left and self._floor(cur, read, rows, limit) <= rank.most_of(scorings, left):
             word = left.pop(0)
             for found in lists:
                 if found.word == word:
-                    self._read_list(cur, found, scorings[word], rows, passes=passes)
-        needed, dropped = rank.to_count(rows, scorings, left, limit)
-        by_key = {(found.word, found.part): found for found in lists}
-        for key, seqs in needed.items():
-            if key not in by_key:  # the word is in no row of that partition
-                continue
-            counts = self._counts(cur, by_key[key].tokens, seqs)
-            scoring = scorings[key[0]]
-            for seq in seqs:
-                tf = counts.get(seq)
-                if tf:
-                    rows[seq].scores[key[0]] = scoring.score(tf, rows[seq].length)
-        return rank.ranked(rows, dropped)
+                    self._read_list(cur, found, scorings[word], read)
+        kept = np.arange(len(read), dtype=np.int64)
+        if left:
+            floor = self._floor(cur, read, rows, limit)
+            kept = np.flatnonzero(read.partial() + rank.most_of(scorings, left) >= floor)
+            self._count_left(cur, read, kept, [f for f in lists if f.word in left], scorings)
+        return self._best(cur, read.seqs()[kept], read.totals()[kept], rows, limit)
 
     def _lists(
         self, cur: Cursor, terms: Sequence[str], figures: ScopeFigures
@@ -403,38 +412,108 @@ class PartitionedTextSearch(ScopedTextSearch):
         return int(row[0])
 
     def _read_list(
-        self,
-        cur: Cursor,
-        found: rank.PhraseList,
-        scoring: rank.Scoring,
-        rows: dict[int, rank.Found],
-        *,
-        passes: tuple[str, list[Any]],
+        self, cur: Cursor, found: rank.PhraseList, scoring: rank.Scoring, read: rank.Read
     ) -> None:
-        """Every row of one list, re-scored into ``rows`` (rows that do not
-        pass the scope and filters too: read, never answered)."""
+        """Every row of one list, scored under the scope into ``read``."""
         fetched = self._exec(
             cur,
-            f"SELECT f.rowid, -bm25(memories_fts_scoped, {_WEIGHTS}), m.created_at, m.id,"
-            f" d.sz, {passes[0]}, (SELECT block FROM memories_fts_scoped_data WHERE id = 1)"
+            f"SELECT f.rowid, -bm25(memories_fts_scoped, {_WEIGHTS}), d.sz,"
+            " (SELECT block FROM memories_fts_scoped_data WHERE id = 1)"
             " FROM memories_fts_scoped f"
-            " JOIN memories m ON m.seq = f.rowid"
             " JOIN memories_fts_scoped_docsize d ON d.id = f.rowid"
             " WHERE memories_fts_scoped MATCH ?",
-            [*passes[1], found.phrase],
+            [found.phrase],
         ).fetchall()
         if not fetched:
             return
         # One statement, one snapshot: FTS5's own figures.
-        index = rank.IndexFigures.of(fetched[0][6], phrase_hits=found.hits)
-        for seq, score, at, memory_id, size, admitted, _ in fetched:
-            row = rows.get(seq)
-            if row is None:
-                length = sum(varints(size))
-                row = rows[seq] = rank.Found(
-                    found.part, float(at), str(memory_id), bool(admitted), length
-                )
-            row.scores[found.word] = scoring.rescore(score, row.length, index)
+        index = rank.IndexFigures.of(fetched[0][3], phrase_hits=found.hits)
+        seqs = np.fromiter((row[0] for row in fetched), dtype=np.int64, count=len(fetched))
+        scores = np.fromiter((row[1] for row in fetched), dtype=np.float64, count=len(fetched))
+        lengths = tokens_each([row[2] for row in fetched])
+        read.add(found.word, found.part, seqs, lengths, scoring.rescored(scores, lengths, index))
+
+    def _count_left(
+        self,
+        cur: Cursor,
+        read: rank.Read,
+        kept: npt.NDArray[np.int64],
+        lists: Sequence[rank.PhraseList],
+        scorings: dict[int, rank.Scoring],
+    ) -> None:
+        """The words of ``lists`` (not read) counted at the rows ``kept``
+        of their partitions, scored into ``read``."""
+        seqs, parts, lengths = read.seqs()[kept], read.parts()[kept], read.lengths()
+        for found in lists:
+            chosen = seqs[parts == found.part]
+            if not chosen.size:
+                continue
+            counts = self._counts(cur, found.tokens, chosen.tolist())
+            if not counts:
+                continue
+            held = np.fromiter(counts, dtype=np.int64, count=len(counts))
+            tf = np.fromiter(counts.values(), dtype=np.float64, count=len(counts))
+            length = lengths[read.places(held.tolist())]
+            read.add(found.word, found.part, held, length, scorings[found.word].scores(tf, length))
+
+    def _floor(self, cur: Cursor, read: rank.Read, rows: _Rows, limit: int) -> float:
+        """The ``limit``-th best partial score of the rows read that pass
+        (minus infinity while fewer pass): rows are looked up best first,
+        a few at a time."""
+        partial = read.partial()
+        order = np.argsort(-partial, kind="stable")
+        seqs = read.seqs()[order]
+        admitted = 0
+        for start in range(0, len(order), 2 * limit):
+            chunk = seqs[start : start + 2 * limit].tolist()
+            self._rows_of(cur, chunk, rows)
+            for n, seq in enumerate(chunk):
+                found = rows.known.get(seq)
+                if found is not None and found[2]:
+                    admitted += 1
+                    if admitted == limit:
+                        return float(partial[order[start + n]])
+        return float("-inf")
+
+    def _best(
+        self,
+        cur: Cursor,
+        seqs: npt.NDArray[np.int64],
+        totals: npt.NDArray[np.float64],
+        rows: _Rows,
+        limit: int,
+    ) -> list[tuple[str, float]]:
+        """The ``limit`` best of rows ``seqs`` with their whole scores that
+        pass: best first, then newest, then id descending (the order of the
+        SQL searches); every row tied with the last is looked at."""
+        order = np.argsort(-totals, kind="stable")
+        chosen: list[tuple[float, float, str]] = []
+        for start in range(0, len(order), 2 * limit):
+            chunk = order[start : start + 2 * limit]
+            if len(chosen) >= limit and totals[chunk[0]] < sorted(chosen)[-limit][0]:
+                break
+            self._rows_of(cur, seqs[chunk].tolist(), rows)
+            for place in chunk.tolist():
+                found = rows.known.get(int(seqs[place]))
+                if found is not None and found[2]:
+                    chosen.append((float(totals[place]), found[0], found[1]))
+        chosen.sort(key=lambda row: row[2], reverse=True)
+        chosen.sort(key=lambda row: (-row[0], -row[1]))
+        return [(memory_id, score) for score, _, memory_id in chosen[:limit]]
+
+    def _rows_of(self, cur: Cursor, seqs: Sequence[int], rows: _Rows) -> None:
+        """Each row of ``seqs`` not looked up yet: its time, id and whether
+        it passes the scope and filters."""
+        wanted = [seq for seq in seqs if seq not in rows.known]
+        if not wanted:
+            return
+        for seq, at, memory_id, admitted in self._exec(
+            cur,
+            f"SELECT m.seq, m.created_at, m.id, {rows.passes} FROM memories m"
+            " WHERE m.seq IN (SELECT value FROM json_each(?))",
+            [*rows.params, json.dumps(wanted)],
+        ):
+            rows.known[int(seq)] = (float(at), str(memory_id), bool(admitted))
 
     def _counts(self, cur: Cursor, tokens: Sequence[str], seqs: Sequence[int]) -> dict[int, float]:
         """Each of rows ``seqs``' weighted count of the phrase of ``tokens``
