@@ -22,6 +22,7 @@ from mindpalace.retrieval.hybrid import warm_matches
 from mindpalace.retrieval.sparse import query_terms
 from mindpalace.store.migrations import latest_version
 from mindpalace.store.sqlite import SQLiteStore
+from mindpalace.store.sqlite_rank import counted
 
 WORDS = "falcon billing deploy audit kafka queue review ledger".split()
 FILLER = "the team wrote notes about work during the week".split()
@@ -136,3 +137,38 @@ def test_an_older_palace_drops_the_whole_palace_index(
         }
     finally:
         con.close()
+
+
+def test_a_phrase_is_counted_where_its_tokens_follow_each_other() -> None:
+    # (row, column, offset) of each token: "kafka" then "queue".
+    kafka = [(1, "content", 3), (1, "content", 9), (2, "title", 0), (3, "content", 5)]
+    queue = [(1, "content", 4), (1, "content", 7), (2, "title", 1), (3, "context", 6)]
+    assert counted([kafka, queue]) == {1: 1.0, 2: 1.5}
+    assert counted([kafka]) == {1: 2.0, 2: 1.5, 3: 1.0}
+    assert counted([]) == {}
+
+
+def test_a_word_no_list_read_is_counted_at_the_rows_that_need_it(tmp_path: Path) -> None:
+    # Rare words fill the list before the common one is read: it is counted
+    # at their rows only, and the scores are those of scoring every row.
+    store = SQLiteStore(tmp_path / "palace.db")
+    palaces = _fill(store)
+    ann = palaces["ann"]
+    texts = [f"plover{i % 3} sighting with the team {'team ' * (i % 4)}" for i in range(12)]
+    ann.remember_many([{"content": text} for text in texts])
+    counts = store._counts
+    calls: list[int] = []
+
+    def counted_at(*args: object) -> dict[int, float]:
+        calls.append(len(args[-1]))  # type: ignore[arg-type]
+        return counts(*args)  # type: ignore[arg-type]
+
+    store._counts = counted_at  # type: ignore[method-assign]
+    for query in ("plover0 team", "plover1 plover2 team week", "team plover0"):
+        for limit in (1, 3, 12):
+            got = _search(store, ann.scope, query, limit, RecallFilters())
+            want = _warm(store, ann.scope, query, limit, RecallFilters())
+            assert [i for i, _ in got] == [i for i, _ in want], (query, limit)
+            assert [s for _, s in got] == pytest.approx([s for _, s in want], rel=1e-12)
+    assert calls  # the common word was counted, not read
+    store.close()

@@ -234,8 +234,14 @@ class _Rows:
     known: dict[int, tuple[float, str, bool]] = field(default_factory=dict)
 
 
-# bm25() column weights, in the index's column order.
+# bm25() column weights, in the index's column order; and a position's
+# weight by its column's name (``memories_fts_positions``).
 _WEIGHTS = ", ".join(str(rank.COLUMN_WEIGHTS[column]) for column in _COLUMNS)
+_COLUMN_WEIGHT = (
+    "CASE col "
+    + " ".join(f"WHEN '{column}' THEN {rank.COLUMN_WEIGHTS[column]}" for column in _COLUMNS)
+    + " END"
+)
 
 # The whole-palace FTS5 index (sqlite.py's ``memories_fts``) and its
 # triggers dropped: every search reads the partitioned one. A search
@@ -517,8 +523,19 @@ class PartitionedTextSearch(ScopedTextSearch):
 
     def _counts(self, cur: Cursor, tokens: Sequence[str], seqs: Sequence[int]) -> dict[int, float]:
         """Each of rows ``seqs``' weighted count of the phrase of ``tokens``
-        (index terms), from the index's positions of those rows alone."""
+        (index terms), from the index's positions of those rows alone (a
+        word's summed by SQLite; a phrase's matched here)."""
         wanted = json.dumps(list(seqs))
+        if len(tokens) == 1:
+            return {
+                int(doc): float(count)
+                for doc, count in self._exec(
+                    cur,
+                    f"SELECT doc, SUM({_COLUMN_WEIGHT}) FROM memories_fts_positions"
+                    " WHERE term = ? AND doc IN (SELECT value FROM json_each(?)) GROUP BY doc",
+                    [tokens[0], wanted],
+                )
+            }
         positions = [
             [
                 (int(doc), str(column), int(offset))
