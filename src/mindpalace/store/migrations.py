@@ -616,6 +616,17 @@ def _v32_one_text_index(d: Dialect) -> list[str]:
     return d.one_text_index_schema()
 
 
+def _v33_set_links_indexed(d: Dialect) -> list[str]:
+    # Nearly every entity links to none (``same_as`` NULL), and every read
+    # of the index asks for a given key (equal to, or in a list of, a
+    # full name's): only the set links need an entry. About 15 bytes a
+    # memory.
+    return [
+        "DROP INDEX entities_same_as",
+        "CREATE INDEX entities_same_as ON entities (same_as) WHERE same_as IS NOT NULL",
+    ]
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "memories, tags, embeddings, full-text index", _v1_memories),
     Migration(2, "entities, mentions, edges, memory links, signals", _v2_graph),
@@ -649,6 +660,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(30, "texts keyed by 32 hex digits of their hash", _v30_short_keys),
     Migration(31, "vectors keyed by a code of their model", _v31_vector_codes),
     Migration(32, "one keyword index, partitioned by scope (SQLite)", _v32_one_text_index),
+    Migration(33, "only set same-entity links indexed", _v33_set_links_indexed),
 )
 
 
