@@ -257,6 +257,12 @@ ONE_TEXT_INDEX_SCHEMA = [
 ]
 
 
+def _phrase(key: str, tokens: Sequence[str]) -> str:
+    """The FTS5 phrase of a word's index ``tokens`` in the partition whose
+    key is ``key``."""
+    return '"' + " ".join(key + token for token in tokens) + '"'
+
+
 class PartitionedTextSearch(ScopedTextSearch):
     """``search_text`` over the caller's partitions of ``memories_fts_scoped``."""
 
@@ -294,11 +300,7 @@ class PartitionedTextSearch(ScopedTextSearch):
         """The ``limit`` best (id, score) of FTS5's query of any of
         ``terms`` in the one partition ``part``, which ``scope`` sees whole."""
         key = partition_key(*part)
-        phrases = [
-            '"' + " ".join(key + token for token in tokens) + '"'
-            for tokens in (words.terms(term) for term in terms)
-            if tokens
-        ]
+        phrases = [_phrase(key, tokens) for tokens in map(words.terms, terms) if tokens]
         if not phrases:
             return []
         s_sql, s_params = scope_clause(scope)
@@ -365,7 +367,7 @@ class PartitionedTextSearch(ScopedTextSearch):
             found = []
             for part, key in enumerate(keys):
                 keyed = tuple(key + token for token in tokens)
-                phrase = '"' + " ".join(keyed) + '"'
+                phrase = _phrase("", keyed)
                 hits = self._phrase_count(cur, phrase)
                 if hits:
                     found.append(rank.PhraseList(word, part, phrase, keyed, hits))
@@ -397,7 +399,7 @@ class PartitionedTextSearch(ScopedTextSearch):
             params: list[object] = []
             for n, term in enumerate(chunk):
                 tokens = words.terms(term)
-                match = " OR ".join('"' + " ".join(k + t for t in tokens) + '"' for k in keys)
+                match = " OR ".join(_phrase(key, tokens) for key in keys)
                 probes.append(
                     f"SELECT {n} AS probe FROM (SELECT 1 AS hit FROM memories_fts_scoped f"
                     " JOIN memories m ON m.seq = f.rowid WHERE memories_fts_scoped MATCH ?"
