@@ -467,20 +467,27 @@ class PartitionedTextSearch(ScopedTextSearch):
     def _floor(self, cur: Cursor, read: rank.Read, rows: _Rows, limit: int) -> float:
         """The ``limit``-th best partial score of the rows read that pass
         (minus infinity while fewer pass): rows are looked up best first,
-        a few at a time."""
+        a few at a time (the best few found without ordering every row)."""
         partial = read.partial()
-        order = np.argsort(-partial, kind="stable")
-        seqs = read.seqs()[order]
-        admitted = 0
-        for start in range(0, len(order), 2 * limit):
-            chunk = seqs[start : start + 2 * limit].tolist()
-            self._rows_of(cur, chunk, rows)
-            for n, seq in enumerate(chunk):
-                found = rows.known.get(seq)
-                if found is not None and found[2]:
-                    admitted += 1
-                    if admitted == limit:
-                        return float(partial[order[start + n]])
+        seqs = read.seqs()
+        for width in (4 * limit, len(partial)):
+            admitted = 0
+            if width < len(partial):
+                order = np.argpartition(-partial, width)[:width]
+                order = order[np.argsort(-partial[order], kind="stable")]
+            else:
+                order = np.argsort(-partial, kind="stable")
+            for start in range(0, len(order), 2 * limit):
+                chunk = seqs[order[start : start + 2 * limit]].tolist()
+                self._rows_of(cur, chunk, rows)
+                for n, seq in enumerate(chunk):
+                    found = rows.known.get(seq)
+                    if found is not None and found[2]:
+                        admitted += 1
+                        if admitted == limit:
+                            return float(partial[order[start + n]])
+            if width >= len(partial):
+                break
         return float("-inf")
 
     def _best(
