@@ -11,17 +11,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mindpalace.store.fts5_bm25 import (
-    K1,
-    B,
     bm25_term,
     index_lengths,
-    most_after_rescoring,
     term_frequency,
     tokens_each,
     tokens_in,
     varints,
 )
 from mindpalace.store.scoped_text import fts5_idf
+from mindpalace.store.sqlite_rank import Scoring
 
 WEIGHTS = (1.5, 1.0, 0.5, 1.0)
 
@@ -86,21 +84,12 @@ def test_term_frequency_is_recovered_from_fts5s_score() -> None:
 
 @given(
     tf=st.integers(1, 4000).map(lambda n: n / 2),
-    length=st.integers(1, 50_000),
-    index_avgdl=st.floats(1.0, 5000.0),
-    scope_avgdl=st.floats(1.0, 5000.0),
+    length=st.integers(0, 50_000),
+    avgdl=st.floats(1.0, 5000.0),
     idf=st.floats(1e-6, 20.0),
-    idf_scope=st.floats(1e-6, 20.0),
 )
-def test_no_row_rescores_past_the_bound_of_its_fts5_score(
-    *, tf: float, length: int, index_avgdl: float, scope_avgdl: float, idf: float, idf_scope: float
+def test_no_row_scores_past_the_ceiling_of_its_word(
+    *, tf: float, length: int, avgdl: float, idf: float
 ) -> None:
-    length = max(length, int(tf / 1.5))  # a row holds at least its matches
-    fts5 = idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / index_avgdl))
-    rescored = bm25_term(idf_scope, tf, length, scope_avgdl)
-    ratio = index_avgdl / scope_avgdl
-    assert rescored <= most_after_rescoring(fts5, idf, idf_scope, ratio)
-    # And the bound falls with the score: rows FTS5 ranked lower stay below it.
-    assert most_after_rescoring(fts5 * 0.9, idf, idf_scope, ratio) <= most_after_rescoring(
-        fts5, idf, idf_scope, ratio
-    )
+    # The bound the exact keyword search stops reading by (sqlite_rank.py).
+    assert bm25_term(idf, tf, length, avgdl) <= Scoring(idf, avgdl).ceiling()  # type: ignore[arg-type]

@@ -29,10 +29,11 @@ import numpy.typing as npt
 __all__ = [
     "K1",
     "B",
+    "Floats",
+    "Ints",
     "bm25_term",
     "fts5_idf",
     "index_lengths",
-    "most_after_rescoring",
     "term_frequency",
     "tokens_each",
     "tokens_in",
@@ -84,7 +85,11 @@ def tokens_in(blobs: list[bytes]) -> int:
     return int(np.sum((data & 0x7F).astype(np.int64) << (7 * after).astype(np.int64)))
 
 
-def tokens_each(blobs: list[bytes]) -> npt.NDArray[np.int64]:
+Floats = npt.NDArray[np.float64]
+Ints = npt.NDArray[np.int64]
+
+
+def tokens_each(blobs: list[bytes]) -> Ints:
     """``tokens_in`` of each of ``blobs`` (one ``_docsize`` row each, none
     empty), vectorised."""
     sizes = np.fromiter((len(blob) for blob in blobs), dtype=np.int64, count=len(blobs))
@@ -106,37 +111,21 @@ def index_lengths(averages: bytes | None) -> tuple[int, float]:
     return rows, (sum(columns) / rows if rows else 1.0)
 
 
-def term_frequency(score: float, idf: float, length: float, avgdl: float) -> float:
-    """``F`` of a row FTS5 scored ``score`` for one phrase (``-bm25()``),
+def term_frequency(score: Floats, idf: float, length: Ints, avgdl: float) -> Floats:
+    """``F`` of each row FTS5 scored ``score`` for one phrase (``-bm25()``),
     given the phrase's ``idf`` and the row's ``length`` over the index's
-    ``avgdl``: ``F = r * norm / (k1 + 1 - r)``, ``r = score / idf``."""
+    ``avgdl``: ``F = r * norm / (k1 + 1 - r)``, ``r = score / idf`` (arrays,
+    or one row's numbers)."""
     ratio = score / idf
     norm = K1 * (1 - B + B * length / avgdl)
-    raw = ratio * norm / max(K1 + 1.0 - ratio, 1e-12)
-    return max(round(raw / _WEIGHT_STEP) * _WEIGHT_STEP, _WEIGHT_STEP)
+    raw = ratio * norm / np.maximum(K1 + 1.0 - ratio, 1e-12)
+    out: Floats = np.maximum(np.round(raw / _WEIGHT_STEP) * _WEIGHT_STEP, _WEIGHT_STEP)
+    return out
 
 
-def bm25_term(idf: float, tf: float, length: float, avgdl: float) -> float:
-    """One phrase's BM25 for a row, written as ``KeywordIndex.scores`` does
-    (the same operations in the same order give the same float)."""
+def bm25_term(idf: float, tf: Floats, length: Ints, avgdl: float) -> Floats:
+    """One phrase's BM25 for each row, written as ``KeywordIndex.scores``
+    does (the same operations in the same order give the same floats)."""
     base, per_token = K1 * (1.0 - B), K1 * B / avgdl
-    return idf * tf * (K1 + 1.0) / (tf + (base + per_token * length))
-
-
-def most_after_rescoring(score: float, idf: float, idf_scope: float, ratio: float) -> float:
-    """The highest ``bm25_term`` under the scope's figures of any row FTS5
-    scored at most ``score``, ``ratio`` being the index's mean length over
-    the scope's.
-
-    With r = score / idf and c = k1 (1 - b), eliminating D gives the
-    re-scored r' = (k1 + 1) / ((1 - ratio) (1 + c / F) + ratio (k1 + 1) / r):
-    where the scope's rows are shorter on average (ratio >= 1) it is at most
-    r (reached as D goes to 0); where they are longer it grows with F
-    toward (k1 + 1) / ((1 - ratio) + ratio (k1 + 1) / r). Both grow with r.
-    """
-    if score <= 0.0:
-        return 0.0
-    r = score / idf
-    bound = r if ratio >= 1.0 else (K1 + 1.0) / ((1.0 - ratio) + ratio * (K1 + 1.0) / r)
-    # A hair above: the rounding of the two scores must not let a row past.
-    return idf_scope * bound * (1.0 + 1e-9)
+    out: Floats = idf * tf * (K1 + 1.0) / (tf + (base + per_token * length))
+    return out

@@ -33,9 +33,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
-from mindpalace.store.fts5_bm25 import K1, B, fts5_idf, index_lengths, most_after_rescoring
+from mindpalace.store.fts5_bm25 import (
+    K1,
+    Floats,
+    Ints,
+    bm25_term,
+    fts5_idf,
+    index_lengths,
+    term_frequency,
+)
 
 __all__ = [
     "COLUMN_WEIGHTS",
@@ -54,11 +61,6 @@ __all__ = [
 COLUMN_WEIGHTS = {"title": 1.5, "content": 1.0, "context": 0.5, "tags": 1.0}
 #: a bound's relative slack for the rounding of the scores it bounds
 _SLACK = 1e-9
-# Every column weight is a multiple of this, so every weighted count is.
-_WEIGHT_STEP = 0.5
-
-Floats = npt.NDArray[np.float64]
-Ints = npt.NDArray[np.int64]
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,26 +84,13 @@ class Scoring:
     avgdl: float
 
     def scores(self, tf: Floats, lengths: Ints) -> Floats:
-        """Rows' scores for weighted counts ``tf`` and ``lengths`` in tokens,
-        with ``fts5_bm25.bm25_term``'s operations in its order (the same
-        floats)."""
-        base, per_token = K1 * (1.0 - B), K1 * B / self.avgdl
-        out: Floats = self.idf * tf * (K1 + 1.0) / (tf + (base + per_token * lengths))
-        return out
+        """Rows' scores for weighted counts ``tf`` and ``lengths`` in tokens."""
+        return bm25_term(self.idf, tf, lengths, self.avgdl)
 
     def rescored(self, scores: Floats, lengths: Ints, index: IndexFigures) -> Floats:
         """FTS5's ``scores`` of rows of ``lengths`` tokens, under these
-        figures: each solved for its weighted count
-        (``fts5_bm25.term_frequency``), then scored."""
-        ratio = scores / index.idf
-        norm = K1 * (1 - B + B * lengths / index.avgdl)
-        raw = ratio * norm / np.maximum(K1 + 1.0 - ratio, 1e-12)
-        tf = np.maximum(np.round(raw / _WEIGHT_STEP) * _WEIGHT_STEP, _WEIGHT_STEP)
-        return self.scores(tf, lengths)
-
-    def most(self, score: float, index: IndexFigures) -> float:
-        """The best rescore of any row FTS5 scored ``score`` or less."""
-        return most_after_rescoring(score, index.idf, self.idf, index.avgdl / self.avgdl)
+        figures: each solved for its weighted count, then scored."""
+        return self.scores(term_frequency(scores, index.idf, lengths, index.avgdl), lengths)
 
     def ceiling(self) -> float:
         """The most any row can score: ``idf * (k1 + 1)``, a hair above for
