@@ -366,10 +366,10 @@ class PartitionedTextSearch(ScopedTextSearch):
                 continue
             found = []
             for part, key in enumerate(keys):
-                keyed = tuple(key + token for token in tokens)
-                phrase = _phrase("", keyed)
+                phrase = _phrase(key, tokens)
                 hits = self._phrase_count(cur, phrase)
                 if hits:
+                    keyed = tuple(key + token for token in tokens)
                     found.append(rank.PhraseList(word, part, phrase, keyed, hits))
             scope_hits = sum(f.hits for f in found)
             if not scope_hits:
@@ -391,14 +391,13 @@ class PartitionedTextSearch(ScopedTextSearch):
         keys = [partition_key(*part) for part in self._scope_figures(cur, scope).parts]
         s_sql, s_params = scope_clause(scope)
         live = "" if include_archived else " AND m.archived = 0"
-        wanted = [t for t in dict.fromkeys(terms) if words.terms(t)]
+        wanted = [(t, tokens) for t in dict.fromkeys(terms) if (tokens := words.terms(t))]
         found: set[str] = set()
         for start in range(0, len(wanted) if keys else 0, _PROBES):
             chunk = wanted[start : start + _PROBES]
             probes: list[str] = []
             params: list[object] = []
-            for n, term in enumerate(chunk):
-                tokens = words.terms(term)
+            for n, (_, tokens) in enumerate(chunk):
                 match = " OR ".join(_phrase(key, tokens) for key in keys)
                 probes.append(
                     f"SELECT {n} AS probe FROM (SELECT 1 AS hit FROM memories_fts_scoped f"
@@ -407,7 +406,7 @@ class PartitionedTextSearch(ScopedTextSearch):
                 )
                 params += [match, *s_params]
             rows = self._exec(cur, " UNION ALL ".join(probes), params).fetchall()
-            found.update(chunk[int(row[0])] for row in rows)
+            found.update(chunk[int(row[0])][0] for row in rows)
         return frozenset(found)
 
     def _phrase_count(self, cur: Cursor, phrase: str) -> int:
