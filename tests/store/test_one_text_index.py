@@ -22,7 +22,8 @@ from mindpalace.retrieval.hybrid import warm_matches
 from mindpalace.retrieval.sparse import query_terms
 from mindpalace.store.migrations import latest_version
 from mindpalace.store.sqlite import SQLiteStore
-from mindpalace.store.sqlite_rank import counted
+from mindpalace.store.sqlite_rank import PhraseList, counted
+from mindpalace.store.sqlite_text import partition_key
 
 WORDS = "falcon billing deploy audit kafka queue review ledger".split()
 FILLER = "the team wrote notes about work during the week".split()
@@ -171,4 +172,46 @@ def test_a_word_no_list_read_is_counted_at_the_rows_that_need_it(tmp_path: Path)
             assert [i for i, _ in got] == [i for i, _ in want], (query, limit)
             assert [s for _, s in got] == pytest.approx([s for _, s in want], rel=1e-12)
     assert calls  # the common word was counted, not read
+    store.close()
+
+
+def test_a_filter_of_agents_and_visibilities_reads_only_their_partitions(tmp_path: Path) -> None:
+    # A write's look for what it restates asks for its own agent's and
+    # visibility's rows: the other partitions the scope sees count for the
+    # idf (the scores stay the warm index's) but none of their lists is read.
+    store = SQLiteStore(tmp_path / "palace.db")
+    palaces = _fill(store)
+    read_parts: list[tuple[str, ...]] = []
+    read_list = store._read_list
+
+    def reading(cur: object, found: PhraseList, *args: object) -> None:
+        read_parts.append(found.tokens)
+        read_list(cur, found, *args)  # type: ignore[arg-type]
+
+    store._read_list = reading  # type: ignore[method-assign]
+    con = sqlite3.connect(tmp_path / "palace.db")
+    partitions = con.execute(
+        "SELECT agent_id, visibility, group_name, channel FROM memories_fts_parts"
+    ).fetchall()
+    con.close()
+    own = RecallFilters(agents=("ann",), visibilities=(Visibility.ISOLATED,))
+    two = RecallFilters(agents=("ann", "bob"), visibilities=(Visibility.SHARED, Visibility.GROUP))
+    for scope in (palaces["ann"].scope, Scope.management()):
+        for filters in (own, two):
+            admitted = [
+                partition_key(agent, visibility, group, channel)
+                for agent, visibility, group, channel in partitions
+                if agent in filters.agents and visibility in {v.value for v in filters.visibilities}
+            ]
+            for query in QUERIES:
+                for limit in (1, 5, 40):
+                    read_parts.clear()
+                    got = _search(store, scope, query, limit, filters)
+                    want = _warm(store, scope, query, limit, filters)
+                    assert [i for i, _ in got] == [i for i, _ in want], (query, limit)
+                    assert [s for _, s in got] == pytest.approx([s for _, s in want], rel=1e-12)
+                    assert got
+                    assert read_parts
+                    for tokens in read_parts:
+                        assert any(t.startswith(tuple(admitted)) for t in tokens), tokens
     store.close()

@@ -257,6 +257,19 @@ ONE_TEXT_INDEX_SCHEMA = [
 ]
 
 
+def _admitted(parts: Sequence[tuple[str, str, str, str]], filters: RecallFilters) -> list[bool]:
+    """Whether the filters' agents and visibilities admit each partition's
+    rows (agent, visibility, group, channel): no row of another can pass
+    them (a write's look for what it restates asks for its own agent's and
+    visibility's)."""
+    agents = set(filters.agents)
+    visibilities = {v.value for v in filters.visibilities}
+    return [
+        (not agents or agent in agents) and (not visibilities or visibility in visibilities)
+        for agent, visibility, _, _ in parts
+    ]
+
+
 def _phrase(key: str, tokens: Sequence[str]) -> str:
     """The FTS5 phrase of a word's index ``tokens`` in the partition whose
     key is ``key``."""
@@ -330,7 +343,7 @@ class PartitionedTextSearch(ScopedTextSearch):
         and ``filters`` (``sqlite_rank.py``): the rarer words' matches read
         in full until the words left could not lift an unread row to the
         best; those words then counted at the rows read that may still be."""
-        lists, scorings = self._lists(cur, terms, figures)
+        lists, scorings = self._lists(cur, terms, figures, _admitted(figures.parts, filters))
         if not lists:
             return []
         s_sql, s_params = scope_clause(scope)  # the partition's: kept as every read's
@@ -351,10 +364,12 @@ class PartitionedTextSearch(ScopedTextSearch):
         return self._best(cur, read.seqs()[kept], read.totals()[kept], rows, limit)
 
     def _lists(
-        self, cur: Cursor, terms: Sequence[str], figures: ScopeFigures
+        self, cur: Cursor, terms: Sequence[str], figures: ScopeFigures, admitted: Sequence[bool]
     ) -> tuple[list[rank.PhraseList], dict[int, rank.Scoring]]:
         """Each word's matches in each partition ``scope`` sees that holds
-        it, and each word's figures over the scope."""
+        it and the filters admit (``admitted``, by partition), and each
+        word's figures over the scope: a partition the filters leave out
+        counts for the idf, but none of its rows is read."""
         seen = figures.seen
         avgdl = figures.tokens / seen if figures.tokens > 0 else 1.0  # as ``KeywordIndex.scores``
         keys = [partition_key(*part) for part in figures.parts]
@@ -372,7 +387,10 @@ class PartitionedTextSearch(ScopedTextSearch):
                     keyed = tuple(key + token for token in tokens)
                     found.append(rank.PhraseList(word, part, phrase, keyed, hits))
             scope_hits = sum(f.hits for f in found)
-            if not scope_hits:
+            # A word no admitted partition holds adds nothing to a row that
+            # may be kept: neither read nor counted in the ceilings.
+            found = [f for f in found if admitted[f.part]]
+            if not found:
                 continue
             # The figures were read before the counts, in statements of
             # their own: a write between them may have added matches since,
